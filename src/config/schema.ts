@@ -1,0 +1,187 @@
+/**
+ * The configuration contract: every key, its type and its default, in one table.
+ * Loading, env overlay, `config` output and `doctor` are all driven from here.
+ */
+
+export type PolicyMode = "readonly" | "guarded" | "unrestricted";
+export const POLICY_MODES: readonly PolicyMode[] = ["readonly", "guarded", "unrestricted"];
+
+export type BackendApi = "chat" | "responses";
+export type StructuredOutput = "auto" | "json_schema" | "json_object" | "none";
+export type AuditLevel = "debug" | "info" | "warn" | "error";
+
+export interface McpHeaderConfig {
+  name: string;
+  value?: string;
+  value_env?: string;
+  prefix?: string;
+}
+
+export interface McpServerConfig {
+  name: string;
+  transport: "stdio" | "http" | "streamable_http" | "sse";
+  command?: string;
+  args: string[];
+  env: { name: string; value: string }[];
+  url?: string;
+  headers: McpHeaderConfig[];
+  allowed_tools: string[];
+  policy?: string;
+}
+
+export interface JobConfig {
+  id?: unknown;
+  goal?: unknown;
+  every_sec?: unknown;
+  at_unix?: unknown;
+  cron?: unknown;
+  mode?: unknown;
+  [key: string]: unknown;
+}
+
+export interface Config {
+  backend: {
+    api: BackendApi;
+    base_url: string;
+    model: string;
+    timeout_ms: number;
+    max_retries: number;
+    structured_output: StructuredOutput;
+    api_key_env: string;
+    api_key_file?: string;
+    api_key_cmd?: string;
+    ca_file?: string;
+    store: boolean;
+    extra_body: Record<string, unknown>;
+  };
+  agent: {
+    max_turns: number;
+    default_mode: "goal" | "plan";
+    compactor: "extractive" | "drop";
+    context_budget_bytes: number;
+    max_malformed_steps: number;
+  };
+  tools: {
+    timeout_ms: number;
+    policy: PolicyMode;
+    confine_writes: boolean;
+    block_internal_http: boolean;
+    secret_paths: string[];
+  };
+  skills: {
+    enabled: boolean;
+    include_project_skills: boolean;
+    include_agents_skills: boolean;
+    extra_paths: string[];
+  };
+  /** Raw server tables; `mcp/config.ts` validates each entry and names the bad ones. */
+  mcp: { servers: Record<string, unknown>[] };
+  audit: {
+    level: AuditLevel;
+    to_file: boolean;
+    max_retained_generations: number;
+    max_file_bytes: number;
+  };
+  /** Raw job tables; `schedule/jobs.ts` validates each one and skips the bad ones with a warning. */
+  schedule: { enabled: boolean; poll_ms: number; jobs: JobConfig[] };
+  edge: { max_job_policy: PolicyMode };
+}
+
+/** How a key's value is checked. `policy` is an enum whose unknown values fall back to `guarded`. */
+export type KeyKind =
+  | { type: "string"; optional?: boolean }
+  | { type: "int"; min: number }
+  | { type: "bool" }
+  | { type: "enum"; values: readonly string[] }
+  | { type: "policy" }
+  | { type: "string[]" }
+  | { type: "object" }
+  | { type: "table[]" };
+
+export interface KeySpec {
+  kind: KeyKind;
+  default: unknown;
+  /** One line for `config --help`-style listings and the README. */
+  doc: string;
+}
+
+export type SectionName = keyof Config;
+
+export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
+  backend: {
+    api: { kind: { type: "enum", values: ["chat", "responses"] }, default: "chat", doc: "wire API" },
+    base_url: { kind: { type: "string" }, default: "http://127.0.0.1:11434/v1", doc: "OpenAI-compatible base URL" },
+    model: { kind: { type: "string" }, default: "qwen2.5", doc: "model name" },
+    timeout_ms: { kind: { type: "int", min: 0 }, default: 120_000, doc: "per backend call; 0 = default" },
+    max_retries: { kind: { type: "int", min: 0 }, default: 2, doc: "transient errors only" },
+    structured_output: {
+      kind: { type: "enum", values: ["auto", "json_schema", "json_object", "none"] },
+      default: "auto",
+      doc: "response_format level",
+    },
+    api_key_env: { kind: { type: "string" }, default: "OPENAI_API_KEY", doc: "first token source" },
+    api_key_file: { kind: { type: "string", optional: true }, default: undefined, doc: "second token source" },
+    api_key_cmd: { kind: { type: "string", optional: true }, default: undefined, doc: "third token source" },
+    ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
+    store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
+    extra_body: { kind: { type: "object" }, default: {}, doc: "merged into every request body" },
+  },
+  agent: {
+    max_turns: { kind: { type: "int", min: 1 }, default: 32, doc: "turns per run" },
+    default_mode: { kind: { type: "enum", values: ["goal", "plan"] }, default: "goal", doc: "plan is reserved" },
+    compactor: { kind: { type: "enum", values: ["extractive", "drop"] }, default: "extractive", doc: "summary style" },
+    context_budget_bytes: { kind: { type: "int", min: 0 }, default: 80_000, doc: "0 disables compaction" },
+    max_malformed_steps: { kind: { type: "int", min: 1 }, default: 3, doc: "consecutive invalid steps" },
+  },
+  tools: {
+    timeout_ms: { kind: { type: "int", min: 0 }, default: 30_000, doc: "every tool call; 0 = default" },
+    policy: { kind: { type: "policy" }, default: "guarded", doc: "guarded, readonly, unrestricted" },
+    confine_writes: { kind: { type: "bool" }, default: true, doc: "guarded: writes stay in the project" },
+    block_internal_http: { kind: { type: "bool" }, default: true, doc: "guarded: no internal hosts" },
+    secret_paths: { kind: { type: "string[]" }, default: [], doc: "extra paths always secret" },
+  },
+  skills: {
+    enabled: { kind: { type: "bool" }, default: true, doc: "load skills" },
+    include_project_skills: { kind: { type: "bool" }, default: false, doc: "<cwd>/.agents/skills" },
+    include_agents_skills: { kind: { type: "bool" }, default: false, doc: "~/.agents/skills" },
+    extra_paths: { kind: { type: "string[]" }, default: [], doc: "more skill directories" },
+  },
+  mcp: {
+    servers: { kind: { type: "table[]" }, default: [], doc: "[[mcp.servers]] entries" },
+  },
+  audit: {
+    level: { kind: { type: "enum", values: ["debug", "info", "warn", "error"] }, default: "info", doc: "threshold" },
+    to_file: { kind: { type: "bool" }, default: true, doc: "write logs/audit.jsonl" },
+    max_retained_generations: { kind: { type: "int", min: 0 }, default: 8, doc: "retired files kept" },
+    max_file_bytes: { kind: { type: "int", min: 1 }, default: 16_777_216, doc: "rotation threshold" },
+  },
+  schedule: {
+    enabled: { kind: { type: "bool" }, default: false, doc: "allow schedule/daemon runs" },
+    poll_ms: { kind: { type: "int", min: 1 }, default: 1000, doc: "scheduler tick" },
+    jobs: { kind: { type: "table[]" }, default: [], doc: "[[schedule.jobs]] entries" },
+  },
+  edge: {
+    max_job_policy: { kind: { type: "policy" }, default: "readonly", doc: "ceiling for --unattended" },
+  },
+};
+
+/** Fresh defaults: every call returns new arrays and objects so callers may mutate. */
+export function defaultConfig(): Config {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [section, keys] of Object.entries(SCHEMA)) {
+    const s: Record<string, unknown> = {};
+    for (const [key, spec] of Object.entries(keys)) {
+      if (spec.default !== undefined) s[key] = structuredClone(spec.default);
+    }
+    out[section] = s;
+  }
+  return out as unknown as Config;
+}
+
+/** Effective deadlines: 0 means "the default", never "no deadline". */
+export function effectiveBackendTimeout(c: Config): number {
+  return c.backend.timeout_ms > 0 ? c.backend.timeout_ms : (SCHEMA.backend.timeout_ms!.default as number);
+}
+export function effectiveToolTimeout(c: Config): number {
+  return c.tools.timeout_ms > 0 ? c.tools.timeout_ms : (SCHEMA.tools.timeout_ms!.default as number);
+}

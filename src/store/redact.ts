@@ -1,0 +1,65 @@
+/**
+ * Redaction: the one function every writer of text passes through (sessions, audit,
+ * trace, error text, config/doctor output). Secrets are known values (the resolved
+ * token, secret-named environment variables) plus common credential shapes.
+ */
+
+export const REDACTED = "[REDACTED]";
+
+/** Shorter values are too likely to collide with ordinary text to be redacted by value. */
+const MIN_SECRET_VALUE_LENGTH = 6;
+
+/** Environment variable names whose values are secrets. */
+const SECRET_ENV_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD/i;
+
+const CREDENTIAL_SHAPES: RegExp[] = [
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\bsk-[A-Za-z0-9_-]{8,}/g,
+  /\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{16,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\b(AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+];
+
+const knownSecrets = new Set<string>();
+let secretsSorted: string[] = [];
+
+/** Adds a value that must never appear in any text artifact. */
+export function registerSecret(value: string | undefined): void {
+  if (!value) return;
+  const v = value.trim();
+  if (v.length < MIN_SECRET_VALUE_LENGTH || knownSecrets.has(v)) return;
+  knownSecrets.add(v);
+  // Longest first so a secret that contains another is replaced whole.
+  secretsSorted = [...knownSecrets].sort((a, b) => b.length - a.length);
+}
+
+/** Registers the values of secret-named variables (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). */
+export function registerSecretEnv(env: NodeJS.ProcessEnv): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (value && SECRET_ENV_NAME.test(name)) registerSecret(value);
+  }
+}
+
+export function isSecretEnvName(name: string): boolean {
+  return SECRET_ENV_NAME.test(name);
+}
+
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of secretsSorted) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  for (const shape of CREDENTIAL_SHAPES) {
+    shape.lastIndex = 0;
+    out = out.replace(shape, REDACTED);
+  }
+  return out;
+}
+
+/** For tests: forget registered values. */
+export function resetSecretsForTest(): void {
+  knownSecrets.clear();
+  secretsSorted = [];
+}
