@@ -1,0 +1,136 @@
+/**
+ * Command-line parsing. Flags may stand anywhere; what is left forms the command words.
+ * Unknown flags and missing values are usage errors (exit 2), never silently ignored.
+ */
+import type { Result } from "../tools/types.js";
+
+interface FlagSpec {
+  /** The key the value is stored under. */
+  key: string;
+  takesValue: boolean;
+}
+
+const FLAGS: Record<string, FlagSpec> = {
+  "-e": { key: "eval", takesValue: true },
+  "--eval": { key: "eval", takesValue: true },
+  "--retries": { key: "retries", takesValue: true },
+  "--policy": { key: "policy", takesValue: true },
+  "--mode": { key: "mode", takesValue: true },
+  "--unattended": { key: "unattended", takesValue: false },
+  "--session-id": { key: "session-id", takesValue: true },
+  "--scoot-home": { key: "scoot-home", takesValue: true },
+  "--trace": { key: "trace", takesValue: false },
+  "--json": { key: "json", takesValue: false },
+  "--ticks": { key: "ticks", takesValue: true },
+  "-h": { key: "help", takesValue: false },
+  "--help": { key: "help", takesValue: false },
+  "-v": { key: "version", takesValue: false },
+  "--version": { key: "version", takesValue: false },
+  // setup
+  "--base-url": { key: "base-url", takesValue: true },
+  "--model": { key: "model", takesValue: true },
+  "--api": { key: "api", takesValue: true },
+  "--token-source": { key: "token-source", takesValue: true },
+  "--token-env": { key: "token-env", takesValue: true },
+  "--token-cmd": { key: "token-cmd", takesValue: true },
+  "--token-stdin": { key: "token-stdin", takesValue: false },
+  "--yes": { key: "yes", takesValue: false },
+  "-y": { key: "yes", takesValue: false },
+  "--force": { key: "force", takesValue: false },
+};
+
+export interface ParsedArgs {
+  words: string[];
+  flags: Record<string, string | true>;
+}
+
+export function parseArgs(argv: string[]): Result<ParsedArgs> {
+  const words: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith("-") && arg !== "-") {
+      const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+      const name = eq > 0 ? arg.slice(0, eq) : arg;
+      const spec = FLAGS[name];
+      if (!spec) return { ok: false, error: `unknown option ${name} (see scoot --help)` };
+      if (!spec.takesValue) {
+        if (eq > 0) return { ok: false, error: `option ${name} takes no value` };
+        flags[spec.key] = true;
+        continue;
+      }
+      let value: string | undefined;
+      if (eq > 0) value = arg.slice(eq + 1);
+      else {
+        value = argv[i + 1];
+        i += 1;
+      }
+      if (value === undefined) return { ok: false, error: `option ${name} needs a value` };
+      flags[spec.key] = value;
+      continue;
+    }
+    words.push(arg);
+  }
+  return { ok: true, value: { words, flags } };
+}
+
+export function flagString(args: ParsedArgs, key: string): string | undefined {
+  const v = args.flags[key];
+  return typeof v === "string" ? v : undefined;
+}
+
+export function flagBool(args: ParsedArgs, key: string): boolean {
+  return args.flags[key] === true;
+}
+
+/** `--ticks N` / `--retries N`: a non-negative integer or a usage error. */
+export function flagCount(args: ParsedArgs, key: string): Result<number | undefined> {
+  const v = flagString(args, key);
+  if (v === undefined) return { ok: true, value: undefined };
+  if (!/^\d+$/.test(v)) return { ok: false, error: `--${key} needs a whole number >= 0, got "${v}"` };
+  return { ok: true, value: Number(v) };
+}
+
+export const USAGE = `scoot — a local-first AI agent
+
+Usage: scoot [global options] [command]
+
+Global options:
+  -e, --eval <goal>       run one goal and print only the final answer
+  --json                  machine-readable output (with -e: {session_id, answer, turns, usage, status})
+  --policy <mode>         readonly | guarded | unrestricted (alias yolo)
+  --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
+  --retries N             backend retries for transient errors
+  --session-id <id>       custom session id ([A-Za-z0-9._-]{1,128})
+  --scoot-home DIR        runtime home (default $SCOOT_HOME or ~/.scoot)
+  --trace                 stream progress to stderr
+  --ticks N               for schedule run / daemon run: poll N times then exit (0 = forever)
+  -h, --help              this help
+  -v, --version           print the version
+
+Commands:
+  repl                              interactive loop (the default); /exit leaves
+  config                            resolved home, config file, every section, token source
+  doctor [--json]                   health checks (exit 1 on any FAIL)
+  policy check <action> <input> [--mode M]
+                                    dry-run the policy gate: decision=allow|deny
+  sessions list [--json]            sessions, newest first
+  session show <id>                 a transcript as JSONL
+  audit show <session-id>           a session's audit events, oldest first, as JSONL
+  skills                            skill search paths and skills
+  skills check [dir]                validate skills (exit 1 if any is invalid)
+  skills pack <dir> [out.tar]       validate and pack a skill
+  schedule list                     jobs, triggers, effective modes, next fire times
+  schedule run [--ticks N]          run the scheduler in the foreground
+  daemon run [--ticks N]            the daemon, in the foreground
+  daemon status [--json]            the daemon's last recorded state
+  daemon stop                       signal the running daemon to stop
+  serve                             NDJSON requests on stdin, responses on stdout
+  setup                             write a configuration (interactive, or --yes with flags)
+
+Exit codes: 0 success, 1 the work failed, 2 usage or configuration error, 130 interrupted.
+`;

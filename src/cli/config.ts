@@ -1,0 +1,90 @@
+/** `scoot config`: resolved home, file in effect, every section, and the token source (never its value). */
+import { sectionsInOrder } from "../config/load.js";
+import type { Config } from "../config/schema.js";
+import { resolveToken } from "../config/secrets.js";
+import { REDACTED, redact } from "../store/redact.js";
+import { flagBool } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+
+/** Header values in MCP server entries may be literal credentials: never print them. */
+function withoutSecrets(config: Config): Config {
+  const copy = structuredClone(config);
+  copy.mcp.servers = copy.mcp.servers.map((s) => {
+    const headers = Array.isArray(s.headers)
+      ? s.headers.map((h) =>
+          typeof h === "object" && h !== null && "value" in h ? { ...h, value: REDACTED } : h,
+        )
+      : s.headers;
+    const env = Array.isArray(s.env)
+      ? s.env.map((e) => (typeof e === "object" && e !== null && "value" in e ? { ...e, value: REDACTED } : e))
+      : s.env;
+    return { ...s, ...(headers ? { headers } : {}), ...(env ? { env } : {}) };
+  });
+  return copy;
+}
+
+function tomlValue(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  if (Array.isArray(v)) return `[${v.map(tomlValue).join(", ")}]`;
+  if (typeof v === "object" && v !== null) {
+    const parts = Object.entries(v).map(([k, x]) => `${/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k)} = ${tomlValue(x)}`);
+    return `{ ${parts.join(", ")} }`;
+  }
+  return JSON.stringify(v);
+}
+
+export async function runConfig(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot config: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, file, paths, fromEnv } = loaded.value;
+  const token = resolveToken(config, paths.root, cli.env);
+  const shown = withoutSecrets(config);
+  const tokenLine = token.error ? `${token.detail} (refused: ${token.error})` : token.detail;
+
+  if (flagBool(cli.args, "json")) {
+    const out = {
+      home: paths.root,
+      config_file: file ?? null,
+      token_source: token.source,
+      token_detail: tokenLine,
+      from_env: fromEnv,
+      config: shown,
+    };
+    cli.io.out(`${redact(JSON.stringify(out, null, 2))}\n`);
+    return EXIT.ok;
+  }
+  const lines: string[] = [];
+  lines.push(`# home: ${paths.root}`);
+  lines.push(`# config file: ${file ?? "none (defaults)"}`);
+  lines.push(`# token source: ${tokenLine}`);
+  if (fromEnv.length > 0) lines.push(`# from environment: ${fromEnv.join(", ")}`);
+  const record = shown as unknown as Record<string, Record<string, unknown>>;
+  for (const section of sectionsInOrder()) {
+    const body = record[section]!;
+    const tables: [string, unknown[]][] = [];
+    lines.push("", `[${section}]`);
+    for (const [key, value] of Object.entries(body)) {
+      if (value === undefined) {
+        lines.push(`# ${key} = (unset)`);
+      } else if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "object" && v !== null)) {
+        tables.push([key, value]);
+      } else {
+        lines.push(`${key} = ${tomlValue(value)}`);
+      }
+    }
+    for (const [key, entries] of tables) {
+      for (const entry of entries) {
+        lines.push("", `[[${section}.${key}]]`);
+        for (const [k, v] of Object.entries(entry as Record<string, unknown>)) lines.push(`${k} = ${tomlValue(v)}`);
+      }
+    }
+  }
+  cli.io.out(`${redact(lines.join("\n"))}\n`);
+  return EXIT.ok;
+}

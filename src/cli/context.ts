@@ -1,0 +1,38 @@
+/** What every command starts from: parsed arguments, the home, and the loaded configuration. */
+import { ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
+import { type LoadedConfig, loadConfig } from "../config/load.js";
+import type { ParsedArgs } from "./args.js";
+import { EXIT, type Io } from "./io.js";
+
+export interface Cli {
+  args: ParsedArgs;
+  env: NodeJS.ProcessEnv;
+  io: Io;
+  cwd: string;
+}
+
+export interface Loaded extends LoadedConfig {
+  paths: HomePaths;
+}
+
+export type Loadable = { ok: true; value: Loaded } | { ok: false; exitCode: number };
+
+/** Resolves the home, creates it on first use, loads the config and prints its warnings. */
+export function loadForCommand(cli: Cli): Loadable {
+  const root = resolveHomeDir(typeof cli.args.flags["scoot-home"] === "string" ? cli.args.flags["scoot-home"] : undefined, cli.env);
+  const paths = homePaths(root);
+  try {
+    ensureHome(paths);
+  } catch (e) {
+    cli.io.err(`scoot: cannot create the home directory ${root}: ${(e as Error).message}\n`);
+    cli.io.err("  fix: choose another with --scoot-home DIR or SCOOT_HOME\n");
+    return { ok: false, exitCode: EXIT.usage };
+  }
+  const loaded = loadConfig(root, cli.env);
+  if (!loaded.ok) {
+    cli.io.err(`scoot: configuration error: ${loaded.error.message}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
+  for (const w of loaded.value.warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  return { ok: true, value: { ...loaded.value, paths } };
+}

@@ -1,0 +1,163 @@
+/**
+ * `scoot doctor`: health checks, each OK / WARN / FAIL with a one-line detail.
+ * Exit 1 on any FAIL. Checks never print a secret value (only where it came from).
+ */
+import fs from "node:fs";
+import { loadConfig } from "../config/load.js";
+import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import { homePaths, resolveHomeDir } from "../config/home.js";
+import { auditFiles, readGaps } from "../store/audit.js";
+import { redact } from "../store/redact.js";
+import { flagBool, flagString } from "./args.js";
+import type { Cli } from "./context.js";
+import { EXIT } from "./io.js";
+import type { Config } from "../config/schema.js";
+
+/** Doctor must answer quickly even when the backend hangs. */
+export const DOCTOR_BACKEND_TIMEOUT_MS = 3_000;
+const MIN_NODE_MAJOR = 20;
+
+export type Status = "OK" | "WARN" | "FAIL";
+export interface Check {
+  name: string;
+  status: Status;
+  detail: string;
+}
+
+function modeString(mode: number): string {
+  return (mode & 0o777).toString(8).padStart(4, "0");
+}
+
+function checkHome(root: string): Check {
+  try {
+    const st = fs.statSync(root);
+    if (!st.isDirectory()) return { name: "home", status: "FAIL", detail: `${root} is not a directory` };
+    fs.accessSync(root, fs.constants.W_OK);
+    if ((st.mode & 0o077) !== 0) {
+      return {
+        name: "home",
+        status: "WARN",
+        detail: `${root} has mode ${modeString(st.mode)}; others can read it. Fix: chmod 700 ${root}`,
+      };
+    }
+    return { name: "home", status: "OK", detail: `${root} (mode ${modeString(st.mode)})` };
+  } catch (e) {
+    return { name: "home", status: "FAIL", detail: `${root}: ${(e as Error).message}` };
+  }
+}
+
+function checkAuditWritable(config: Config, logsDir: string): Check {
+  if (!config.audit.to_file) return { name: "audit.file", status: "WARN", detail: "audit.to_file = false: no audit log is written" };
+  try {
+    fs.accessSync(logsDir, fs.constants.W_OK);
+    return { name: "audit.file", status: "OK", detail: `${logsDir} is writable (level ${config.audit.level})` };
+  } catch (e) {
+    return { name: "audit.file", status: "FAIL", detail: `${logsDir}: ${(e as Error).message}` };
+  }
+}
+
+function checkRetention(live: string): Check {
+  const { gaps, warnings } = readGaps(live);
+  if (gaps.length > 0) {
+    const first = gaps[0]!;
+    const last = gaps[gaps.length - 1]!;
+    return {
+      name: "audit.retention",
+      status: "WARN",
+      detail: `${gaps.length} retired generation(s) evicted (${first.gap_from}..${last.gap_to}); see ${auditFiles(live).gaps}. Raise audit.max_retained_generations to keep more`,
+    };
+  }
+  if (warnings.length > 0) return { name: "audit.retention", status: "WARN", detail: warnings[0]! };
+  return { name: "audit.retention", status: "OK", detail: "no generations evicted" };
+}
+
+function checkToken(config: Config, root: string, env: NodeJS.ProcessEnv): Check[] {
+  const token = resolveToken(config, root, env);
+  const checks: Check[] = [];
+  if (token.error) checks.push({ name: "token", status: "FAIL", detail: token.error });
+  else checks.push({ name: "token", status: "OK", detail: token.detail });
+  const file = tokenFilePath(config, root);
+  if (token.source !== "file" && fs.existsSync(file)) {
+    const mode = fs.statSync(file).mode & 0o777;
+    if (mode !== 0o600) {
+      checks.push({
+        name: "token.file",
+        status: "WARN",
+        detail: `${file} has mode ${modeString(mode)} (unused now, but would be refused). Fix: chmod 600 ${file}`,
+      });
+    }
+  }
+  return checks;
+}
+
+function checkPolicy(config: Config): Check {
+  if (config.tools.policy === "unrestricted") {
+    return { name: "policy", status: "WARN", detail: "tools.policy = unrestricted: shell and writes are not screened" };
+  }
+  const hardening: string[] = [];
+  if (config.tools.policy === "guarded" && !config.tools.confine_writes) hardening.push("confine_writes off");
+  if (config.tools.policy === "guarded" && !config.tools.block_internal_http) hardening.push("block_internal_http off");
+  if (hardening.length > 0)
+    return { name: "policy", status: "WARN", detail: `${config.tools.policy} with ${hardening.join(", ")}` };
+  return { name: "policy", status: "OK", detail: `${config.tools.policy} (unattended ceiling ${config.edge.max_job_policy})` };
+}
+
+async function checkBackend(config: Config, token: string | undefined): Promise<Check> {
+  const { probeBackend } = await import("../backend/probe.js");
+  const r = await probeBackend(config.backend, token, DOCTOR_BACKEND_TIMEOUT_MS);
+  if (r.ok) return { name: "backend", status: "OK", detail: `${config.backend.base_url}: ${r.value}` };
+  return { name: "backend", status: "FAIL", detail: r.error };
+}
+
+/** Extra checks contributed by later capabilities (skills, MCP, schedule). */
+async function capabilityChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
+  const { doctorExtraChecks } = await import("./doctor-extra.js");
+  return doctorExtraChecks(config, cli, root);
+}
+
+export async function runDoctor(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot doctor: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const root = resolveHomeDir(flagString(cli.args, "scoot-home"), cli.env);
+  const paths = homePaths(root);
+  const checks: Check[] = [];
+  const major = Number(process.versions.node.split(".")[0]);
+  checks.push({
+    name: "node",
+    status: major >= MIN_NODE_MAJOR ? "OK" : "FAIL",
+    detail: `Node.js ${process.versions.node}${major >= MIN_NODE_MAJOR ? "" : ` (needs >= ${MIN_NODE_MAJOR})`}`,
+  });
+  try {
+    fs.mkdirSync(paths.logs, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
+  } catch {
+    // checkHome reports it
+  }
+  checks.push(checkHome(root));
+  const loaded = loadConfig(root, cli.env);
+  if (!loaded.ok) {
+    checks.push({ name: "config", status: "FAIL", detail: loaded.error.message });
+  } else {
+    const { config, file, warnings } = loaded.value;
+    checks.push({ name: "config", status: "OK", detail: file ?? "no config file (defaults)" });
+    for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });
+    const tokenChecks = checkToken(config, root, cli.env);
+    checks.push(...tokenChecks);
+    checks.push(checkPolicy(config));
+    checks.push(checkAuditWritable(config, paths.logs));
+    checks.push(checkRetention(paths.audit));
+    checks.push(...(await capabilityChecks(config, cli, root)));
+    const token = resolveToken(config, root, cli.env);
+    checks.push(await checkBackend(config, token.token));
+  }
+  const failed = checks.some((c) => c.status === "FAIL");
+  if (flagBool(cli.args, "json")) {
+    cli.io.out(`${redact(JSON.stringify({ ok: !failed, checks }))}\n`);
+  } else {
+    const width = Math.max(...checks.map((c) => c.name.length));
+    for (const c of checks) cli.io.out(`${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${redact(c.detail)}\n`);
+  }
+  return failed ? EXIT.failed : EXIT.ok;
+}

@@ -1,0 +1,66 @@
+/** `scoot sessions list` and `scoot session show <id>`: read-only views of the transcripts. */
+import fs from "node:fs";
+import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
+import { flagBool } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+
+const PREVIEW_CHARS = 60;
+
+function preview(text: string): string {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > PREVIEW_CHARS ? `${one.slice(0, PREVIEW_CHARS - 1)}…` : one;
+}
+
+export async function runSessionsList(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot sessions list: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { sessions, warnings } = listSessions(loaded.value.paths.sessions);
+  for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  if (flagBool(cli.args, "json")) {
+    const rows = sessions.map((s) => ({
+      id: s.id,
+      modified: new Date(s.modified).toISOString(),
+      messages: s.messages,
+      first_user_message: s.firstUser,
+    }));
+    cli.io.out(`${JSON.stringify(rows)}\n`);
+    return EXIT.ok;
+  }
+  if (sessions.length === 0) {
+    cli.io.err("no sessions yet\n");
+    return EXIT.ok;
+  }
+  for (const s of sessions) {
+    cli.io.out(`${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${preview(s.firstUser)}\n`);
+  }
+  return EXIT.ok;
+}
+
+export async function runSessionShow(cli: Cli): Promise<number> {
+  const [id, extra] = cli.args.words;
+  if (!id || extra !== undefined) {
+    cli.io.err("usage: scoot session show <id>\n");
+    return EXIT.usage;
+  }
+  const valid = validateSessionId(id);
+  if (!valid.ok) {
+    cli.io.err(`scoot session show: ${valid.error}\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const file = sessionPath(loaded.value.paths.sessions, id);
+  if (!fs.existsSync(file) && !fs.existsSync(`${file}.1`)) {
+    cli.io.err(`scoot session show: no session "${id}" in ${loaded.value.paths.sessions} (see scoot sessions list)\n`);
+    return EXIT.failed;
+  }
+  const { messages, warnings } = readSession(file);
+  for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  cli.io.out(messages.map((m) => `${JSON.stringify({ role: m.role, content: m.content })}\n`).join(""));
+  return EXIT.ok;
+}

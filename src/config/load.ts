@@ -1,0 +1,272 @@
+/**
+ * Loads the configuration: `config.toml`, else `config.json`, else defaults; merged per
+ * section and key; then `SCOOT_*` environment overrides (env > file > default).
+ *
+ * Fatal problems (malformed file, wrong-typed key) come back as a `ConfigError`, which the
+ * CLI turns into exit 2. Soft problems (unknown keys, bad env overrides, unknown policy
+ * strings) are warnings the caller prints to stderr.
+ */
+import fs from "node:fs";
+import path from "node:path";
+// smol-toml is small and synchronous; loaded eagerly because every command reads config.
+import { parse as tomlParse } from "smol-toml";
+import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
+
+export interface LoadedConfig {
+  config: Config;
+  /** The file in effect, or undefined when only defaults apply. */
+  file?: string;
+  warnings: string[];
+  /** Dotted keys whose value came from the environment. */
+  fromEnv: string[];
+}
+
+export interface ConfigError {
+  message: string;
+}
+
+type Checked = { ok: true; value: unknown } | { ok: false; error: string } | { ok: "warn"; value: unknown; warning: string };
+
+/** Validates one value against its key spec. `where` names the dotted key for messages. */
+function checkValue(spec: KeySpec, value: unknown, where: string): Checked {
+  const kind = spec.kind;
+  const wrong = (expected: string): Checked => ({
+    ok: false,
+    error: `${where}: expected ${expected}, got ${describeType(value)}`,
+  });
+  switch (kind.type) {
+    case "string":
+      return typeof value === "string" ? { ok: true, value } : wrong("a string");
+    case "int":
+      if (typeof value !== "number" || !Number.isInteger(value)) return wrong("an integer");
+      if (value < kind.min) return { ok: false, error: `${where}: must be >= ${kind.min}, got ${value}` };
+      return { ok: true, value };
+    case "bool":
+      return typeof value === "boolean" ? { ok: true, value } : wrong("true or false");
+    case "enum":
+      if (typeof value !== "string") return wrong(`one of ${kind.values.join(", ")}`);
+      if (!kind.values.includes(value))
+        return { ok: false, error: `${where}: "${value}" is not one of ${kind.values.join(", ")}` };
+      return { ok: true, value };
+    case "policy": {
+      if (typeof value !== "string") return wrong("a policy name (readonly, guarded, unrestricted)");
+      const mode = normalisePolicy(value);
+      if (mode) return { ok: true, value: mode };
+      // A typo must never loosen the gate: unknown policy strings become guarded.
+      return {
+        ok: "warn",
+        value: "guarded",
+        warning: `${where}: unknown policy "${value}"; using "guarded" (valid: readonly, guarded, unrestricted)`,
+      };
+    }
+    case "string[]":
+      return Array.isArray(value) && value.every((v) => typeof v === "string")
+        ? { ok: true, value: [...value] }
+        : wrong("a list of strings");
+    case "object":
+      return isPlainObject(value) ? { ok: true, value: { ...value } } : wrong("a table/object");
+    case "table[]":
+      return Array.isArray(value) && value.every(isPlainObject)
+        ? { ok: true, value: value.map((v) => ({ ...v })) }
+        : wrong("a list of tables");
+  }
+}
+
+export function normalisePolicy(value: string): Config["tools"]["policy"] | undefined {
+  const v = value.trim().toLowerCase();
+  if (v === "yolo") return "unrestricted";
+  if (v === "readonly" || v === "guarded" || v === "unrestricted") return v;
+  return undefined;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+function describeType(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (v instanceof Date) return "a date";
+  if (typeof v === "object") return "a table";
+  if (typeof v === "string") return `a string ("${v.length > 40 ? `${v.slice(0, 40)}...` : v}")`;
+  if (typeof v === "number") return Number.isInteger(v) ? `an integer (${v})` : `a number (${v})`;
+  return `a ${typeof v}`;
+}
+
+/** Line and column (1-based) of a character offset. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  const column = offset - before.lastIndexOf("\n");
+  return { line, column };
+}
+
+function parseFile(file: string, text: string): { ok: true; data: unknown } | { ok: false; error: string } {
+  if (file.endsWith(".toml")) {
+    return parseToml(file, text);
+  }
+  try {
+    return { ok: true, data: JSON.parse(text) };
+  } catch (e) {
+    const msg = (e as Error).message;
+    const pos = /position (\d+)/.exec(msg);
+    const lc = pos ? lineColumn(text, Number(pos[1])) : guessJsonEnd(text);
+    const reason = msg.replace(/ in JSON at position \d+.*$/s, "").replace(/\s*\(line \d+ column \d+\)/, "");
+    return { ok: false, error: `${file}:${lc.line}:${lc.column}: malformed JSON: ${reason}` };
+  }
+}
+
+/** Node reports "Unexpected end of JSON input" without a position: point at the end. */
+function guessJsonEnd(text: string): { line: number; column: number } {
+  return lineColumn(text, text.length);
+}
+
+function parseToml(file: string, text: string): { ok: true; data: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, data: tomlParse(text) };
+  } catch (e) {
+    const err = e as Error & { line?: number; column?: number };
+    const first = err.message.split("\n")[0]?.replace(/^Invalid TOML document:\s*/, "") ?? "invalid TOML";
+    return { ok: false, error: `${file}:${err.line ?? 1}:${err.column ?? 1}: malformed TOML: ${first}` };
+  }
+}
+
+/** Applies a parsed document over the defaults, per section and key. */
+function mergeDocument(
+  config: Config,
+  doc: unknown,
+  file: string,
+  warnings: string[],
+): ConfigError | undefined {
+  if (!isPlainObject(doc)) return { message: `${file}: the top level must be a table/object` };
+  const target = config as unknown as Record<string, Record<string, unknown>>;
+  for (const [section, body] of Object.entries(doc)) {
+    const keys = (SCHEMA as Record<string, Record<string, KeySpec>>)[section];
+    if (!keys) {
+      warnings.push(`${file}: unknown section "${section}" ignored`);
+      continue;
+    }
+    if (!isPlainObject(body)) return { message: `${file}: ${section}: expected a table, got ${describeType(body)}` };
+    for (const [key, value] of Object.entries(body)) {
+      const spec = keys[key];
+      const dotted = `${section}.${key}`;
+      if (!spec) {
+        warnings.push(`${file}: unknown key "${dotted}" ignored (check the spelling)`);
+        continue;
+      }
+      const checked = checkValue(spec, value, dotted);
+      if (checked.ok === false) return { message: `${file}: ${checked.error}` };
+      if (checked.ok === "warn") warnings.push(`${file}: ${checked.warning}`);
+      target[section]![key] = checked.value;
+    }
+  }
+  return undefined;
+}
+
+/** Parses an environment string into the key's type, or explains why it cannot. */
+function parseEnvValue(spec: KeySpec, raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  const kind = spec.kind;
+  switch (kind.type) {
+    case "string":
+    case "enum":
+    case "policy":
+      return { ok: true, value: raw };
+    case "int": {
+      if (!/^\s*-?\d+\s*$/.test(raw)) return { ok: false, error: "expected an integer" };
+      return { ok: true, value: Number(raw.trim()) };
+    }
+    case "bool": {
+      const v = raw.trim().toLowerCase();
+      if (["true", "1", "yes", "on"].includes(v)) return { ok: true, value: true };
+      if (["false", "0", "no", "off"].includes(v)) return { ok: true, value: false };
+      return { ok: false, error: "expected true or false" };
+    }
+    case "string[]": {
+      const t = raw.trim();
+      if (t.startsWith("[")) {
+        try {
+          return { ok: true, value: JSON.parse(t) };
+        } catch {
+          return { ok: false, error: "expected a JSON list of strings" };
+        }
+      }
+      return {
+        ok: true,
+        value: t
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      };
+    }
+    case "object":
+    case "table[]":
+      try {
+        return { ok: true, value: JSON.parse(raw) };
+      } catch {
+        return { ok: false, error: kind.type === "object" ? "expected a JSON object" : "expected a JSON list" };
+      }
+  }
+}
+
+export function envName(section: string, key: string): string {
+  return `SCOOT_${section}_${key}`.toUpperCase();
+}
+
+/** Applies `SCOOT_<SECTION>_<KEY>` overrides. A wrong-typed override is ignored with a warning. */
+function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fromEnv: string[]): void {
+  const target = config as unknown as Record<string, Record<string, unknown>>;
+  for (const [section, keys] of Object.entries(SCHEMA)) {
+    for (const [key, spec] of Object.entries(keys)) {
+      const name = envName(section, key);
+      const raw = env[name];
+      // An empty value counts as unset.
+      if (raw === undefined || raw === "") continue;
+      const parsed = parseEnvValue(spec, raw);
+      const checked: Checked = parsed.ok ? checkValue(spec, parsed.value, `${section}.${key}`) : parsed;
+      if (checked.ok === false) {
+        warnings.push(`${name} ignored: ${checked.error.replace(/^[^:]+: /, "")}`);
+        continue;
+      }
+      if (checked.ok === "warn") warnings.push(`${name}: ${checked.warning.replace(/^[^:]+: /, "")}`);
+      target[section]![key] = checked.value;
+      fromEnv.push(`${section}.${key}`);
+    }
+  }
+}
+
+export function loadConfig(
+  home: string,
+  env: NodeJS.ProcessEnv,
+): { ok: true; value: LoadedConfig } | { ok: false; error: ConfigError } {
+  const config = defaultConfig();
+  const warnings: string[] = [];
+  const fromEnv: string[] = [];
+  let file: string | undefined;
+  for (const name of ["config.toml", "config.json"]) {
+    const candidate = path.join(home, name);
+    let text: string;
+    try {
+      text = fs.readFileSync(candidate, "utf8");
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") continue;
+      return { ok: false, error: { message: `${candidate}: cannot read: ${(e as Error).message}` } };
+    }
+    const parsed = parseFile(candidate, text);
+    if (!parsed.ok) return { ok: false, error: { message: parsed.error } };
+    const err = mergeDocument(config, parsed.data, candidate, warnings);
+    if (err) return { ok: false, error: err };
+    file = candidate;
+    break;
+  }
+  applyEnv(config, env, warnings, fromEnv);
+  if (config.agent.default_mode === "plan") {
+    warnings.push('agent.default_mode "plan" is reserved; running as "goal"');
+  }
+  return { ok: true, value: { config, file, warnings, fromEnv } };
+}
+
+/** Keys for listing (`config`) in schema order. */
+export function sectionsInOrder(): SectionName[] {
+  return Object.keys(SCHEMA) as SectionName[];
+}

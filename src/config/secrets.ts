@@ -1,0 +1,103 @@
+/**
+ * The token chain: environment variable → token file (mode exactly 0600) → command
+ * (10 s deadline). No token is fine for local backends. Only the *source* is ever
+ * shown; the value is registered with the redactor the moment it is read.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { registerSecret } from "../store/redact.js";
+import type { Config } from "./schema.js";
+
+export const TOKEN_CMD_TIMEOUT_MS = 10_000;
+export const TOKEN_FILE_MODE = 0o600;
+/** A token longer than this is certainly a mistake (a whole file pasted, say). */
+const MAX_TOKEN_BYTES = 16 * 1024;
+
+export type TokenSource = "env" | "file" | "cmd" | "none";
+
+export interface TokenResolution {
+  source: TokenSource;
+  /** Human description of where it came from, with no value in it. */
+  detail: string;
+  token?: string;
+  /** Set when a source exists but was refused (bad mode, failed command). */
+  error?: string;
+}
+
+export function tokenFilePath(config: Config, home: string): string {
+  return path.resolve(home, config.backend.api_key_file ?? "token");
+}
+
+export function resolveToken(config: Config, home: string, env: NodeJS.ProcessEnv): TokenResolution {
+  const envName = config.backend.api_key_env;
+  const fromEnv = envName ? env[envName] : undefined;
+  if (fromEnv) {
+    registerSecret(fromEnv);
+    return { source: "env", detail: `environment variable ${envName}`, token: fromEnv.trim() };
+  }
+
+  const file = tokenFilePath(config, home);
+  const fileResult = readTokenFile(file);
+  if (fileResult) return fileResult;
+
+  const cmd = config.backend.api_key_cmd;
+  if (cmd) return runTokenCommand(cmd);
+
+  return { source: "none", detail: "no token (no Authorization header is sent)" };
+}
+
+function readTokenFile(file: string): TokenResolution | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return undefined;
+  }
+  const mode = st.mode & 0o777;
+  if (!st.isFile()) {
+    return { source: "file", detail: `token file ${file}`, error: `token file ${file} is not a regular file` };
+  }
+  if (mode !== TOKEN_FILE_MODE) {
+    return {
+      source: "file",
+      detail: `token file ${file}`,
+      error: `token file ${file} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0600 so only you can read it. Fix: chmod 600 ${file}`,
+    };
+  }
+  if (st.size > MAX_TOKEN_BYTES) {
+    return { source: "file", detail: `token file ${file}`, error: `token file ${file} is larger than 16 KiB` };
+  }
+  const token = fs.readFileSync(file, "utf8").trim();
+  registerSecret(token);
+  if (!token) return undefined;
+  return { source: "file", detail: `token file ${file}`, token };
+}
+
+function runTokenCommand(cmd: string): TokenResolution {
+  const detail = "backend.api_key_cmd";
+  const r = spawnSync("/bin/sh", ["-c", cmd], {
+    timeout: TOKEN_CMD_TIMEOUT_MS,
+    killSignal: "SIGKILL",
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: MAX_TOKEN_BYTES,
+    encoding: "utf8",
+  });
+  const out = (r.stdout ?? "").trim();
+  registerSecret(out);
+  if (r.error) {
+    const timedOut = (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT";
+    return {
+      source: "cmd",
+      detail,
+      error: timedOut
+        ? `backend.api_key_cmd did not finish within ${TOKEN_CMD_TIMEOUT_MS / 1000} s`
+        : `backend.api_key_cmd failed: ${r.error.message}`,
+    };
+  }
+  if (r.status !== 0) {
+    return { source: "cmd", detail, error: `backend.api_key_cmd exited with ${r.status ?? r.signal}` };
+  }
+  if (!out) return { source: "cmd", detail, error: "backend.api_key_cmd printed nothing" };
+  return { source: "cmd", detail, token: out };
+}

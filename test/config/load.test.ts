@@ -1,0 +1,186 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+import { defaultConfig } from "../../src/config/schema.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+
+let home: string;
+beforeEach(() => {
+  home = tempDir();
+});
+afterEach(() => removeDir(home));
+
+function load(env: NodeJS.ProcessEnv = {}) {
+  return loadConfig(home, env);
+}
+function ok(env: NodeJS.ProcessEnv = {}) {
+  const r = load(env);
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value;
+}
+function write(name: string, text: string): string {
+  const file = path.join(home, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+describe("defaults", () => {
+  it("with no file every key has its default", () => {
+    const v = ok();
+    expect(v.file).toBeUndefined();
+    expect(v.config).toEqual(defaultConfig());
+    expect(v.config.backend.base_url).toBe("http://127.0.0.1:11434/v1");
+    expect(v.config.tools.policy).toBe("guarded");
+    expect(v.config.edge.max_job_policy).toBe("readonly");
+    expect(v.config.audit.max_file_bytes).toBe(16_777_216);
+  });
+});
+
+describe("file load order and per-key merge", () => {
+  it("config.toml wins over config.json", () => {
+    write("config.toml", '[backend]\nmodel = "from-toml"\n');
+    write("config.json", '{"backend":{"model":"from-json"}}');
+    const v = ok();
+    expect(v.config.backend.model).toBe("from-toml");
+    expect(v.file).toBe(path.join(home, "config.toml"));
+  });
+  it("config.json is the fallback", () => {
+    write("config.json", '{"backend":{"model":"from-json"}}');
+    expect(ok().config.backend.model).toBe("from-json");
+  });
+  it("missing keys keep their defaults within a section", () => {
+    write("config.toml", "[tools]\ntimeout_ms = 5000\n");
+    const v = ok();
+    expect(v.config.tools.timeout_ms).toBe(5000);
+    expect(v.config.tools.policy).toBe("guarded");
+    expect(v.config.tools.confine_writes).toBe(true);
+    expect(v.config.backend.model).toBe("qwen2.5");
+  });
+  it("arrays of tables load (mcp.servers, schedule.jobs)", () => {
+    write("config.toml", '[[mcp.servers]]\nname = "a"\ncommand = "x"\n[[schedule.jobs]]\nid = "j"\ngoal = "g"\nevery_sec = 5\n');
+    const v = ok();
+    expect(v.config.mcp.servers).toEqual([{ name: "a", command: "x" }]);
+    expect(v.config.schedule.jobs[0]).toMatchObject({ id: "j", every_sec: 5 });
+  });
+});
+
+describe("malformed files are fatal and name file, line and column", () => {
+  it.each([
+    ["config.toml", 'a = 1\n[backend\nmodel="x"\n', /config\.toml:2:\d+: malformed TOML/],
+    ["config.toml", '[backend]\nmodel = "unterminated\n', /config\.toml:2:\d+: malformed TOML/],
+    ["config.json", '{\n  "backend": {\n    model: 1\n  }\n}', /config\.json:3:5: malformed JSON/],
+    ["config.json", '{"backend": {', /config\.json:1:\d+: malformed JSON/],
+  ])("%s %#", (name, text, pattern) => {
+    write(name, text);
+    const r = load();
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.message).toMatch(pattern);
+  });
+});
+
+describe("wrong types are fatal and name the dotted key", () => {
+  it.each([
+    ["[backend]\ntimeout_ms = \"fast\"\n", "backend.timeout_ms", "an integer"],
+    ["[backend]\ntimeout_ms = 1.5\n", "backend.timeout_ms", "an integer"],
+    ["[agent]\nmax_turns = 0\n", "agent.max_turns", ">= 1"],
+    ["[tools]\nconfine_writes = \"yes\"\n", "tools.confine_writes", "true or false"],
+    ["[tools]\nsecret_paths = \"/etc/x\"\n", "tools.secret_paths", "a list of strings"],
+    ["[backend]\nextra_body = 3\n", "backend.extra_body", "a table"],
+    ["[backend]\napi = \"grpc\"\n", "backend.api", "not one of chat, responses"],
+    ["[mcp]\nservers = [1, 2]\n", "mcp.servers", "a list of tables"],
+    ["backend = 3\n", "backend", "expected a table"],
+  ])("%j", (text, key, expected) => {
+    write("config.toml", text);
+    const r = load();
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.message).toContain(key);
+      expect(r.error.message).toContain(expected);
+      expect(r.error.message).toContain("config.toml");
+    }
+  });
+});
+
+describe("unknown keys warn with the dotted key and do not fail", () => {
+  it.each([
+    ["[tools]\npolicyy = \"readonly\"\n", 'unknown key "tools.policyy"'],
+    ["[toolz]\npolicy = \"readonly\"\n", 'unknown section "toolz"'],
+  ])("%j", (text, warning) => {
+    write("config.toml", text);
+    const v = ok();
+    expect(v.warnings.join("\n")).toContain(warning);
+    expect(v.config.tools.policy).toBe("guarded");
+  });
+});
+
+describe("unknown policy strings fall back to guarded (a typo never loosens the gate)", () => {
+  it.each(["unrestrictd", "YOLO!", "", "off"])("tools.policy = %j", (value) => {
+    write("config.toml", `[tools]\npolicy = ${JSON.stringify(value)}\n`);
+    const v = ok();
+    expect(v.config.tools.policy).toBe("guarded");
+    expect(v.warnings.join("\n")).toMatch(/unknown policy/);
+  });
+  it.each([
+    ["yolo", "unrestricted"],
+    ["ReadOnly", "readonly"],
+    [" guarded ", "guarded"],
+  ])("%j normalises to %s", (value, mode) => {
+    write("config.toml", `[tools]\npolicy = ${JSON.stringify(value)}\n`);
+    expect(ok().config.tools.policy).toBe(mode);
+  });
+  it("edge.max_job_policy typo becomes guarded, never unrestricted", () => {
+    write("config.toml", '[edge]\nmax_job_policy = "unrestricted-please"\n');
+    expect(ok().config.edge.max_job_policy).toBe("guarded");
+  });
+});
+
+describe("environment overrides: env > file > default", () => {
+  it("env beats file, file beats default", () => {
+    write("config.toml", '[backend]\nmodel = "file-model"\ntimeout_ms = 7\n');
+    const v = ok({ SCOOT_BACKEND_MODEL: "env-model" });
+    expect(v.config.backend.model).toBe("env-model");
+    expect(v.config.backend.timeout_ms).toBe(7);
+    expect(v.fromEnv).toEqual(["backend.model"]);
+  });
+  it("an empty env value counts as unset", () => {
+    write("config.toml", '[backend]\nmodel = "file-model"\n');
+    expect(ok({ SCOOT_BACKEND_MODEL: "" }).config.backend.model).toBe("file-model");
+  });
+  it.each([
+    ["SCOOT_TOOLS_TIMEOUT_MS", "1234", (c: ReturnType<typeof defaultConfig>) => c.tools.timeout_ms, 1234],
+    ["SCOOT_TOOLS_CONFINE_WRITES", "false", (c: ReturnType<typeof defaultConfig>) => c.tools.confine_writes, false],
+    ["SCOOT_TOOLS_POLICY", "readonly", (c: ReturnType<typeof defaultConfig>) => c.tools.policy, "readonly"],
+    ["SCOOT_TOOLS_SECRET_PATHS", '["/a","/b"]', (c: ReturnType<typeof defaultConfig>) => c.tools.secret_paths, ["/a", "/b"]],
+    ["SCOOT_SKILLS_EXTRA_PATHS", "/x, /y", (c: ReturnType<typeof defaultConfig>) => c.skills.extra_paths, ["/x", "/y"]],
+    ["SCOOT_BACKEND_EXTRA_BODY", '{"temperature":0}', (c: ReturnType<typeof defaultConfig>) => c.backend.extra_body, { temperature: 0 }],
+  ])("%s=%s", (name, value, get, expected) => {
+    expect(get(ok({ [name]: value }).config)).toEqual(expected);
+  });
+  it.each([
+    ["SCOOT_TOOLS_TIMEOUT_MS", "soon"],
+    ["SCOOT_TOOLS_CONFINE_WRITES", "maybe"],
+    ["SCOOT_BACKEND_EXTRA_BODY", "{not json"],
+    ["SCOOT_BACKEND_EXTRA_BODY", "[1]"],
+    ["SCOOT_AUDIT_LEVEL", "verbose"],
+  ])("wrong-typed %s=%s is ignored with a warning", (name, value) => {
+    const v = ok({ [name]: value });
+    expect(v.config).toEqual(defaultConfig());
+    expect(v.warnings.join("\n")).toContain(`${name} ignored`);
+  });
+  it("an unknown policy in the environment falls back to guarded with a warning", () => {
+    write("config.toml", '[tools]\npolicy = "unrestricted"\n');
+    const v = ok({ SCOOT_TOOLS_POLICY: "unrestricetd" });
+    expect(v.config.tools.policy).toBe("guarded");
+    expect(v.warnings.join("\n")).toMatch(/SCOOT_TOOLS_POLICY: unknown policy/);
+  });
+});
+
+describe("reserved values", () => {
+  it("agent.default_mode plan is accepted with a warning", () => {
+    write("config.toml", '[agent]\ndefault_mode = "plan"\n');
+    const v = ok();
+    expect(v.config.agent.default_mode).toBe("plan");
+    expect(v.warnings.join("\n")).toMatch(/reserved/);
+  });
+});

@@ -1,0 +1,89 @@
+/** Runs the real built CLI (`dist/main.js`) as a child process in a temporary home. */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const CLI = path.join(REPO_ROOT, "dist", "main.js");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  home?: string;
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  input?: string;
+  timeoutMs?: number;
+}
+
+function assertBuilt(): void {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+}
+
+/** A clean environment: no inherited SCOOT_* or token variables leak into tests. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith("SCOOT_") || k === "OPENAI_API_KEY") continue;
+    env[k] = v;
+  }
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+export function spawnCli(args: string[], opts: CliOptions = {}): ChildProcess {
+  assertBuilt();
+  const env = cleanEnv({ ...(opts.home ? { SCOOT_HOME: opts.home } : {}), ...opts.env });
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? opts.home ?? os.tmpdir(),
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const child = spawnCli(args, opts);
+  return collect(child, opts);
+}
+
+export function collect(child: ChildProcess, opts: Pick<CliOptions, "input" | "timeoutMs"> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`scoot did not exit within ${opts.timeoutMs ?? 30_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 30_000);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+    else child.stdin?.end();
+  });
+}
+
+export function tempDir(prefix = "scoot-test-"): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function removeDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,144 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AuditLevel } from "../../src/config/schema.js";
+import { type AuditKind, createAuditLog, readAuditEvents, readGaps, retiredGenerations } from "../../src/store/audit.js";
+import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = tempDir();
+  file = path.join(dir, "audit.jsonl");
+  resetSecretsForTest();
+});
+afterEach(() => removeDir(dir));
+
+function log(over: Partial<{ level: AuditLevel; toFile: boolean; maxRetained: number; maxFileBytes: number }> = {}) {
+  return createAuditLog({ file, level: "info", toFile: true, maxRetained: 8, maxFileBytes: 1 << 20, ...over });
+}
+function lines(f = file): Record<string, unknown>[] {
+  return fs
+    .readFileSync(f, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+describe("event format", () => {
+  it("writes {seq, ts, session_id, run_id?, kind, msg} in that order, seq from 0", () => {
+    const a = log();
+    a.emit("cli-1-2", "run", "goal: count files", "r1");
+    a.emit("cli-1-2", "thought", "look");
+    const [first, second] = lines();
+    expect(Object.keys(first!)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg"]);
+    expect(Object.keys(second!)).toEqual(["seq", "ts", "session_id", "kind", "msg"]);
+    expect(first).toMatchObject({ seq: 0, session_id: "cli-1-2", run_id: "r1", kind: "run", msg: "goal: count files" });
+    expect(second!.seq).toBe(1);
+    expect(typeof first!.ts).toBe("number");
+    expect(Math.abs((first!.ts as number) - Date.now())).toBeLessThan(60_000);
+  });
+  it("redacts msg", () => {
+    registerSecret("tok-abcdef-123456");
+    log().emit("s", "tool_call", "curl -H 'Authorization: Bearer tok-abcdef-123456' and sk-1234567890abcdef");
+    const msg = lines()[0]!.msg as string;
+    expect(msg).not.toContain("tok-abcdef-123456");
+    expect(msg).not.toContain("sk-1234567890abcdef");
+  });
+});
+
+describe("level filter", () => {
+  const all: AuditKind[] = ["backend", "run", "thought", "tool_call", "observation", "final", "policy_deny", "system_error"];
+  it.each([
+    ["debug", all],
+    ["info", all.filter((k) => k !== "backend")],
+    ["warn", ["policy_deny", "system_error"]],
+    ["error", ["system_error"]],
+  ] as const)("level %s keeps %j", (level, kept) => {
+    const a = log({ level });
+    for (const k of all) a.emit("s", k, k);
+    expect(lines().map((l) => l.kind)).toEqual(kept);
+    expect(lines().map((l) => l.seq)).toEqual(kept.map((_, i) => i));
+  });
+  it("to_file = false writes nothing", () => {
+    log({ toFile: false }).emit("s", "run", "x");
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});
+
+describe("rotation into generations", () => {
+  it("retires the live file as audit.jsonl.<gen> and records the next gen durably", () => {
+    const a = log({ maxFileBytes: 300, maxRetained: 100 });
+    for (let i = 0; i < 30; i++) a.emit("s", "observation", `event ${i} ${"x".repeat(40)}`);
+    const gens = retiredGenerations(file);
+    expect(gens.length).toBeGreaterThan(3);
+    expect(gens).toEqual(gens.map((_, i) => i + 1));
+    expect(Number(fs.readFileSync(`${file}.gen`, "utf8"))).toBe(gens[gens.length - 1]! + 1);
+    for (const g of gens) expect(fs.statSync(`${file}.${g}`).size).toBeLessThanOrEqual(300);
+    const { events } = readAuditEvents(file);
+    expect(events.map((e) => e.msg.split(" ")[1])).toEqual(Array.from({ length: 30 }, (_, i) => String(i)));
+  });
+  it("a new process continues the numbering from the sidecar (numbers never reused)", () => {
+    const a = log({ maxFileBytes: 200, maxRetained: 100 });
+    for (let i = 0; i < 10; i++) a.emit("s", "observation", "x".repeat(80));
+    const before = retiredGenerations(file);
+    const b = log({ maxFileBytes: 200, maxRetained: 100 });
+    for (let i = 0; i < 10; i++) b.emit("s", "observation", "y".repeat(80));
+    const after = retiredGenerations(file);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(new Set(after).size).toBe(after.length);
+  });
+  it("a lost sidecar does not cause reuse: numbering resumes above what is on disk and in gaps", () => {
+    const a = log({ maxFileBytes: 200, maxRetained: 2 });
+    for (let i = 0; i < 20; i++) a.emit("s", "observation", "x".repeat(80));
+    const maxBefore = Math.max(...retiredGenerations(file));
+    fs.rmSync(`${file}.gen`);
+    const b = log({ maxFileBytes: 200, maxRetained: 2 });
+    for (let i = 0; i < 5; i++) b.emit("s", "observation", "y".repeat(80));
+    expect(Math.min(...retiredGenerations(file).filter((g) => g > maxBefore - 2))).toBeGreaterThanOrEqual(maxBefore - 1);
+    const all = [...retiredGenerations(file), ...readGaps(file).gaps.map((g) => g.gap_from)];
+    expect(new Set(all).size).toBe(all.length);
+  });
+  it("keeps at most max_retained_generations and records each eviction as a gap", () => {
+    const a = log({ maxFileBytes: 200, maxRetained: 3 });
+    for (let i = 0; i < 40; i++) a.emit("s", "observation", "z".repeat(80));
+    const gens = retiredGenerations(file);
+    expect(gens).toHaveLength(3);
+    const { gaps } = readGaps(file);
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(gaps.map((g) => g.gap_from)).toEqual(Array.from({ length: gaps.length }, (_, i) => i + 1));
+    for (const g of gaps) {
+      expect(g.gap_to).toBe(g.gap_from);
+      expect(typeof g.ts).toBe("number");
+    }
+    // Every number from 1 to the newest is either on disk or in a gap.
+    expect([...gaps.map((g) => g.gap_from), ...gens]).toEqual(Array.from({ length: gens[2]! }, (_, i) => i + 1));
+  });
+});
+
+describe("readers", () => {
+  it("filter by session and read generations oldest first", () => {
+    const a = log({ maxFileBytes: 250, maxRetained: 100 });
+    for (let i = 0; i < 12; i++) a.emit(i % 2 ? "odd" : "even", "observation", `n${i} ${"x".repeat(50)}`);
+    const odd = readAuditEvents(file, "odd").events.map((e) => e.msg.split(" ")[0]);
+    expect(odd).toEqual(["n1", "n3", "n5", "n7", "n9", "n11"]);
+  });
+  it("skip a torn last line with a warning, and the next writer starts on a fresh line", () => {
+    const a = log();
+    a.emit("s", "run", "one");
+    fs.appendFileSync(file, '{"seq":1,"ts":1,"session_id":"s","ki');
+    let r = readAuditEvents(file);
+    expect(r.events).toHaveLength(1);
+    expect(r.warnings.join()).toMatch(/torn last line/);
+    log().emit("s", "final", "two");
+    r = readAuditEvents(file);
+    expect(r.events.map((e) => e.msg)).toEqual(["one", "two"]);
+  });
+  it("a write failure is returned as an error (the caller fails closed)", () => {
+    fs.mkdirSync(file); // the log path is a directory: appends fail
+    const r = log().emit("s", "run", "x");
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatch(/cannot write the audit log/);
+  });
+});

@@ -1,0 +1,100 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
+import {
+  jobSessionId,
+  listSessions,
+  newSessionId,
+  openSession,
+  readSession,
+  validateSessionId,
+} from "../../src/store/session.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir();
+  resetSecretsForTest();
+});
+afterEach(() => removeDir(dir));
+
+describe("session ids", () => {
+  it("generated ids have the documented shapes", () => {
+    expect(newSessionId("cli")).toMatch(new RegExp(`^cli-\\d{13}-${process.pid}$`));
+    expect(newSessionId("repl")).toMatch(new RegExp(`^repl-\\d{13}-${process.pid}$`));
+    expect(jobSessionId("nightly")).toBe("job-nightly");
+  });
+  it.each(["a", "A.b_c-9", "x".repeat(128), "cli-1-2"])("accepts %j", (id) => {
+    expect(validateSessionId(id).ok).toBe(true);
+  });
+  it.each(["", "x".repeat(129), "../etc", "a/b", "a b", ".", "..", "é", "a\nb", "a;b"])("rejects %j", (id) => {
+    const r = validateSessionId(id);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toContain("A-Z a-z 0-9 . _ -");
+  });
+});
+
+describe("transcript file", () => {
+  it("holds exactly one {role, content} object per line, appended in order", () => {
+    const s = openSession(dir, "t1");
+    s.append({ role: "system", content: "sys" });
+    s.append({ role: "user", content: "line one\nline two" });
+    s.append({ role: "assistant", content: '{"thought":"x"}' });
+    const lines = fs.readFileSync(s.path, "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      { role: "system", content: "sys" },
+      { role: "user", content: "line one\nline two" },
+      { role: "assistant", content: '{"thought":"x"}' },
+    ]);
+    expect(Object.keys(JSON.parse(lines[0]!))).toEqual(["role", "content"]);
+  });
+  it("redacts secrets before they reach disk", () => {
+    registerSecret("super-secret-token-1");
+    const s = openSession(dir, "t2");
+    s.append({ role: "user", content: "use super-secret-token-1 and sk-abcdefghijklmnop" });
+    const text = fs.readFileSync(s.path, "utf8");
+    expect(text).not.toContain("super-secret-token-1");
+    expect(text).not.toContain("sk-abcdefghijklmnop");
+    expect(text).toContain("[REDACTED]");
+  });
+  it("rotates to .1 before the append that would pass the cap, keeping one backup", () => {
+    const s = openSession(dir, "t3", 200);
+    for (let i = 0; i < 20; i++) s.append({ role: "user", content: `message number ${i} ${"x".repeat(20)}` });
+    const live = fs.statSync(s.path).size;
+    const backup = fs.statSync(`${s.path}.1`).size;
+    expect(live).toBeLessThanOrEqual(200);
+    expect(backup).toBeLessThanOrEqual(200);
+    expect(fs.existsSync(`${s.path}.2`)).toBe(false);
+    const { messages } = readSession(s.path);
+    // The newest message is last and the read spans the backup then the live file.
+    expect(messages[messages.length - 1]!.content).toContain("message number 19");
+    expect(messages[0]!.content).not.toContain("message number 19");
+  });
+  it("a torn last line is skipped with a warning and repaired by the next append", () => {
+    const file = path.join(dir, "t4.jsonl");
+    fs.writeFileSync(file, '{"role":"user","content":"ok"}\n{"role":"assis');
+    let read = readSession(file);
+    expect(read.messages).toHaveLength(1);
+    expect(read.warnings[0]).toMatch(/torn last line/);
+    openSession(dir, "t4").append({ role: "assistant", content: "next" });
+    read = readSession(file);
+    expect(read.messages.map((m) => m.content)).toEqual(["ok", "next"]);
+  });
+});
+
+describe("listing", () => {
+  it("lists id, mtime, count and first user message, newest first", () => {
+    const a = openSession(dir, "older");
+    a.append({ role: "system", content: "s" });
+    a.append({ role: "user", content: "first goal" });
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(a.path, past, past);
+    const b = openSession(dir, "newer");
+    b.append({ role: "user", content: "second goal" });
+    const { sessions } = listSessions(dir);
+    expect(sessions.map((s) => s.id)).toEqual(["newer", "older"]);
+    expect(sessions[1]).toMatchObject({ messages: 2, firstUser: "first goal" });
+  });
+});
