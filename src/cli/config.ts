@@ -17,7 +17,9 @@ function withoutSecrets(config: Config): Config {
         )
       : s.headers;
     const env = Array.isArray(s.env)
-      ? s.env.map((e) => (typeof e === "object" && e !== null && "value" in e ? { ...e, value: REDACTED } : e))
+      ? s.env.map((e) =>
+          typeof e === "object" && e !== null && "value" in e ? { ...e, value: REDACTED } : e,
+        )
       : s.env;
     return { ...s, ...(headers ? { headers } : {}), ...(env ? { env } : {}) };
   });
@@ -29,7 +31,9 @@ function tomlValue(v: unknown): string {
   if (typeof v === "number" || typeof v === "boolean") return String(v);
   if (Array.isArray(v)) return `[${v.map(tomlValue).join(", ")}]`;
   if (typeof v === "object" && v !== null) {
-    const parts = Object.entries(v).map(([k, x]) => `${/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k)} = ${tomlValue(x)}`);
+    const parts = Object.entries(v).map(
+      ([k, x]) => `${/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k)} = ${tomlValue(x)}`,
+    );
     return `{ ${parts.join(", ")} }`;
   }
   return JSON.stringify(v);
@@ -72,7 +76,11 @@ export async function runConfig(cli: Cli): Promise<number> {
     for (const [key, value] of Object.entries(body)) {
       if (value === undefined) {
         lines.push(`# ${key} = (unset)`);
-      } else if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "object" && v !== null)) {
+      } else if (
+        Array.isArray(value) &&
+        value.length > 0 &&
+        value.every((v) => typeof v === "object" && v !== null)
+      ) {
         tables.push([key, value]);
       } else {
         lines.push(`${key} = ${tomlValue(value)}`);
@@ -81,7 +89,8 @@ export async function runConfig(cli: Cli): Promise<number> {
     for (const [key, entries] of tables) {
       for (const entry of entries) {
         lines.push("", `[[${section}.${key}]]`);
-        for (const [k, v] of Object.entries(entry as Record<string, unknown>)) lines.push(`${k} = ${tomlValue(v)}`);
+        for (const [k, v] of Object.entries(entry as Record<string, unknown>))
+          lines.push(`${k} = ${tomlValue(v)}`);
       }
     }
   }

@@ -19,7 +19,10 @@ export type Loadable = { ok: true; value: Loaded } | { ok: false; exitCode: numb
 
 /** Resolves the home, creates it on first use, loads the config and prints its warnings. */
 export function loadForCommand(cli: Cli): Loadable {
-  const root = resolveHomeDir(typeof cli.args.flags["scoot-home"] === "string" ? cli.args.flags["scoot-home"] : undefined, cli.env);
+  const root = resolveHomeDir(
+    typeof cli.args.flags["scoot-home"] === "string" ? cli.args.flags["scoot-home"] : undefined,
+    cli.env,
+  );
   const paths = homePaths(root);
   try {
     ensureHome(paths);

@@ -3,15 +3,15 @@
  * Exit 1 on any FAIL. Checks never print a secret value (only where it came from).
  */
 import fs from "node:fs";
-import { loadConfig } from "../config/load.js";
-import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { homePaths, resolveHomeDir } from "../config/home.js";
+import { loadConfig } from "../config/load.js";
+import type { Config } from "../config/schema.js";
+import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { auditFiles, readGaps } from "../store/audit.js";
 import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
-import type { Config } from "../config/schema.js";
 
 /** Doctor must answer quickly even when the backend hangs. */
 export const DOCTOR_BACKEND_TIMEOUT_MS = 3_000;
@@ -47,10 +47,15 @@ function checkHome(root: string): Check {
 }
 
 function checkAuditWritable(config: Config, logsDir: string): Check {
-  if (!config.audit.to_file) return { name: "audit.file", status: "WARN", detail: "audit.to_file = false: no audit log is written" };
+  if (!config.audit.to_file)
+    return { name: "audit.file", status: "WARN", detail: "audit.to_file = false: no audit log is written" };
   try {
     fs.accessSync(logsDir, fs.constants.W_OK);
-    return { name: "audit.file", status: "OK", detail: `${logsDir} is writable (level ${config.audit.level})` };
+    return {
+      name: "audit.file",
+      status: "OK",
+      detail: `${logsDir} is writable (level ${config.audit.level})`,
+    };
   } catch (e) {
     return { name: "audit.file", status: "FAIL", detail: `${logsDir}: ${(e as Error).message}` };
   }
@@ -92,14 +97,23 @@ function checkToken(config: Config, root: string, env: NodeJS.ProcessEnv): Check
 
 function checkPolicy(config: Config): Check {
   if (config.tools.policy === "unrestricted") {
-    return { name: "policy", status: "WARN", detail: "tools.policy = unrestricted: shell and writes are not screened" };
+    return {
+      name: "policy",
+      status: "WARN",
+      detail: "tools.policy = unrestricted: shell and writes are not screened",
+    };
   }
   const hardening: string[] = [];
   if (config.tools.policy === "guarded" && !config.tools.confine_writes) hardening.push("confine_writes off");
-  if (config.tools.policy === "guarded" && !config.tools.block_internal_http) hardening.push("block_internal_http off");
+  if (config.tools.policy === "guarded" && !config.tools.block_internal_http)
+    hardening.push("block_internal_http off");
   if (hardening.length > 0)
     return { name: "policy", status: "WARN", detail: `${config.tools.policy} with ${hardening.join(", ")}` };
-  return { name: "policy", status: "OK", detail: `${config.tools.policy} (unattended ceiling ${config.edge.max_job_policy})` };
+  return {
+    name: "policy",
+    status: "OK",
+    detail: `${config.tools.policy} (unattended ceiling ${config.edge.max_job_policy})`,
+  };
 }
 
 async function checkBackend(config: Config, token: string | undefined): Promise<Check> {
@@ -157,7 +171,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
     cli.io.out(`${redact(JSON.stringify({ ok: !failed, checks }))}\n`);
   } else {
     const width = Math.max(...checks.map((c) => c.name.length));
-    for (const c of checks) cli.io.out(`${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${redact(c.detail)}\n`);
+    for (const c of checks)
+      cli.io.out(`${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${redact(c.detail)}\n`);
   }
   return failed ? EXIT.failed : EXIT.ok;
 }

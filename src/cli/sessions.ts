@@ -56,7 +56,9 @@ export async function runSessionShow(cli: Cli): Promise<number> {
   if (!loaded.ok) return loaded.exitCode;
   const file = sessionPath(loaded.value.paths.sessions, id);
   if (!fs.existsSync(file) && !fs.existsSync(`${file}.1`)) {
-    cli.io.err(`scoot session show: no session "${id}" in ${loaded.value.paths.sessions} (see scoot sessions list)\n`);
+    cli.io.err(
+      `scoot session show: no session "${id}" in ${loaded.value.paths.sessions} (see scoot sessions list)\n`,
+    );
     return EXIT.failed;
   }
   const { messages, warnings } = readSession(file);

@@ -25,7 +25,10 @@ export interface ConfigError {
   message: string;
 }
 
-type Checked = { ok: true; value: unknown } | { ok: false; error: string } | { ok: "warn"; value: unknown; warning: string };
+type Checked =
+  | { ok: true; value: unknown }
+  | { ok: false; error: string }
+  | { ok: "warn"; value: unknown; warning: string };
 
 /** Validates one value against its key spec. `where` names the dotted key for messages. */
 function checkValue(spec: KeySpec, value: unknown, where: string): Checked {
@@ -146,7 +149,8 @@ function mergeDocument(
       warnings.push(`${file}: unknown section "${section}" ignored`);
       continue;
     }
-    if (!isPlainObject(body)) return { message: `${file}: ${section}: expected a table, got ${describeType(body)}` };
+    if (!isPlainObject(body))
+      return { message: `${file}: ${section}: expected a table, got ${describeType(body)}` };
     for (const [key, value] of Object.entries(body)) {
       const spec = keys[key];
       const dotted = `${section}.${key}`;
@@ -164,7 +168,10 @@ function mergeDocument(
 }
 
 /** Parses an environment string into the key's type, or explains why it cannot. */
-function parseEnvValue(spec: KeySpec, raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+function parseEnvValue(
+  spec: KeySpec,
+  raw: string,
+): { ok: true; value: unknown } | { ok: false; error: string } {
   const kind = spec.kind;
   switch (kind.type) {
     case "string":
@@ -203,7 +210,10 @@ function parseEnvValue(spec: KeySpec, raw: string): { ok: true; value: unknown }
       try {
         return { ok: true, value: JSON.parse(raw) };
       } catch {
-        return { ok: false, error: kind.type === "object" ? "expected a JSON object" : "expected a JSON list" };
+        return {
+          ok: false,
+          error: kind.type === "object" ? "expected a JSON object" : "expected a JSON list",
+        };
       }
   }
 }

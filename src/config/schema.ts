@@ -110,7 +110,11 @@ export type SectionName = keyof Config;
 export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
   backend: {
     api: { kind: { type: "enum", values: ["chat", "responses"] }, default: "chat", doc: "wire API" },
-    base_url: { kind: { type: "string" }, default: "http://127.0.0.1:11434/v1", doc: "OpenAI-compatible base URL" },
+    base_url: {
+      kind: { type: "string" },
+      default: "http://127.0.0.1:11434/v1",
+      doc: "OpenAI-compatible base URL",
+    },
     model: { kind: { type: "string" }, default: "qwen2.5", doc: "model name" },
     timeout_ms: { kind: { type: "int", min: 0 }, default: 120_000, doc: "per backend call; 0 = default" },
     max_retries: { kind: { type: "int", min: 0 }, default: 2, doc: "transient errors only" },
@@ -120,7 +124,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       doc: "response_format level",
     },
     api_key_env: { kind: { type: "string" }, default: "OPENAI_API_KEY", doc: "first token source" },
-    api_key_file: { kind: { type: "string", optional: true }, default: undefined, doc: "second token source" },
+    api_key_file: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "second token source",
+    },
     api_key_cmd: { kind: { type: "string", optional: true }, default: undefined, doc: "third token source" },
     ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
     store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
@@ -128,8 +136,16 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
   },
   agent: {
     max_turns: { kind: { type: "int", min: 1 }, default: 32, doc: "turns per run" },
-    default_mode: { kind: { type: "enum", values: ["goal", "plan"] }, default: "goal", doc: "plan is reserved" },
-    compactor: { kind: { type: "enum", values: ["extractive", "drop"] }, default: "extractive", doc: "summary style" },
+    default_mode: {
+      kind: { type: "enum", values: ["goal", "plan"] },
+      default: "goal",
+      doc: "plan is reserved",
+    },
+    compactor: {
+      kind: { type: "enum", values: ["extractive", "drop"] },
+      default: "extractive",
+      doc: "summary style",
+    },
     context_budget_bytes: { kind: { type: "int", min: 0 }, default: 80_000, doc: "0 disables compaction" },
     max_malformed_steps: { kind: { type: "int", min: 1 }, default: 3, doc: "consecutive invalid steps" },
   },
@@ -150,7 +166,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     servers: { kind: { type: "table[]" }, default: [], doc: "[[mcp.servers]] entries" },
   },
   audit: {
-    level: { kind: { type: "enum", values: ["debug", "info", "warn", "error"] }, default: "info", doc: "threshold" },
+    level: {
+      kind: { type: "enum", values: ["debug", "info", "warn", "error"] },
+      default: "info",
+      doc: "threshold",
+    },
     to_file: { kind: { type: "bool" }, default: true, doc: "write logs/audit.jsonl" },
     max_retained_generations: { kind: { type: "int", min: 0 }, default: 8, doc: "retired files kept" },
     max_file_bytes: { kind: { type: "int", min: 1 }, default: 16_777_216, doc: "rotation threshold" },

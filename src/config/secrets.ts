@@ -56,7 +56,11 @@ function readTokenFile(file: string): TokenResolution | undefined {
   }
   const mode = st.mode & 0o777;
   if (!st.isFile()) {
-    return { source: "file", detail: `token file ${file}`, error: `token file ${file} is not a regular file` };
+    return {
+      source: "file",
+      detail: `token file ${file}`,
+      error: `token file ${file} is not a regular file`,
+    };
   }
   if (mode !== TOKEN_FILE_MODE) {
     return {
@@ -66,7 +70,11 @@ function readTokenFile(file: string): TokenResolution | undefined {
     };
   }
   if (st.size > MAX_TOKEN_BYTES) {
-    return { source: "file", detail: `token file ${file}`, error: `token file ${file} is larger than 16 KiB` };
+    return {
+      source: "file",
+      detail: `token file ${file}`,
+      error: `token file ${file} is larger than 16 KiB`,
+    };
   }
   const token = fs.readFileSync(file, "utf8").trim();
   registerSecret(token);

@@ -215,7 +215,10 @@ function isEvent(v: unknown): v is AuditEvent {
 }
 
 /** Every retained event, oldest generation first, then the live file. Optionally one session only. */
-export function readAuditEvents(live: string, sessionId?: string): { events: AuditEvent[]; warnings: string[] } {
+export function readAuditEvents(
+  live: string,
+  sessionId?: string,
+): { events: AuditEvent[]; warnings: string[] } {
   const events: AuditEvent[] = [];
   const warnings: string[] = [];
   const sources = [...retiredGenerations(live).map((g) => `${live}.${g}`), live];

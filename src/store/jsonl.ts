@@ -36,11 +36,7 @@ export interface ParsedLines<T> {
 }
 
 /** Parses JSONL text; a torn or unparsable line is skipped with a warning, never fatal. */
-export function parseJsonl<T>(
-  text: string,
-  file: string,
-  accept: (v: unknown) => v is T,
-): ParsedLines<T> {
+export function parseJsonl<T>(text: string, file: string, accept: (v: unknown) => v is T): ParsedLines<T> {
   const records: T[] = [];
   const warnings: string[] = [];
   const lines = text.split("\n");

@@ -48,12 +48,13 @@ export function isSecretEnvName(name: string): boolean {
 
 export function redact(text: string): string {
   let out = text;
-  for (const secret of secretsSorted) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  }
+  // Shapes first: a known value inside a longer credential must not leave the rest readable.
   for (const shape of CREDENTIAL_SHAPES) {
     shape.lastIndex = 0;
     out = out.replace(shape, REDACTED);
+  }
+  for (const secret of secretsSorted) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
   return out;
 }

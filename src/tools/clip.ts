@@ -22,7 +22,10 @@ export function clip(text: string, maxBytes: number): string {
   const headLen = Math.ceil(keep * 0.6);
   const tailLen = keep - headLen;
   // Decoding partial UTF-8 at the cut edges yields U+FFFD at worst; never throws.
-  const head = buf.subarray(0, headLen).toString("utf8").replace(/\uFFFD$/, "");
+  const head = buf
+    .subarray(0, headLen)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
   const tail = buf
     .subarray(buf.length - tailLen)
     .toString("utf8")

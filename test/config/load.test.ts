@@ -58,7 +58,10 @@ describe("file load order and per-key merge", () => {
     expect(v.config.backend.model).toBe("qwen2.5");
   });
   it("arrays of tables load (mcp.servers, schedule.jobs)", () => {
-    write("config.toml", '[[mcp.servers]]\nname = "a"\ncommand = "x"\n[[schedule.jobs]]\nid = "j"\ngoal = "g"\nevery_sec = 5\n');
+    write(
+      "config.toml",
+      '[[mcp.servers]]\nname = "a"\ncommand = "x"\n[[schedule.jobs]]\nid = "j"\ngoal = "g"\nevery_sec = 5\n',
+    );
     const v = ok();
     expect(v.config.mcp.servers).toEqual([{ name: "a", command: "x" }]);
     expect(v.config.schedule.jobs[0]).toMatchObject({ id: "j", every_sec: 5 });
@@ -81,13 +84,13 @@ describe("malformed files are fatal and name file, line and column", () => {
 
 describe("wrong types are fatal and name the dotted key", () => {
   it.each([
-    ["[backend]\ntimeout_ms = \"fast\"\n", "backend.timeout_ms", "an integer"],
+    ['[backend]\ntimeout_ms = "fast"\n', "backend.timeout_ms", "an integer"],
     ["[backend]\ntimeout_ms = 1.5\n", "backend.timeout_ms", "an integer"],
     ["[agent]\nmax_turns = 0\n", "agent.max_turns", ">= 1"],
-    ["[tools]\nconfine_writes = \"yes\"\n", "tools.confine_writes", "true or false"],
-    ["[tools]\nsecret_paths = \"/etc/x\"\n", "tools.secret_paths", "a list of strings"],
+    ['[tools]\nconfine_writes = "yes"\n', "tools.confine_writes", "true or false"],
+    ['[tools]\nsecret_paths = "/etc/x"\n', "tools.secret_paths", "a list of strings"],
     ["[backend]\nextra_body = 3\n", "backend.extra_body", "a table"],
-    ["[backend]\napi = \"grpc\"\n", "backend.api", "not one of chat, responses"],
+    ['[backend]\napi = "grpc"\n', "backend.api", "not one of chat, responses"],
     ["[mcp]\nservers = [1, 2]\n", "mcp.servers", "a list of tables"],
     ["backend = 3\n", "backend", "expected a table"],
   ])("%j", (text, key, expected) => {
@@ -104,8 +107,8 @@ describe("wrong types are fatal and name the dotted key", () => {
 
 describe("unknown keys warn with the dotted key and do not fail", () => {
   it.each([
-    ["[tools]\npolicyy = \"readonly\"\n", 'unknown key "tools.policyy"'],
-    ["[toolz]\npolicy = \"readonly\"\n", 'unknown section "toolz"'],
+    ['[tools]\npolicyy = "readonly"\n', 'unknown key "tools.policyy"'],
+    ['[toolz]\npolicy = "readonly"\n', 'unknown section "toolz"'],
   ])("%j", (text, warning) => {
     write("config.toml", text);
     const v = ok();
@@ -149,11 +152,31 @@ describe("environment overrides: env > file > default", () => {
   });
   it.each([
     ["SCOOT_TOOLS_TIMEOUT_MS", "1234", (c: ReturnType<typeof defaultConfig>) => c.tools.timeout_ms, 1234],
-    ["SCOOT_TOOLS_CONFINE_WRITES", "false", (c: ReturnType<typeof defaultConfig>) => c.tools.confine_writes, false],
+    [
+      "SCOOT_TOOLS_CONFINE_WRITES",
+      "false",
+      (c: ReturnType<typeof defaultConfig>) => c.tools.confine_writes,
+      false,
+    ],
     ["SCOOT_TOOLS_POLICY", "readonly", (c: ReturnType<typeof defaultConfig>) => c.tools.policy, "readonly"],
-    ["SCOOT_TOOLS_SECRET_PATHS", '["/a","/b"]', (c: ReturnType<typeof defaultConfig>) => c.tools.secret_paths, ["/a", "/b"]],
-    ["SCOOT_SKILLS_EXTRA_PATHS", "/x, /y", (c: ReturnType<typeof defaultConfig>) => c.skills.extra_paths, ["/x", "/y"]],
-    ["SCOOT_BACKEND_EXTRA_BODY", '{"temperature":0}', (c: ReturnType<typeof defaultConfig>) => c.backend.extra_body, { temperature: 0 }],
+    [
+      "SCOOT_TOOLS_SECRET_PATHS",
+      '["/a","/b"]',
+      (c: ReturnType<typeof defaultConfig>) => c.tools.secret_paths,
+      ["/a", "/b"],
+    ],
+    [
+      "SCOOT_SKILLS_EXTRA_PATHS",
+      "/x, /y",
+      (c: ReturnType<typeof defaultConfig>) => c.skills.extra_paths,
+      ["/x", "/y"],
+    ],
+    [
+      "SCOOT_BACKEND_EXTRA_BODY",
+      '{"temperature":0}',
+      (c: ReturnType<typeof defaultConfig>) => c.backend.extra_body,
+      { temperature: 0 },
+    ],
   ])("%s=%s", (name, value, get, expected) => {
     expect(get(ok({ [name]: value }).config)).toEqual(expected);
   });

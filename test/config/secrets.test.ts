@@ -34,15 +34,21 @@ describe("token chain: env → 0600 file → command", () => {
   });
   it("then the 0600 token file", () => {
     tokenFile(0o600);
-    expect(resolveToken(defaultConfig(), home, {})).toMatchObject({ source: "file", token: "file-token-value-123" });
+    expect(resolveToken(defaultConfig(), home, {})).toMatchObject({
+      source: "file",
+      token: "file-token-value-123",
+    });
   });
-  it.each([0o644, 0o640, 0o400, 0o700, 0o666])("a token file with mode %o is refused with the chmod fix", (mode) => {
-    const file = tokenFile(mode);
-    const r = resolveToken(defaultConfig(), home, {});
-    expect(r.token).toBeUndefined();
-    expect(r.error).toContain(`chmod 600 ${file}`);
-    expect(r.error).toContain("must be 0600");
-  });
+  it.each([0o644, 0o640, 0o400, 0o700, 0o666])(
+    "a token file with mode %o is refused with the chmod fix",
+    (mode) => {
+      const file = tokenFile(mode);
+      const r = resolveToken(defaultConfig(), home, {});
+      expect(r.token).toBeUndefined();
+      expect(r.error).toContain(`chmod 600 ${file}`);
+      expect(r.error).toContain("must be 0600");
+    },
+  );
   it("then the command, whose output is the token", () => {
     const c = defaultConfig();
     c.backend.api_key_cmd = "echo cmd-token-value-123";

@@ -56,7 +56,10 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
   return collect(child, opts);
 }
 
-export function collect(child: ChildProcess, opts: Pick<CliOptions, "input" | "timeoutMs"> = {}): Promise<CliResult> {
+export function collect(
+  child: ChildProcess,
+  opts: Pick<CliOptions, "input" | "timeoutMs"> = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";
@@ -68,7 +71,11 @@ export function collect(child: ChildProcess, opts: Pick<CliOptions, "input" | "t
     });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`scoot did not exit within ${opts.timeoutMs ?? 30_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `scoot did not exit within ${opts.timeoutMs ?? 30_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, opts.timeoutMs ?? 30_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {

@@ -18,9 +18,13 @@ beforeEach(() => {
 afterEach(() => removeDir(dir));
 
 function writer(id: number, count: number, maxBytes: number, retained: number, pad = 0) {
-  return spawn(process.execPath, [WRITER, file, String(id), String(count), String(maxBytes), String(retained), String(pad)], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  return spawn(
+    process.execPath,
+    [WRITER, file, String(id), String(count), String(maxBytes), String(retained), String(pad)],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
 }
 function exit(child: ReturnType<typeof writer>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {

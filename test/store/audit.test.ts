@@ -2,7 +2,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AuditLevel } from "../../src/config/schema.js";
-import { type AuditKind, createAuditLog, readAuditEvents, readGaps, retiredGenerations } from "../../src/store/audit.js";
+import {
+  type AuditKind,
+  createAuditLog,
+  readAuditEvents,
+  readGaps,
+  retiredGenerations,
+} from "../../src/store/audit.js";
 import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
@@ -15,8 +21,17 @@ beforeEach(() => {
 });
 afterEach(() => removeDir(dir));
 
-function log(over: Partial<{ level: AuditLevel; toFile: boolean; maxRetained: number; maxFileBytes: number }> = {}) {
-  return createAuditLog({ file, level: "info", toFile: true, maxRetained: 8, maxFileBytes: 1 << 20, ...over });
+function log(
+  over: Partial<{ level: AuditLevel; toFile: boolean; maxRetained: number; maxFileBytes: number }> = {},
+) {
+  return createAuditLog({
+    file,
+    level: "info",
+    toFile: true,
+    maxRetained: 8,
+    maxFileBytes: 1 << 20,
+    ...over,
+  });
 }
 function lines(f = file): Record<string, unknown>[] {
   return fs
@@ -34,7 +49,13 @@ describe("event format", () => {
     const [first, second] = lines();
     expect(Object.keys(first!)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg"]);
     expect(Object.keys(second!)).toEqual(["seq", "ts", "session_id", "kind", "msg"]);
-    expect(first).toMatchObject({ seq: 0, session_id: "cli-1-2", run_id: "r1", kind: "run", msg: "goal: count files" });
+    expect(first).toMatchObject({
+      seq: 0,
+      session_id: "cli-1-2",
+      run_id: "r1",
+      kind: "run",
+      msg: "goal: count files",
+    });
     expect(second!.seq).toBe(1);
     expect(typeof first!.ts).toBe("number");
     expect(Math.abs((first!.ts as number) - Date.now())).toBeLessThan(60_000);
@@ -49,7 +70,16 @@ describe("event format", () => {
 });
 
 describe("level filter", () => {
-  const all: AuditKind[] = ["backend", "run", "thought", "tool_call", "observation", "final", "policy_deny", "system_error"];
+  const all: AuditKind[] = [
+    "backend",
+    "run",
+    "thought",
+    "tool_call",
+    "observation",
+    "final",
+    "policy_deny",
+    "system_error",
+  ];
   it.each([
     ["debug", all],
     ["info", all.filter((k) => k !== "backend")],
@@ -96,7 +126,9 @@ describe("rotation into generations", () => {
     fs.rmSync(`${file}.gen`);
     const b = log({ maxFileBytes: 200, maxRetained: 2 });
     for (let i = 0; i < 5; i++) b.emit("s", "observation", "y".repeat(80));
-    expect(Math.min(...retiredGenerations(file).filter((g) => g > maxBefore - 2))).toBeGreaterThanOrEqual(maxBefore - 1);
+    expect(Math.min(...retiredGenerations(file).filter((g) => g > maxBefore - 2))).toBeGreaterThanOrEqual(
+      maxBefore - 1,
+    );
     const all = [...retiredGenerations(file), ...readGaps(file).gaps.map((g) => g.gap_from)];
     expect(new Set(all).size).toBe(all.length);
   });
@@ -113,7 +145,9 @@ describe("rotation into generations", () => {
       expect(typeof g.ts).toBe("number");
     }
     // Every number from 1 to the newest is either on disk or in a gap.
-    expect([...gaps.map((g) => g.gap_from), ...gens]).toEqual(Array.from({ length: gens[2]! }, (_, i) => i + 1));
+    expect([...gaps.map((g) => g.gap_from), ...gens]).toEqual(
+      Array.from({ length: gens[2]! }, (_, i) => i + 1),
+    );
   });
 });
 

@@ -1,5 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { REDACTED, redact, registerSecret, registerSecretEnv, resetSecretsForTest } from "../../src/store/redact.js";
+import {
+  REDACTED,
+  redact,
+  registerSecret,
+  registerSecretEnv,
+  resetSecretsForTest,
+} from "../../src/store/redact.js";
 
 beforeEach(() => resetSecretsForTest());
 

@@ -28,11 +28,14 @@ describe("session ids", () => {
   it.each(["a", "A.b_c-9", "x".repeat(128), "cli-1-2"])("accepts %j", (id) => {
     expect(validateSessionId(id).ok).toBe(true);
   });
-  it.each(["", "x".repeat(129), "../etc", "a/b", "a b", ".", "..", "é", "a\nb", "a;b"])("rejects %j", (id) => {
-    const r = validateSessionId(id);
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error).toContain("A-Z a-z 0-9 . _ -");
-  });
+  it.each(["", "x".repeat(129), "../etc", "a/b", "a b", ".", "..", "é", "a\nb", "a;b"])(
+    "rejects %j",
+    (id) => {
+      const r = validateSessionId(id);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error).toContain("A-Z a-z 0-9 . _ -");
+    },
+  );
 });
 
 describe("transcript file", () => {

@@ -1,0 +1,18 @@
+/** Typed events the loop emits. Trace, serve and tests subscribe; nothing prints from the loop. */
+import type { BackendEvent, Usage } from "../backend/types.js";
+
+export type AgentEvent =
+  | { type: "run"; goal: string; runId: string; sessionId: string }
+  | { type: "thinking"; turn: number }
+  | { type: "backend"; event: BackendEvent }
+  | { type: "reply"; turn: number; latencyMs: number; usage?: Usage }
+  | { type: "step"; turn: number; thought: string; action: string; input: string }
+  | { type: "malformed"; turn: number; error: string; consecutive: number }
+  | { type: "deny"; action: string; input: string; reason: string }
+  | { type: "running"; action: string; input: string }
+  | { type: "observation"; action: string; bytes: number; clippedTo: number }
+  | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
+  | { type: "final"; answer: string }
+  | { type: "error"; message: string };
+
+export type Listener = (e: AgentEvent) => void;

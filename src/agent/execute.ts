@@ -1,0 +1,57 @@
+/**
+ * Runs one tool call under a hard deadline. The tool gets an AbortSignal that fires on the
+ * deadline or on interruption; a tool that ignores it is abandoned after a short grace so
+ * the agent never hangs. Errors inside a tool become observations, never crashes.
+ */
+import type { AnyTool, ToolContext } from "../tools/types.js";
+
+/** Time a tool gets after its signal fires to clean up (bash needs 1 s for SIGKILL). */
+export const ABORT_GRACE_MS = 2_500;
+
+export async function runToolWithDeadline(
+  tool: AnyTool,
+  input: unknown,
+  base: Omit<ToolContext, "signal" | "timeoutMs">,
+  timeoutMs: number,
+  parent: AbortSignal,
+): Promise<string> {
+  const controller = new AbortController();
+  let reason: "deadline" | "interrupted" | undefined;
+  const onParentAbort = () => {
+    reason ??= "interrupted";
+    controller.abort(parent.reason);
+  };
+  if (parent.aborted) return `${tool.name}: interrupted before it started`;
+  parent.addEventListener("abort", onParentAbort, { once: true });
+  const timer = setTimeout(() => {
+    reason ??= "deadline";
+    controller.abort(new DOMException(`deadline of ${timeoutMs} ms`, "TimeoutError"));
+  }, timeoutMs);
+
+  const work = (async () => {
+    try {
+      return await tool.run(input, { ...base, signal: controller.signal, timeoutMs });
+    } catch (e) {
+      return `${tool.name} error: ${(e as Error)?.message ?? String(e)}`;
+    }
+  })();
+  try {
+    const abandoned = new Promise<undefined>((resolve) => {
+      controller.signal.addEventListener(
+        "abort",
+        () => setTimeout(() => resolve(undefined), ABORT_GRACE_MS).unref(),
+        {
+          once: true,
+        },
+      );
+    });
+    const result = await Promise.race([work, abandoned]);
+    if (result !== undefined) return result;
+    return reason === "interrupted"
+      ? `${tool.name}: interrupted`
+      : `${tool.name}: timed out after ${timeoutMs} ms`;
+  } finally {
+    clearTimeout(timer);
+    parent.removeEventListener("abort", onParentAbort);
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Builds everything one agent session needs from the loaded configuration — mode, token,
+ * backend, audit, transcript, gate settings, skills, MCP — and runs goals in it. `-e`, the
+ * REPL, scheduled jobs and `serve` all start runs through here.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import { createBackend } from "../backend/client.js";
+import type { BackendEvent } from "../backend/types.js";
+import type { HomePaths } from "../config/home.js";
+import type { Config, PolicyMode } from "../config/schema.js";
+import { effectiveToolTimeout } from "../config/schema.js";
+import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import { validateMcpServers } from "../mcp/config.js";
+import { mcpPromptSection } from "../mcp/prompt.js";
+import { buildGateSettings } from "../policy/gate.js";
+import { discoverSkills } from "../skills/discover.js";
+import { skillsPromptSection } from "../skills/prompt.js";
+import { makeSkillRegistry } from "../skills/registry.js";
+import { createAuditLog } from "../store/audit.js";
+import { type Message, openSession } from "../store/session.js";
+import { enabledTools } from "../tools/registry.js";
+import type { ToolServices } from "../tools/types.js";
+import type { AgentEvent } from "./events.js";
+import { type RunResult, runGoal } from "./loop.js";
+import { buildSystemPrompt } from "./prompt.js";
+
+export interface AgentSessionOptions {
+  config: Config;
+  paths: HomePaths;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  sessionId: string;
+  mode: PolicyMode;
+  /** CLI --retries. */
+  retries?: number;
+  onEvent?: (e: AgentEvent) => void;
+  /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
+  onWarning?: (message: string) => void;
+}
+
+export interface AgentSession {
+  sessionId: string;
+  mode: PolicyMode;
+  /** Runs one goal. Each call is one run with its own run id. */
+  run(goal: string, signal: AbortSignal): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+export type Opened = { ok: true; value: AgentSession } | { ok: false; error: string };
+
+let runCounter = 0;
+function newRunId(): string {
+  runCounter += 1;
+  return `run-${Date.now().toString(36)}-${process.pid}-${runCounter}`;
+}
+
+export async function openAgentSession(opts: AgentSessionOptions): Promise<Opened> {
+  const { config, paths, cwd, env } = opts;
+  const token = resolveToken(config, paths.root, env);
+  if (token.error) return { ok: false, error: token.error };
+
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  // The backend token never reaches a child process.
+  if (config.backend.api_key_env) delete childEnv[config.backend.api_key_env];
+
+  const mcp = validateMcpServers(config.mcp.servers);
+  for (const p of mcp.problems) opts.onWarning?.(`mcp: ${p}`);
+  const discovery = discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: paths.root });
+  for (const p of discovery.problems) opts.onWarning?.(`skill: ${p.file}: ${p.message}`);
+  const skills = makeSkillRegistry(discovery);
+
+  const services: ToolServices = { skills };
+  let pool: { close(): Promise<void> } | undefined;
+  if (mcp.servers.length > 0) {
+    const { createMcpPool } = await import("../mcp/pool.js");
+    const created = createMcpPool(mcp.servers, {
+      caFile: config.backend.ca_file,
+      env: childEnv,
+      timeoutMs: effectiveToolTimeout(config),
+      cwd,
+    });
+    pool = created;
+    services.mcp = created;
+  }
+
+  const tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
+  const gateSettings = buildGateSettings(config, cwd, {
+    mode: opts.mode,
+    tokenFile: tokenFilePath(config, paths.root),
+  });
+  const backend = createBackend(config.backend, {
+    token: token.token,
+    retries: opts.retries,
+    onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
+  });
+  const audit = createAuditLog({
+    file: paths.audit,
+    level: config.audit.level,
+    toFile: config.audit.to_file,
+    maxRetained: config.audit.max_retained_generations,
+    maxFileBytes: config.audit.max_file_bytes,
+  });
+  fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
+  const session = openSession(paths.sessions, opts.sessionId);
+  const systemPrompt = buildSystemPrompt({
+    tools: [...tools.values()],
+    mode: opts.mode,
+    cwd,
+    skillsSection: discovery.skills.length > 0 ? skillsPromptSection(discovery.skills) : undefined,
+    mcpSection: mcpPromptSection(mcp.servers) || undefined,
+  });
+
+  // One conversation per session: REPL goals build on each other. A session id that
+  // already has a transcript (a job, or --session-id reuse) starts a fresh conversation
+  // but keeps appending to the same file.
+  const history: Message[] = [];
+  let systemWritten = false;
+
+  return {
+    ok: true,
+    value: {
+      sessionId: opts.sessionId,
+      mode: opts.mode,
+      async run(goal, signal) {
+        if (!systemWritten) {
+          history.push({ role: "system", content: systemPrompt });
+          session.append({ role: "system", content: systemPrompt });
+          systemWritten = true;
+        }
+        return runGoal(
+          {
+            config,
+            mode: opts.mode,
+            cwd,
+            backend,
+            audit,
+            session,
+            sessionId: opts.sessionId,
+            runId: newRunId(),
+            gateSettings,
+            tools,
+            services,
+            childEnv,
+            toolTimeoutMs: effectiveToolTimeout(config),
+            signal,
+            history,
+            onEvent: opts.onEvent,
+          },
+          goal,
+        );
+      },
+      async close() {
+        await pool?.close();
+      },
+    },
+  };
+}

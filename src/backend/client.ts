@@ -1,0 +1,220 @@
+/**
+ * The model backend (SPEC 5): one call = one turn's request, retried on transient failures,
+ * stepped down through the structured-output levels when `auto` meets a server that rejects them.
+ */
+import { type Config, SCHEMA } from "../config/schema.js";
+import type { Result } from "../tools/types.js";
+import {
+  abortedMessage,
+  backendError,
+  httpMessage,
+  isTransientNetworkCode,
+  networkMessage,
+  protocolMessage,
+  timeoutMessage,
+} from "./errors.js";
+import { abortableSleep, backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
+import { exchange, MAX_RESPONSE_BYTES } from "./transport.js";
+import type {
+  Backend,
+  BackendError,
+  BackendEvent,
+  BackendReply,
+  BackendRequest,
+  StructuredLevel,
+} from "./types.js";
+import { buildBody, displayUrl, joinUrl, parseReply, serverMessage, splitExtraBody } from "./wire.js";
+
+/**
+ * Statuses that mean "this request shape is not accepted". Any of them while a format is sent
+ * makes `auto` step down: servers word the rejection too differently to match on text, and a
+ * 400 with another cause fails again at `none`, where its real message reaches the user.
+ * 422 is what FastAPI-based servers answer for a field they do not know.
+ */
+const SHAPE_REJECTED_STATUSES = new Set([400, 422]);
+
+const LOWER_LEVEL: Record<StructuredLevel, StructuredLevel | undefined> = {
+  json_schema: "json_object",
+  json_object: "none",
+  none: undefined,
+};
+
+const USER_AGENT = "scoot";
+
+export interface BackendOptions {
+  /** Sent as `Authorization: Bearer <token>`; no header without one (local backends). */
+  token?: string;
+  /** CLI `--retries`, overriding backend.max_retries. */
+  retries?: number;
+  onEvent?: (e: BackendEvent) => void;
+  /** Injectable for tests; must return early when the signal aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Injectable jitter source for tests. */
+  random?: () => number;
+}
+
+/** 0 means the default deadline, never "no deadline". */
+export function backendTimeoutMs(backend: Config["backend"]): number {
+  return backend.timeout_ms > 0 ? backend.timeout_ms : (SCHEMA.backend.timeout_ms!.default as number);
+}
+
+export function createBackend(config: Config["backend"], opts: BackendOptions = {}): Backend {
+  const api = config.api;
+  const url = joinUrl(config.base_url, api === "chat" ? "chat/completions" : "responses");
+  const shown = url.ok ? displayUrl(url.value) : config.base_url;
+  const { extra, ignored } = splitExtraBody(api, config.extra_body);
+  let pendingWarning =
+    ignored.length > 0
+      ? `backend.extra_body keys ${ignored.join(", ")} are ignored: Scoot sets them itself`
+      : undefined;
+  const auto = config.structured_output === "auto";
+  // Per instance; the agent keeps one instance per process, so "remembered for the process".
+  let level: StructuredLevel = config.structured_output === "auto" ? "json_schema" : config.structured_output;
+  const maxRetries = Math.max(0, Math.floor(opts.retries ?? config.max_retries));
+  const timeoutMs = backendTimeoutMs(config);
+  const sleep = opts.sleep ?? abortableSleep;
+  const emit = (e: BackendEvent) => opts.onEvent?.(e);
+  const fail = (kind: BackendError["kind"], message: string, status?: number) =>
+    ({ ok: false, error: backendError(kind, shown, message, opts.token, status) }) as const;
+  const replyKind = api === "chat" ? "a chat completion" : "a Responses API reply";
+
+  const headers = (body: Buffer): Record<string, string> => ({
+    "content-type": "application/json",
+    accept: "application/json",
+    "content-length": String(body.length),
+    "user-agent": USER_AGENT,
+    ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+  });
+
+  async function complete(req: BackendRequest): Promise<Result<BackendReply, BackendError>> {
+    if (!url.ok) return fail("config", url.error);
+    if (pendingWarning) {
+      emit({ type: "warning", message: pendingWarning });
+      pendingWarning = undefined;
+    }
+    let tryLevel = level;
+    let attempts = 0;
+    let retriesUsed = 0;
+    for (;;) {
+      const body = Buffer.from(
+        JSON.stringify(
+          buildBody({
+            api,
+            model: config.model,
+            messages: req.messages,
+            level: tryLevel,
+            stepSchema: req.stepSchema,
+            store: config.store,
+            extra,
+          }),
+        ),
+      );
+      attempts++;
+      const r = await exchange({
+        method: "POST",
+        url: url.value,
+        headers: headers(body),
+        body,
+        timeoutMs,
+        signal: req.signal,
+        caFile: config.ca_file,
+      });
+      emit({
+        type: "attempt",
+        url: shown,
+        attempt: attempts,
+        level: tryLevel,
+        outcome: r.ok ? r.value.status : r.error.kind,
+        latencyMs: r.ok ? r.value.latencyMs : r.error.latencyMs,
+        requestBytes: body.length,
+        responseBytes: r.ok ? r.value.bytes : 0,
+      });
+
+      // Each branch either returns or leaves `retry` describing a transient failure.
+      let retry: { reason: string; error: BackendError; delayMs?: number };
+      if (r.ok) {
+        const res = r.value;
+        if (res.status >= 200 && res.status < 300) {
+          const parsed = parseReply(api, res.body);
+          if (!parsed.ok)
+            return fail("protocol", protocolMessage(shown, replyKind, parsed.error), res.status);
+          if (auto) level = tryLevel;
+          return {
+            ok: true,
+            value: {
+              text: parsed.value.text,
+              ...(parsed.value.usage ? { usage: parsed.value.usage } : {}),
+              latencyMs: res.latencyMs,
+              requestBytes: body.length,
+              responseBytes: res.bytes,
+              level: tryLevel,
+              attempts,
+            },
+          };
+        }
+        const said = serverMessage(res.body);
+        const lower = LOWER_LEVEL[tryLevel];
+        if (auto && lower && SHAPE_REJECTED_STATUSES.has(res.status)) {
+          // Same turn, one level lower; does not spend a retry.
+          emit({
+            type: "downgrade",
+            from: tryLevel,
+            to: lower,
+            status: res.status,
+            reason: backendError("http", shown, said, opts.token).message,
+          });
+          tryLevel = lower;
+          continue;
+        }
+        const error = backendError(
+          "http",
+          shown,
+          httpMessage(shown, res.status, said, attempts, !auto && tryLevel !== "none"),
+          opts.token,
+          res.status,
+        );
+        if (!isTransientStatus(res.status)) return { ok: false, error };
+        retry = { reason: `HTTP ${res.status}`, error, delayMs: retryAfterMs(res.headers["retry-after"]) };
+      } else {
+        const f = r.error;
+        switch (f.kind) {
+          case "aborted":
+            return fail("aborted", abortedMessage(shown));
+          case "config":
+            return fail("config", f.detail);
+          case "too_large":
+            return fail(
+              "protocol",
+              protocolMessage(shown, replyKind, `larger than ${MAX_RESPONSE_BYTES} bytes`),
+            );
+          case "timeout":
+            retry = {
+              reason: `no answer within ${timeoutMs} ms`,
+              error: backendError("timeout", shown, timeoutMessage(shown, timeoutMs, attempts), opts.token),
+            };
+            break;
+          case "network": {
+            const error = backendError(
+              "network",
+              shown,
+              networkMessage(shown, f.code, f.detail, attempts),
+              opts.token,
+            );
+            if (!isTransientNetworkCode(f.code)) return { ok: false, error };
+            retry = { reason: f.code, error };
+            break;
+          }
+        }
+      }
+
+      if (retriesUsed >= maxRetries) return { ok: false, error: retry.error };
+      const delayMs = retry.delayMs ?? backoffMs(retriesUsed, opts.random);
+      retriesUsed++;
+      emit({ type: "retry", url: shown, attempt: attempts, delayMs, reason: retry.reason });
+      await sleep(delayMs, req.signal);
+      if (req.signal?.aborted) return fail("aborted", abortedMessage(shown));
+    }
+  }
+
+  return { complete, level: () => level };
+}

@@ -1,0 +1,110 @@
+/**
+ * Backend failures as one line each: which URL, what failed, what to try. Every message passes
+ * through `redact` and has the token cut out by value, so it may go anywhere (stderr, audit, session).
+ */
+import { STATUS_CODES } from "node:http";
+import { REDACTED, redact } from "../store/redact.js";
+import type { BackendError, BackendErrorKind } from "./types.js";
+
+/** Network failures worth another try: the server may be starting, restarting or shedding load. */
+const TRANSIENT_NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EENDEDEARLY",
+  "ERR_STREAM_PREMATURE_CLOSE",
+]);
+
+const UNREACHABLE_HINT = "is the server running? check `scoot doctor` or set SCOOT_BACKEND_BASE_URL";
+
+export function isTransientNetworkCode(code: string): boolean {
+  return TRANSIENT_NETWORK_CODES.has(code);
+}
+
+function isTlsCode(code: string): boolean {
+  return /^(CERT_|ERR_TLS_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_SSL_|EPROTO$)/.test(code);
+}
+
+function attemptsNote(attempts: number): string {
+  return attempts > 1 ? ` (after ${attempts} attempts)` : "";
+}
+
+/** Final form of every message: no token, no credential shapes, one line. */
+export function finishMessage(message: string, token?: string): string {
+  // Shapes first: cutting the token out of a longer key first would break the key's shape
+  // and leave the rest of it readable.
+  let out = redact(message);
+  if (token) out = out.split(token).join(REDACTED);
+  return out.replace(/\s+/g, " ").trim();
+}
+
+export function backendError(
+  kind: BackendErrorKind,
+  url: string,
+  message: string,
+  token?: string,
+  status?: number,
+): BackendError {
+  return { kind, url, message: finishMessage(message, token), ...(status === undefined ? {} : { status }) };
+}
+
+export function networkMessage(url: string, code: string, detail: string, attempts: number): string {
+  if (isTlsCode(code)) {
+    return `TLS with the backend at ${url} failed: ${detail} (${code})${attemptsNote(attempts)} — check http vs https in backend.base_url, or set backend.ca_file if the server uses a private CA`;
+  }
+  if (code === "ENOTFOUND") {
+    return `cannot reach the backend at ${url}: host ${new URL(url).hostname} not found — check backend.base_url or set SCOOT_BACKEND_BASE_URL`;
+  }
+  const what: Record<string, string> = {
+    ECONNREFUSED: "connection refused",
+    ECONNRESET: detail === "socket hang up" ? "the connection closed without a reply" : "connection reset",
+    EENDEDEARLY: "the connection ended before the reply was complete",
+    ETIMEDOUT: "connect timed out",
+    EAI_AGAIN: "host name lookup failed",
+    EHOSTUNREACH: "host unreachable",
+    ENETUNREACH: "network unreachable",
+  };
+  const described = what[code] ?? `${detail} (${code})`;
+  return `cannot reach the backend at ${url}: ${described}${attemptsNote(attempts)} — ${UNREACHABLE_HINT}`;
+}
+
+export function timeoutMessage(url: string, timeoutMs: number, attempts: number): string {
+  return `the backend at ${url} did not answer within ${timeoutMs} ms${attemptsNote(attempts)} — the model may be loading or overloaded; raise backend.timeout_ms or check \`scoot doctor\``;
+}
+
+export function abortedMessage(url: string): string {
+  return `the backend call to ${url} was interrupted`;
+}
+
+export function protocolMessage(url: string, what: string, detail: string): string {
+  return `the backend at ${url} returned a body that is not ${what}: ${detail} — check backend.api and backend.base_url`;
+}
+
+function statusHint(status: number, explicitSchema: boolean): string {
+  if (status === 401 || status === 403)
+    return "check the token (backend.api_key_env, api_key_file or api_key_cmd)";
+  if (status === 404) return "check backend.base_url, backend.api and backend.model";
+  if (status === 413) return "the request is too large; lower agent.context_budget_bytes";
+  if (status === 429) return "rate limited; wait and try again, or raise --retries";
+  if (status >= 500) return "the server failed; check its logs or try again later";
+  if (explicitSchema) {
+    return 'if the server does not support structured output, set backend.structured_output = "auto"';
+  }
+  return "the server rejected the request";
+}
+
+export function httpMessage(
+  url: string,
+  status: number,
+  serverText: string,
+  attempts: number,
+  explicitSchema: boolean,
+): string {
+  const phrase = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : "";
+  return `the backend at ${url} answered ${status}${phrase}: ${serverText}${attemptsNote(attempts)} — ${statusHint(status, explicitSchema)}`;
+}

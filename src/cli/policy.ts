@@ -1,0 +1,45 @@
+/**
+ * `scoot policy check <action> <input> [--mode M]`: dry-runs the very gate the agent uses,
+ * with the loaded configuration (hardening flags, secret paths, MCP allowlists).
+ */
+import { decideCall } from "../agent/decide-call.js";
+import { tokenFilePath } from "../config/secrets.js";
+import { buildGateSettings } from "../policy/gate.js";
+import { parsePolicyMode } from "../policy/modes.js";
+import { flagString } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+
+export async function runPolicyCheck(cli: Cli): Promise<number> {
+  const [action, input, extra] = cli.args.words;
+  if (!action || input === undefined || extra !== undefined) {
+    cli.io.err(
+      'usage: scoot policy check <action> <input> [--mode M]\n  e.g. scoot policy check bash \'rm -rf /\'\n       scoot policy check file_write \'{"path":"out.txt","content":"x"}\' --mode readonly\n',
+    );
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, paths } = loaded.value;
+  const modeFlag = flagString(cli.args, "mode") ?? flagString(cli.args, "policy");
+  let mode = config.tools.policy;
+  if (modeFlag !== undefined) {
+    const parsed = parsePolicyMode(modeFlag);
+    if (!parsed) {
+      cli.io.err(
+        `scoot policy check: unknown mode "${modeFlag}" (use readonly, guarded, unrestricted or yolo)\n`,
+      );
+      return EXIT.usage;
+    }
+    mode = parsed;
+  }
+  const settings = buildGateSettings(config, cli.cwd, { mode, tokenFile: tokenFilePath(config, paths.root) });
+  const decision = decideCall(action, input, settings);
+  cli.io.out(`mode=${mode}\n`);
+  if (decision.allow) {
+    cli.io.out("decision=allow\n");
+    return EXIT.ok;
+  }
+  cli.io.out(`decision=deny\nreason=${decision.reason}\n`);
+  return EXIT.failed;
+}

@@ -1,0 +1,53 @@
+/**
+ * `--trace`: progress on stderr. Markers come *before* each blocking step (`thinking`
+ * before a backend call, `running: <action>` before a tool) so a stalled run shows where.
+ */
+import type { AgentEvent } from "../agent/events.js";
+import type { RunResult } from "../agent/loop.js";
+import { redact } from "../store/redact.js";
+import { clip } from "../tools/clip.js";
+
+const TRACE_INPUT_MAX = 300;
+
+function one(text: string): string {
+  return clip(redact(text), TRACE_INPUT_MAX).replace(/\s*\n\s*/g, " ⏎ ");
+}
+
+export function traceLine(e: AgentEvent): string | undefined {
+  switch (e.type) {
+    case "run":
+      return `[trace] run ${e.runId} in session ${e.sessionId}: ${one(e.goal)}`;
+    case "thinking":
+      return `[trace] turn ${e.turn}: thinking`;
+    case "reply":
+      return `[trace] reply in ${e.latencyMs} ms${e.usage ? ` (${e.usage.total_tokens} tokens)` : ""}`;
+    case "step":
+      return `[trace] thought: ${one(e.thought)}\n[trace] action: ${e.action} ${one(e.input)}`;
+    case "malformed":
+      return `[trace] invalid step (${e.consecutive} in a row): ${one(e.error)}`;
+    case "deny":
+      return `[trace] denied: ${e.action}: ${one(e.reason)}`;
+    case "running":
+      return `[trace] running: ${e.action}`;
+    case "observation":
+      return `[trace] observation: ${e.bytes} bytes${e.clippedTo < e.bytes ? ` (clipped to ${e.clippedTo})` : ""}`;
+    case "compacted":
+      return `[trace] compacted ${e.removed} messages: ${e.beforeBytes} → ${e.afterBytes} bytes`;
+    case "final":
+      return "[trace] final answer";
+    case "error":
+      return `[trace] error: ${one(e.message)}`;
+    case "backend": {
+      const b = e.event;
+      if (b.type === "retry")
+        return `[trace] backend retry ${b.attempt} in ${b.delayMs} ms: ${one(b.reason)}`;
+      if (b.type === "downgrade") return `[trace] structured output ${b.from} → ${b.to} (HTTP ${b.status})`;
+      if (b.type === "warning") return `[trace] backend warning: ${one(b.message)}`;
+      return undefined;
+    }
+  }
+}
+
+export function traceSummary(r: RunResult): string {
+  return `[trace] done: status=${r.status} turns=${r.turns} tool_calls=${r.toolCalls} denials=${r.denials} errors=${r.errors} tokens=${r.usage.total_tokens} (prompt ${r.usage.prompt_tokens}, completion ${r.usage.completion_tokens}) wall=${r.wallMs} ms`;
+}

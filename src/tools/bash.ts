@@ -1,0 +1,172 @@
+/**
+ * `bash`: one POSIX shell command under `/bin/sh -c`, in the project root, with stdin
+ * closed, in its own process group, under the tool deadline.
+ *
+ * Nothing outlives the call: when the deadline fires or the run is interrupted the whole
+ * group gets SIGTERM and, after KILL_GRACE_MS, SIGKILL. When the shell exits on its own
+ * but left background members in the group (`server &`), they are torn down the same
+ * way, because a tool call must end with no process of its own still running. Waiting
+ * ends on the shell's exit plus a short drain, never on pipe EOF alone: a background
+ * process holding the pipes open must not hang the call.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { type Capture, captureStream } from "./capture.js";
+import { CLIP } from "./clip.js";
+import { groupAlive, terminateGroup } from "./process-group.js";
+import type { Result, Tool, ToolContext } from "./types.js";
+
+/** Per-stream capture limit (SPEC 7: stdout and stderr each up to 1 MiB). */
+export const OUTPUT_CAP_BYTES = 1024 * 1024;
+/** After the shell exits, how long its pipes may take to deliver their last bytes. */
+export const DRAIN_GRACE_MS = 200;
+/** How long to wait for the shell's exit to be reported once its group was killed. */
+const EXIT_REPORT_MS = 1000;
+const SHELL = "/bin/sh";
+
+type Stop = { kind: "timeout"; ms: number } | { kind: "interrupted" };
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Resolves with the promise's value, or undefined when `ms` pass first. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** The caller aborts the signal both for the deadline and for SIGINT; its reason tells which. */
+function stopFromSignal(ctx: ToolContext): Stop {
+  const reason: unknown = ctx.signal.reason;
+  const isTimeout = reason instanceof Error && reason.name === "TimeoutError";
+  return isTimeout ? { kind: "timeout", ms: ctx.timeoutMs } : { kind: "interrupted" };
+}
+
+function stopText(stop: Stop): string {
+  return stop.kind === "timeout" ? `timed out after ${stop.ms} ms` : "interrupted";
+}
+
+function section(label: string, capture: Capture): string | undefined {
+  if (capture.total() === 0) return undefined;
+  return `${label}:\n${capture.text(label).replace(/\n$/, "")}`;
+}
+
+function formatObservation(
+  exit: Exit | undefined,
+  stop: Stop | undefined,
+  leftovers: boolean,
+  out: Capture,
+  err: Capture,
+): string {
+  const lines: string[] = [];
+  if (stop) lines.push(`${stopText(stop)} (process group terminated)`);
+  else if (exit?.signal) lines.push(`killed by signal ${exit.signal}`);
+  else lines.push(`exit code: ${exit?.code ?? "unknown"}`);
+  if (leftovers)
+    lines.push("note: background processes still running after the command exited were terminated");
+  const sections = [section("stdout", out), section("stderr", err)].filter((s) => s !== undefined);
+  if (sections.length === 0) lines.push("(no output)");
+  return [...lines, ...sections].join("\n");
+}
+
+/** Spawns the shell; resolves once it started, or with the reason it could not. */
+function start(command: string, ctx: ToolContext): Promise<Result<ChildProcess>> {
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(SHELL, ["-c", command], {
+        cwd: ctx.cwd,
+        env: ctx.childEnv,
+        stdio: ["ignore", "pipe", "pipe"],
+        // Own process group: one signal to -pid reaches every descendant that stayed in it.
+        detached: true,
+      });
+    } catch (e) {
+      resolve({ ok: false, error: errorText(e) });
+      return;
+    }
+    child.once("spawn", () => resolve({ ok: true, value: child }));
+    child.once("error", (e) => resolve({ ok: false, error: errorText(e) }));
+  });
+}
+
+export async function runShell(command: string, ctx: ToolContext): Promise<string> {
+  if (ctx.signal.aborted) return `${stopText(stopFromSignal(ctx))}: the command was not started`;
+  const started = await start(command, ctx);
+  if (!started.ok || started.value.pid === undefined) {
+    const why = started.ok ? "no process id" : started.error;
+    return `bash: could not start ${SHELL} in ${ctx.cwd}: ${why}`;
+  }
+  const child = started.value;
+  const pgid = started.value.pid;
+  // Later errors (a failed kill) must not crash the run; the exit event still reports.
+  child.on("error", () => {});
+  const out = captureStream(child.stdout!, OUTPUT_CAP_BYTES);
+  const err = captureStream(child.stderr!, OUTPUT_CAP_BYTES);
+  const exited = new Promise<Exit>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode });
+    } else child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<Stop>((resolve) => {
+    // Enforced here as well as by the caller's signal, so the tool never depends on it.
+    timer = setTimeout(() => resolve({ kind: "timeout", ms: ctx.timeoutMs }), ctx.timeoutMs);
+    onAbort = () => resolve(stopFromSignal(ctx));
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+  });
+
+  try {
+    const first = await Promise.race([
+      exited.then((exit) => ({ exit, stop: undefined })),
+      stopped.then((stop) => ({ exit: undefined, stop })),
+    ]);
+    let exit = first.exit;
+    let leftovers = false;
+    if (first.stop) {
+      await terminateGroup(pgid);
+      exit = await within(exited, EXIT_REPORT_MS);
+    } else {
+      await within(Promise.all([out.done, err.done]), DRAIN_GRACE_MS);
+      if (await groupAlive(pgid)) {
+        leftovers = true;
+        await terminateGroup(pgid);
+      }
+    }
+    // A process that left the group (setsid) may still hold the pipes: stop reading them.
+    await within(Promise.all([out.done, err.done]), DRAIN_GRACE_MS);
+    out.stop();
+    err.stop();
+    return formatObservation(exit, first.stop, leftovers, out, err);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+export const bashTool: Tool<string> = {
+  name: "bash",
+  describe:
+    "Run one non-interactive POSIX sh command (no bash-only syntax) in the project root with stdin closed " +
+    "and a hard timeout. Returns the exit code, stdout and stderr. Prefer the structured tools for files, " +
+    "search and HTTP.",
+  inputShape: "command string",
+  clipBytes: CLIP.bash,
+  parse(raw: string): Result<string> {
+    // Blank commands are the gate's to refuse (in every mode), with a policy reason.
+    if (typeof raw !== "string") return { ok: false, error: "bash: action_input must be the command string" };
+    return { ok: true, value: raw };
+  },
+  effects(command: string) {
+    return { capability: "exec", command };
+  },
+  run(command: string, ctx: ToolContext): Promise<string> {
+    return runShell(command, ctx);
+  },
+};

@@ -1,0 +1,467 @@
+/**
+ * `http_request`: one HTTP/HTTPS request with Node's own `http`/`https`, under the tool
+ * deadline from connect to the last body byte, never hanging.
+ *
+ * Redirects are followed by hand so that every hop goes back through the policy gate:
+ * an allowed public URL must not be able to bounce the request to an internal host.
+ * Credentials the caller set (Authorization, Cookie) are not carried to another origin.
+ */
+import http from "node:http";
+import https from "node:https";
+import { loadCaBundle } from "../net/tls.js";
+import { CLIP } from "./clip.js";
+import type { Result, Tool, ToolContext } from "./types.js";
+
+export const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"] as const;
+export type HttpMethod = (typeof METHODS)[number];
+
+/** Response body bytes read at most (SPEC 7); the rest is not downloaded. */
+export const BODY_CAP_BYTES = 1024 * 1024;
+/** Redirects followed at most (SPEC 7). */
+export const MAX_REDIRECTS = 5;
+/** Framing and routing headers belong to the client; letting the model set them invites smuggling. */
+const FORBIDDEN_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Response headers worth showing the model; the rest (cookies above all) stay out of the context. */
+const KEY_HEADERS = [
+  "content-type",
+  "content-length",
+  "content-encoding",
+  "location",
+  "date",
+  "last-modified",
+  "etag",
+  "cache-control",
+  "retry-after",
+  "www-authenticate",
+  "content-disposition",
+];
+/** Dropped when a redirect leaves the origin, as browsers do. */
+const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+const USER_AGENT = "scoot";
+/** Bytes inspected to tell text from binary when the content type does not say. */
+const SNIFF_BYTES = 8192;
+const INPUT_KEYS = new Set(["method", "url", "body", "headers"]);
+
+export interface HttpRequestInput {
+  method: HttpMethod;
+  url: string;
+  body?: string;
+  /** Lower-cased names. */
+  headers: Record<string, string>;
+}
+
+const fail = (error: string): { ok: false; error: string } => ({
+  ok: false,
+  error: `http_request: ${error}`,
+});
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function parseHttpRequest(raw: string): Result<HttpRequestInput> {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch (e) {
+    return fail(
+      `action_input must be a JSON object like {"method":"GET","url":"https://..."}: ${errorText(e)}`,
+    );
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return fail(`action_input must be a JSON object like {"method":"GET","url":"https://..."}`);
+  }
+  const o = v as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
+  if (unknown.length > 0)
+    return fail(`unknown field ${unknown.join(", ")}; allowed: method, url, body, headers`);
+
+  if (typeof o.method !== "string") return fail(`"method" must be a string, one of ${METHODS.join(", ")}`);
+  const method = o.method.trim().toUpperCase() as HttpMethod;
+  if (!METHODS.includes(method)) return fail(`method "${o.method}" is not one of ${METHODS.join(", ")}`);
+
+  if (typeof o.url !== "string" || o.url.trim() === "") return fail(`"url" must be a non-empty string`);
+  const url = o.url.trim();
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return fail(`"url" is not an absolute URL: ${url}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    return fail(`only http and https URLs are supported, not ${parsed.protocol}`);
+  }
+
+  let body: string | undefined;
+  if (o.body !== undefined && o.body !== null) {
+    if (typeof o.body !== "string") return fail(`"body" must be a string (serialize JSON bodies to text)`);
+    if (method === "GET" || method === "HEAD")
+      return fail(`a ${method} request cannot carry a body; use POST, PUT or PATCH`);
+    body = o.body;
+  }
+
+  const headers: Record<string, string> = {};
+  if (o.headers !== undefined && o.headers !== null) {
+    if (typeof o.headers !== "object" || Array.isArray(o.headers)) {
+      return fail(`"headers" must be an object of header name to string value`);
+    }
+    for (const [name, value] of Object.entries(o.headers as Record<string, unknown>)) {
+      if (typeof value !== "string") return fail(`header "${name}" must have a string value`);
+      const lower = name.toLowerCase();
+      if (FORBIDDEN_HEADERS.has(lower))
+        return fail(`header "${name}" is set by Scoot and cannot be overridden`);
+      if (lower in headers) return fail(`header "${name}" is given twice`);
+      try {
+        http.validateHeaderName(name);
+        http.validateHeaderValue(name, value);
+      } catch {
+        return fail(`header "${name}" has an invalid name or value (no control characters or newlines)`);
+      }
+      headers[lower] = value;
+    }
+  }
+  return { ok: true, value: { method, url: parsed.href, ...(body !== undefined ? { body } : {}), headers } };
+}
+
+// ---------------------------------------------------------------------------------------
+// One request
+
+type Stop = { kind: "timeout"; ms: number } | { kind: "interrupted" };
+
+function stopText(stop: Stop): string {
+  return stop.kind === "timeout" ? `timed out after ${stop.ms} ms` : "interrupted";
+}
+
+interface Response {
+  ok: true;
+  status: number;
+  statusText: string;
+  headers: http.IncomingHttpHeaders;
+  /** At most BODY_CAP_BYTES. */
+  body: Buffer;
+  truncated: boolean;
+  /** Why the body ended early (deadline, reset), when it did. */
+  incomplete?: string;
+}
+type Outcome = Response | { ok: false; error: string };
+
+interface Send {
+  method: HttpMethod;
+  url: URL;
+  headers: Record<string, string>;
+  body?: string;
+  agent: http.Agent;
+  signal: AbortSignal;
+  /** Why the signal fired. */
+  stop: () => Stop;
+}
+
+function requestBodyType(body: string): string {
+  try {
+    const v: unknown = JSON.parse(body);
+    if (typeof v === "object" && v !== null) return "application/json";
+  } catch {
+    // not JSON: plain text
+  }
+  return "text/plain; charset=utf-8";
+}
+
+const TLS_TRUST_CODES =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_UNTRUSTED)$/;
+
+function describeError(e: unknown, url: URL): string {
+  const code = (e as NodeJS.ErrnoException).code ?? "";
+  const msg = errorText(e);
+  if (code === "ECONNREFUSED") return `connection refused to ${url.href}`;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NODATA" || code === "EAI_NONAME") {
+    return `could not resolve host ${url.hostname}`;
+  }
+  if (code === "ECONNRESET") return `connection reset by ${url.href} (${msg})`;
+  if (code === "ETIMEDOUT" || code === "EHOSTUNREACH" || code === "ENETUNREACH") {
+    return `cannot reach ${url.host}: ${msg}`;
+  }
+  if (TLS_TRUST_CODES.test(code)) {
+    return `TLS certificate of ${url.host} is not trusted (${code}); a private CA can be added with backend.ca_file`;
+  }
+  if (
+    code === "CERT_HAS_EXPIRED" ||
+    code === "ERR_TLS_CERT_ALTNAME_INVALID" ||
+    /^ERR_(TLS|SSL)_/.test(code)
+  ) {
+    return `TLS error with ${url.host}: ${msg}`;
+  }
+  if (code === "HPE_HEADER_OVERFLOW") return `response headers from ${url.href} are too large`;
+  if (code.startsWith("HPE_")) return `malformed HTTP response from ${url.href}: ${msg}`;
+  return `request to ${url.href} failed: ${msg}${code ? ` (${code})` : ""}`;
+}
+
+function sendOnce(s: Send): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let phase = "connecting to";
+    let settled = false;
+    let req: http.ClientRequest | undefined;
+    let res: http.IncomingMessage | undefined;
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let truncated = false;
+
+    const received = (incomplete?: string): Response => ({
+      ok: true,
+      status: res!.statusCode ?? 0,
+      statusText: res!.statusMessage ?? "",
+      headers: res!.headers,
+      body: Buffer.concat(chunks),
+      truncated,
+      ...(incomplete ? { incomplete } : {}),
+    });
+    const finish = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      s.signal.removeEventListener("abort", onAbort);
+      // Nothing more is wanted from this exchange; destroying also frees the socket.
+      res?.destroy();
+      req?.destroy();
+      resolve(o);
+    };
+    const onAbort = () => {
+      const why = stopText(s.stop());
+      if (res) finish(received(`${why} while reading the body`));
+      else finish({ ok: false, error: `${why} ${phase} ${s.url.href}` });
+    };
+    if (s.signal.aborted) return onAbort();
+    s.signal.addEventListener("abort", onAbort, { once: true });
+
+    const headers: Record<string, string> = { "user-agent": USER_AGENT, ...s.headers };
+    if (s.body !== undefined) {
+      headers["content-length"] = String(Buffer.byteLength(s.body));
+      headers["content-type"] ??= requestBodyType(s.body);
+    }
+    const secure = s.url.protocol === "https:";
+    try {
+      req = (secure ? https : http).request(s.url, { method: s.method, headers, agent: s.agent });
+    } catch (e) {
+      return finish({ ok: false, error: describeError(e, s.url) });
+    }
+    req.on("error", (e) => finish({ ok: false, error: describeError(e, s.url) }));
+    req.on("socket", (socket) => {
+      socket.once("connect", () => {
+        phase = secure ? "in the TLS handshake with" : "waiting for response headers from";
+      });
+      socket.once("secureConnect", () => {
+        phase = "waiting for response headers from";
+      });
+    });
+    req.on("response", (r) => {
+      res = r;
+      r.on("error", (e) => finish(received(`connection lost while reading the body: ${errorText(e)}`)));
+      r.on("close", () => {
+        if (!r.complete) finish(received("connection closed before the body was complete"));
+      });
+      if (REDIRECT_STATUSES.has(r.statusCode ?? 0) && r.headers.location) return finish(received());
+      r.on("data", (chunk: Buffer) => {
+        const room = BODY_CAP_BYTES - kept;
+        if (chunk.length > room) {
+          chunks.push(chunk.subarray(0, room));
+          kept += room;
+          truncated = true;
+          return finish(received());
+        }
+        chunks.push(chunk);
+        kept += chunk.length;
+      });
+      r.on("end", () => finish(received()));
+    });
+    req.end(s.body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// The observation
+
+function isTextType(mime: string): boolean | undefined {
+  if (mime === "") return undefined;
+  if (mime.startsWith("text/") || /[+/](json|xml)$/.test(mime)) return true;
+  if (/(json|xml|javascript|ecmascript|yaml|toml|csv|x-www-form-urlencoded|graphql|markdown)/.test(mime)) {
+    return true;
+  }
+  if (/^(image|audio|video|font)\//.test(mime)) return false;
+  if (
+    /^application\/(octet-stream|pdf|zip|gzip|x-tar|x-gzip|x-bzip2|x-7z|wasm|x-protobuf|vnd\.)/.test(mime)
+  ) {
+    return false;
+  }
+  return undefined;
+}
+
+function looksBinary(body: Buffer): boolean {
+  const head = body.subarray(0, SNIFF_BYTES);
+  if (head.includes(0)) return true;
+  try {
+    // stream: true tolerates a sequence cut at the sniff boundary.
+    new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: true });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function decodeBody(body: Buffer, contentType: string): string {
+  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(body);
+  } catch {
+    return new TextDecoder("utf-8").decode(body);
+  }
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+function formatResponse(r: Response, method: HttpMethod, finalUrl: string, redirects: number): string {
+  const lines = [`HTTP ${r.status} ${r.statusText}`.trimEnd()];
+  if (redirects > 0)
+    lines.push(`final-url: ${finalUrl} (after ${redirects} redirect${redirects > 1 ? "s" : ""})`);
+  for (const name of KEY_HEADERS) {
+    const value = headerValue(r.headers[name]);
+    if (value !== undefined) lines.push(`${name}: ${value}`);
+  }
+  lines.push("");
+
+  const contentType = headerValue(r.headers["content-type"]) ?? "";
+  const encoding = (headerValue(r.headers["content-encoding"]) ?? "identity").toLowerCase();
+  const size = `${r.body.length}${r.truncated ? "+" : ""} bytes`;
+  if (method === "HEAD") lines.push("(no body: HEAD request)");
+  else if (r.body.length === 0) lines.push("(empty body)");
+  else if (encoding !== "identity") {
+    lines.push(`[${encoding}-encoded body: ${size}, content-type ${contentType || "unknown"}; not shown]`);
+  } else if (isTextType(contentType.split(";")[0]!.trim().toLowerCase()) ?? !looksBinary(r.body)) {
+    lines.push(decodeBody(r.body, contentType));
+  } else {
+    lines.push(`[binary body: ${size}, content-type ${contentType || "unknown"}; not shown]`);
+  }
+  if (r.truncated) {
+    const declared = headerValue(r.headers["content-length"]);
+    lines.push(
+      `[body truncated: first ${r.body.length} bytes kept${declared ? ` of ${declared}` : ""}; the rest was not read]`,
+    );
+  }
+  if (r.incomplete) lines.push(`[body incomplete: ${r.incomplete}]`);
+  return lines.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// The call: deadline, agents, redirects
+
+function nextMethod(status: number, method: HttpMethod): HttpMethod {
+  if (status === 303 && method !== "HEAD") return "GET";
+  if ((status === 301 || status === 302) && method === "POST") return "GET";
+  return method;
+}
+
+export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext): Promise<string> {
+  // One deadline over every hop: the tool's own timer, or the caller's signal.
+  const ac = new AbortController();
+  let stop: Stop = { kind: "interrupted" };
+  const timer = setTimeout(() => {
+    stop = { kind: "timeout", ms: ctx.timeoutMs };
+    ac.abort();
+  }, ctx.timeoutMs);
+  const onAbort = () => {
+    const reason: unknown = ctx.signal.reason;
+    const isTimeout = reason instanceof Error && reason.name === "TimeoutError";
+    stop = isTimeout ? { kind: "timeout", ms: ctx.timeoutMs } : { kind: "interrupted" };
+    ac.abort();
+  };
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+  // Fresh agents without keep-alive: nothing of this call lingers after it.
+  let httpAgent: http.Agent | undefined;
+  let httpsAgent: https.Agent | undefined;
+  const agentFor = (url: URL): Result<http.Agent> => {
+    if (url.protocol === "http:") {
+      httpAgent ??= new http.Agent({ keepAlive: false });
+      return { ok: true, value: httpAgent };
+    }
+    if (!httpsAgent) {
+      const ca = loadCaBundle(ctx.config.backend.ca_file);
+      if (!ca.ok) return ca;
+      httpsAgent = new https.Agent({ keepAlive: false, ...(ca.value ? { ca: ca.value } : {}) });
+    }
+    return { ok: true, value: httpsAgent };
+  };
+
+  let method = input.method;
+  let url = new URL(input.url);
+  let body = input.body;
+  const headers = { ...input.headers };
+  try {
+    for (let redirects = 0; ; redirects++) {
+      const agent = agentFor(url);
+      if (!agent.ok) return `http_request: ${agent.error}`;
+      const sent = await sendOnce({
+        method,
+        url,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        agent: agent.value,
+        signal: ac.signal,
+        stop: () => stop,
+      });
+      if (!sent.ok) return `http_request: ${sent.error}`;
+      const location = headerValue(sent.headers.location);
+      if (!REDIRECT_STATUSES.has(sent.status) || !location)
+        return formatResponse(sent, method, url.href, redirects);
+
+      const hop = `HTTP ${sent.status} from ${url.href} to ${location}`;
+      if (redirects >= MAX_REDIRECTS) {
+        return `http_request: stopped after ${MAX_REDIRECTS} redirects; redirect ${redirects + 1} (${hop}) not followed`;
+      }
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        return `http_request: redirect ${redirects + 1} (${hop}) has an invalid Location`;
+      }
+      if (next.protocol !== "http:" && next.protocol !== "https:") {
+        return `http_request: redirect ${redirects + 1} (${hop}) not followed: only http and https are supported`;
+      }
+      const method2 = nextMethod(sent.status, method);
+      const decision = ctx.gate("http_request", JSON.stringify({ method: method2, url: next.href }));
+      if (!decision.allow) {
+        return `http_request: redirect ${redirects + 1} (${sent.status} from ${url.href} to ${next.href}) denied by policy: ${decision.reason}`;
+      }
+      if (method2 !== method) {
+        body = undefined;
+        delete headers["content-type"];
+      }
+      if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+      method = method2;
+      url = next;
+    }
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort);
+    httpAgent?.destroy();
+    httpsAgent?.destroy();
+  }
+}
+
+export const httpRequestTool: Tool<HttpRequestInput> = {
+  name: "http_request",
+  describe:
+    "Make one HTTP or HTTPS request (GET, POST, PUT, DELETE, HEAD, PATCH) with a hard timeout. Returns the " +
+    "status, key headers and the body (up to 1 MiB). Redirects are followed (at most 5).",
+  inputShape:
+    '{"method": "GET|POST|PUT|DELETE|HEAD|PATCH", "url": "https://...", "body": "optional text", ' +
+    '"headers": {"optional-name": "value"}}',
+  clipBytes: CLIP.http_request,
+  parse: parseHttpRequest,
+  effects(input: HttpRequestInput) {
+    const read = input.method === "GET" || input.method === "HEAD";
+    return { capability: read ? "net_read" : "net_write", url: { method: input.method, url: input.url } };
+  },
+  run: runHttpRequest,
+};

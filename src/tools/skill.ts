@@ -1,0 +1,137 @@
+/**
+ * `skill`: read a file from a loaded skill's directory. It is a native capability that
+ * bypasses the policy mode by design (skills work under readonly), so its safety lives
+ * here: the name must be loaded, the path must be relative without `..`, and the
+ * realpath of the target must stay inside the skill directory's realpath.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { isInside, listSkillFiles, readRegularFile, realpathOrUndefined } from "../skills/fsutil.js";
+import type { SkillRegistry } from "../skills/registry.js";
+import { CLIP, clip } from "./clip.js";
+import type { Effects, Result, Tool, ToolContext } from "./types.js";
+
+export type { SkillRegistry } from "../skills/registry.js";
+export { makeSkillRegistry } from "../skills/registry.js";
+
+/** Largest file the action reads; the observation is clipped far below this anyway. */
+export const MAX_SKILL_READ_BYTES = 1024 * 1024;
+/** Files named when a path is a directory or missing. */
+export const MAX_LISTED_FILES = 200;
+const MAX_LIST_DEPTH = 8;
+const DEFAULT_PATH = "SKILL.md";
+/** Every failure observation starts with this, like the other tools' errors. */
+export const ERROR_PREFIX = "skill error:";
+const INPUT_KEYS = new Set(["name", "path"]);
+
+export interface SkillInput {
+  name: string;
+  path: string;
+}
+
+function parse(raw: string): Result<SkillInput> {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return { ok: false, error: 'skill input must be a JSON object: {"name": "<skill>", "path": "SKILL.md"}' };
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return { ok: false, error: 'skill input must be a JSON object: {"name": "<skill>", "path": "SKILL.md"}' };
+  }
+  const o = v as Record<string, unknown>;
+  const extra = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
+  if (extra.length > 0) return { ok: false, error: `skill input has unknown key(s): ${extra.join(", ")}` };
+  if (typeof o.name !== "string" || o.name.trim() === "") {
+    return { ok: false, error: "skill input needs `name`: a non-empty string" };
+  }
+  let p = DEFAULT_PATH;
+  if (o.path !== undefined && o.path !== null) {
+    if (typeof o.path !== "string") return { ok: false, error: "skill `path` must be a string" };
+    if (o.path.trim() !== "") p = o.path;
+  }
+  const bad = checkRelativePath(p);
+  if (bad) return { ok: false, error: bad };
+  return { ok: true, value: { name: o.name.trim(), path: p } };
+}
+
+/** Refuses what could name a file outside the skill before any filesystem access. */
+function checkRelativePath(p: string): string | undefined {
+  if (p.includes("\0")) return "skill `path` must not contain NUL";
+  if (path.isAbsolute(p) || path.win32.isAbsolute(p)) {
+    return `skill \`path\` must be relative to the skill directory, got absolute ${JSON.stringify(p)}`;
+  }
+  if (p.split(/[\\/]/).includes("..")) return "skill `path` must not contain `..` segments";
+  return undefined;
+}
+
+function effects(_input: SkillInput): Effects {
+  return { capability: "native" };
+}
+
+function fileList(dir: string): string {
+  const { files, truncated } = listSkillFiles(dir, MAX_LISTED_FILES, MAX_LIST_DEPTH);
+  if (files.length === 0) return "(no files)";
+  return files.join(", ") + (truncated ? ", ..." : "");
+}
+
+function availableSkills(registry: SkillRegistry | undefined): string {
+  const names = (registry?.list() ?? []).map((s) => s.name).sort();
+  return names.length === 0 ? "no skills are loaded" : `available skills: ${names.join(", ")}`;
+}
+
+/** The run attaches the registry as `unknown`; anything without the two methods counts as none. */
+function asRegistry(v: unknown): SkillRegistry | undefined {
+  const r = v as Partial<SkillRegistry> | undefined;
+  return r && typeof r.get === "function" && typeof r.list === "function" ? (r as SkillRegistry) : undefined;
+}
+
+async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
+  if (ctx.signal.aborted) return `${ERROR_PREFIX} read aborted`;
+  const registry = asRegistry(ctx.services.skills);
+  const skill = registry?.get(input.name);
+  if (!skill)
+    return `${ERROR_PREFIX} unknown skill ${JSON.stringify(input.name)}; ${availableSkills(registry)}`;
+
+  // Re-resolve the boundary now: the directory may have been replaced since discovery.
+  const root = realpathOrUndefined(skill.dir);
+  if (root === undefined)
+    return `${ERROR_PREFIX} skill ${JSON.stringify(skill.name)} directory is gone: ${skill.dir}`;
+  const shown = input.path.split(path.sep).join("/");
+  const target = realpathOrUndefined(path.join(root, input.path));
+  if (target === undefined) {
+    return `${ERROR_PREFIX} no file ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`;
+  }
+  if (!isInside(root, target)) {
+    return `${ERROR_PREFIX} ${JSON.stringify(shown)} resolves outside skill ${JSON.stringify(skill.name)}; refused`;
+  }
+  let isDir = false;
+  try {
+    isDir = fs.statSync(target).isDirectory();
+  } catch {
+    // readRegularFile below reports the problem.
+  }
+  if (isDir) {
+    return `${ERROR_PREFIX} ${JSON.stringify(shown)} is a directory in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`;
+  }
+  const read = readRegularFile(target, MAX_SKILL_READ_BYTES);
+  if (!read.ok)
+    return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} ${read.error}`;
+  if (read.data.includes(0)) {
+    return `[skill ${skill.name}: ${shown}] binary file, ${read.data.length} bytes; not shown`;
+  }
+  const header = `[skill ${skill.name}: ${shown}, ${read.data.length} bytes]\n`;
+  return clip(header + read.data.toString("utf8"), CLIP.skill);
+}
+
+export const skillTool: Tool<SkillInput> = {
+  name: "skill",
+  describe:
+    "Read a file from a loaded skill's directory (default SKILL.md; other files by relative path). " +
+    "Read-only, works in every policy mode; skills add instructions, never privileges.",
+  inputShape: '{"name": "...", "path": "SKILL.md"}',
+  clipBytes: CLIP.skill,
+  parse,
+  effects,
+  run,
+};

@@ -1,0 +1,291 @@
+/**
+ * A scripted OpenAI-compatible server for tests: a real loopback HTTP server whose completion
+ * replies come from a script, one item per request. It speaks `/v1/chat/completions`,
+ * `/v1/responses` (each answered in its own shape, with usage) and `GET /v1/models`.
+ *
+ * Works for in-process clients and for the built CLI spawned as a child with
+ * `SCOOT_BACKEND_BASE_URL=<url>` — spawn it asynchronously (spawnSync would block this
+ * process's event loop, and with it the server).
+ */
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export type ScriptItem =
+  | {
+      /** The model's text; an object is sent as its JSON text (a step, usually). */
+      reply: string | object;
+      delayMs?: number;
+      /** Overrides the computed usage numbers. */
+      usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number };
+    }
+  | { status: number; retryAfter?: number | string; body?: string | object; delayMs?: number }
+  /** Never answers; `close()` destroys the socket. */
+  | { hang: true }
+  /** Destroys the socket after reading the request. */
+  | { drop: true }
+  /** 200 with a body that is not JSON. */
+  | { malformed: true }
+  /**
+   * 400 "response_format json_schema not supported" when the request carries a structured-output
+   * format (`true`: any; a string: only that type). Otherwise the item is skipped and the next
+   * item answers the request.
+   */
+  | { rejectFormat: true | "json_schema" | "json_object" }
+  | ((req: RecordedRequest) => ScriptItem);
+
+export interface RecordedRequest {
+  method: string;
+  /** Path with query, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON, or the raw text when the body is not JSON (undefined when empty). */
+  body: unknown;
+  raw: string;
+}
+
+export interface ScriptedServer {
+  /** Base URL including `/v1`, e.g. `http://127.0.0.1:PORT/v1`. */
+  url: string;
+  /** Every request received, in order (completions and `/models`). */
+  requests: RecordedRequest[];
+  /** Only the completion requests (chat and responses). */
+  completions(): RecordedRequest[];
+  push(...items: ScriptItem[]): void;
+  /** Script items not yet consumed. */
+  remaining(): number;
+  close(): Promise<void>;
+}
+
+export interface ScriptedServerOptions {
+  /** Ids listed by `GET /v1/models`. */
+  models?: string[];
+}
+
+const CHAT_PATH = "/v1/chat/completions";
+const RESPONSES_PATH = "/v1/responses";
+const MODELS_PATH = "/v1/models";
+/** A function item returning another function more often than this is a test bug. */
+const MAX_FUNCTION_DEPTH = 16;
+
+type Resolved = Exclude<ScriptItem, (req: RecordedRequest) => ScriptItem>;
+
+/** Usage numbers that are deterministic and plausible: about four bytes per token. */
+function tokens(text: string): number {
+  return Math.max(1, Math.ceil(Buffer.byteLength(text) / 4));
+}
+
+function formatType(path: string, body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const b = body as Record<string, unknown>;
+  const format =
+    path === RESPONSES_PATH ? (b.text as Record<string, unknown> | undefined)?.format : b.response_format;
+  if (typeof format !== "object" || format === null) return undefined;
+  return String((format as Record<string, unknown>).type);
+}
+
+function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+) {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function replyBody(
+  path: string,
+  req: RecordedRequest,
+  item: Extract<Resolved, { reply: unknown }>,
+  n: number,
+) {
+  const text = typeof item.reply === "string" ? item.reply : JSON.stringify(item.reply);
+  const model = (req.body as { model?: unknown } | undefined)?.model ?? "scripted";
+  const prompt = item.usage?.prompt_tokens ?? tokens(req.raw);
+  const completion = item.usage?.completion_tokens ?? tokens(text);
+  const total = item.usage?.total_tokens ?? prompt + completion;
+  const created = Math.floor(Date.now() / 1000);
+  if (path === RESPONSES_PATH) {
+    // The REST shape: `output_text` is an SDK convenience, so it is not sent here.
+    return {
+      id: `resp_scripted_${n}`,
+      object: "response",
+      created_at: created,
+      status: "completed",
+      model,
+      output: [
+        {
+          type: "message",
+          id: `msg_scripted_${n}`,
+          status: "completed",
+          role: "assistant",
+          content: [{ type: "output_text", text, annotations: [] }],
+        },
+      ],
+      usage: { input_tokens: prompt, output_tokens: completion, total_tokens: total },
+    };
+  }
+  return {
+    id: `chatcmpl-scripted-${n}`,
+    object: "chat.completion",
+    created,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total },
+  };
+}
+
+export async function startScriptedServer(
+  script: ScriptItem[] = [],
+  options: ScriptedServerOptions = {},
+): Promise<ScriptedServer> {
+  const queue: ScriptItem[] = [...script];
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let completionCount = 0;
+
+  const later = (ms: number, fn: () => void) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  };
+
+  /** The item that answers this request: functions are called, inapplicable rejectFormat items skipped. */
+  const next = (path: string, rec: RecordedRequest): Resolved | undefined => {
+    for (;;) {
+      let item = queue.shift();
+      for (let depth = 0; typeof item === "function"; depth++) {
+        if (depth >= MAX_FUNCTION_DEPTH) throw new Error("scripted server: function items nest too deep");
+        item = item(rec);
+      }
+      if (item === undefined) return undefined;
+      if ("rejectFormat" in item) {
+        const type = formatType(path, rec.body);
+        if (type === undefined || (item.rejectFormat !== true && item.rejectFormat !== type)) continue;
+      }
+      return item;
+    }
+  };
+
+  const answer = (
+    path: string,
+    rec: RecordedRequest,
+    res: http.ServerResponse,
+    req: http.IncomingMessage,
+  ) => {
+    completionCount++;
+    const n = completionCount;
+    const item = next(path, rec);
+    if (item === undefined) {
+      sendJson(res, 500, {
+        error: {
+          message: `scripted server: script exhausted (completion request #${n} to ${path})`,
+          type: "test",
+        },
+      });
+      return;
+    }
+    if ("hang" in item) return;
+    if ("drop" in item) {
+      req.socket.destroy();
+      return;
+    }
+    if ("malformed" in item) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("<html>this is not JSON</html>");
+      return;
+    }
+    if ("rejectFormat" in item) {
+      sendJson(res, 400, {
+        error: {
+          message: `response_format json_schema not supported by this server`,
+          type: "invalid_request_error",
+          param: "response_format",
+        },
+      });
+      return;
+    }
+    const send = () => {
+      if ("reply" in item) {
+        sendJson(res, 200, replyBody(path, rec, item, n));
+        return;
+      }
+      const headers: Record<string, string> =
+        item.retryAfter === undefined ? {} : { "retry-after": String(item.retryAfter) };
+      const body = item.body ?? { error: { message: `scripted status ${item.status}`, type: "test" } };
+      sendJson(res, item.status, body, headers);
+    };
+    if (item.delayMs) later(item.delayMs, send);
+    else send();
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body: unknown;
+      if (raw !== "") {
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          body = raw;
+        }
+      }
+      const url = req.url ?? "/";
+      const path = url.split("?")[0]!;
+      const rec: RecordedRequest = { method: req.method ?? "", path: url, headers: req.headers, body, raw };
+      requests.push(rec);
+      if (req.method === "POST" && (path === CHAT_PATH || path === RESPONSES_PATH)) {
+        answer(path, rec, res, req);
+      } else if (req.method === "GET" && path === MODELS_PATH) {
+        const ids = options.models ?? ["scripted-model"];
+        sendJson(res, 200, {
+          object: "list",
+          data: ids.map((id) => ({ id, object: "model", owned_by: "scoot-test" })),
+        });
+      } else {
+        sendJson(res, 404, {
+          error: { message: `scripted server: no route for ${req.method} ${path}`, type: "test" },
+        });
+      }
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    completions: () =>
+      requests.filter((r) => r.path.startsWith(CHAT_PATH) || r.path.startsWith(RESPONSES_PATH)),
+    push: (...items) => {
+      queue.push(...items);
+    },
+    remaining: () => queue.length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        // Hanging requests and idle keep-alive connections would otherwise hold close() open.
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
