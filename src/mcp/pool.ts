@@ -1,0 +1,353 @@
+/**
+ * The run's MCP connections. A server is started or connected on its first call and
+ * reused until the run ends; `close()` shuts every one down and waits for stdio
+ * children to be reaped.
+ *
+ * Decisions:
+ * - Fail closed before anything is spawned or dialled: unknown server, tool not in
+ *   `allowed_tools` (the gate checks too; this is the second lock), a header whose
+ *   `value_env` is missing, an unreadable CA file.
+ * - Every wait has the tool deadline: the connection (spawn/dial + initialize) and each
+ *   call. A call that times out leaves the connection up (a slow tool is not a dead server).
+ * - One connection per server per run. A server that fails to connect, or whose
+ *   connection is lost (a stdio child that exits, for instance), stays unavailable for
+ *   the rest of the run and later calls fail at once with the recorded reason. Restarting
+ *   could repeat side effects of whatever crashed it, and a broken server would otherwise
+ *   cost a full deadline on every retry of the model.
+ */
+import * as fs from "node:fs";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { McpServerConfig } from "../config/schema.js";
+import type { McpService } from "../tools/mcp_call.js";
+import type { Result } from "../tools/types.js";
+import { resolveHeaders } from "./config.js";
+import { createNodeFetch, type NodeFetch } from "./fetch.js";
+import { renderToolResult } from "./render.js";
+import { type BuiltTransport, buildTransport } from "./transport.js";
+
+/** How Scoot introduces itself in `initialize`. */
+export const CLIENT_INFO = { name: "scoot", version: "0.1.0" } as const;
+/** Stderr kept per stdio server, quoted (tail only) when it fails. */
+const STDERR_TAIL_BYTES = 4096;
+const STDERR_QUOTE_CHARS = 400;
+/** Bound on one server's shutdown: the SDK gives a stdio child 2 s after stdin EOF, then 2 s after SIGTERM. */
+const CLOSE_WAIT_MS = 6000;
+/** Bound on the polite session DELETE of Streamable HTTP at close. */
+const END_SESSION_MS = 1000;
+/**
+ * How long close() waits for a child to leave the process table. The SDK's own close may
+ * already be running (it starts one itself when initialize fails), so this covers its
+ * whole EOF → SIGTERM → SIGKILL sequence.
+ */
+const REAP_WAIT_MS = CLOSE_WAIT_MS;
+const REAP_POLL_MS = 20;
+/** JSON-RPC codes the SDK uses for a lost connection and for its own request timeout. */
+const CONNECTION_CLOSED = -32000;
+const REQUEST_TIMEOUT = -32001;
+
+export interface McpPoolOptions {
+  /** `backend.ca_file`: extra PEM roots for https servers. */
+  caFile?: string;
+  /** Where `value_env` headers and the stdio servers' inherited variables come from. */
+  env: NodeJS.ProcessEnv;
+  /** The tool deadline: applies to connecting and to each call. */
+  timeoutMs: number;
+  /** Receives stdio servers' stderr; without it the text is kept only for error messages. */
+  stderrSink?: (server: string, text: string) => void;
+  /** Working directory for stdio servers (default: Scoot's own). */
+  cwd?: string;
+}
+
+export interface McpPool extends McpService {
+  close(): Promise<void>;
+}
+
+interface Slot {
+  server: McpServerConfig;
+  connecting?: Promise<Result<Client>>;
+  client?: Client;
+  built?: BuiltTransport;
+  /** Set once the server is unusable for the rest of the run; the text says why. */
+  dead?: string;
+  stderrTail: string;
+  /** Aborts an in-flight initialize when the pool closes. */
+  abort: AbortController;
+  connected?: boolean;
+  /** The SDK reported the connection closed (at any time, during connecting included). */
+  lost?: boolean;
+  shutdown?: Promise<void>;
+}
+
+type Outcome<T> =
+  | { kind: "ok"; value: T }
+  | { kind: "error"; error: unknown }
+  | { kind: "timeout" }
+  | { kind: "aborted" };
+
+/** Waits for `p`, but never past `ms` or the abort of `signal`; timers and listeners are removed. */
+function settle<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<Outcome<T>> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve({ kind: "aborted" });
+      return;
+    }
+    const done = (o: Outcome<T>) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(o);
+    };
+    const onAbort = () => done({ kind: "aborted" });
+    const timer = setTimeout(() => done({ kind: "timeout" }), Math.max(1, ms));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (value) => done({ kind: "ok", value }),
+      (error: unknown) => done({ kind: "error", error }),
+    );
+  });
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+function errorCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "number" ? code : undefined;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Waits (bounded) until the child is no longer in the process table, zombie included. */
+async function waitReaped(pid: number): Promise<void> {
+  const until = Date.now() + REAP_WAIT_MS;
+  while (!processGone(pid) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, REAP_POLL_MS));
+  }
+}
+
+export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPoolOptions): McpPool {
+  const slots = new Map<string, Slot>();
+  for (const server of servers) {
+    slots.set(server.name, { server, stderrTail: "", abort: new AbortController() });
+  }
+  let closed = false;
+  let nodeFetch: NodeFetch | undefined;
+  let ca: Result<string | undefined> | undefined;
+  const label = (name: string) => `MCP server ${JSON.stringify(name)}`;
+
+  function loadCa(): Result<string | undefined> {
+    if (ca) return ca;
+    if (opts.caFile === undefined) ca = { ok: true, value: undefined };
+    else {
+      try {
+        ca = { ok: true, value: fs.readFileSync(opts.caFile, "utf8") };
+      } catch (err) {
+        ca = {
+          ok: false,
+          error: `cannot read backend.ca_file ${opts.caFile}: ${errorText(err)}; not connecting`,
+        };
+      }
+    }
+    return ca;
+  }
+
+  function stderrQuote(slot: Slot): string {
+    const tail = slot.stderrTail.trim();
+    if (tail === "") return "";
+    const quoted = tail.length > STDERR_QUOTE_CHARS ? `…${tail.slice(-STDERR_QUOTE_CHARS)}` : tail;
+    return `; its stderr ends with: ${quoted}`;
+  }
+
+  function lostReason(slot: Slot): string {
+    return `${label(slot.server.name)} closed its connection (it exited or hung up)${stderrQuote(slot)}`;
+  }
+
+  function markDead(slot: Slot, reason: string): void {
+    if (slot.dead === undefined) slot.dead = reason;
+  }
+
+  /** Idempotent: closes the client (or the bare transport), then waits for the child to go. */
+  function shutdown(slot: Slot): Promise<void> {
+    slot.shutdown ??= (async () => {
+      // Only an unfinished initialize is aborted: aborting a finished one would make the
+      // SDK send the server a stray cancellation.
+      if (!slot.connected) slot.abort.abort();
+      const { client, built } = slot;
+      if (client && built) await settle(built.endSession(), END_SESSION_MS);
+      const pid = built?.pid();
+      if (client) await settle(client.close(), CLOSE_WAIT_MS);
+      else if (built) await settle(built.transport.close(), CLOSE_WAIT_MS);
+      if (pid !== undefined) await waitReaped(pid);
+    })();
+    return slot.shutdown;
+  }
+
+  async function connect(slot: Slot, headers: Record<string, string>): Promise<Result<Client>> {
+    const { server } = slot;
+    const attempt = (async () => {
+      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+      const built = await buildTransport(server, {
+        env: opts.env,
+        headers,
+        ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+        fetch: () => {
+          nodeFetch ??= createNodeFetch(ca?.ok && ca.value !== undefined ? { ca: ca.value } : {});
+          return nodeFetch.fetch;
+        },
+      });
+      slot.built = built;
+      built.stderr?.on("data", (chunk: Buffer | string) => {
+        const text = chunk.toString();
+        slot.stderrTail = (slot.stderrTail + text).slice(-STDERR_TAIL_BYTES);
+        opts.stderrSink?.(server.name, text);
+      });
+      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      // Transport hiccups (a dropped event stream the SDK retries, say) are not fatal by
+      // themselves; a call that depends on them fails with its own error.
+      client.onerror = () => {};
+      // While connecting, the attempt's own error is the better reason (the SDK closes the
+      // client itself when initialize fails); afterwards a close means the server is gone.
+      client.onclose = () => {
+        slot.lost = true;
+        if (slot.connected) markDead(slot, lostReason(slot));
+      };
+      slot.client = client;
+      // The pool closed, or this attempt already timed out, while the SDK was loading.
+      if (closed || slot.abort.signal.aborted) throw new Error("connection attempt abandoned");
+      await client.connect(built.transport, { timeout: opts.timeoutMs, signal: slot.abort.signal });
+      return client;
+    })();
+    const outcome = await settle(attempt, opts.timeoutMs, slot.abort.signal);
+    if (outcome.kind === "ok" && !closed && !slot.lost) {
+      slot.connected = true;
+      return { ok: true, value: outcome.value };
+    }
+    let reason: string;
+    if (outcome.kind === "ok" && !closed) {
+      reason = lostReason(slot);
+    } else if (outcome.kind === "ok" || outcome.kind === "aborted" || closed) {
+      reason = `${label(server.name)}: connection abandoned because the run is ending`;
+    } else if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
+      reason = `${label(server.name)} did not complete its connection within ${opts.timeoutMs} ms${stderrQuote(slot)}`;
+    } else {
+      reason = `${label(server.name)} failed to connect: ${errorText(outcome.error)}${stderrQuote(slot)}`;
+    }
+    // Set before shutdown so the close callback does not replace the real reason.
+    markDead(slot, reason);
+    void shutdown(slot);
+    return { ok: false, error: slot.dead ?? reason };
+  }
+
+  async function call(
+    serverName: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Result<string>> {
+    const slot = slots.get(serverName);
+    if (!slot) {
+      const known = [...slots.keys()];
+      const list = known.length === 0 ? "no MCP servers are configured" : `configured: ${known.join(", ")}`;
+      return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)} (${list})` };
+    }
+    const { server } = slot;
+    if (!server.allowed_tools.includes(tool)) {
+      const allowed =
+        server.allowed_tools.length === 0
+          ? "its allowed_tools is empty, so every tool is denied"
+          : `allowed: ${server.allowed_tools.join(", ")}`;
+      return {
+        ok: false,
+        error: `tool ${JSON.stringify(tool)} is not in allowed_tools of ${label(serverName)} (${allowed})`,
+      };
+    }
+    if (!isPlainObject(args)) return { ok: false, error: "MCP tool arguments must be a JSON object" };
+    if (closed) return { ok: false, error: "the MCP pool is closed: the run has ended" };
+    if (slot.dead !== undefined) {
+      return { ok: false, error: `${slot.dead}; it is not restarted within a run` };
+    }
+    if (signal?.aborted) return { ok: false, error: `the call to ${label(serverName)} was aborted` };
+
+    const started = Date.now();
+    if (!slot.connecting) {
+      let headers: Record<string, string> = {};
+      if (server.transport !== "stdio") {
+        const resolved = resolveHeaders(server, opts.env);
+        if (!resolved.ok) return resolved;
+        headers = resolved.value;
+        if (server.url?.startsWith("https:")) {
+          const c = loadCa();
+          if (!c.ok) return { ok: false, error: `${label(serverName)}: ${c.error}` };
+        }
+      }
+      slot.connecting = connect(slot, headers);
+    }
+    const conn = await settle(slot.connecting, opts.timeoutMs, signal);
+    if (conn.kind === "aborted") return { ok: false, error: `the call to ${label(serverName)} was aborted` };
+    if (conn.kind === "timeout") {
+      return {
+        ok: false,
+        error: `${label(serverName)} did not complete its connection within ${opts.timeoutMs} ms`,
+      };
+    }
+    if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
+    if (!conn.value.ok) return conn.value;
+    const client = conn.value.value;
+
+    const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const what = `${label(serverName)} tool ${JSON.stringify(tool)}`;
+    let answered = false;
+    try {
+      const pending = client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: remaining,
+        signal: stop.signal,
+      });
+      const outcome = await settle(
+        pending.finally(() => {
+          answered = true;
+        }),
+        remaining,
+        signal,
+      );
+      if (outcome.kind === "ok") return renderToolResult(outcome.value);
+      if (outcome.kind === "aborted") return { ok: false, error: `the call to ${what} was aborted` };
+      if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
+        return { ok: false, error: `${what} did not answer within ${opts.timeoutMs} ms` };
+      }
+      if (errorCode(outcome.error) === CONNECTION_CLOSED || slot.dead !== undefined) {
+        markDead(slot, lostReason(slot));
+        return { ok: false, error: `${what} failed: ${slot.dead}` };
+      }
+      return { ok: false, error: `${what} failed: ${errorText(outcome.error)}` };
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      // When we gave up first, stop the SDK's wait too (it tells the server to cancel).
+      if (!answered) stop.abort();
+    }
+  }
+
+  async function close(): Promise<void> {
+    closed = true;
+    await Promise.allSettled(
+      [...slots.values()].filter((s) => s.connecting !== undefined || s.built !== undefined).map(shutdown),
+    );
+    nodeFetch?.close();
+  }
+
+  return { call, close };
+}

@@ -1,0 +1,100 @@
+/**
+ * Builds the SDK transport for one configured server. Every SDK module is imported here
+ * with a dynamic `import()`, and only the one transport a server uses, so a run that
+ * never calls MCP never loads the SDK (startup stays fast).
+ */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerConfig } from "../config/schema.js";
+import type { FetchLike } from "./fetch.js";
+
+/**
+ * What a stdio server inherits from Scoot's environment: the SDK's own safe list plus
+ * locale and temp settings. Nothing else crosses over (the backend token included); a
+ * server that needs more gets it through its configured `env`.
+ */
+export const STDIO_INHERITED_ENV = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TMPDIR",
+  "TZ",
+];
+
+export interface BuiltTransport {
+  transport: Transport;
+  /** Present for stdio: the child's stderr, piped so it never lands on Scoot's terminal. */
+  stderr?: NodeJS.ReadableStream;
+  /** The child pid once started (stdio only). */
+  pid(): number | undefined;
+  /** Streamable HTTP: ends the server-side session (DELETE); a no-op elsewhere. */
+  endSession(): Promise<void>;
+}
+
+export function stdioEnv(
+  server: Pick<McpServerConfig, "env">,
+  env: NodeJS.ProcessEnv,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of STDIO_INHERITED_ENV) {
+    const v = env[name];
+    // Exported shell functions (`() {...}`) are skipped, as the SDK does.
+    if (v !== undefined && !v.startsWith("()")) out[name] = v;
+  }
+  for (const { name, value } of server.env) out[name] = value;
+  return out;
+}
+
+export async function buildTransport(
+  server: McpServerConfig,
+  opts: { env: NodeJS.ProcessEnv; cwd?: string; headers: Record<string, string>; fetch: () => FetchLike },
+): Promise<BuiltTransport> {
+  if (server.transport === "stdio") {
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const transport = new StdioClientTransport({
+      command: server.command!,
+      args: server.args,
+      env: stdioEnv(server, opts.env),
+      stderr: "pipe",
+      ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+    });
+    // The SDK forgets the child as soon as any close begins (its own included, after a
+    // failed initialize); the pid is kept here so the pool can still wait for the reaping.
+    let pid: number | undefined;
+    const start = transport.start.bind(transport);
+    transport.start = async () => {
+      try {
+        await start();
+      } finally {
+        pid = transport.pid ?? undefined;
+      }
+    };
+    return {
+      transport,
+      stderr: (transport.stderr as NodeJS.ReadableStream | null) ?? undefined,
+      pid: () => pid,
+      endSession: async () => {},
+    };
+  }
+  const url = new URL(server.url!);
+  const requestInit: RequestInit = { headers: opts.headers };
+  if (server.transport === "sse") {
+    const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+    const transport = new SSEClientTransport(url, { requestInit, fetch: opts.fetch() });
+    return { transport, pid: () => undefined, endSession: async () => {} };
+  }
+  const { StreamableHTTPClientTransport } = await import(
+    "@modelcontextprotocol/sdk/client/streamableHttp.js"
+  );
+  const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: opts.fetch() });
+  return {
+    transport,
+    pid: () => undefined,
+    endSession: () => transport.terminateSession(),
+  };
+}

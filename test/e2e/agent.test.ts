@@ -1,0 +1,315 @@
+/** End-to-end runs of the built CLI against the scripted OpenAI-compatible server. */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { collect, runCli, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+
+let home: string;
+let project: string;
+let server: ScriptedServer | undefined;
+
+beforeEach(() => {
+  home = tempDir("scoot-home-");
+  project = tempDir("scoot-proj-");
+  fs.mkdirSync(path.join(project, "src"));
+  fs.writeFileSync(path.join(project, "src", "a.ts"), "export function alpha() {\n  return 1;\n}\n");
+  fs.writeFileSync(path.join(project, "src", "b.ts"), "export const beta = 2; // TODO tidy\n");
+  fs.writeFileSync(path.join(project, "README.md"), "# Demo\nSome text.\n");
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  removeDir(home);
+  removeDir(project);
+});
+
+function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
+  return {
+    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
+  };
+}
+
+async function scoot(script: ScriptItem[], args: string[], env: Record<string, string> = {}) {
+  server = await startScriptedServer(script);
+  return runCli(args, { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url, ...env } });
+}
+
+function sessionFiles(): string[] {
+  return fs.readdirSync(path.join(home, "state", "sessions"));
+}
+function transcript(id: string): { role: string; content: string }[] {
+  return fs
+    .readFileSync(path.join(home, "state", "sessions", `${id}.jsonl`), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+function auditEvents(): Record<string, unknown>[] {
+  return fs
+    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+
+const multiToolScript = (): ScriptItem[] => [
+  step("glob", { pattern: "src/**/*.ts" }),
+  step("grep", { pattern: "TODO", path: "src/b.ts" }),
+  step("file_read", { path: "README.md" }),
+  step("final", "There are 2 TypeScript files; b.ts has a TODO."),
+];
+
+describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => {
+  it("prints only the final answer and records every step", async () => {
+    const r = await scoot(multiToolScript(), ["-e", "count the ts files"], { SCOOT_BACKEND_API: api });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("There are 2 TypeScript files; b.ts has a TODO.\n");
+    const paths = server!.completions().map((q) => q.path);
+    expect(paths).toEqual(Array(4).fill(api === "chat" ? "/v1/chat/completions" : "/v1/responses"));
+    // The observation of glob reached the model in the next request.
+    const second = JSON.stringify(server!.completions()[1]!.body);
+    expect(second).toContain("src/a.ts");
+    expect(second).toContain("UNTRUSTED_OBSERVATION");
+
+    const [file] = sessionFiles();
+    const id = file!.replace(/\.jsonl$/, "");
+    expect(id).toMatch(/^cli-\d+-\d+$/);
+    const t = transcript(id);
+    expect(t.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(t[1]!.content).toBe("count the ts files");
+    expect(t[3]!.content).toContain("src/b.ts");
+
+    const events = auditEvents();
+    expect(events.map((e) => e.kind)).toEqual([
+      "run",
+      ...Array(3).fill(["thought", "tool_call", "observation"]).flat(),
+      "thought",
+      "final",
+    ]);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    for (const e of events) {
+      expect(e.session_id).toBe(id);
+      expect(typeof e.run_id).toBe("string");
+      expect(Object.keys(e)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg"]);
+    }
+    expect(events[0]!.msg).toBe("goal: count the ts files");
+    expect(events[2]!.msg).toContain("glob");
+
+    // The inspection commands read it back.
+    const list = await runCli(["sessions", "list", "--json"], { home });
+    expect(JSON.parse(list.stdout)[0]).toMatchObject({ id, messages: 9, first_user_message: "count the ts files" });
+    const show = await runCli(["session", "show", id], { home });
+    expect(show.stdout.trim().split("\n")).toHaveLength(9);
+    const audit = await runCli(["audit", "show", id], { home });
+    expect(audit.stdout.trim().split("\n").map((l) => JSON.parse(l).kind)).toEqual(events.map((e) => e.kind));
+  });
+});
+
+describe("-e output and options", () => {
+  it("--json prints {session_id, answer, turns, usage, status}", async () => {
+    const r = await scoot([step("final", "done")], ["-e", "hi", "--json", "--session-id", "my-job.1"]);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ session_id: "my-job.1", answer: "done", turns: 1, status: "final" });
+    expect(j.usage.total_tokens).toBeGreaterThan(0);
+    expect(sessionFiles()).toEqual(["my-job.1.jsonl"]);
+  });
+  it("--trace prints progress markers before blocking steps and a summary", async () => {
+    const r = await scoot([step("bash", "echo traced"), step("final", "ok")], ["-e", "go", "--trace"]);
+    expect(r.code).toBe(0);
+    const lines = r.stderr.split("\n");
+    const thinking = lines.findIndex((l) => l.includes("turn 1: thinking"));
+    const running = lines.findIndex((l) => l.includes("running: bash"));
+    const observed = lines.findIndex((l) => l.includes("observation:"));
+    expect(thinking).toBeGreaterThanOrEqual(0);
+    expect(running).toBeGreaterThan(thinking);
+    expect(observed).toBeGreaterThan(running);
+    expect(r.stderr).toMatch(/done: status=final turns=2 tool_calls=1 denials=0 errors=0 tokens=\d+/);
+    expect(r.stdout).toBe("ok\n");
+  });
+  it("an empty goal is a usage error", async () => {
+    const r = await runCli(["-e", "  "], { home });
+    expect(r.code).toBe(2);
+  });
+});
+
+describe("invalid steps", () => {
+  it("are corrected and never executed, then the run fails after the limit", async () => {
+    const marker = path.join(project, "should-not-exist");
+    const r = await scoot(
+      [
+        { reply: "I think I will list the files." },
+        { reply: `${JSON.stringify({ thought: "a", action: "bash", action_input: `touch ${marker}` })} ${JSON.stringify({ thought: "b", action: "final", action_input: "x" })}` },
+        step("teleport", "somewhere"),
+      ],
+      ["-e", "go"],
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/3 invalid steps in a row/);
+    expect(fs.existsSync(marker)).toBe(false);
+    const bodies = server!.completions().map((q) => JSON.stringify(q.body));
+    expect(bodies[1]).toContain("contains no JSON object");
+    expect(bodies[2]).toContain("contains 2 JSON objects");
+    const kinds = auditEvents().map((e) => e.kind);
+    expect(kinds.filter((k) => k === "system_error")).toHaveLength(4);
+    expect(kinds).not.toContain("tool_call");
+  });
+  it("a fenced step with an object action_input is accepted; a bad tool input is corrected", async () => {
+    const r = await scoot(
+      [
+        step("file_edit", { path: "README.md" }),
+        { reply: '```json\n{"thought":"read","action":"file_read","action_input":{"path":"README.md"}}\n```' },
+        step("final", "ok"),
+      ],
+      ["-e", "go"],
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const bodies = server!.completions().map((q) => JSON.stringify(q.body));
+    expect(bodies[1]).toContain("invalid action_input for file_edit");
+    expect(bodies[2]).toContain("# Demo");
+  });
+});
+
+describe("limits and failures", () => {
+  it("max_turns without final exits 1", async () => {
+    const r = await scoot([step("glob", { pattern: "*" }), step("glob", { pattern: "*" })], ["-e", "go"], {
+      SCOOT_AGENT_MAX_TURNS: "2",
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("agent.max_turns = 2");
+    expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error" });
+  });
+  it("a transient 500 is retried and the run succeeds", async () => {
+    const r = await scoot([{ status: 500 }, { status: 429, retryAfter: 0 }, step("final", "ok")], ["-e", "go"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server!.completions()).toHaveLength(3);
+  });
+  it("auto structured output falls back when the backend rejects json_schema", async () => {
+    const r = await scoot([{ rejectFormat: "json_schema" }, step("glob", { pattern: "*" }), step("final", "ok")], ["-e", "go"]);
+    expect(r.code, r.stderr).toBe(0);
+    const formats = server!.completions().map((q) => (q.body as { response_format?: { type: string } }).response_format?.type);
+    expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
+  });
+  it("a backend that is down gives one clear line and exit 1", async () => {
+    const r = await runCli(["-e", "go", "--retries", "0"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("http://127.0.0.1:9/v1/chat/completions");
+    expect(r.stderr).toMatch(/scoot doctor|SCOOT_BACKEND_BASE_URL/);
+  });
+  it("a non-transient 401 fails at once with the redacted server message", async () => {
+    const r = await scoot([{ status: 401, body: { error: { message: "bad key sk-abcdefghijklmnop0000" } } }], ["-e", "go"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("401");
+    expect(r.stderr).not.toContain("sk-abcdefghijklmnop0000");
+    expect(server!.completions()).toHaveLength(1);
+  });
+});
+
+describe("context compaction", () => {
+  it("shrinks the request bodies the server receives", async () => {
+    const big = "x".repeat(3000);
+    fs.writeFileSync(path.join(project, "big.txt"), big);
+    const reads = Array.from({ length: 6 }, () => step("file_read", { path: "big.txt" }));
+    const r = await scoot([...reads, step("final", "ok")], ["-e", "go", "--trace"], {
+      SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "12000",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("compacted");
+    const sizes = server!.completions().map((q) => q.raw.length);
+    // Without compaction each request would be ~3 KB bigger than the last.
+    expect(Math.max(...sizes.slice(4))).toBeLessThan(sizes[0]! + 12000);
+    const last = JSON.stringify(server!.completions().at(-1)!.body);
+    expect(last).toContain("[Compacted history]");
+    expect(last).toContain("Files read: big.txt");
+    // The transcript on disk keeps everything.
+    const id = sessionFiles()[0]!.replace(/\.jsonl$/, "");
+    expect(transcript(id).filter((m) => m.content.includes(big))).toHaveLength(6);
+  });
+  it("fails before calling the backend when even the minimum does not fit", async () => {
+    const r = await scoot([step("final", "never")], ["-e", "go"], { SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "100" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("context_budget_bytes");
+    expect(server!.completions()).toHaveLength(0);
+  });
+});
+
+describe("policy in runs", () => {
+  it("--unattended --policy unrestricted still denies bash under the default ceiling", async () => {
+    const marker = path.join(project, "pwned");
+    const r = await scoot([step("bash", `touch ${marker}`), step("final", "ok")], [
+      "-e",
+      "go",
+      "--unattended",
+      "--policy",
+      "unrestricted",
+    ]);
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(marker)).toBe(false);
+    const deny = auditEvents().find((e) => e.kind === "policy_deny");
+    expect(deny?.msg).toMatch(/readonly/);
+    expect(JSON.stringify(server!.completions()[1]!.body)).toContain("denied by policy (readonly)");
+  });
+  it("guarded denies a catastrophic command and the run goes on", async () => {
+    const r = await scoot([step("bash", "rm -rf /"), step("final", "refused")], ["-e", "go"]);
+    expect(r.code).toBe(0);
+    expect(auditEvents().map((e) => e.kind)).toContain("policy_deny");
+  });
+});
+
+describe("secrets", () => {
+  it("a token never reaches the transcript, the audit log or the child environment", async () => {
+    const token = "tok-e2e-very-secret-4242";
+    const r = await scoot(
+      [step("bash", "env | grep -c SECRET_MARK_ || true"), step("final", `the key is ${token}`)],
+      ["-e", `remember ${token}`],
+      { OPENAI_API_KEY: token, SECRET_MARK_X: "1" },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain(token);
+    const all = [
+      ...fs.readdirSync(path.join(home, "state", "sessions")).map((f) => path.join(home, "state", "sessions", f)),
+      path.join(home, "logs", "audit.jsonl"),
+    ]
+      .map((f) => fs.readFileSync(f, "utf8"))
+      .join("\n");
+    expect(all).not.toContain(token);
+    expect(all).toContain("[REDACTED]");
+    // The bearer header was sent to the backend (it is the backend's token).
+    expect(server!.completions()[0]!.headers.authorization).toBe(`Bearer ${token}`);
+    // The child saw no OPENAI_API_KEY.
+    const probe = await scoot([step("bash", "echo KEY=${OPENAI_API_KEY:-absent}"), step("final", "ok")], ["-e", "x"], {
+      OPENAI_API_KEY: token,
+    });
+    expect(probe.code).toBe(0);
+    expect(JSON.stringify(server!.completions()[1]!.body)).toContain("KEY=absent");
+  });
+});
+
+describe("interruption", () => {
+  it("SIGINT during a long bash kills its process group, audits it and exits 130", async () => {
+    const pidFile = path.join(project, "child.pid");
+    server = await startScriptedServer([step("bash", `sleep 300 & echo $! > ${pidFile}; wait`)]);
+    const child = spawnCli(["-e", "go"], { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    const done = collect(child, { timeoutMs: 30_000 });
+    for (let i = 0; i < 200 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+    const sleeper = Number(fs.readFileSync(pidFile, "utf8"));
+    child.kill("SIGINT");
+    const r = await done;
+    expect(r.code).toBe(130);
+    const state = (() => {
+      try {
+        return execFileSync("ps", ["-o", "stat=", "-p", String(sleeper)], { encoding: "utf8" }).trim();
+      } catch {
+        return "gone";
+      }
+    })();
+    expect(state === "gone" || state.startsWith("Z")).toBe(true);
+    expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
+  });
+});
