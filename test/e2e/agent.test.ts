@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { collect, runCli, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -77,7 +77,17 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     const id = file!.replace(/\.jsonl$/, "");
     expect(id).toMatch(/^cli-\d+-\d+$/);
     const t = transcript(id);
-    expect(t.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(t.map((m) => m.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
     expect(t[1]!.content).toBe("count the ts files");
     expect(t[3]!.content).toContain("src/b.ts");
 
@@ -99,11 +109,20 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
 
     // The inspection commands read it back.
     const list = await runCli(["sessions", "list", "--json"], { home });
-    expect(JSON.parse(list.stdout)[0]).toMatchObject({ id, messages: 9, first_user_message: "count the ts files" });
+    expect(JSON.parse(list.stdout)[0]).toMatchObject({
+      id,
+      messages: 9,
+      first_user_message: "count the ts files",
+    });
     const show = await runCli(["session", "show", id], { home });
     expect(show.stdout.trim().split("\n")).toHaveLength(9);
     const audit = await runCli(["audit", "show", id], { home });
-    expect(audit.stdout.trim().split("\n").map((l) => JSON.parse(l).kind)).toEqual(events.map((e) => e.kind));
+    expect(
+      audit.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).kind),
+    ).toEqual(events.map((e) => e.kind));
   });
 });
 
@@ -141,7 +160,9 @@ describe("invalid steps", () => {
     const r = await scoot(
       [
         { reply: "I think I will list the files." },
-        { reply: `${JSON.stringify({ thought: "a", action: "bash", action_input: `touch ${marker}` })} ${JSON.stringify({ thought: "b", action: "final", action_input: "x" })}` },
+        {
+          reply: `${JSON.stringify({ thought: "a", action: "bash", action_input: `touch ${marker}` })} ${JSON.stringify({ thought: "b", action: "final", action_input: "x" })}`,
+        },
         step("teleport", "somewhere"),
       ],
       ["-e", "go"],
@@ -160,7 +181,9 @@ describe("invalid steps", () => {
     const r = await scoot(
       [
         step("file_edit", { path: "README.md" }),
-        { reply: '```json\n{"thought":"read","action":"file_read","action_input":{"path":"README.md"}}\n```' },
+        {
+          reply: '```json\n{"thought":"read","action":"file_read","action_input":{"path":"README.md"}}\n```',
+        },
         step("final", "ok"),
       ],
       ["-e", "go"],
@@ -182,14 +205,22 @@ describe("limits and failures", () => {
     expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error" });
   });
   it("a transient 500 is retried and the run succeeds", async () => {
-    const r = await scoot([{ status: 500 }, { status: 429, retryAfter: 0 }, step("final", "ok")], ["-e", "go"]);
+    const r = await scoot(
+      [{ status: 500 }, { status: 429, retryAfter: 0 }, step("final", "ok")],
+      ["-e", "go"],
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(server!.completions()).toHaveLength(3);
   });
   it("auto structured output falls back when the backend rejects json_schema", async () => {
-    const r = await scoot([{ rejectFormat: "json_schema" }, step("glob", { pattern: "*" }), step("final", "ok")], ["-e", "go"]);
+    const r = await scoot(
+      [{ rejectFormat: "json_schema" }, step("glob", { pattern: "*" }), step("final", "ok")],
+      ["-e", "go"],
+    );
     expect(r.code, r.stderr).toBe(0);
-    const formats = server!.completions().map((q) => (q.body as { response_format?: { type: string } }).response_format?.type);
+    const formats = server!
+      .completions()
+      .map((q) => (q.body as { response_format?: { type: string } }).response_format?.type);
     expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
   });
   it("a backend that is down gives one clear line and exit 1", async () => {
@@ -203,7 +234,10 @@ describe("limits and failures", () => {
     expect(r.stderr).toMatch(/scoot doctor|SCOOT_BACKEND_BASE_URL/);
   });
   it("a non-transient 401 fails at once with the redacted server message", async () => {
-    const r = await scoot([{ status: 401, body: { error: { message: "bad key sk-abcdefghijklmnop0000" } } }], ["-e", "go"]);
+    const r = await scoot(
+      [{ status: 401, body: { error: { message: "bad key sk-abcdefghijklmnop0000" } } }],
+      ["-e", "go"],
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("401");
     expect(r.stderr).not.toContain("sk-abcdefghijklmnop0000");
@@ -232,7 +266,9 @@ describe("context compaction", () => {
     expect(transcript(id).filter((m) => m.content.includes(big))).toHaveLength(6);
   });
   it("fails before calling the backend when even the minimum does not fit", async () => {
-    const r = await scoot([step("final", "never")], ["-e", "go"], { SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "100" });
+    const r = await scoot([step("final", "never")], ["-e", "go"], {
+      SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "100",
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("context_budget_bytes");
     expect(server!.completions()).toHaveLength(0);
@@ -242,13 +278,10 @@ describe("context compaction", () => {
 describe("policy in runs", () => {
   it("--unattended --policy unrestricted still denies bash under the default ceiling", async () => {
     const marker = path.join(project, "pwned");
-    const r = await scoot([step("bash", `touch ${marker}`), step("final", "ok")], [
-      "-e",
-      "go",
-      "--unattended",
-      "--policy",
-      "unrestricted",
-    ]);
+    const r = await scoot(
+      [step("bash", `touch ${marker}`), step("final", "ok")],
+      ["-e", "go", "--unattended", "--policy", "unrestricted"],
+    );
     expect(r.code).toBe(0);
     expect(fs.existsSync(marker)).toBe(false);
     const deny = auditEvents().find((e) => e.kind === "policy_deny");
@@ -273,7 +306,9 @@ describe("secrets", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain(token);
     const all = [
-      ...fs.readdirSync(path.join(home, "state", "sessions")).map((f) => path.join(home, "state", "sessions", f)),
+      ...fs
+        .readdirSync(path.join(home, "state", "sessions"))
+        .map((f) => path.join(home, "state", "sessions", f)),
       path.join(home, "logs", "audit.jsonl"),
     ]
       .map((f) => fs.readFileSync(f, "utf8"))
@@ -283,9 +318,13 @@ describe("secrets", () => {
     // The bearer header was sent to the backend (it is the backend's token).
     expect(server!.completions()[0]!.headers.authorization).toBe(`Bearer ${token}`);
     // The child saw no OPENAI_API_KEY.
-    const probe = await scoot([step("bash", "echo KEY=${OPENAI_API_KEY:-absent}"), step("final", "ok")], ["-e", "x"], {
-      OPENAI_API_KEY: token,
-    });
+    const probe = await scoot(
+      [step("bash", "echo KEY=$" + "{OPENAI_API_KEY:-absent}"), step("final", "ok")],
+      ["-e", "x"],
+      {
+        OPENAI_API_KEY: token,
+      },
+    );
     expect(probe.code).toBe(0);
     expect(JSON.stringify(server!.completions()[1]!.body)).toContain("KEY=absent");
   });

@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { runCli, removeDir, tempDir } from "../helpers/cli.js";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -27,7 +27,16 @@ describe("basic flags", () => {
   it("-h prints usage with every command", async () => {
     const r = await runCli(["-h"], { home });
     expect(r.code).toBe(0);
-    for (const c of ["config", "doctor", "policy check", "sessions list", "session show", "audit show", "serve", "setup"]) {
+    for (const c of [
+      "config",
+      "doctor",
+      "policy check",
+      "sessions list",
+      "session show",
+      "audit show",
+      "serve",
+      "setup",
+    ]) {
       expect(r.stdout).toContain(c);
     }
   });
@@ -90,7 +99,7 @@ describe("scoot config", () => {
   it.each([
     ["config.toml", "[backend\n", /config\.toml:1:\d+: malformed TOML/],
     ["config.json", '{"backend": {"model": }}', /config\.json:1:\d+: malformed JSON/],
-    ["config.toml", "[agent]\nmax_turns = \"ten\"\n", /agent\.max_turns: expected an integer/],
+    ["config.toml", '[agent]\nmax_turns = "ten"\n', /agent\.max_turns: expected an integer/],
   ])("bad %s exits 2 and changes nothing", async (name, text, message) => {
     write(name, text);
     const before = fs.readFileSync(path.join(home, name), "utf8");
@@ -131,7 +140,10 @@ describe("scoot doctor", () => {
     expect(r.stdout).toMatch(/^OK\s+audit\.retention/m);
   });
   it("FAILs (exit 1) when the backend is down, naming the URL", async () => {
-    const r = await runCli(["doctor", "--json"], { home, env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" } });
+    const r = await runCli(["doctor", "--json"], {
+      home,
+      env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
+    });
     expect(r.code).toBe(1);
     const j = JSON.parse(r.stdout);
     const backend = j.checks.find((c: { name: string }) => c.name === "backend");
@@ -154,7 +166,7 @@ describe("scoot doctor", () => {
     expect(r.stdout).not.toContain("file-token-abcdef123");
   });
   it("WARNs config warnings and a home readable by others", async () => {
-    write("config.toml", "[audit]\nlevle = \"debug\"\n");
+    write("config.toml", '[audit]\nlevle = "debug"\n');
     fs.chmodSync(home, 0o755);
     const r = await runCli(["doctor"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
     expect(r.stdout).toMatch(/^WARN\s+config\s+.*audit\.levle/m);

@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli, removeDir, tempDir } from "../helpers/cli.js";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -15,7 +15,9 @@ afterEach(async () => {
   removeDir(home);
 });
 
-const final = (answer: string): ScriptItem => ({ reply: { thought: "t", action: "final", action_input: answer } });
+const final = (answer: string): ScriptItem => ({
+  reply: { thought: "t", action: "final", action_input: answer },
+});
 
 describe("repl", () => {
   it("runs each line as a goal in one repl session, each goal its own run", async () => {
@@ -48,7 +50,10 @@ describe("repl", () => {
     expect(r.stdout).toBe("only\n");
   });
   it("a failed goal is reported and the REPL goes on", async () => {
-    server = await startScriptedServer([{ status: 401, body: { error: { message: "nope" } } }, final("recovered")]);
+    server = await startScriptedServer([
+      { status: 401, body: { error: { message: "nope" } } },
+      final("recovered"),
+    ]);
     const r = await runCli(["repl"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url }, input: "a\nb\n" });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("401");

@@ -1,0 +1,164 @@
+/**
+ * The execution-policy gate (SPEC 8): one decision function for the agent loop, `parallel`
+ * children, redirect hops and `scoot policy check`.
+ *
+ * It reads like a table, in this order:
+ * 1. capability: `native` (skill, recall) is always allowed; in readonly `write`, `net_read`,
+ *    `net_write` and `exec` are denied outright.
+ * 2. read paths (every mode, see paths.ts), then write paths.
+ * 3. shell text (bash) → shell.ts; URL (http_request) → urls.ts; MCP target → allowlist.
+ * A call that claims a capability but omits what the gate needs to judge it (a write with
+ * no path, a network call with no URL, an exec with neither command nor MCP target) is
+ * refused unless the mode is unrestricted: fail closed.
+ *
+ * `decide` does no I/O of its own; `buildGateSettings` is where the configuration and the
+ * filesystem resolver come in.
+ */
+import os from "node:os";
+import path from "node:path";
+import type { Config, PolicyMode } from "../config/schema.js";
+import { validateMcpServers } from "../mcp/config.js";
+import type { Capability, Decision, Effects } from "../tools/types.js";
+import { checkReadPath, checkWritePath } from "./paths.js";
+import { resolvePhysical } from "./realpath.js";
+import { checkShell } from "./shell.js";
+import type { GateSettings } from "./types.js";
+import { checkUrl } from "./urls.js";
+
+/** Names quoted in reasons (model-chosen server/tool names) are clipped to this length. */
+const MAX_REASON_NAME = 60;
+
+export const CAPABILITIES: ReadonlySet<Capability> = new Set([
+  "read",
+  "write",
+  "net_read",
+  "net_write",
+  "exec",
+  "native",
+]);
+
+const ALLOW: Decision = { allow: true };
+
+function deny(reason: string): Decision {
+  return { allow: false, reason };
+}
+
+function clipName(s: string): string {
+  const oneLine = s.replace(/[\u0000-\u001f\u007f]/g, "?");
+  return oneLine.length > MAX_REASON_NAME ? `${oneLine.slice(0, MAX_REASON_NAME)}...` : oneLine;
+}
+
+/** Decides one call from its effects. */
+export function decide(action: string, effects: Effects, settings: GateSettings): Decision {
+  const cap = effects.capability;
+  const mode = settings.mode;
+  const strict = mode !== "unrestricted";
+  const isShell = action === "bash" || effects.command !== undefined;
+  const isMcp = action === "mcp_call" || effects.mcp !== undefined;
+  const isNet =
+    action === "http_request" || effects.url !== undefined || cap === "net_read" || cap === "net_write";
+
+  if (!CAPABILITIES.has(cap)) return deny(`policy: unknown capability ${clipName(String(cap))}`);
+  if (cap === "native") return ALLOW;
+
+  if (mode === "readonly") {
+    if (cap === "write") return deny("readonly mode denies writes; run with --policy guarded");
+    if (cap === "net_read" || cap === "net_write" || isNet) {
+      return deny("readonly mode denies network access (GET and HEAD included); run with --policy guarded");
+    }
+    if (isMcp) return deny("readonly mode denies MCP calls; run with --policy guarded");
+    if (cap === "exec" || isShell)
+      return deny("readonly mode denies shell commands; run with --policy guarded");
+  }
+
+  for (const p of effects.readPaths ?? []) {
+    const d = checkReadPath(p, settings);
+    if (!d.allow) return d;
+  }
+  const writes = effects.writePaths ?? [];
+  if (cap === "write" && writes.length === 0 && strict) return deny("write: the call names no path to check");
+  for (const p of writes) {
+    const d = checkWritePath(p, settings);
+    if (!d.allow) return d;
+  }
+
+  if (isShell) {
+    const d = checkShell(effects.command ?? "", mode);
+    if (!d.allow) return d;
+  }
+  if (isNet) {
+    if (effects.url === undefined) {
+      if (strict) return deny("http: the call names no URL to check");
+    } else {
+      const d = checkUrl(effects.url.url, settings);
+      if (!d.allow) return d;
+    }
+  }
+  if (isMcp) {
+    const d = checkMcp(effects.mcp, settings);
+    if (!d.allow) return d;
+  }
+  if (cap === "exec" && !isShell && !isMcp && strict) {
+    return deny("policy: exec call names neither a command nor an MCP target");
+  }
+  return ALLOW;
+}
+
+/** MCP fails closed: readonly, unknown server, empty allowlist, unlisted tool. */
+export function checkMcp(target: Effects["mcp"], settings: GateSettings): Decision {
+  if (settings.mode === "readonly") return deny("readonly mode denies MCP calls; run with --policy guarded");
+  if (!target) return deny("mcp: the call names no server and tool");
+  const { server, tool } = target;
+  const allowed = Object.hasOwn(settings.mcpAllowed, server) ? settings.mcpAllowed[server] : undefined;
+  if (!allowed) return deny(`mcp: unknown server ${clipName(server)}; configure it under [[mcp.servers]]`);
+  if (allowed.length === 0) {
+    return deny(`mcp: server ${clipName(server)} allows no tools (its allowed_tools is empty)`);
+  }
+  if (!allowed.includes(tool)) {
+    return deny(`mcp: tool ${clipName(tool)} is not in allowed_tools of server ${clipName(server)}`);
+  }
+  return ALLOW;
+}
+
+/** `~` and `~/x` in configured paths mean the user's home; relative paths the project root. */
+function absolutePath(p: string, root: string): string {
+  if (p === "~") return os.homedir();
+  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
+  return path.resolve(root, p);
+}
+
+/**
+ * MCP allowlists from `[[mcp.servers]]`. Entries without a string name, or whose
+ * `allowed_tools` is not a list of strings, are skipped (the server stays unknown, so calls
+ * to it are denied). A name listed twice keeps only the tools both entries allow.
+ */
+function mcpAllowlists(servers: readonly unknown[]): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.create(null);
+  // Only entries that pass validation exist for the gate: a rejected entry is an unknown
+  // server, denied and audited here rather than failing later inside the MCP pool.
+  for (const s of validateMcpServers(servers).servers) out[s.name] = [...s.allowed_tools];
+  return out;
+}
+
+/** Builds the gate's settings from the loaded configuration, once per run. */
+export function buildGateSettings(
+  config: Config,
+  projectRoot: string,
+  opts: { mode: PolicyMode; tokenFile?: string },
+): GateSettings {
+  const root = path.resolve(projectRoot);
+  const secrets = new Set<string>();
+  for (const p of config.tools.secret_paths) {
+    if (typeof p === "string" && p.trim() !== "") secrets.add(absolutePath(p.trim(), root));
+  }
+  if (opts.tokenFile) secrets.add(path.resolve(root, opts.tokenFile));
+  return {
+    mode: opts.mode,
+    projectRoot: root,
+    confineWrites: config.tools.confine_writes,
+    blockInternalHttp: config.tools.block_internal_http,
+    secretPaths: [...secrets],
+    mcpAllowed: mcpAllowlists(config.mcp.servers),
+    realpath: resolvePhysical,
+  };
+}

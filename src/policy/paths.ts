@@ -1,0 +1,286 @@
+/**
+ * Read-path and write-path rules (SPEC 8).
+ *
+ * Pure decisions: the only filesystem knowledge comes from `settings.realpath`, which
+ * resolves symlinks physically (the way the kernel walks a path, `..` after a symlink
+ * included) and re-joins the part that does not exist yet. Paths are judged where Scoot's
+ * file tools will open them: `~` and `~/x` mean the home directory (as `tools/fs-util`
+ * resolves them, from the same `os.homedir()`), `$VAR` is not expanded (a literal name),
+ * anything else is relative to the project root.
+ *
+ * Read rules
+ * - unrestricted: everything.
+ * - guarded: secret-like names, `tools.secret_paths` and the token file are refused (also
+ *   when reached through a symlink or `~`); ordinary absolute and `~` reads are allowed.
+ * - readonly: additionally refuses absolute paths, `~` and `$VAR` forms, `..` escapes, and
+ *   paths whose symlinks lead outside the project root (a link out of the tree is an
+ *   escape too).
+ *
+ * Write rules (readonly writes are denied by capability before these run)
+ * - guarded + confine_writes: refuse empty, NUL, absolute, `~`, `$VAR`, `..` escapes, and any
+ *   path whose nearest existing ancestor resolves outside the (resolved) project root.
+ * - guarded, always: secret-like names and secret paths.
+ * - unrestricted: everything.
+ *
+ * Stated expectations for tricky spellings (see the tests):
+ * - Percent-encoding is not decoded by the filesystem: `%2e%2e/x` and `%2eenv` are literal
+ *   names inside the project and are allowed.
+ * - A backslash is an ordinary filename character on the platforms Scoot runs on, so
+ *   `..\\x` is a literal name, not an escape; secret-name matching still splits on `\`.
+ * - Secret-name matching is case-insensitive, NFKC-normalised (fullwidth `.ｅｎｖ` counts as
+ *   `.env`) and ignores trailing dots and spaces (`.env.`, `.ssh `), because some filesystems
+ *   fold exactly those differences. Zero-width characters are not removed: `.e\u200bnv` is a
+ *   different file, not the secret.
+ */
+import os from "node:os";
+import path from "node:path";
+import type { Decision } from "../tools/types.js";
+import type { GateSettings } from "./types.js";
+
+/** Path segments that are secrets themselves or directories full of them (compared lower-case). */
+export const SECRET_NAMES: ReadonlySet<string> = new Set([
+  ".ssh",
+  ".gnupg",
+  ".netrc",
+  "_netrc",
+  ".aws",
+  ".azure",
+  ".npmrc",
+  ".pypirc",
+  ".pgpass",
+  ".my.cnf",
+  ".git-credentials",
+  ".htpasswd",
+  ".vault-token",
+  ".boto",
+  ".s3cfg",
+  "shadow",
+  "gshadow",
+  "authorized_keys",
+]);
+
+/** Segments that start with one of these: `.env*` (`.env.local`, `.envrc`) and SSH private keys. */
+export const SECRET_PREFIXES: readonly string[] = [".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
+
+/**
+ * Segments that are one of these words alone or with a data-file extension (`secrets.yaml`,
+ * `credentials.json`, `token`); `token.ts` or `secret_santa.md` stay readable.
+ */
+export const SECRET_STEMS: readonly string[] = ["credentials", "secret", "secrets", "token", "tokens"];
+const SECRET_STEM_EXTENSIONS: readonly string[] = [
+  "",
+  ".json",
+  ".yaml",
+  ".yml",
+  ".toml",
+  ".ini",
+  ".txt",
+  ".conf",
+  ".cfg",
+  ".env",
+  ".properties",
+  ".xml",
+  ".csv",
+];
+
+/** Private-key and keystore file extensions. */
+export const SECRET_EXTENSIONS: readonly string[] = [
+  ".key",
+  ".p12",
+  ".pfx",
+  ".jks",
+  ".keystore",
+  ".ppk",
+  ".kdbx",
+];
+
+/** Consecutive segments that name a credential store inside an otherwise ordinary directory. */
+export const SECRET_SEQUENCES: readonly (readonly string[])[] = [
+  [".docker", "config.json"],
+  [".kube", "config"],
+  [".config", "gcloud"],
+  [".config", "gh", "hosts.yml"],
+];
+
+/** Segment as a case- and width-folding filesystem might see it. */
+function foldSegment(seg: string): string {
+  const folded = seg.normalize("NFKC").toLowerCase();
+  if (folded === "." || folded === "..") return folded;
+  // Windows drops trailing dots and spaces; `.env.` and `.ssh ` are the same entries there.
+  const trimmed = folded.replace(/[. ]+$/, "");
+  return trimmed === "" ? folded : trimmed;
+}
+
+function secretSegment(seg: string): boolean {
+  if (SECRET_NAMES.has(seg)) return true;
+  if (SECRET_PREFIXES.some((p) => seg.startsWith(p))) return true;
+  if (SECRET_STEMS.some((stem) => SECRET_STEM_EXTENSIONS.some((ext) => seg === stem + ext))) return true;
+  if (/(^|[._-])(privkey|private[._-]?key)([._-]|$)/.test(seg)) return true;
+  return SECRET_EXTENSIONS.some((ext) => seg.endsWith(ext) && seg.length > ext.length);
+}
+
+/**
+ * The secret-like part of a path (as written), or undefined. Every segment is checked, so
+ * `sub/../.env` and `.ssh/../x` count: a path that names a secret is refused even if it
+ * would resolve elsewhere.
+ */
+export function secretLikeName(p: string): string | undefined {
+  const segs = p
+    .split(/[/\\]+/)
+    .filter((s) => s !== "")
+    .map(foldSegment);
+  for (let i = 0; i < segs.length; i++) {
+    if (secretSegment(segs[i]!)) return segs[i];
+    for (const seq of SECRET_SEQUENCES) {
+      if (seq.every((s, j) => segs[i + j] === s)) return seq.join("/");
+    }
+  }
+  return undefined;
+}
+
+export function isTildePath(p: string): boolean {
+  return p.startsWith("~");
+}
+
+/** `$HOME/x`, `${HOME}`, `$(cmd)`: shell syntax Scoot's tools would take literally. */
+export function hasVariable(p: string): boolean {
+  return /\$[{(A-Za-z_]/.test(p);
+}
+
+/** `..` steps that climb above the starting directory (`a/../../x`), judged lexically. */
+export function escapesLexically(p: string): boolean {
+  let depth = 0;
+  for (const seg of p.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    depth += seg === ".." ? -1 : 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
+function isInside(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith("/") ? parent : `${parent}/`;
+  return child.startsWith(prefix);
+}
+
+function isInsideFolded(child: string, parent: string): boolean {
+  return isInside(child.toLowerCase(), parent.toLowerCase());
+}
+
+/** Where a path points: lexically (for matching) and physically (symlinks followed). */
+interface Located {
+  lexical: string;
+  physical: string | undefined;
+  realRoot: string | undefined;
+}
+
+function locate(p: string, settings: GateSettings): Located {
+  const root = path.resolve(settings.projectRoot);
+  let lexical: string;
+  let walked: string;
+  if (p === "~" || p.startsWith("~/")) {
+    const home = os.homedir();
+    lexical = path.resolve(home, p.slice(2));
+    walked = `${home}/${p.slice(2)}`;
+  } else if (path.isAbsolute(p)) {
+    lexical = path.resolve(p);
+    walked = p;
+  } else {
+    lexical = path.resolve(root, p);
+    // Not path.join: `link/../x` must reach the resolver unnormalised so `..` follows the link.
+    walked = `${root}/${p}`;
+  }
+  return { lexical, physical: settings.realpath(walked), realRoot: settings.realpath(root) };
+}
+
+/** The secret a located path is, or is reached through; undefined when none. */
+function secretReason(p: string, loc: Located, settings: GateSettings): string | undefined {
+  const named = secretLikeName(p);
+  if (named) return `${named} is a secret-like name`;
+  if (loc.physical !== undefined && loc.physical !== loc.lexical) {
+    // Judge where a symlink leads, without the project root's own segments.
+    const rel =
+      loc.realRoot !== undefined && isInside(loc.physical, loc.realRoot)
+        ? path.relative(loc.realRoot, loc.physical)
+        : loc.physical;
+    const viaLink = secretLikeName(rel);
+    if (viaLink) return `path leads to ${viaLink}, a secret-like name`;
+  }
+  for (const sp of settings.secretPaths) {
+    const spAbs = path.resolve(sp);
+    const spReal = settings.realpath(spAbs);
+    for (const cand of [loc.lexical, loc.physical]) {
+      if (cand === undefined) continue;
+      if (isInsideFolded(cand, spAbs) || (spReal !== undefined && isInsideFolded(cand, spReal))) {
+        return "path is a configured secret (tools.secret_paths or the token file)";
+      }
+    }
+  }
+  return undefined;
+}
+
+function denied(reason: string): Decision {
+  return { allow: false, reason };
+}
+
+/** Read-path rule for one path a read tool touches. */
+export function checkReadPath(p: string, settings: GateSettings): Decision {
+  if (settings.mode === "unrestricted") return { allow: true };
+  if (p === "") return denied("read: empty path");
+  if (p.includes("\0")) return denied("read: path contains a NUL byte");
+  if (settings.mode === "readonly") {
+    if (isTildePath(p))
+      return denied("read: ~ paths are refused in readonly mode; use a path inside the project");
+    if (hasVariable(p))
+      return denied("read: $VAR paths are refused in readonly mode; use a path inside the project");
+    if (path.isAbsolute(p)) {
+      return denied("read: absolute paths are refused in readonly mode; use a path inside the project");
+    }
+    if (escapesLexically(p))
+      return denied("read: path escapes the project root (.. is refused in readonly mode)");
+  }
+  const loc = locate(p, settings);
+  if (settings.mode === "readonly") {
+    if (loc.realRoot === undefined || loc.physical === undefined) {
+      return denied("read: path cannot be resolved inside the project (readonly mode)");
+    }
+    if (!isInside(loc.physical, loc.realRoot)) {
+      return denied("read: path leads outside the project root through a symlink (readonly mode)");
+    }
+  }
+  const secret = secretReason(p, loc, settings);
+  if (secret) return denied(`read: ${secret}; Scoot does not read secrets`);
+  return { allow: true };
+}
+
+/** Write-path rule for one path a write tool touches. */
+export function checkWritePath(p: string, settings: GateSettings): Decision {
+  if (settings.mode === "readonly") return denied("readonly mode denies writes; run with --policy guarded");
+  if (settings.mode === "unrestricted") return { allow: true };
+  if (settings.confineWrites) {
+    if (p === "") return denied("write: empty path");
+    if (p.includes("\0")) return denied("write: path contains a NUL byte");
+    if (path.isAbsolute(p))
+      return denied("write: absolute paths are refused (tools.confine_writes); use a relative path");
+    if (isTildePath(p))
+      return denied("write: ~ paths are refused (tools.confine_writes); use a relative path");
+    if (hasVariable(p))
+      return denied("write: $VAR paths are refused (tools.confine_writes); use a relative path");
+    if (escapesLexically(p))
+      return denied("write: path escapes the project root with .. (tools.confine_writes)");
+  }
+  const loc = locate(p, settings);
+  if (settings.confineWrites) {
+    if (loc.realRoot === undefined) return denied("write: the project root cannot be resolved");
+    if (loc.physical === undefined) {
+      return denied("write: path cannot be resolved (symlink loop or unreadable directory)");
+    }
+    if (!isInside(loc.physical, loc.realRoot)) {
+      return denied("write: path resolves outside the project root through a symlink (tools.confine_writes)");
+    }
+  }
+  const secret = secretReason(p, loc, settings);
+  if (secret) return denied(`write: ${secret}; Scoot does not write secrets`);
+  return { allow: true };
+}
