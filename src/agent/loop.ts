@@ -198,7 +198,14 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
         record("tool_call", clipAudit(`${s.action} ${s.action_input}`));
         counts.toolCalls += 1;
         emit({ type: "running", action: s.action, input: s.action_input });
-        const raw = await runToolWithDeadline(s.tool, s.input, toolContext, deps.toolTimeoutMs, deps.signal);
+        const raw = await runToolWithDeadline(
+          s.tool,
+          s.input,
+          toolContext,
+          deps.toolTimeoutMs,
+          deps.signal,
+          deps.tools,
+        );
         checkInterrupted();
         observation = clip(raw, s.tool.clipBytes);
         emit({

@@ -330,6 +330,48 @@ describe("secrets", () => {
   });
 });
 
+describe("parallel and writes through the loop", () => {
+  it("parallel runs its children through the gate and returns them in call order", async () => {
+    const r = await scoot(
+      [
+        step("parallel", {
+          calls: [
+            { action: "file_read", input: { path: "README.md" } },
+            { action: "grep", input: JSON.stringify({ pattern: "beta", path: "src/b.ts" }) },
+            { action: "file_read", input: { path: ".env" } },
+          ],
+        }),
+        step("file_write", { path: "notes/out.txt", content: "written" }),
+        step("file_edit", { path: "notes/out.txt", old: "written", new: "edited" }),
+        step("final", "ok"),
+      ],
+      ["-e", "go"],
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const messages = (server!.completions()[1]!.body as { messages: { content: string }[] }).messages;
+    const obs = messages.at(-1)!.content;
+    const a = obs.indexOf("# Demo");
+    const b = obs.indexOf("1:export const beta");
+    const c = obs.indexOf("denied");
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(a);
+    expect(c).toBeGreaterThan(b);
+    expect(fs.readFileSync(path.join(project, "notes", "out.txt"), "utf8")).toBe("edited");
+  });
+});
+
+describe("fail closed on audit", () => {
+  it("when the audit log cannot be written, no tool runs and the run fails", async () => {
+    fs.mkdirSync(path.join(home, "logs", "audit.jsonl"), { recursive: true });
+    const marker = path.join(project, "ran");
+    const r = await scoot([step("bash", `touch ${marker}`), step("final", "x")], ["-e", "go"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot write the audit log/);
+    expect(r.stderr).toMatch(/no tool runs without an audit record/);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
 describe("interruption", () => {
   it("SIGINT during a long bash kills its process group, audits it and exits 130", async () => {
     const pidFile = path.join(project, "child.pid");
