@@ -8,8 +8,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-// smol-toml is small and synchronous; loaded eagerly because every command reads config.
-import { parse as tomlParse } from "smol-toml";
+import { lazyRequire } from "../lazy.js";
 import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
 
 export interface LoadedConfig {
@@ -124,9 +123,12 @@ function guessJsonEnd(text: string): { line: number; column: number } {
   return lineColumn(text, text.length);
 }
 
+/** Only commands that find a config.toml pay for the TOML parser. */
+const smolToml = lazyRequire<typeof import("smol-toml")>("smol-toml");
+
 function parseToml(file: string, text: string): { ok: true; data: unknown } | { ok: false; error: string } {
   try {
-    return { ok: true, data: tomlParse(text) };
+    return { ok: true, data: smolToml().parse(text) };
   } catch (e) {
     const err = e as Error & { line?: number; column?: number };
     const first = err.message.split("\n")[0]?.replace(/^Invalid TOML document:\s*/, "") ?? "invalid TOML";

@@ -3,7 +3,8 @@
  * for it. Parsing is deliberately narrow — plain YAML scalars and lists, no tags, a
  * small alias budget — because a skill is someone else's text landing in the prompt.
  */
-import { LineCounter, parseDocument } from "yaml";
+import type { LineCounter, parseDocument } from "yaml";
+import { lazyRequire } from "../lazy.js";
 import { readRegularFile } from "./fsutil.js";
 
 /** SKILL.md larger than this is refused: instructions, not a data dump. */
@@ -15,6 +16,9 @@ export const MAX_DESCRIPTION_CHARS = 1024;
 
 export const SKILL_NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 export const SKILL_FILE = "SKILL.md";
+
+/** The YAML parser costs ~80 ms to load: only sessions that have skills pay for it. */
+const yaml = lazyRequire<typeof import("yaml")>("yaml");
 
 const KNOWN_KEYS = new Set(["name", "description", "capabilities", "allowed_tools", "scope"]);
 /** Keys some skill formats use to pin a host version; Scoot refuses them outright. */
@@ -90,8 +94,9 @@ export function parseFrontMatter(text: string, file: string): FrontMatterResult 
   // YAML line N is file line N + 1 (the opening fence is line 1).
   const fileLine = (yamlLine: number | undefined) => (yamlLine === undefined ? undefined : yamlLine + 1);
 
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(yamlText, {
+  const { LineCounter: Counter, parseDocument: parse } = yaml();
+  const lineCounter = new Counter();
+  const doc = parse(yamlText, {
     lineCounter,
     schema: "core",
     resolveKnownTags: false,

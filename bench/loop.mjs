@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+/**
+ * The agent loop: a 50-turn scripted run (file_read / grep / glob steps on a small tree)
+ * against a zero-delay scripted server. Reports Scoot's own cost per tool turn (from the
+ * server's reply to Scoot's next request) beside a bare node:http client replaying the very
+ * same request bodies; the wall time of a run whose first reply is `final` beside a fresh
+ * bare-client process making one request; and peak RSS of both.
+ * Aims: trivial run within 0.1 s of the bare client, ≤ 6 ms own cost per tool turn, ≤ 80 MB.
+ *
+ *   npm run build && node bench/loop.mjs [runs]
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { iqr, median, publish, row } from "./lib/report.mjs";
+import { startBenchServer } from "./lib/server.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.join(here, "..", "dist", "main.js");
+const BARE = path.join(here, "lib", "bare-client.mjs");
+const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 7);
+const TURNS = 50;
+const TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-loop-"));
+const project = path.join(work, "project");
+const home = path.join(work, "home");
+for (let d = 0; d < 5; d++) {
+  fs.mkdirSync(path.join(project, `pkg${d}`), { recursive: true });
+  for (let f = 0; f < 10; f++) {
+    const lines = Array.from(
+      { length: 60 },
+      (_, i) => `export function f${d}_${f}_${i}() { return ${i}; } // note ${i % 7}`,
+    );
+    fs.writeFileSync(path.join(project, `pkg${d}`, `m${f}.ts`), `${lines.join("\n")}\n`);
+  }
+}
+
+const step = (action, input) =>
+  JSON.stringify({ thought: "next", action, action_input: JSON.stringify(input) });
+const toolSteps = Array.from({ length: TURNS - 1 }, (_, i) => {
+  const d = i % 5;
+  const f = i % 10;
+  if (i % 3 === 0) return step("file_read", { path: `pkg${d}/m${f}.ts`, limit: 20 });
+  if (i % 3 === 1) return step("grep", { pattern: "note [0-3]", path: `pkg${d}/m${f}.ts` });
+  return step("glob", { pattern: `pkg${d}/*.ts` });
+});
+const finalStep = JSON.stringify({ thought: "done", action: "final", action_input: "done" });
+
+/** Runs a command, returning wall ms and peak RSS in MB (via /usr/bin/time when present). */
+function measure(cmd, args, env) {
+  return new Promise((resolve, reject) => {
+    const full = TIME ? [TIME, "-f", "%M", cmd, ...args] : [cmd, ...args];
+    const t0 = performance.now();
+    const child = spawn(full[0], full.slice(1), { cwd: project, env, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("close", (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`${args.join(" ")} exited ${code}: ${err}`));
+      const kb = TIME ? Number(err.trim().split("\n").at(-1)) : Number.NaN;
+      resolve({ ms, mb: kb / 1024 });
+    });
+  });
+}
+
+const server = await startBenchServer([]);
+const env = {
+  ...process.env,
+  SCOOT_HOME: home,
+  SCOOT_BACKEND_BASE_URL: server.url,
+  SCOOT_AGENT_MAX_TURNS: String(TURNS + 5),
+  SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "0",
+};
+const scootGap = [];
+const bareGap = [];
+const scootRss = [];
+const trivial = [];
+const trivialBare = [];
+const bareRss = [];
+const bodiesFile = path.join(work, "bodies.jsonl");
+for (let r = 0; r < RUNS; r++) {
+  server.reset([...toolSteps, finalStep]);
+  const run = await measure(process.execPath, [CLI, "-e", "benchmark goal"], env);
+  scootRss.push(run.mb);
+  scootGap.push(median(server.gaps()));
+  fs.writeFileSync(bodiesFile, `${server.bodies.join("\n")}\n`);
+  server.reset([...toolSteps, finalStep]);
+  await measure(process.execPath, [BARE, server.url, bodiesFile], env);
+  bareGap.push(median(server.gaps()));
+
+  server.reset([finalStep]);
+  trivial.push((await measure(process.execPath, [CLI, "-e", "trivial"], env)).ms);
+  server.reset([finalStep]);
+  const bare = await measure(process.execPath, [BARE, server.url], env);
+  trivialBare.push(bare.ms);
+  bareRss.push(bare.mb);
+}
+await server.close();
+fs.rmSync(work, { recursive: true, force: true });
+
+const own = median(scootGap);
+const ownBase = median(bareGap);
+const tri = median(trivial);
+const triBase = median(trivialBare);
+const rows = [
+  row({
+    bench: "loop",
+    figure: `own cost per tool turn (${TURNS}-turn run)`,
+    value: own,
+    valueSpread: iqr(scootGap),
+    baseline: ownBase,
+    baselineSpread: iqr(bareGap),
+    unit: "ms",
+    ratio: own / ownBase,
+    aim: "≤ 6 ms",
+    met: own <= 6,
+  }),
+  row({
+    bench: "loop",
+    figure: "trivial run (first reply is final)",
+    value: tri,
+    valueSpread: iqr(trivial),
+    baseline: triBase,
+    baselineSpread: iqr(trivialBare),
+    unit: "ms",
+    ratio: tri / triBase,
+    aim: "≤ bare + 100 ms",
+    met: tri - triBase <= 100,
+  }),
+];
+if (TIME) {
+  rows.push(
+    row({
+      bench: "loop",
+      figure: `peak RSS (${TURNS}-turn run)`,
+      value: median(scootRss),
+      baseline: median(bareRss),
+      unit: "MB",
+      ratio: median(scootRss) / median(bareRss),
+      aim: "≤ 80 MB",
+      met: median(scootRss) <= 80,
+    }),
+  );
+}
+publish(rows);
