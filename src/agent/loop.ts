@@ -74,7 +74,12 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   };
   const remember = (m: Message) => {
     deps.history.push(m);
-    deps.session.append(m);
+    try {
+      deps.session.append(m);
+    } catch (e) {
+      // The transcript is part of the record: without it, no further step happens.
+      throw new AuditFailure(`cannot write the session transcript ${deps.session.path}: ${(e as Error).message}`);
+    }
   };
   const result = (status: RunStatus, extra: { answer?: string; error?: string } = {}): RunResult => ({
     status,
@@ -231,6 +236,12 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     }
     if (e instanceof AuditFailure) {
       const message = `${e.message}; stopping: no tool runs without an audit record`;
+      try {
+        // Best effort: a transcript failure may still leave the audit log writable.
+        deps.audit.emit(deps.sessionId, "system_error", message, deps.runId);
+      } catch {
+        // nothing more can be recorded
+      }
       counts.errors += 1;
       emit({ type: "error", message });
       return result("failed", { error: message });

@@ -49,6 +49,19 @@ export interface AgentSession {
 
 export type Opened = { ok: true; value: AgentSession } | { ok: false; error: string };
 
+function failedBeforeStart(error: string): RunResult {
+  return {
+    status: "failed",
+    error,
+    turns: 0,
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    toolCalls: 0,
+    denials: 0,
+    errors: 1,
+    wallMs: 0,
+  };
+}
+
 let runCounter = 0;
 function newRunId(): string {
   runCounter += 1;
@@ -124,8 +137,13 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       mode: opts.mode,
       async run(goal, signal) {
         if (!systemWritten) {
+          try {
+            session.append({ role: "system", content: systemPrompt });
+          } catch (e) {
+            const error = `cannot write the session transcript ${session.path}: ${(e as Error).message}`;
+            return failedBeforeStart(error);
+          }
           history.push({ role: "system", content: systemPrompt });
-          session.append({ role: "system", content: systemPrompt });
           systemWritten = true;
         }
         return runGoal(
