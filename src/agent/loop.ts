@@ -78,7 +78,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       deps.session.append(m);
     } catch (e) {
       // The transcript is part of the record: without it, no further step happens.
-      throw new AuditFailure(`cannot write the session transcript ${deps.session.path}: ${(e as Error).message}`);
+      throw new AuditFailure(
+        `cannot write the session transcript ${deps.session.path}: ${(e as Error).message}`,
+      );
     }
   };
   const result = (status: RunStatus, extra: { answer?: string; error?: string } = {}): RunResult => ({

@@ -1,8 +1,61 @@
-/** Doctor checks owned by later capabilities; each is a small function over the loaded config. */
+/** Doctor checks owned by later capabilities: skills, MCP servers, scheduled jobs. */
+import os from "node:os";
 import type { Config } from "../config/schema.js";
+import { validateMcpServers } from "../mcp/config.js";
+import { mcpServerSummary } from "../mcp/prompt.js";
+import { validateJobs } from "../schedule/jobs.js";
+import { discoverSkills } from "../skills/discover.js";
 import type { Cli } from "./context.js";
 import type { Check } from "./doctor.js";
 
-export async function doctorExtraChecks(_config: Config, _cli: Cli, _root: string): Promise<Check[]> {
-  return [];
+function skillChecks(config: Config, cli: Cli, root: string): Check[] {
+  if (!config.skills.enabled)
+    return [{ name: "skills", status: "OK", detail: "disabled (skills.enabled = false)" }];
+  const d = discoverSkills({ config, cwd: cli.cwd, homeDir: os.homedir(), scootHome: root });
+  const checks: Check[] = [
+    {
+      name: "skills",
+      status: "OK",
+      detail: `${d.skills.length} skill(s) loaded${d.shadowed.length ? `, ${d.shadowed.length} shadowed` : ""}`,
+    },
+  ];
+  for (const p of d.problems)
+    checks.push({
+      name: "skills",
+      status: "WARN",
+      detail: `${p.file}: ${p.message} (see scoot skills check)`,
+    });
+  return checks;
+}
+
+function mcpChecks(config: Config): Check[] {
+  if (config.mcp.servers.length === 0) return [];
+  const { servers, problems } = validateMcpServers(config.mcp.servers);
+  const checks: Check[] = servers.map((s) => ({
+    name: "mcp",
+    status: s.allowed_tools.length === 0 ? "WARN" : "OK",
+    detail: `${mcpServerSummary(s)}${s.allowed_tools.length === 0 ? " (every call will be denied)" : ""}`,
+  }));
+  // An invalid entry is left out of every run: a configuration error the operator must see.
+  for (const p of problems) checks.push({ name: "mcp", status: "FAIL", detail: p });
+  return checks;
+}
+
+function scheduleChecks(config: Config): Check[] {
+  if (config.schedule.jobs.length === 0 && !config.schedule.enabled) return [];
+  const { jobs, invalid } = validateJobs(config);
+  const checks: Check[] = [
+    {
+      name: "schedule",
+      status: "OK",
+      detail: `${config.schedule.enabled ? "enabled" : "disabled"}, ${jobs.length} valid job(s), poll ${config.schedule.poll_ms} ms`,
+    },
+  ];
+  for (const bad of invalid)
+    checks.push({ name: "schedule", status: "WARN", detail: `job ${bad.label} skipped: ${bad.reason}` });
+  return checks;
+}
+
+export async function doctorExtraChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
+  return [...skillChecks(config, cli, root), ...mcpChecks(config), ...scheduleChecks(config)];
 }

@@ -1,0 +1,214 @@
+/** `scoot daemon run [--ticks N]`, `scoot daemon status [--json]`, `scoot daemon stop`. */
+import {
+  acquireDaemonLock,
+  currentBootId,
+  type DaemonState,
+  isPidAlive,
+  planStop,
+  readDaemonState,
+  readPidFile,
+  recordedPidAlive,
+  releaseDaemonLock,
+  writeDaemonState,
+} from "../schedule/daemon.js";
+import { hostScheduler, NOT_ENABLED_MESSAGE } from "../schedule/host.js";
+import { createStopControl, runLoop, sleep } from "../schedule/loop.js";
+import { flagBool } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+import { parseTicks, schedulerLog } from "./schedule.js";
+
+/** How long `daemon stop` waits for the daemon to record `stopped`. It finishes its current job first. */
+export const STOP_WAIT_MS = 10_000;
+const STOP_POLL_MS = 50;
+
+export async function runDaemonRun(cli: Cli): Promise<number> {
+  const ticks = parseTicks(cli, "daemon run");
+  if (!ticks.ok) return ticks.exitCode;
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, paths } = loaded.value;
+  if (!config.schedule.enabled) {
+    cli.io.err(`scoot daemon run: ${NOT_ENABLED_MESSAGE}\n`);
+    return EXIT.usage;
+  }
+  const log = schedulerLog(cli);
+  // Signals are caught before the lock exists, so a stop during start-up still cleans up.
+  const control = createStopControl(log);
+  let lock: ReturnType<typeof acquireDaemonLock>;
+  try {
+    lock = acquireDaemonLock(paths);
+  } catch (e) {
+    control.dispose();
+    throw e;
+  }
+  if (!lock.ok) {
+    control.dispose();
+    cli.io.err(`scoot daemon run: ${lock.error}\n`);
+    return EXIT.failed;
+  }
+  for (const w of lock.value.warnings) log(`warning: ${w}`);
+
+  let state: DaemonState | undefined;
+  let exitCode: number = EXIT.ok;
+  let reason = "unknown";
+  try {
+    const hosted = hostScheduler({ config, paths, cwd: cli.cwd, env: cli.env, log });
+    const bootId = currentBootId();
+    state = {
+      status: "running",
+      pid: process.pid,
+      started_at: new Date().toISOString(),
+      stopped_at: null,
+      stop_reason: null,
+      jobs: hosted.jobs.jobs.map((j) => j.id),
+      poll_ms: config.schedule.poll_ms,
+      fired: 0,
+      failed: 0,
+      ...(bootId ? { boot_id: bootId } : {}),
+      ...(lock.value.previousUnclean ? { previous_unclean_stop: lock.value.previousUnclean } : {}),
+    };
+    const first = writeDaemonState(paths.daemonJson, state);
+    if (!first.ok) {
+      cli.io.err(`scoot daemon run: ${first.error}\n`);
+      reason = `error: ${first.error}`;
+      return EXIT.failed;
+    }
+    log(
+      `daemon started (pid ${process.pid}): ${state.jobs.length} job(s), poll every ${state.poll_ms} ms, ` +
+        `${ticks.value === 0 ? "until stopped" : `${ticks.value} tick(s)`}`,
+    );
+    const running = state;
+    const result = await runLoop({
+      scheduler: hosted.scheduler,
+      ticks: ticks.value,
+      pollMs: config.schedule.poll_ms,
+      control,
+      onTick: (report) => {
+        if (report.fired === 0 && report.failed === 0) return;
+        running.fired += report.fired;
+        running.failed += report.failed;
+        const w = writeDaemonState(paths.daemonJson, running);
+        if (!w.ok) log(`error: ${w.error}`);
+      },
+    });
+    reason = result.reason === "ticks" ? `completed ${result.ticks} tick(s)` : result.reason;
+    return exitCode;
+  } catch (e) {
+    reason = `error: ${(e as Error)?.message ?? String(e)}`;
+    exitCode = EXIT.failed;
+    cli.io.err(`scoot daemon run: ${reason}\n`);
+    return exitCode;
+  } finally {
+    if (state) {
+      const stopped: DaemonState = {
+        ...state,
+        status: "stopped",
+        stopped_at: new Date().toISOString(),
+        stop_reason: reason,
+      };
+      const w = writeDaemonState(paths.daemonJson, stopped);
+      if (!w.ok) cli.io.err(`scoot daemon run: ${w.error}\n`);
+    }
+    releaseDaemonLock(paths);
+    control.dispose();
+    log(`daemon stopped (${reason})`);
+  }
+}
+
+export async function runDaemonStatus(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot daemon status: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { paths } = loaded.value;
+  const read = readDaemonState(paths.daemonJson);
+  if (read.kind === "bad") {
+    cli.io.err(`scoot daemon status: ${read.error}\n`);
+    return EXIT.failed;
+  }
+  const pidFile = readPidFile(paths.daemonPid);
+  const pidFilePid = pidFile.kind === "pid" ? pidFile.pid : null;
+  const json = flagBool(cli.args, "json");
+  if (read.kind === "missing") {
+    if (json) cli.io.out(`${JSON.stringify({ status: "none", pid_alive: false, pid_file: pidFilePid })}\n`);
+    else cli.io.out(`status: none (no daemon has run on this home; ${paths.daemonJson} does not exist)\n`);
+    return EXIT.ok;
+  }
+  const s = read.state;
+  const alive = recordedPidAlive(s.pid, s);
+  const stale = s.status === "running" && !alive;
+  if (json) {
+    cli.io.out(`${JSON.stringify({ ...s, pid_alive: alive, pid_file: pidFilePid, stale })}\n`);
+    return EXIT.ok;
+  }
+  const lines = [
+    `status: ${s.status}${stale ? ` (stale: pid ${s.pid} is gone; the daemon stopped uncleanly)` : ""}`,
+    `pid: ${s.pid} (${alive ? "alive" : "not running"})`,
+    `pid file: ${pidFilePid ?? (pidFile.kind === "garbage" ? "unreadable" : "none")}`,
+    `started_at: ${s.started_at}`,
+    `stopped_at: ${s.stopped_at ?? "-"}`,
+    `stop_reason: ${s.stop_reason ?? "-"}`,
+    `jobs: ${Array.isArray(s.jobs) && s.jobs.length > 0 ? s.jobs.join(", ") : "(none)"}`,
+    `poll_ms: ${s.poll_ms}`,
+    `fired: ${s.fired ?? 0} (failed: ${s.failed ?? 0})`,
+  ];
+  if (s.previous_unclean_stop) {
+    lines.push(
+      `previous_unclean_stop: pid ${s.previous_unclean_stop.pid} started ${s.previous_unclean_stop.started_at}`,
+    );
+  }
+  cli.io.out(`${lines.join("\n")}\n`);
+  return EXIT.ok;
+}
+
+export async function runDaemonStop(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot daemon stop: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { paths } = loaded.value;
+  const plan = planStop(paths);
+  if (!plan.ok || plan.pid === undefined) {
+    cli.io.err(`scoot daemon stop: ${plan.reason ?? "nothing to stop"}\n`);
+    return EXIT.failed;
+  }
+  const pid = plan.pid;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch (e) {
+    cli.io.err(`scoot daemon stop: cannot signal pid ${pid}: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+  cli.io.err(`scoot: sent SIGTERM to the daemon (pid ${pid}); waiting for it to stop\n`);
+  const never = new AbortController().signal;
+  const deadline = Date.now() + STOP_WAIT_MS;
+  while (Date.now() < deadline) {
+    const read = readDaemonState(paths.daemonJson);
+    if (read.kind === "state" && read.state.pid === pid && read.state.status === "stopped") {
+      cli.io.out(`daemon (pid ${pid}) stopped: ${read.state.stop_reason ?? "stopped"}\n`);
+      return EXIT.ok;
+    }
+    if (!isPidAlive(pid)) {
+      const again = readDaemonState(paths.daemonJson);
+      if (again.kind === "state" && again.state.pid === pid && again.state.status === "stopped") {
+        cli.io.out(`daemon (pid ${pid}) stopped: ${again.state.stop_reason ?? "stopped"}\n`);
+        return EXIT.ok;
+      }
+      cli.io.err(
+        `scoot daemon stop: pid ${pid} exited without recording "stopped"; the next "scoot daemon run" recovers its state\n`,
+      );
+      return EXIT.failed;
+    }
+    await sleep(STOP_POLL_MS, never);
+  }
+  cli.io.err(
+    `scoot daemon stop: SIGTERM was sent to pid ${pid}, but it has not stopped within ${STOP_WAIT_MS / 1000} s: ` +
+      `it finishes its current job first (bounded by the job deadline). Check "scoot daemon status"\n`,
+  );
+  return EXIT.failed;
+}

@@ -1,0 +1,71 @@
+/**
+ * `scoot serve`: NDJSON requests on stdin, responses on stdout (see src/serve). Runs use the
+ * configured policy, or `--policy` / `--unattended` given to `serve`. Warnings and `--trace`
+ * go to stderr; stdout carries responses only. Exits 0 when stdin ends; SIGINT/SIGTERM abort
+ * the request in hand, answer it, and exit 130.
+ */
+import { createMethods } from "../serve/methods.js";
+import { serveLines } from "../serve/server.js";
+import { flagBool } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+import { resolveMode, resolveRetries } from "./run-common.js";
+import { traceLine } from "./trace.js";
+
+export async function runServe(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot serve: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, paths } = loaded.value;
+  const mode = resolveMode(cli.args, config);
+  const retries = resolveRetries(cli.args);
+  if (!mode.ok || !retries.ok) {
+    for (const r of [mode, retries]) if (!r.ok) cli.io.err(`scoot serve: ${r.error}\n`);
+    return EXIT.usage;
+  }
+  const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
+  const trace = flagBool(cli.args, "trace");
+  const methods = createMethods({
+    config,
+    paths,
+    cwd: cli.cwd,
+    env: cli.env,
+    mode: mode.value,
+    retries: retries.value,
+    log,
+    onEvent: trace
+      ? (e) => {
+          const line = traceLine(e);
+          if (line) cli.io.err(`${line}\n`);
+        }
+      : undefined,
+  });
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${sig}: stopping (the request in hand is aborted and answered)`);
+    controller.abort(new Error("interrupted"));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    await serveLines({
+      input: process.stdin,
+      // Responses are redacted field by field before encoding (so the line stays valid JSON);
+      // the second pass in io.out then finds nothing left to replace.
+      write: (line) => cli.io.out(line),
+      methods,
+      signal: controller.signal,
+      log,
+    });
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  return interrupted ? EXIT.interrupted : EXIT.ok;
+}

@@ -1,0 +1,40 @@
+/**
+ * Runs one job firing through the same agent session runner as `-e` and the REPL. A session
+ * is opened per firing and closed after it, so a long-lived daemon holds no conversation
+ * (or MCP connection) between firings and its memory stays flat.
+ */
+import { openAgentSession } from "../agent/session-runner.js";
+import type { HomePaths } from "../config/home.js";
+import type { Config } from "../config/schema.js";
+import type { Job } from "./jobs.js";
+import type { JobOutcome, JobRunner } from "./scheduler.js";
+
+export interface JobRunnerContext {
+  config: Config;
+  paths: HomePaths;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+}
+
+export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
+  return async (job: Job, signal: AbortSignal): Promise<JobOutcome> => {
+    const opened = await openAgentSession({
+      config: ctx.config,
+      paths: ctx.paths,
+      cwd: ctx.cwd,
+      env: ctx.env,
+      sessionId: job.sessionId,
+      mode: job.mode,
+      onWarning: (w) => ctx.log(`warning: job ${job.id}: ${w}`),
+    });
+    if (!opened.ok) return { status: "failed", error: opened.error };
+    const agent = opened.value;
+    try {
+      const r = await agent.run(job.goal, signal);
+      return { status: r.status, error: r.error, turns: r.turns };
+    } finally {
+      await agent.close();
+    }
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The `serve` methods. Each validates its own params (unknown keys are refused so a typo like
+ * `gaol` is an error, not an empty run) and returns a result or a coded error.
+ *
+ * - `run {goal}` → `{session_id, reply, turns, usage}`: a new session per request, id
+ *   `serve-<ms>-<pid>-<n>`, run with the policy `serve` was started with.
+ * - `session.list` → `{sessions: [{id, modified, messages, first_user_message}]}`, newest first.
+ * - `session.get {id}` → `{id, messages: [{role, content}]}`.
+ * - `audit.query {session_id}` → `{session_id, events: [...]}`, oldest first.
+ */
+import fs from "node:fs";
+import type { AgentEvent } from "../agent/events.js";
+import { openAgentSession } from "../agent/session-runner.js";
+import type { HomePaths } from "../config/home.js";
+import type { Config, PolicyMode } from "../config/schema.js";
+import { readAuditEvents } from "../store/audit.js";
+import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
+import type { ErrorCode } from "./protocol.js";
+
+export type MethodResult =
+  | { ok: true; result: unknown }
+  | { ok: false; code: ErrorCode; message: string; extra?: Record<string, unknown> };
+
+export type Method = (params: Record<string, unknown>, signal: AbortSignal) => Promise<MethodResult>;
+
+export interface MethodContext {
+  config: Config;
+  paths: HomePaths;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  mode: PolicyMode;
+  retries?: number;
+  /** Warnings and trace lines: stderr, never stdout. */
+  log: (line: string) => void;
+  onEvent?: (e: AgentEvent) => void;
+}
+
+const invalid = (message: string): MethodResult => ({ ok: false, code: "invalid_params", message });
+
+/** Refuses keys a method does not take; returns undefined when all are known. */
+function unknownKeys(params: Record<string, unknown>, allowed: readonly string[]): MethodResult | undefined {
+  const extra = Object.keys(params).filter((k) => !allowed.includes(k));
+  if (extra.length === 0) return undefined;
+  const takes =
+    allowed.length === 0 ? "takes no params" : `takes only ${allowed.map((k) => `"${k}"`).join(", ")}`;
+  return invalid(`unknown param ${extra.map((k) => `"${k}"`).join(", ")}: this method ${takes}`);
+}
+
+function requireSessionId(
+  params: Record<string, unknown>,
+  key: string,
+): { ok: true; id: string } | MethodResult {
+  const v = params[key];
+  if (v === undefined) return invalid(`params.${key} is missing`);
+  if (typeof v !== "string") return invalid(`params.${key} must be a string`);
+  const valid = validateSessionId(v);
+  if (!valid.ok) return invalid(valid.error);
+  return { ok: true, id: valid.value };
+}
+
+let runCounter = 0;
+export function newServeSessionId(): string {
+  runCounter += 1;
+  return `serve-${Date.now()}-${process.pid}-${runCounter}`;
+}
+
+export function createMethods(ctx: MethodContext): Record<string, Method> {
+  return {
+    async run(params, signal) {
+      const bad = unknownKeys(params, ["goal"]);
+      if (bad) return bad;
+      if (params.goal === undefined) return invalid("params.goal is missing");
+      if (typeof params.goal !== "string" || params.goal.trim() === "")
+        return invalid("params.goal must be a non-empty string");
+      const sessionId = newServeSessionId();
+      const opened = await openAgentSession({
+        config: ctx.config,
+        paths: ctx.paths,
+        cwd: ctx.cwd,
+        env: ctx.env,
+        sessionId,
+        mode: ctx.mode,
+        retries: ctx.retries,
+        onWarning: (w) => ctx.log(`warning: ${w}`),
+        onEvent: ctx.onEvent,
+      });
+      if (!opened.ok)
+        return { ok: false, code: "run_failed", message: opened.error, extra: { session_id: sessionId } };
+      const agent = opened.value;
+      try {
+        const r = await agent.run(params.goal, signal);
+        if (r.status === "final") {
+          return {
+            ok: true,
+            result: { session_id: sessionId, reply: r.answer ?? "", turns: r.turns, usage: r.usage },
+          };
+        }
+        return {
+          ok: false,
+          code: "run_failed",
+          message: r.error ?? `run ended: ${r.status}`,
+          extra: { session_id: sessionId, status: r.status, turns: r.turns },
+        };
+      } finally {
+        await agent.close();
+      }
+    },
+
+    async "session.list"(params) {
+      const bad = unknownKeys(params, []);
+      if (bad) return bad;
+      const { sessions, warnings } = listSessions(ctx.paths.sessions);
+      for (const w of warnings) ctx.log(`warning: ${w}`);
+      return {
+        ok: true,
+        result: {
+          sessions: sessions.map((s) => ({
+            id: s.id,
+            modified: new Date(s.modified).toISOString(),
+            messages: s.messages,
+            first_user_message: s.firstUser,
+          })),
+        },
+      };
+    },
+
+    async "session.get"(params) {
+      const bad = unknownKeys(params, ["id"]);
+      if (bad) return bad;
+      const id = requireSessionId(params, "id");
+      if (!("id" in id)) return id;
+      const file = sessionPath(ctx.paths.sessions, id.id);
+      if (!fs.existsSync(file) && !fs.existsSync(`${file}.1`)) {
+        return { ok: false, code: "not_found", message: `no session "${id.id}"` };
+      }
+      const { messages, warnings } = readSession(file);
+      for (const w of warnings) ctx.log(`warning: ${w}`);
+      return { ok: true, result: { id: id.id, messages } };
+    },
+
+    async "audit.query"(params) {
+      const bad = unknownKeys(params, ["session_id"]);
+      if (bad) return bad;
+      const id = requireSessionId(params, "session_id");
+      if (!("id" in id)) return id;
+      const { events, warnings } = readAuditEvents(ctx.paths.audit, id.id);
+      for (const w of warnings) ctx.log(`warning: ${w}`);
+      return { ok: true, result: { session_id: id.id, events } };
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The `serve` loop: reads request lines, answers them strictly one at a time (later lines wait
+ * in readline's queue), and returns when the input ends — after the request in hand is answered.
+ * A bad line gets an error response and the loop goes on; nothing but responses is written.
+ */
+import readline from "node:readline";
+import type { Readable } from "node:stream";
+import type { Method } from "./methods.js";
+import { encodeResponse, errorResponse, parseRequest, type ServeResponse } from "./protocol.js";
+
+export interface ServeOptions {
+  input: Readable;
+  /** Receives each response line (newline included). */
+  write: (line: string) => void;
+  methods: Record<string, Method>;
+  /** Aborting it cuts the running request short and stops reading. */
+  signal: AbortSignal;
+  log: (line: string) => void;
+}
+
+export interface ServeSummary {
+  requests: number;
+  errors: number;
+}
+
+async function answer(line: string, opts: ServeOptions): Promise<ServeResponse> {
+  const parsed = parseRequest(line);
+  if (!parsed.ok) return parsed.response;
+  const { id, method, params } = parsed.value;
+  const handler = Object.hasOwn(opts.methods, method) ? opts.methods[method] : undefined;
+  if (!handler) {
+    const known = Object.keys(opts.methods).join(", ");
+    return errorResponse(id, "method_not_found", `unknown method "${method}" (known: ${known})`);
+  }
+  try {
+    const r = await handler(params, opts.signal);
+    return r.ok ? { id, ok: true, result: r.result } : errorResponse(id, r.code, r.message, r.extra);
+  } catch (e) {
+    // A bug in one request must not end the server.
+    opts.log(`error: ${method} failed: ${(e as Error)?.stack ?? String(e)}`);
+    return errorResponse(id, "internal_error", `${method} failed: ${(e as Error)?.message ?? String(e)}`);
+  }
+}
+
+export async function serveLines(opts: ServeOptions): Promise<ServeSummary> {
+  const summary: ServeSummary = { requests: 0, errors: 0 };
+  const rl = readline.createInterface({
+    input: opts.input,
+    crlfDelay: Number.POSITIVE_INFINITY,
+    terminal: false,
+  });
+  const onAbort = () => rl.close();
+  if (opts.signal.aborted) rl.close();
+  else opts.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for await (const line of rl) {
+      if (opts.signal.aborted) break;
+      // Blank lines (a trailing newline, keep-alives) are not requests.
+      if (line.trim() === "") continue;
+      summary.requests += 1;
+      const response = await answer(line, opts);
+      if (!response.ok) summary.errors += 1;
+      opts.write(encodeResponse(response));
+    }
+  } finally {
+    opts.signal.removeEventListener("abort", onAbort);
+    rl.close();
+  }
+  return summary;
+}

@@ -1,0 +1,151 @@
+/**
+ * `file_edit {path, old, new}`: replace one exact piece of text, atomically.
+ *
+ * `old` must occur exactly once. Occurrences are counted overlapping ("aa" occurs twice in
+ * "aaa"), because an overlapping second place makes the edit just as ambiguous. When `old`
+ * is written with "\n" but the file uses CRLF line ends, the CRLF form is tried too.
+ */
+import * as fs from "node:fs";
+import { atomicWriteFile } from "./atomic-write.js";
+import { CLIP } from "./clip.js";
+import { preservedAttributes, resolveWriteTarget } from "./file_write.js";
+import { formatBytes, fsErrorText, looksBinary, resolvePath } from "./fs-util.js";
+import { parseObject, requireString } from "./json-input.js";
+import type { Result, Tool } from "./types.js";
+
+/** Largest file file_edit rewrites; bigger files are better changed by a command. */
+export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
+/** How many line numbers an ambiguity error lists. */
+const MAX_LISTED_PLACES = 10;
+
+export interface FileEditInput {
+  path: string;
+  old: string;
+  new: string;
+}
+
+const EXAMPLE = '{"path": "README.md", "old": "exact unique text", "new": "replacement"}';
+
+export const fileEditTool: Tool<FileEditInput> = {
+  name: "file_edit",
+  describe:
+    "Replace one exact piece of text in a file. `old` must occur exactly once (copy it from file_read, with enough context to be unique); `new` may be empty to delete.",
+  inputShape: '{"path": "...", "old": "exact unique text", "new": "replacement text"}',
+  clipBytes: CLIP.file_read,
+
+  parse(raw: string): Result<FileEditInput> {
+    const obj = parseObject("file_edit", raw, ["path", "old", "new"], EXAMPLE);
+    if (!obj.ok) return obj;
+    const p = requireString("file_edit", obj.value, "path", { nonEmpty: true });
+    if (!p.ok) return p;
+    const old = requireString("file_edit", obj.value, "old", { nonEmpty: false });
+    if (!old.ok) return old;
+    // Blank text is legal to replace, but an empty `old` matches everywhere.
+    if (old.value === "") return { ok: false, error: 'file_edit: "old" must be a non-empty string' };
+    const replacement = requireString("file_edit", obj.value, "new", { nonEmpty: false });
+    if (!replacement.ok) return replacement;
+    if (replacement.value === old.value) {
+      return { ok: false, error: 'file_edit: "old" and "new" are identical, so there is nothing to change' };
+    }
+    return { ok: true, value: { path: p.value, old: old.value, new: replacement.value } };
+  },
+
+  effects(input) {
+    return { capability: "write", writePaths: [input.path] };
+  },
+
+  async run(input, ctx) {
+    const shown = JSON.stringify(input.path);
+    const target = resolveWriteTarget(resolvePath(ctx.cwd, input.path));
+    if (!target.ok) return `file_edit: cannot edit ${shown}: ${target.error}`;
+    const { abs, existing } = target.value;
+    if (!existing) return `file_edit: ${shown} does not exist; use file_write to create it`;
+    if (existing.isDirectory()) return `file_edit: ${shown} is a directory`;
+    if (!existing.isFile()) return `file_edit: ${shown} is not a regular file`;
+    if (existing.size > MAX_EDIT_BYTES) {
+      return `file_edit: ${shown} is ${formatBytes(existing.size)}, over the ${formatBytes(MAX_EDIT_BYTES)} edit limit`;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(abs);
+    } catch (e) {
+      return `file_edit: cannot read ${shown}: ${fsErrorText(e)}`;
+    }
+    if (looksBinary(bytes)) return `file_edit: ${shown} is a binary file, ${bytes.length} bytes; not edited`;
+    const text = bytes.toString("utf8");
+
+    const plan = planEdit(text, input.old, input.new);
+    if (!plan.ok) return `file_edit: ${plan.error.replace("$FILE", () => shown)}; nothing was changed`;
+    const { at, old, replacement, crlf } = plan.value;
+    const updated = text.slice(0, at) + replacement + text.slice(at + old.length);
+    const written = atomicWriteFile(abs, updated, preservedAttributes(existing));
+    if (!written.ok) return `file_edit: cannot write ${shown}: ${written.error}; nothing was changed`;
+    const line = lineOf(text, at);
+    const before = old.split("\n").length;
+    const after = replacement.split("\n").length;
+    const note = crlf ? " (matched using the file's CRLF line ends)" : "";
+    return `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}`;
+  },
+};
+
+interface EditPlan {
+  at: number;
+  old: string;
+  replacement: string;
+  crlf: boolean;
+}
+
+/** Where the single occurrence of `old` is, or why there is not exactly one. `$FILE` marks the file name. */
+export function planEdit(text: string, old: string, replacement: string): Result<EditPlan> {
+  let places = occurrences(text, old);
+  let crlf = false;
+  if (places.count === 0 && text.includes("\r\n") && old.includes("\n") && !old.includes("\r\n")) {
+    const oldCrlf = old.replace(/\n/g, "\r\n");
+    const crlfPlaces = occurrences(text, oldCrlf);
+    if (crlfPlaces.count > 0) {
+      places = crlfPlaces;
+      old = oldCrlf;
+      replacement = replacement.replace(/\r?\n/g, "\r\n");
+      crlf = true;
+    }
+  }
+  if (places.count === 0) {
+    return {
+      ok: false,
+      error:
+        '"old" was not found in $FILE (0 occurrences); file_read it and copy the exact text, whitespace included',
+    };
+  }
+  if (places.count > 1) {
+    const lines = places.first.map((p) => lineOf(text, p));
+    const more = places.count > places.first.length ? ", ..." : "";
+    return {
+      ok: false,
+      error: `"old" occurs ${places.count} times in $FILE (at lines ${lines.join(", ")}${more}); include more surrounding text so it matches exactly once`,
+    };
+  }
+  return { ok: true, value: { at: places.first[0]!, old, replacement, crlf } };
+}
+
+/** How often `needle` occurs (overlapping ones included) and where the first few start. */
+function occurrences(text: string, needle: string): { count: number; first: number[] } {
+  const first: number[] = [];
+  let count = 0;
+  let i = text.indexOf(needle);
+  while (i !== -1) {
+    count++;
+    if (first.length < MAX_LISTED_PLACES) first.push(i);
+    i = text.indexOf(needle, i + 1);
+  }
+  return { count, first };
+}
+
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  let i = text.indexOf("\n");
+  while (i !== -1 && i < offset) {
+    line++;
+    i = text.indexOf("\n", i + 1);
+  }
+  return line;
+}

@@ -1,0 +1,215 @@
+/**
+ * `file_read {path, offset?, limit?}`: a file's text, whole (up to 1 MiB) or a window of lines.
+ *
+ * A window may be taken from a file of any size: lines are streamed and nothing past the
+ * window is read, so `offset`/`limit` is the way into big logs. Binary files are described by
+ * size, never dumped.
+ */
+import * as fs from "node:fs";
+import { CLIP } from "./clip.js";
+import {
+  BINARY_SNIFF_BYTES,
+  formatBytes,
+  fsErrorText,
+  looksBinary,
+  readPrefix,
+  resolvePath,
+  statPath,
+} from "./fs-util.js";
+import { optionalInt, parseObject, requireString } from "./json-input.js";
+import type { Result, Tool } from "./types.js";
+
+/** Largest whole-file read, and largest window returned. */
+export const MAX_READ_BYTES = 1024 * 1024;
+/** Read size when streaming a window. */
+const WINDOW_CHUNK_BYTES = 64 * 1024;
+
+export interface FileReadInput {
+  path: string;
+  offset?: number;
+  limit?: number;
+}
+
+const EXAMPLE = '{"path": "src/main.ts"}';
+
+export const fileReadTool: Tool<FileReadInput> = {
+  name: "file_read",
+  describe:
+    "Read a text file (up to 1 MiB). For big files read a window of lines: offset is the 1-based first line, limit the number of lines.",
+  inputShape: '{"path": "...", "offset": 1, "limit": 200}',
+  clipBytes: CLIP.file_read,
+
+  parse(raw: string): Result<FileReadInput> {
+    const obj = parseObject("file_read", raw, ["path", "offset", "limit"], EXAMPLE);
+    if (!obj.ok) return obj;
+    const p = requireString("file_read", obj.value, "path", { nonEmpty: true });
+    if (!p.ok) return p;
+    const offset = optionalInt("file_read", obj.value, "offset", 1);
+    if (!offset.ok) return offset;
+    const limit = optionalInt("file_read", obj.value, "limit", 1);
+    if (!limit.ok) return limit;
+    const input: FileReadInput = { path: p.value };
+    if (offset.value !== undefined) input.offset = offset.value;
+    if (limit.value !== undefined) input.limit = limit.value;
+    return { ok: true, value: input };
+  },
+
+  effects(input) {
+    return { capability: "read", readPaths: [input.path] };
+  },
+
+  async run(input, ctx) {
+    const abs = resolvePath(ctx.cwd, input.path);
+    const shown = JSON.stringify(input.path);
+    const st = statPath(abs);
+    if (!st.ok) return `file_read: cannot read ${shown}: ${st.error}`;
+    if (st.value.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
+    if (!st.value.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
+    const size = st.value.size;
+    const windowed = input.offset !== undefined || input.limit !== undefined;
+    if (!windowed && size > MAX_READ_BYTES) {
+      return (
+        `file_read: ${shown} is ${formatBytes(size)}, over the ${formatBytes(MAX_READ_BYTES)} limit; ` +
+        `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
+      );
+    }
+    let fd: number;
+    try {
+      fd = fs.openSync(abs, "r");
+    } catch (e) {
+      return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
+    }
+    try {
+      if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
+        return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
+      }
+      if (windowed) return readWindow(fd, shown, size, input.offset ?? 1, input.limit);
+      return readWhole(fd, shown, size);
+    } catch (e) {
+      return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+};
+
+function readWhole(fd: number, shown: string, size: number): string {
+  // Read what is there now (the size may have changed since stat), but never past the limit.
+  const buf = Buffer.alloc(Math.min(size, MAX_READ_BYTES) + 1);
+  let got = 0;
+  while (got < buf.length) {
+    const r = fs.readSync(fd, buf, got, buf.length - got, got);
+    if (r === 0) break;
+    got += r;
+  }
+  if (got === 0) return `(${shown} is empty, 0 bytes)`;
+  const text = buf.toString("utf8", 0, Math.min(got, MAX_READ_BYTES));
+  if (got > MAX_READ_BYTES)
+    return `[${shown} grew past ${formatBytes(MAX_READ_BYTES)}; showing the first part]\n${text}`;
+  if (got <= CLIP.file_read) return text;
+  // The observation will be clipped in the middle; say so up front so the model can ask for a window.
+  const lines = countLines(text);
+  return (
+    `[${shown}: ${lines} lines, ${got} bytes; the observation is clipped to about ` +
+    `${CLIP.file_read / 1024} KB, so read the part you need with offset/limit]\n${text}`
+  );
+}
+
+/**
+ * Streams the file, keeping only lines offset..offset+limit-1 (at most MAX_READ_BYTES of them);
+ * nothing after the window is read.
+ */
+function readWindow(
+  fd: number,
+  shown: string,
+  size: number,
+  offset: number,
+  limit: number | undefined,
+): string {
+  const last = limit === undefined ? Number.POSITIVE_INFINITY : offset + limit - 1;
+  const chunk = Buffer.alloc(WINDOW_CHUNK_BYTES);
+  const kept: string[] = [];
+  let keptBytes = 0;
+  let lineNo = 1; // the line being read
+  let pieces: Buffer[] = []; // its bytes so far, when it is inside the window
+  let lineLen = 0; // its length so far, inside the window or not
+  let pos = 0; // file offset of the next read
+  let consumed = 0; // file offset just past the last complete line
+  let overflow = false;
+  let eof = false;
+  reading: while (lineNo <= last) {
+    const n = fs.readSync(fd, chunk, 0, chunk.length, pos);
+    if (n === 0) {
+      eof = true;
+      break;
+    }
+    const view = chunk.subarray(0, n);
+    let start = 0;
+    while (start < n) {
+      const nl = view.indexOf(10, start);
+      const end = nl === -1 ? n : nl;
+      if (lineNo >= offset) {
+        if (keptBytes + (end - start) > MAX_READ_BYTES) {
+          overflow = true;
+          break reading;
+        }
+        pieces.push(Buffer.from(view.subarray(start, end)));
+        keptBytes += end - start;
+      }
+      lineLen += end - start;
+      if (nl === -1) break; // the line goes on in the next chunk
+      if (lineNo >= offset) {
+        kept.push(Buffer.concat(pieces).toString("utf8"));
+        pieces = [];
+        keptBytes += 1;
+      }
+      lineNo++;
+      lineLen = 0;
+      start = nl + 1;
+      consumed = pos + start;
+      if (lineNo > last) break reading;
+    }
+    pos += n;
+  }
+  if (eof && lineLen > 0) {
+    // A last line without a newline is still a line.
+    if (lineNo >= offset) kept.push(Buffer.concat(pieces).toString("utf8"));
+    lineNo++;
+    consumed = pos;
+  }
+  let total = eof ? lineNo - 1 : undefined;
+  if (total === undefined && !overflow && size <= MAX_READ_BYTES) {
+    // A small file costs nothing to count to the end, and "of N" tells the model where it is.
+    total = lineNo - 1 + countLines(readRest(fd, consumed, size));
+  }
+  if (kept.length === 0) {
+    if (overflow) return `file_read: line ${lineNo} of ${shown} alone is over ${formatBytes(MAX_READ_BYTES)}`;
+    if (total === 0) return `(${shown} is empty, 0 bytes)`;
+    return `file_read: offset ${offset} is past the end of ${shown}, which has ${total} lines`;
+  }
+  const to = offset + kept.length - 1;
+  let header = `[${shown} lines ${offset}-${to}`;
+  if (total !== undefined) header += ` of ${total}]`;
+  else if (overflow) header += `; stopped at ${formatBytes(MAX_READ_BYTES)}, continue with offset ${to + 1}]`;
+  else header += consumed < size ? `; the file goes on (${formatBytes(size)} in all)]` : "]";
+  return `${header}\n${kept.join("\n")}`;
+}
+
+function readRest(fd: number, from: number, size: number): string {
+  const buf = Buffer.alloc(Math.max(0, size - from));
+  let got = 0;
+  while (got < buf.length) {
+    const r = fs.readSync(fd, buf, got, buf.length - got, from + got);
+    if (r === 0) break;
+    got += r;
+  }
+  return buf.toString("utf8", 0, got);
+}
+
+/** Lines in a text, a last line without a newline included ("" has none). */
+function countLines(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}

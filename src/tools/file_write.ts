@@ -1,0 +1,91 @@
+/**
+ * `file_write {path, content}`: create or fully overwrite a file, atomically.
+ *
+ * Missing parent directories are created. An existing file keeps its permission bits (and,
+ * when Scoot runs privileged, its owner). A symlink is written through, so the link stays a
+ * link: the gate already judged the path by where it resolves.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { atomicWriteFile } from "./atomic-write.js";
+import { CLIP } from "./clip.js";
+import { fsErrorText, resolvePath } from "./fs-util.js";
+import { parseObject, requireString } from "./json-input.js";
+import type { Result, Tool } from "./types.js";
+
+export interface FileWriteInput {
+  path: string;
+  content: string;
+}
+
+const EXAMPLE = '{"path": "notes.txt", "content": "full new contents"}';
+
+export const fileWriteTool: Tool<FileWriteInput> = {
+  name: "file_write",
+  describe:
+    "Create a file or replace its whole content (parent directories are created). To change part of a file, use file_edit.",
+  inputShape: '{"path": "...", "content": "..."}',
+  clipBytes: CLIP.file_read,
+
+  parse(raw: string): Result<FileWriteInput> {
+    const obj = parseObject("file_write", raw, ["path", "content"], EXAMPLE);
+    if (!obj.ok) return obj;
+    const p = requireString("file_write", obj.value, "path", { nonEmpty: true });
+    if (!p.ok) return p;
+    const content = requireString("file_write", obj.value, "content", { nonEmpty: false });
+    if (!content.ok) return content;
+    return { ok: true, value: { path: p.value, content: content.value } };
+  },
+
+  effects(input) {
+    return { capability: "write", writePaths: [input.path] };
+  },
+
+  async run(input, ctx) {
+    const shown = JSON.stringify(input.path);
+    const target = resolveWriteTarget(resolvePath(ctx.cwd, input.path));
+    if (!target.ok) return `file_write: cannot write ${shown}: ${target.error}`;
+    const { abs, existing } = target.value;
+    if (existing?.isDirectory()) return `file_write: ${shown} is a directory`;
+    if (existing && !existing.isFile()) return `file_write: ${shown} is not a regular file`;
+    try {
+      fs.mkdirSync(path.dirname(abs), { recursive: true });
+    } catch (e) {
+      return `file_write: cannot create the parent directory of ${shown}: ${fsErrorText(e)}`;
+    }
+    const written = atomicWriteFile(abs, input.content, preservedAttributes(existing));
+    if (!written.ok) return `file_write: cannot write ${shown}: ${written.error}; nothing was changed`;
+    return `wrote ${written.value} bytes to ${shown} (${existing ? "replaced" : "created"})`;
+  },
+};
+
+/** The real file behind `abs` (through a symlink) and its current stats, if it exists. */
+export function resolveWriteTarget(abs: string): Result<{ abs: string; existing?: fs.Stats }> {
+  let link: fs.Stats | undefined;
+  try {
+    link = fs.lstatSync(abs);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { ok: true, value: { abs } };
+    return { ok: false, error: fsErrorText(e) };
+  }
+  if (!link.isSymbolicLink()) return { ok: true, value: { abs, existing: link } };
+  try {
+    const real = fs.realpathSync(abs);
+    return { ok: true, value: { abs: real, existing: fs.statSync(real) } };
+  } catch (e) {
+    return { ok: false, error: `it is a symlink that cannot be followed (${fsErrorText(e)})` };
+  }
+}
+
+/** Mode and owner to carry over when replacing `existing`. */
+export function preservedAttributes(existing: fs.Stats | undefined): {
+  mode?: number;
+  owner?: { uid: number; gid: number };
+} {
+  if (!existing) return {};
+  const sameOwner = existing.uid === process.getuid?.() && existing.gid === process.getgid?.();
+  return {
+    mode: existing.mode & 0o7777,
+    ...(sameOwner ? {} : { owner: { uid: existing.uid, gid: existing.gid } }),
+  };
+}

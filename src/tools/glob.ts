@@ -1,0 +1,189 @@
+/**
+ * `glob {pattern, root?="."}`: the paths under `root` that match a glob, sorted.
+ *
+ * The walk is driven by the pattern: each directory is visited with the set of pattern
+ * positions still alive there, so a literal prefix (`src/tools/*.ts`) goes straight to its
+ * directory without listing anything else and a directory no alternative can match is never
+ * opened. `.git` is never entered; `node_modules` only when the pattern names it. Symlinks are
+ * listed when they match but never followed. Directories that match are listed with a
+ * trailing "/". Paths are relative to `root`, with "/" separators.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CLIP } from "./clip.js";
+import { resolvePath, statPath } from "./fs-util.js";
+import { compileGlob, type GlobPath, matchSegment } from "./glob-pattern.js";
+import { optionalString, parseObject, requireString } from "./json-input.js";
+import type { Result, Tool } from "./types.js";
+
+/** Paths listed at most; the rest are counted. */
+export const MAX_GLOB_RESULTS = 1000;
+/** Directories never entered. */
+export const SKIPPED_DIRS: readonly string[] = [".git"];
+/** Directories skipped unless the pattern mentions them by name: they bury real results. */
+export const NOISE_DIRS: readonly string[] = ["node_modules"];
+/** The walk is synchronous per directory; it yields this often so the deadline can fire. */
+const YIELD_EVERY_MS = 20;
+/** A state is alternative × STRIDE + segment index (patterns are at most 1000 characters). */
+const STRIDE = 4096;
+
+export interface GlobInput {
+  pattern: string;
+  root: string;
+  alternatives: GlobPath[];
+}
+
+const EXAMPLE = '{"pattern": "src/**/*.ts", "root": "."}';
+
+export const globTool: Tool<GlobInput> = {
+  name: "glob",
+  describe:
+    'List paths under root (default ".") matching a glob: * ? [] stay within one directory level, ** spans levels, {a,b} alternatives. Sorted; directories end in /; .git and node_modules are skipped unless named.',
+  inputShape: '{"pattern": "src/**/*.ts", "root": "."}',
+  clipBytes: CLIP.glob,
+
+  parse(raw: string): Result<GlobInput> {
+    const obj = parseObject("glob", raw, ["pattern", "root"], EXAMPLE);
+    if (!obj.ok) return obj;
+    const pattern = requireString("glob", obj.value, "pattern", { nonEmpty: true });
+    if (!pattern.ok) return pattern;
+    const root = optionalString("glob", obj.value, "root", { nonEmpty: true });
+    if (!root.ok) return root;
+    const alternatives = compileGlob(pattern.value.trim());
+    if (!alternatives.ok) return { ok: false, error: `glob: ${alternatives.error}` };
+    return {
+      ok: true,
+      value: { pattern: pattern.value, root: root.value ?? ".", alternatives: alternatives.value },
+    };
+  },
+
+  effects(input) {
+    return { capability: "read", readPaths: [input.root] };
+  },
+
+  async run(input, ctx) {
+    const shownRoot = JSON.stringify(input.root);
+    const rootAbs = resolvePath(ctx.cwd, input.root);
+    const st = statPath(rootAbs);
+    if (!st.ok) return `glob: cannot read root ${shownRoot}: ${st.error}`;
+    if (!st.value.isDirectory()) return `glob: root ${shownRoot} is not a directory`;
+    const skipped = new Set([...SKIPPED_DIRS, ...NOISE_DIRS.filter((d) => !input.pattern.includes(d))]);
+    const walked = await walk(rootAbs, input.alternatives, skipped, ctx.signal);
+    const found = walked.found.sort();
+    const notes: string[] = [];
+    if (found.length > MAX_GLOB_RESULTS) notes.push(`... and ${found.length - MAX_GLOB_RESULTS} more`);
+    if (walked.unreadable > 0) notes.push(`[${walked.unreadable} directories could not be read]`);
+    if (walked.stopped) notes.push("[stopped early: the tool deadline was reached; the list is incomplete]");
+    if (found.length === 0) {
+      return [`no paths match ${JSON.stringify(input.pattern)} under ${shownRoot}`, ...notes].join("\n");
+    }
+    return [...found.slice(0, MAX_GLOB_RESULTS), ...notes].join("\n");
+  },
+};
+
+type Kind = "dir" | "link" | "other";
+
+interface Walked {
+  found: string[];
+  unreadable: number;
+  stopped: boolean;
+}
+
+async function walk(
+  rootAbs: string,
+  alts: GlobPath[],
+  skipped: Set<string>,
+  signal: AbortSignal,
+): Promise<Walked> {
+  const found: string[] = [];
+  let unreadable = 0;
+  const start: number[] = [];
+  for (let a = 0; a < alts.length; a++) addState(alts, start, a * STRIDE);
+  const stack: { rel: string; states: number[] }[] = [{ rel: "", states: start }];
+  const next: number[] = [];
+  let lastYield = Date.now();
+  while (stack.length > 0) {
+    if (Date.now() - lastYield >= YIELD_EVERY_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      lastYield = Date.now();
+    }
+    if (signal.aborted) return { found, unreadable, stopped: true };
+    const { rel, states } = stack.pop()!;
+    const dirAbs = rel === "" ? rootAbs : path.join(rootAbs, rel);
+    const readable = eachEntry(dirAbs, literalNames(alts, states), (name, kind) => {
+      if (kind === "dir" && skipped.has(name)) return;
+      step(alts, states, name, next);
+      if (next.length === 0) return;
+      const relPath = rel === "" ? name : `${rel}/${name}`;
+      if (reachesEnd(alts, next)) found.push(kind === "dir" ? `${relPath}/` : relPath);
+      if (kind === "dir" && canGoDeeper(alts, next)) stack.push({ rel: relPath, states: [...next] });
+    });
+    if (!readable) unreadable++;
+  }
+  return { found, unreadable, stopped: false };
+}
+
+/**
+ * Calls `visit` for each entry of the directory; false when it cannot be read. When every live
+ * position is a literal name, only those names are looked up (no listing at all).
+ */
+function eachEntry(
+  dirAbs: string,
+  names: string[] | undefined,
+  visit: (name: string, kind: Kind) => void,
+): boolean {
+  if (names) {
+    for (const name of names) {
+      const st = fs.lstatSync(path.join(dirAbs, name), { throwIfNoEntry: false });
+      if (st) visit(name, st.isDirectory() ? "dir" : st.isSymbolicLink() ? "link" : "other");
+    }
+    return true;
+  }
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dirAbs, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  for (const d of entries) visit(d.name, d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "other");
+  return true;
+}
+
+/** The literal names the live positions want, or undefined if any position has a wildcard or `**`. */
+function literalNames(alts: GlobPath[], states: number[]): string[] | undefined {
+  const names: string[] = [];
+  for (const st of states) {
+    const seg = alts[Math.floor(st / STRIDE)]![st % STRIDE];
+    if (seg === undefined) continue; // a finished alternative wants nothing more here
+    if (seg.kind !== "literal") return undefined;
+    if (!names.includes(seg.text)) names.push(seg.text);
+  }
+  return names;
+}
+
+/** Positions after consuming `name` from `states`, into `out`. */
+function step(alts: GlobPath[], states: number[], name: string, out: number[]): void {
+  out.length = 0;
+  for (const st of states) {
+    const seg = alts[Math.floor(st / STRIDE)]![st % STRIDE];
+    if (seg === undefined) continue;
+    if (seg.kind === "globstar") addState(alts, out, st);
+    else if (seg.kind === "literal" ? seg.text === name : matchSegment(seg.tokens, name))
+      addState(alts, out, st + 1);
+  }
+}
+
+/** Adds a position and, since `**` may match zero segments, the one after each `**`. */
+function addState(alts: GlobPath[], out: number[], st: number): void {
+  if (out.includes(st)) return;
+  out.push(st);
+  if (alts[Math.floor(st / STRIDE)]![st % STRIDE]?.kind === "globstar") addState(alts, out, st + 1);
+}
+
+function reachesEnd(alts: GlobPath[], states: number[]): boolean {
+  return states.some((st) => st % STRIDE === alts[Math.floor(st / STRIDE)]!.length);
+}
+
+function canGoDeeper(alts: GlobPath[], states: number[]): boolean {
+  return states.some((st) => st % STRIDE < alts[Math.floor(st / STRIDE)]!.length);
+}

@@ -1,0 +1,155 @@
+/**
+ * `outline`: a compact skeleton of one file (definitions and signatures, Markdown
+ * headings, each with its line number) so the model can map a file before reading
+ * windows of it.
+ *
+ * Code is parsed with real tree-sitter grammars where Scoot ships one (loaded lazily, on
+ * the first file that needs it); Markdown has exact heading rules; anything else gets a
+ * keyword heuristic. A grammar that fails to load degrades to the heuristic, and the
+ * header line says so, rather than failing the call.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CLIP, clip } from "./clip.js";
+import type { Collected } from "./outline/entry.js";
+import { outlineHeuristic } from "./outline/heuristic.js";
+import { isMarkdown, languageFor } from "./outline/languages.js";
+import { outlineMarkdown } from "./outline/markdown.js";
+import { outlineWithGrammar } from "./outline/treesitter.js";
+import type { Effects, Result, Tool, ToolContext } from "./types.js";
+
+/** Entries listed at most (seed: 400); the rest are counted in a closing marker. */
+export const MAX_OUTLINE_ENTRIES = 400;
+/** Largest file outlined; bigger files are refused with a pointer to `grep`. */
+export const MAX_OUTLINE_FILE_BYTES = 1024 * 1024;
+/** Leading bytes checked for NUL to call a file binary (the same window git uses). */
+const BINARY_SNIFF_BYTES = 8000;
+/** Indentation per nesting level in the listing. */
+const INDENT = "  ";
+const INPUT_KEYS = new Set(["path"]);
+const USAGE = 'outline input must be a JSON object: {"path": "<file>"}';
+
+export interface OutlineInput {
+  path: string;
+}
+
+function parse(raw: string): Result<OutlineInput> {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return { ok: false, error: USAGE };
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return { ok: false, error: USAGE };
+  const o = v as Record<string, unknown>;
+  const extra = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
+  if (extra.length > 0) return { ok: false, error: `outline input has unknown key(s): ${extra.join(", ")}` };
+  if (typeof o.path !== "string" || o.path.trim() === "") {
+    return { ok: false, error: "outline input needs `path`: a non-empty string" };
+  }
+  if (o.path.includes("\0")) return { ok: false, error: "outline `path` must not contain NUL" };
+  return { ok: true, value: { path: o.path } };
+}
+
+function effects(input: OutlineInput): Effects {
+  return { capability: "read", readPaths: [input.path] };
+}
+
+async function run(input: OutlineInput, ctx: ToolContext): Promise<string> {
+  if (ctx.signal.aborted) return "error: outline aborted";
+  const source = readSource(path.resolve(ctx.cwd, input.path), input.path);
+  if (!source.ok) return `error: ${source.error}`;
+  const text = await outlineSource(input.path, source.value, { deadlineAt: Date.now() + ctx.timeoutMs });
+  return clip(text, CLIP.outline);
+}
+
+/** The file as text, or why it cannot be outlined (missing, directory, too large, binary). */
+function readSource(file: string, shown: string): Result<string> {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { ok: false, error: `no such file: ${shown}` };
+    return { ok: false, error: `cannot read ${shown}: ${code ?? String(e)}` };
+  }
+  if (st.isDirectory()) {
+    return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
+  }
+  // Checked before opening: a FIFO or device would block or never end.
+  if (!st.isFile()) return { ok: false, error: `${shown} is not a regular file` };
+  if (st.size > MAX_OUTLINE_FILE_BYTES) {
+    return {
+      ok: false,
+      error: `${shown} is too large to outline (${st.size} bytes; the limit is ${MAX_OUTLINE_FILE_BYTES}); use grep to find definitions`,
+    };
+  }
+  let data: Buffer;
+  try {
+    data = fs.readFileSync(file);
+  } catch (e) {
+    return { ok: false, error: `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+  }
+  // The file may have grown since stat.
+  if (data.length > MAX_OUTLINE_FILE_BYTES) {
+    return { ok: false, error: `${shown} is too large to outline (over ${MAX_OUTLINE_FILE_BYTES} bytes)` };
+  }
+  if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+    return { ok: false, error: `${shown} is a binary file (${data.length} bytes); nothing to outline` };
+  }
+  return { ok: true, value: data.toString("utf8").replace(/^\uFEFF/, "") };
+}
+
+export interface OutlineOptions {
+  /** Epoch ms after which parsing gives up. */
+  deadlineAt: number;
+  /** Grammar directory override (tests use it to make a grammar fail). */
+  grammarDir?: string;
+  /** Entry cap override (defaults to MAX_OUTLINE_ENTRIES). */
+  limit?: number;
+}
+
+/** The outline text of `text`, which came from the file named `shown`. */
+export async function outlineSource(shown: string, text: string, opts: OutlineOptions): Promise<string> {
+  const limit = opts.limit ?? MAX_OUTLINE_ENTRIES;
+  if (isMarkdown(shown)) return render(shown, "Markdown headings", outlineMarkdown(text, limit), "headings");
+  const spec = languageFor(shown, text);
+  if (!spec) return render(shown, "keyword heuristic, best effort", outlineHeuristic(text, limit));
+  const parsed = await outlineWithGrammar(text, spec, {
+    limit,
+    deadlineAt: opts.deadlineAt,
+    grammarDir: opts.grammarDir,
+  });
+  if (parsed.ok) {
+    // Preprocessor-split braces and newer syntax than the grammar knows also land here,
+    // so this says what happened without calling the file wrong.
+    const note = parsed.hasError ? "; parts did not parse, entries may be incomplete" : "";
+    return render(shown, `${spec.name}, tree-sitter${note}`, parsed.collected);
+  }
+  if (parsed.reason === "deadline") return `error: outline of ${shown} gave up: ${parsed.error}`;
+  const how = `keyword heuristic, because the ${spec.name} grammar failed to load: ${parsed.error}`;
+  return render(shown, how, outlineHeuristic(text, limit));
+}
+
+function render(shown: string, how: string, found: Collected, noun = "definitions"): string {
+  const head = `outline of ${shown} (${how})`;
+  if (found.total === 0) return `${head}: no ${noun} found`;
+  const lines = [`${head}: ${found.total} ${found.total === 1 ? "entry" : "entries"}`];
+  for (const e of found.entries) lines.push(`${INDENT.repeat(e.depth)}L${e.line}: ${e.text}`);
+  const rest = found.total - found.entries.length;
+  if (rest > 0) lines.push(`... ${rest} more (outline capped at ${found.entries.length} entries)`);
+  return lines.join("\n");
+}
+
+export const outlineTool: Tool<OutlineInput> = {
+  name: "outline",
+  describe:
+    "Skeleton of one file: functions, classes and types with their signature lines, or Markdown " +
+    "headings, each with its line number (L<n>). Use it to map a file, then file_read a window. " +
+    "Read-only.",
+  inputShape: '{"path": "..."}',
+  clipBytes: CLIP.outline,
+  parse,
+  effects,
+  run,
+};

@@ -1,0 +1,200 @@
+/**
+ * `recall {query, limit?=8}` or `{seq, context?=2}`: read back the current session's transcript.
+ *
+ * The transcript is JSONL, one `{"role","content"}` message per line, in `<path>.1` (the
+ * rotated older part, if any) then `<path>`. `seq` is the 1-based line number across both
+ * files in that order, so it is stable while no rotation happens. A query is a literal,
+ * case-insensitive substring of the content; hits come oldest first, because recall exists to
+ * bring back what compaction dropped. Torn or unparsable lines keep their number but are
+ * skipped. Recall's own steps and results are skipped by a query, or every query would find
+ * itself.
+ */
+import * as fs from "node:fs";
+import { CLIP } from "./clip.js";
+import { fsErrorText } from "./fs-util.js";
+import { optionalInt, parseObject, requireString } from "./json-input.js";
+import type { Result, Tool } from "./types.js";
+
+export const DEFAULT_RECALL_LIMIT = 8;
+export const MAX_RECALL_LIMIT = 20;
+export const DEFAULT_RECALL_CONTEXT = 2;
+export const MAX_RECALL_CONTEXT = 5;
+/** Characters of message content returned in all (the observation is clipped at CLIP.recall bytes). */
+const CONTENT_BUDGET_CHARS = 12 * 1024;
+/** No message is cut shorter than this when many share the budget. */
+const MIN_CONTENT_CHARS = 400;
+/** First line of every recall result; marks recall's own output so later queries skip it. */
+const RESULT_MARKER = "[recall]";
+
+export type RecallInput = { query: string; limit: number } | { seq: number; context: number };
+
+interface Message {
+  seq: number;
+  role: string;
+  content: string;
+}
+
+const EXAMPLE = '{"query": "old error text"} or {"seq": 12}';
+
+export const recallTool: Tool<RecallInput> = {
+  name: "recall",
+  describe:
+    "Search this session's full transcript (older turns included): {query} finds messages containing the text (case-insensitive, oldest first); {seq} returns that message with its neighbours.",
+  inputShape: '{"query": "...", "limit": 8} or {"seq": 12, "context": 2}',
+  clipBytes: CLIP.recall,
+
+  parse(raw: string): Result<RecallInput> {
+    const obj = parseObject("recall", raw, ["query", "limit", "seq", "context"], EXAMPLE);
+    if (!obj.ok) return obj;
+    const f = obj.value;
+    if (f.query !== undefined && f.seq !== undefined) {
+      return { ok: false, error: 'recall: give either "query" or "seq", not both' };
+    }
+    if (f.query !== undefined) {
+      if (f.context !== undefined)
+        return { ok: false, error: 'recall: "context" goes with "seq"; with "query" use "limit"' };
+      const query = requireString("recall", f, "query", { nonEmpty: true });
+      if (!query.ok) return query;
+      const limit = optionalInt("recall", f, "limit", 1);
+      if (!limit.ok) return limit;
+      return {
+        ok: true,
+        value: { query: query.value, limit: Math.min(MAX_RECALL_LIMIT, limit.value ?? DEFAULT_RECALL_LIMIT) },
+      };
+    }
+    if (f.seq !== undefined) {
+      if (f.limit !== undefined)
+        return { ok: false, error: 'recall: "limit" goes with "query"; with "seq" use "context"' };
+      const seq = optionalInt("recall", f, "seq", 1);
+      if (!seq.ok) return seq;
+      const context = optionalInt("recall", f, "context", 0);
+      if (!context.ok) return context;
+      return {
+        ok: true,
+        value: {
+          seq: seq.value!,
+          context: Math.min(MAX_RECALL_CONTEXT, context.value ?? DEFAULT_RECALL_CONTEXT),
+        },
+      };
+    }
+    return {
+      ok: false,
+      error: `recall: give "query" (text to find) or "seq" (a message number), e.g. ${EXAMPLE}`,
+    };
+  },
+
+  effects() {
+    return { capability: "native" };
+  },
+
+  async run(input, ctx) {
+    if (!ctx.sessionPath) return "recall: this run has no session transcript to search";
+    const lines = readTranscript(ctx.sessionPath);
+    if (!lines.ok) return `recall: cannot read the session transcript: ${lines.error}`;
+    return "query" in input
+      ? byQuery(lines.value, input.query, input.limit)
+      : bySeq(lines.value, input.seq, input.context);
+  },
+};
+
+/** All transcript lines, the rotated part first. */
+function readTranscript(sessionPath: string): Result<string[]> {
+  const lines: string[] = [];
+  for (const file of [`${sessionPath}.1`, sessionPath]) {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, "utf8");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
+      return { ok: false, error: fsErrorText(e) };
+    }
+    const parts = text.split("\n");
+    if (parts[parts.length - 1] === "") parts.pop();
+    for (const p of parts) lines.push(p);
+  }
+  return { ok: true, value: lines };
+}
+
+/** The message on line `seq`, or undefined for a torn or foreign line. */
+function parseLine(line: string, seq: number): Message | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (v === null || typeof v !== "object") return undefined;
+  const { role, content } = v as { role?: unknown; content?: unknown };
+  if (typeof role !== "string" || content === undefined) return undefined;
+  return { seq, role, content: typeof content === "string" ? content : JSON.stringify(content) };
+}
+
+/** True for recall's own traffic: the model's recall steps and the results they returned. */
+function isRecallTraffic(m: Message): boolean {
+  if (m.role === "assistant") return /"action"\s*:\s*"recall"/.test(m.content);
+  return m.content.includes(`${RESULT_MARKER} `);
+}
+
+function byQuery(lines: string[], query: string, limit: number): string {
+  const needle = query.toLowerCase();
+  const hits: { m: Message; at: number }[] = [];
+  let more = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const m = parseLine(lines[i]!, i + 1);
+    if (!m || isRecallTraffic(m)) continue;
+    const at = m.content.toLowerCase().indexOf(needle);
+    if (at === -1) continue;
+    if (hits.length < limit) hits.push({ m, at });
+    else more++;
+  }
+  if (hits.length === 0)
+    return `${RESULT_MARKER} no messages contain ${JSON.stringify(query)} (${lines.length} searched)`;
+  const budget = Math.max(MIN_CONTENT_CHARS, Math.floor(CONTENT_BUDGET_CHARS / hits.length));
+  const out = hits.map(({ m, at }) => render(m, excerpt(m.content, at, query.length, budget)));
+  const head = `${RESULT_MARKER} ${hits.length + more} message(s) contain ${JSON.stringify(query)}`;
+  const tail =
+    more > 0
+      ? `[${more} later match(es) not shown; narrow the query or raise "limit" (at most ${MAX_RECALL_LIMIT})]`
+      : undefined;
+  return [head, ...out, ...(tail ? [tail] : [])].join("\n");
+}
+
+function bySeq(lines: string[], seq: number, context: number): string {
+  if (seq > lines.length)
+    return `recall: seq ${seq} is past the end; the transcript has ${lines.length} messages`;
+  const from = Math.max(1, seq - context);
+  const to = Math.min(lines.length, seq + context);
+  const neighbours = to - from;
+  // The asked-for message gets most of the budget; neighbours share the rest.
+  const mainBudget = Math.max(
+    CONTENT_BUDGET_CHARS / 2,
+    CONTENT_BUDGET_CHARS - neighbours * MIN_CONTENT_CHARS * 2,
+  );
+  const sideBudget =
+    neighbours > 0 ? Math.max(MIN_CONTENT_CHARS, (CONTENT_BUDGET_CHARS - mainBudget) / neighbours) : 0;
+  const out: string[] = [`${RESULT_MARKER} messages ${from}-${to} of ${lines.length}`];
+  for (let s = from; s <= to; s++) {
+    const m = parseLine(lines[s - 1]!, s);
+    if (!m) {
+      if (s === seq) out.push(`[seq ${s} is not a readable message (torn or malformed line)]`);
+      continue;
+    }
+    out.push(render(m, excerpt(m.content, 0, 0, Math.floor(s === seq ? mainBudget : sideBudget))));
+  }
+  return out.join("\n");
+}
+
+function render(m: Message, content: string): string {
+  return JSON.stringify({ seq: m.seq, role: m.role, content });
+}
+
+/** At most `budget` characters of `text`, keeping the part around [at, at+len) and saying what was cut. */
+export function excerpt(text: string, at: number, len: number, budget: number): string {
+  if (text.length <= budget) return text;
+  const lead = Math.floor(budget / 4);
+  const from = Math.max(0, Math.min(at - lead, text.length - budget));
+  const to = Math.min(text.length, from + Math.max(budget, len));
+  const before = from > 0 ? `[... ${from} chars before] ` : "";
+  const after = to < text.length ? ` [${text.length - to} chars after ...]` : "";
+  return `${before}${text.slice(from, to)}${after}`;
+}
