@@ -18,7 +18,7 @@ import { iqr, median, publish, row } from "./lib/report.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "main.js");
+const CLI = path.join(here, "..", "dist", "scoot.mjs");
 const BARE = path.join(here, "lib", "bare-client.mjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 7);
 const TURNS = 50;

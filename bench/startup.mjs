@@ -14,10 +14,10 @@ import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "main.js");
+const CLI = path.join(here, "..", "dist", "scoot.mjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 21);
 if (!fs.existsSync(CLI)) {
-  console.error("dist/main.js not found: run npm run build first");
+  console.error("dist/scoot.mjs not found: run npm run build first");
   process.exit(1);
 }
 const home = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-startup-"));

@@ -5,45 +5,13 @@
  */
 import fs from "node:fs";
 import { parseArgs, USAGE } from "./cli/args.js";
-import type { Cli } from "./cli/context.js";
 import { EXIT, processIo } from "./cli/io.js";
-import { registerSecretEnv } from "./store/redact.js";
 
 function version(): string {
   const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
     version: string;
   };
   return pkg.version;
-}
-
-type Handler = (cli: Cli) => Promise<number>;
-
-/** Command words → handler. The longest matching prefix of words wins. */
-const COMMANDS: Record<string, () => Promise<Handler>> = {
-  config: async () => (await import("./cli/config.js")).runConfig,
-  doctor: async () => (await import("./cli/doctor.js")).runDoctor,
-  "policy check": async () => (await import("./cli/policy.js")).runPolicyCheck,
-  "sessions list": async () => (await import("./cli/sessions.js")).runSessionsList,
-  sessions: async () => (await import("./cli/sessions.js")).runSessionsList,
-  "session show": async () => (await import("./cli/sessions.js")).runSessionShow,
-  "audit show": async () => (await import("./cli/audit.js")).runAuditShow,
-  skills: async () => (await import("./cli/skills.js")).runSkills,
-  "schedule list": async () => (await import("./cli/schedule.js")).runScheduleList,
-  "schedule run": async () => (await import("./cli/schedule.js")).runScheduleRun,
-  "daemon run": async () => (await import("./cli/daemon.js")).runDaemonRun,
-  "daemon status": async () => (await import("./cli/daemon.js")).runDaemonStatus,
-  "daemon stop": async () => (await import("./cli/daemon.js")).runDaemonStop,
-  serve: async () => (await import("./cli/serve.js")).runServe,
-  setup: async () => (await import("./cli/setup.js")).runSetup,
-  repl: async () => (await import("./cli/repl.js")).runRepl,
-};
-
-function findCommand(words: string[]): { key: string; rest: string[] } | undefined {
-  for (const n of [2, 1]) {
-    const key = words.slice(0, n).join(" ");
-    if (words.length >= n && COMMANDS[key]) return { key, rest: words.slice(n) };
-  }
-  return undefined;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -61,28 +29,8 @@ async function main(argv: string[]): Promise<number> {
     processIo.out(USAGE);
     return EXIT.ok;
   }
-  registerSecretEnv(process.env);
-  const base = { env: process.env, io: processIo, cwd: process.cwd() };
-
-  if (typeof args.flags.eval === "string") {
-    if (args.words.length > 0) {
-      processIo.err(`scoot: -e takes the goal as its one value; unexpected "${args.words.join(" ")}"\n`);
-      return EXIT.usage;
-    }
-    const { runEval } = await import("./cli/run.js");
-    return runEval({ ...base, args });
-  }
-  if (args.words.length === 0) {
-    const { runRepl } = await import("./cli/repl.js");
-    return runRepl({ ...base, args });
-  }
-  const found = findCommand(args.words);
-  if (!found) {
-    processIo.err(`scoot: unknown command "${args.words.join(" ")}" (see scoot --help)\n`);
-    return EXIT.usage;
-  }
-  const handler = await COMMANDS[found.key]!();
-  return handler({ ...base, args: { ...args, words: found.rest } });
+  const { dispatch } = await import("./app.js");
+  return dispatch(args);
 }
 
 /** Exit only after stdout and stderr have flushed, so piped output is never cut short. */

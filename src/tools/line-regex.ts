@@ -15,7 +15,11 @@
  * A line is the bytes between newlines; a "\r" before the "\n" is not part of it. `^`, `$`,
  * `\A` and `\z` therefore anchor at the line's ends and no match ever spans two lines.
  */
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
+import { lazyRequire } from "../lazy.js";
+
+/** The regex engine loads with the first grep, not with every Scoot process. */
+const re2js = lazyRequire<typeof import("re2js")>("re2js");
 import type { Result } from "./types.js";
 
 /** Longest accepted pattern; RE2 also bounds repetition counts (at most 1000). */
@@ -55,7 +59,7 @@ export function compileLineRegex(pattern: string, opts: CompileOptions = {}): Re
   if (unsupported) return { ok: false, error: unsupported };
   let re: RE2JS;
   try {
-    re = RE2JS.compile(pattern);
+    re = re2js().RE2JS.compile(pattern);
   } catch (e) {
     const msg = (e instanceof Error ? e.message : String(e)).replace(/^error parsing regexp: /, "");
     return { ok: false, error: `invalid pattern: ${msg}` };

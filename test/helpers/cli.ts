@@ -1,4 +1,4 @@
-/** Runs the real built CLI (`dist/main.js`) as a child process in a temporary home. */
+/** Runs the real built CLI (`dist/scoot.mjs`, the bundled bin) as a child process in a temporary home. */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const CLI = path.join(REPO_ROOT, "dist", "main.js");
+export const CLI = path.join(REPO_ROOT, "dist", "scoot.mjs");
 
 export interface CliResult {
   code: number | null;

@@ -1,0 +1,64 @@
+/**
+ * Everything after argument parsing: command words → handler. Loaded by `main.ts` only
+ * when there is work to do, so `scoot --version` and `--help` parse nothing else.
+ * Command modules are imported on demand.
+ */
+import type { ParsedArgs } from "./cli/args.js";
+import type { Cli } from "./cli/context.js";
+import { EXIT, processIo } from "./cli/io.js";
+import { registerSecretEnv } from "./store/redact.js";
+
+type Handler = (cli: Cli) => Promise<number>;
+
+/** Command words → handler. The longest matching prefix of words wins. */
+const COMMANDS: Record<string, () => Promise<Handler>> = {
+  config: async () => (await import("./cli/config.js")).runConfig,
+  doctor: async () => (await import("./cli/doctor.js")).runDoctor,
+  "policy check": async () => (await import("./cli/policy.js")).runPolicyCheck,
+  "sessions list": async () => (await import("./cli/sessions.js")).runSessionsList,
+  sessions: async () => (await import("./cli/sessions.js")).runSessionsList,
+  "session show": async () => (await import("./cli/sessions.js")).runSessionShow,
+  "audit show": async () => (await import("./cli/audit.js")).runAuditShow,
+  skills: async () => (await import("./cli/skills.js")).runSkills,
+  "schedule list": async () => (await import("./cli/schedule.js")).runScheduleList,
+  "schedule run": async () => (await import("./cli/schedule.js")).runScheduleRun,
+  "daemon run": async () => (await import("./cli/daemon.js")).runDaemonRun,
+  "daemon status": async () => (await import("./cli/daemon.js")).runDaemonStatus,
+  "daemon stop": async () => (await import("./cli/daemon.js")).runDaemonStop,
+  serve: async () => (await import("./cli/serve.js")).runServe,
+  setup: async () => (await import("./cli/setup.js")).runSetup,
+  repl: async () => (await import("./cli/repl.js")).runRepl,
+};
+
+function findCommand(words: string[]): { key: string; rest: string[] } | undefined {
+  for (const n of [2, 1]) {
+    const key = words.slice(0, n).join(" ");
+    if (words.length >= n && COMMANDS[key]) return { key, rest: words.slice(n) };
+  }
+  return undefined;
+}
+
+export async function dispatch(args: ParsedArgs): Promise<number> {
+  registerSecretEnv(process.env);
+  const base = { env: process.env, io: processIo, cwd: process.cwd() };
+
+  if (typeof args.flags.eval === "string") {
+    if (args.words.length > 0) {
+      processIo.err(`scoot: -e takes the goal as its one value; unexpected "${args.words.join(" ")}"\n`);
+      return EXIT.usage;
+    }
+    const { runEval } = await import("./cli/run.js");
+    return runEval({ ...base, args });
+  }
+  if (args.words.length === 0) {
+    const { runRepl } = await import("./cli/repl.js");
+    return runRepl({ ...base, args });
+  }
+  const found = findCommand(args.words);
+  if (!found) {
+    processIo.err(`scoot: unknown command "${args.words.join(" ")}" (see scoot --help)\n`);
+    return EXIT.usage;
+  }
+  const handler = await COMMANDS[found.key]!();
+  return handler({ ...base, args: { ...args, words: found.rest } });
+}
