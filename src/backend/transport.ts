@@ -4,7 +4,8 @@
  * Keep-alive agents are shared per process so consecutive turns reuse one connection.
  */
 import http from "node:http";
-import https from "node:https";
+import type https from "node:https";
+import { httpsModule } from "../net/builtins.js";
 import { makeHttpsAgent } from "../net/tls.js";
 import type { Result } from "../tools/types.js";
 
@@ -81,7 +82,7 @@ export function exchange(call: HttpCall): Promise<Result<HttpResponse, Transport
       call.signal?.removeEventListener("abort", onAbort);
       resolve(r);
     };
-    const mod = call.url.protocol === "https:" ? https : http;
+    const mod = call.url.protocol === "https:" ? httpsModule() : http;
     const req = mod.request(call.url, { method: call.method, headers: call.headers, agent: agent.value });
     // destroy() after finish(): the socket is dropped, never handed back to the pool half-read.
     const timer = setTimeout(() => {

@@ -3,9 +3,9 @@
  * (10 s deadline). No token is fine for local backends. Only the *source* is ever
  * shown; the value is registered with the redactor the moment it is read.
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { childProcessModule } from "../net/builtins.js";
 import { registerSecret } from "../store/redact.js";
 import type { Config } from "./schema.js";
 
@@ -84,7 +84,7 @@ function readTokenFile(file: string): TokenResolution | undefined {
 
 function runTokenCommand(cmd: string): TokenResolution {
   const detail = "backend.api_key_cmd";
-  const r = spawnSync("/bin/sh", ["-c", cmd], {
+  const r = childProcessModule().spawnSync("/bin/sh", ["-c", cmd], {
     timeout: TOKEN_CMD_TIMEOUT_MS,
     killSignal: "SIGKILL",
     stdio: ["ignore", "pipe", "pipe"],

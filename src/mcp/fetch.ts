@@ -6,10 +6,10 @@
  * here: the SDK follows same-origin ones itself (it asks for `redirect: "manual"`).
  */
 import * as http from "node:http";
-import * as https from "node:https";
+import type * as https from "node:https";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import * as tls from "node:tls";
+import { httpsModule, tlsModule } from "../net/builtins.js";
 
 /** The shape the SDK accepts as its `fetch` option. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -26,9 +26,9 @@ export interface NodeFetch {
 /** `ca`: extra PEM roots, added to (not replacing) Node's bundled roots. */
 export function createNodeFetch(opts: { ca?: string } = {}): NodeFetch {
   const httpAgent = new http.Agent({ keepAlive: true });
-  const httpsAgent = new https.Agent({
+  const httpsAgent = new (httpsModule().Agent)({
     keepAlive: true,
-    ...(opts.ca === undefined ? {} : { ca: [...tls.rootCertificates, opts.ca] }),
+    ...(opts.ca === undefined ? {} : { ca: [...tlsModule().rootCertificates, opts.ca] }),
   });
   const fetch: FetchLike = (url, init) => nodeFetch(url, init ?? {}, httpAgent, httpsAgent);
   return {
@@ -87,7 +87,7 @@ function nodeFetch(
     });
     if (body !== undefined) headers["content-length"] = String(body.length);
     const secure = url.protocol === "https:";
-    const req = (secure ? https : http).request({
+    const req = (secure ? httpsModule() : http).request({
       protocol: url.protocol,
       hostname: url.hostname.replace(/^\[|\]$/g, ""),
       port: url.port === "" ? undefined : Number(url.port),

@@ -7,9 +7,9 @@
  */
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import https from "node:https";
-import tls from "node:tls";
+import type https from "node:https";
 import type { Result } from "../tools/types.js";
+import { httpsModule, tlsModule } from "./builtins.js";
 
 /** A CA file larger than this is not a certificate bundle. */
 const MAX_CA_FILE_BYTES = 4 * 1024 * 1024;
@@ -48,12 +48,12 @@ export function loadCaBundle(caFile?: string): Result<string[] | undefined> {
       };
     }
   }
-  return { ok: true, value: [...tls.rootCertificates, ...pems] };
+  return { ok: true, value: [...tlsModule().rootCertificates, ...pems] };
 }
 
 /** An https.Agent trusting `caFile` on top of the bundled roots (Node's defaults when unset). */
 export function makeHttpsAgent(caFile?: string, options: https.AgentOptions = {}): Result<https.Agent> {
   const ca = loadCaBundle(caFile);
   if (!ca.ok) return ca;
-  return { ok: true, value: new https.Agent(ca.value ? { ...options, ca: ca.value } : options) };
+  return { ok: true, value: new (httpsModule().Agent)(ca.value ? { ...options, ca: ca.value } : options) };
 }

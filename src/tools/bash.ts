@@ -9,7 +9,8 @@
  * ends on the shell's exit plus a short drain, never on pipe EOF alone: a background
  * process holding the pipes open must not hang the call.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { childProcessModule } from "../net/builtins.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
 import { groupAlive, terminateGroup } from "./process-group.js";
@@ -78,7 +79,7 @@ function start(command: string, ctx: ToolContext): Promise<Result<ChildProcess>>
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      child = spawn(SHELL, ["-c", command], {
+      child = childProcessModule().spawn(SHELL, ["-c", command], {
         cwd: ctx.cwd,
         env: ctx.childEnv,
         stdio: ["ignore", "pipe", "pipe"],

@@ -7,7 +7,8 @@
  * Credentials the caller set (Authorization, Cookie) are not carried to another origin.
  */
 import http from "node:http";
-import https from "node:https";
+import type https from "node:https";
+import { httpsModule } from "../net/builtins.js";
 import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
 import type { Result, Tool, ToolContext } from "./types.js";
@@ -239,7 +240,7 @@ function sendOnce(s: Send): Promise<Outcome> {
     }
     const secure = s.url.protocol === "https:";
     try {
-      req = (secure ? https : http).request(s.url, { method: s.method, headers, agent: s.agent });
+      req = (secure ? httpsModule() : http).request(s.url, { method: s.method, headers, agent: s.agent });
     } catch (e) {
       return finish({ ok: false, error: describeError(e, s.url) });
     }
@@ -388,7 +389,7 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
     if (!httpsAgent) {
       const ca = loadCaBundle(ctx.config.backend.ca_file);
       if (!ca.ok) return ca;
-      httpsAgent = new https.Agent({ keepAlive: false, ...(ca.value ? { ca: ca.value } : {}) });
+      httpsAgent = new (httpsModule().Agent)({ keepAlive: false, ...(ca.value ? { ca: ca.value } : {}) });
     }
     return { ok: true, value: httpsAgent };
   };
