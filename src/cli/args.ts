@@ -129,8 +129,11 @@ Commands:
   daemon run [--ticks N]            the daemon, in the foreground
   daemon status [--json]            the daemon's last recorded state
   daemon stop                       signal the running daemon to stop
-  serve                             NDJSON requests on stdin, responses on stdout
-  setup                             write a configuration (interactive, or --yes with flags)
+  serve [--policy M] [--unattended] NDJSON requests on stdin, responses on stdout
+  setup                             write a configuration: interactive on a terminal, or
+                                    --yes --base-url URL --model M --api chat|responses
+                                    --token-source env|file|cmd|none [--token-env NAME]
+                                    [--token-cmd CMD] [--token-stdin] --policy M [--force]
 
 Exit codes: 0 success, 1 the work failed, 2 usage or configuration error, 130 interrupted.
 `;
