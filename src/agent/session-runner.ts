@@ -17,7 +17,7 @@ import { buildGateSettings } from "../policy/gate.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
-import { createAuditLog } from "../store/audit.js";
+import { auditOptions, createAuditLog } from "../store/audit.js";
 import { type Message, openSession } from "../store/session.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
@@ -107,13 +107,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     retries: opts.retries,
     onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
   });
-  const audit = createAuditLog({
-    file: paths.audit,
-    level: config.audit.level,
-    toFile: config.audit.to_file,
-    maxRetained: config.audit.max_retained_generations,
-    maxFileBytes: config.audit.max_file_bytes,
-  });
+  const audit = createAuditLog(auditOptions(config.audit, paths.audit));
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
   const session = openSession(paths.sessions, opts.sessionId);
   const systemPrompt = buildSystemPrompt({

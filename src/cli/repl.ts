@@ -4,12 +4,10 @@
  * at the prompt it reminds how to leave.
  */
 import readline from "node:readline";
-import { openAgentSession } from "../agent/session-runner.js";
-import { flagBool } from "./args.js";
-import { type Cli, loadForCommand } from "./context.js";
+import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
-import { resolveMode, resolveRetries, resolveSessionId } from "./run-common.js";
-import { traceLine, traceSummary } from "./trace.js";
+import { openCliAgent } from "./run-common.js";
+import { traceSummary } from "./trace.js";
 
 const PROMPT = "scoot> ";
 const EXIT_WORDS = new Set(["/exit", "/quit"]);
@@ -19,38 +17,9 @@ export async function runRepl(cli: Cli): Promise<number> {
     cli.io.err(`scoot repl: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
-  if (!loaded.ok) return loaded.exitCode;
-  const { config, paths } = loaded.value;
-  const mode = resolveMode(cli.args, config);
-  const sessionId = resolveSessionId(cli.args, "repl");
-  const retries = resolveRetries(cli.args);
-  if (!mode.ok || !sessionId.ok || !retries.ok) {
-    for (const r of [mode, sessionId, retries]) if (!r.ok) cli.io.err(`scoot: ${r.error}\n`);
-    return EXIT.usage;
-  }
-  const trace = flagBool(cli.args, "trace");
-  const opened = await openAgentSession({
-    config,
-    paths,
-    cwd: cli.cwd,
-    env: cli.env,
-    sessionId: sessionId.value,
-    mode: mode.value,
-    retries: retries.value,
-    onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
-    onEvent: trace
-      ? (e) => {
-          const line = traceLine(e);
-          if (line) cli.io.err(`${line}\n`);
-        }
-      : undefined,
-  });
-  if (!opened.ok) {
-    cli.io.err(`scoot: ${opened.error}\n`);
-    return EXIT.usage;
-  }
-  const agent = opened.value;
+  const opened = await openCliAgent(cli, "repl");
+  if (!opened.ok) return opened.exitCode;
+  const { agent, trace } = opened;
   const interactive = Boolean(process.stdin.isTTY);
   const rl = readline.createInterface({
     input: process.stdin,

@@ -1,9 +1,13 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
+import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
 import type { Result } from "../tools/types.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+import { traceLine } from "./trace.js";
 
 /**
  * `--policy` overrides tools.policy freely; with `--unattended` the result is clamped to
@@ -32,4 +36,47 @@ export function resolveSessionId(args: ParsedArgs, kind: "cli" | "repl"): Result
 
 export function resolveRetries(args: ParsedArgs): Result<number | undefined> {
   return flagCount(args, "retries");
+}
+
+/**
+ * Loads the configuration and opens an agent session for `-e` or the REPL: mode, session
+ * id and retries from the flags, warnings to stderr, the trace printer when `--trace`.
+ * Returns the exit code instead when something is wrong (usage or configuration: 2).
+ */
+export async function openCliAgent(
+  cli: Cli,
+  kind: "cli" | "repl",
+): Promise<{ ok: true; agent: AgentSession; trace: boolean } | { ok: false; exitCode: number }> {
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded;
+  const { config, paths } = loaded.value;
+  const mode = resolveMode(cli.args, config);
+  const sessionId = resolveSessionId(cli.args, kind);
+  const retries = resolveRetries(cli.args);
+  if (!mode.ok || !sessionId.ok || !retries.ok) {
+    for (const r of [mode, sessionId, retries]) if (!r.ok) cli.io.err(`scoot: ${r.error}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
+  const trace = flagBool(cli.args, "trace");
+  const opened = await openAgentSession({
+    config,
+    paths,
+    cwd: cli.cwd,
+    env: cli.env,
+    sessionId: sessionId.value,
+    mode: mode.value,
+    retries: retries.value,
+    onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
+    onEvent: trace
+      ? (e) => {
+          const line = traceLine(e);
+          if (line) cli.io.err(`${line}\n`);
+        }
+      : undefined,
+  });
+  if (!opened.ok) {
+    cli.io.err(`scoot: ${opened.error}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
+  return { ok: true, agent: opened.value, trace };
 }

@@ -1,11 +1,10 @@
 /** `scoot -e "<goal>"`: one run; only the final answer on stdout (or a JSON result with --json). */
 import type { RunResult } from "../agent/loop.js";
-import { openAgentSession } from "../agent/session-runner.js";
 import { flagBool, flagString } from "./args.js";
-import { type Cli, loadForCommand } from "./context.js";
+import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
-import { resolveMode, resolveRetries, resolveSessionId } from "./run-common.js";
-import { traceLine, traceSummary } from "./trace.js";
+import { openCliAgent } from "./run-common.js";
+import { traceSummary } from "./trace.js";
 
 export function exitCodeFor(r: RunResult): number {
   if (r.status === "final") return EXIT.ok;
@@ -19,41 +18,9 @@ export async function runEval(cli: Cli): Promise<number> {
     cli.io.err('scoot: -e needs a goal, e.g. scoot -e "count the TypeScript files"\n');
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
-  if (!loaded.ok) return loaded.exitCode;
-  const { config, paths } = loaded.value;
-  const mode = resolveMode(cli.args, config);
-  const sessionId = resolveSessionId(cli.args, "cli");
-  const retries = resolveRetries(cli.args);
-  for (const r of [mode, sessionId, retries]) {
-    if (!r.ok) {
-      cli.io.err(`scoot: ${r.error}\n`);
-      return EXIT.usage;
-    }
-  }
-  if (!mode.ok || !sessionId.ok || !retries.ok) return EXIT.usage;
-  const trace = flagBool(cli.args, "trace");
-  const opened = await openAgentSession({
-    config,
-    paths,
-    cwd: cli.cwd,
-    env: cli.env,
-    sessionId: sessionId.value,
-    mode: mode.value,
-    retries: retries.value,
-    onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
-    onEvent: trace
-      ? (e) => {
-          const line = traceLine(e);
-          if (line) cli.io.err(`${line}\n`);
-        }
-      : undefined,
-  });
-  if (!opened.ok) {
-    cli.io.err(`scoot: ${opened.error}\n`);
-    return EXIT.usage;
-  }
-  const agent = opened.value;
+  const opened = await openCliAgent(cli, "cli");
+  if (!opened.ok) return opened.exitCode;
+  const { agent, trace } = opened;
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {

@@ -78,6 +78,20 @@ export interface AuditLog {
   emit(sessionId: string, kind: AuditKind, msg: string, runId?: string): Result<AuditEvent | undefined>;
 }
 
+/** The audit options a loaded configuration asks for. */
+export function auditOptions(
+  audit: { level: AuditLevel; to_file: boolean; max_retained_generations: number; max_file_bytes: number },
+  file: string,
+): AuditOptions {
+  return {
+    file,
+    level: audit.level,
+    toFile: audit.to_file,
+    maxRetained: audit.max_retained_generations,
+    maxFileBytes: audit.max_file_bytes,
+  };
+}
+
 export function createAuditLog(opts: AuditOptions): AuditLog {
   const files = auditFiles(opts.file);
   let seq = 0;
