@@ -5,8 +5,8 @@
  *
  * Code is parsed with real tree-sitter grammars where Scoot ships one (loaded lazily, on
  * the first file that needs it); Markdown has exact heading rules; anything else gets a
- * keyword heuristic. A grammar that fails to load degrades to the heuristic, and the
- * header line says so, rather than failing the call.
+ * keyword heuristic. A grammar that fails to load, or a parse that runs out of time,
+ * degrades to the heuristic, and the header line says so, rather than failing the call.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -24,6 +24,10 @@ export const MAX_OUTLINE_ENTRIES = 400;
 export const MAX_OUTLINE_FILE_BYTES = 1024 * 1024;
 /** Leading bytes checked for NUL to call a file binary (the same window git uses). */
 const BINARY_SNIFF_BYTES = 8000;
+/** Longest a parse may run (a 1 MiB file parses in about a second) before the heuristic takes over. */
+const MAX_PARSE_MS = 10_000;
+/** Share of the tool deadline a parse may use when the deadline is short. */
+const PARSE_SHARE_OF_TIMEOUT = 0.7;
 /** Indentation per nesting level in the listing. */
 const INDENT = "  ";
 const INPUT_KEYS = new Set(["path"]);
@@ -59,7 +63,9 @@ async function run(input: OutlineInput, ctx: ToolContext): Promise<string> {
   if (ctx.signal.aborted) return "error: outline aborted";
   const source = readSource(path.resolve(ctx.cwd, input.path), input.path);
   if (!source.ok) return `error: ${source.error}`;
-  const text = await outlineSource(input.path, source.value, { deadlineAt: Date.now() + ctx.timeoutMs });
+  // The parse gets most of the tool's time, leaving room to fall back to the heuristic.
+  const budget = Math.min(MAX_PARSE_MS, Math.floor(ctx.timeoutMs * PARSE_SHARE_OF_TIMEOUT));
+  const text = await outlineSource(input.path, source.value, { deadlineAt: Date.now() + budget });
   return clip(text, CLIP.outline);
 }
 
@@ -101,7 +107,7 @@ function readSource(file: string, shown: string): Result<string> {
 }
 
 export interface OutlineOptions {
-  /** Epoch ms after which parsing gives up. */
+  /** Epoch ms after which parsing gives up and the heuristic answers instead. */
   deadlineAt: number;
   /** Grammar directory override (tests use it to make a grammar fail). */
   grammarDir?: string;
@@ -126,9 +132,11 @@ export async function outlineSource(shown: string, text: string, opts: OutlineOp
     const note = parsed.hasError ? "; parts did not parse, entries may be incomplete" : "";
     return render(shown, `${spec.name}, tree-sitter${note}`, parsed.collected);
   }
-  if (parsed.reason === "deadline") return `error: outline of ${shown} gave up: ${parsed.error}`;
-  const how = `keyword heuristic, because the ${spec.name} grammar failed to load: ${parsed.error}`;
-  return render(shown, how, outlineHeuristic(text, limit));
+  const why =
+    parsed.reason === "deadline"
+      ? `the ${spec.name} parse did not finish in time`
+      : `the ${spec.name} grammar failed to load: ${parsed.error}`;
+  return render(shown, `keyword heuristic, because ${why}`, outlineHeuristic(text, limit));
 }
 
 function render(shown: string, how: string, found: Collected, noun = "definitions"): string {

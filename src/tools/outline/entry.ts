@@ -17,9 +17,14 @@ export interface Collected {
   total: number;
 }
 
+export interface Collector extends Collected {
+  /** Counts one entry; builds it only while under the limit. */
+  add(entry: () => OutlineEntry): void;
+}
+
 /** Keeps the first `limit` entries while counting all of them. */
-export function collector(limit: number): Collected & { add(entry: () => OutlineEntry): void } {
-  const out: Collected & { add(entry: () => OutlineEntry): void } = {
+export function collector(limit: number): Collector {
+  const out: Collector = {
     entries: [],
     total: 0,
     add(entry) {

@@ -7,6 +7,7 @@
  * Paths are resolved through the package resolver, so this works from `src/` under the
  * test runner and from the built `dist/` alike.
  */
+import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import type { Language, Node, Tree } from "web-tree-sitter";
@@ -61,11 +62,56 @@ function loadRuntime(): Promise<Runtime> {
 function loadGrammar(rt: Runtime, file: string): Promise<Language> {
   let lang = grammars.get(file);
   if (!lang) {
-    lang = rt.Language.load(file);
+    // web-tree-sitter links each grammar into one shared module; two loads in flight at
+    // once mix up each other's symbols ("bad export type"), so loads run one at a time.
+    lang = loadQueue.then(() => loadLanguageLazily(rt, file));
+    loadQueue = lang.catch(() => undefined);
     grammars.set(file, lang);
+    // A missing or corrupt grammar is retried next time (it may have been reinstalled).
     lang.catch(() => grammars.delete(file));
   }
   return lang;
+}
+
+let loadQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * `Language.load` instantiates with `WebAssembly.instantiate(bytes)`. On Node 20 that path
+ * compiles the whole grammar eagerly, and once another grammar had parsed in the process it
+ * took seconds per grammar on a busy two-core machine (Java: 6 s), while the synchronous
+ * `new WebAssembly.Module` compiles lazily and loads the same grammar in milliseconds. So
+ * while a grammar loads (never two at once), `WebAssembly.instantiate` is served
+ * synchronously: same result, both overloads honoured, restored right after. Loading from
+ * bytes settles within microtasks, so no timer or I/O callback runs while it is swapped.
+ */
+async function loadLanguageLazily(rt: Runtime, file: string): Promise<Language> {
+  const bytes = fs.readFileSync(file);
+  const asyncInstantiate = wasm.instantiate;
+  wasm.instantiate = syncInstantiate;
+  try {
+    return await rt.Language.load(bytes);
+  } finally {
+    wasm.instantiate = asyncInstantiate;
+  }
+}
+
+/** The slice of the WebAssembly global used here (the project's TypeScript libs do not declare it). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports?: object) => object;
+  instantiate: (source: unknown, imports?: object) => Promise<unknown>;
+}
+
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+function syncInstantiate(source: unknown, imports?: object): Promise<unknown> {
+  try {
+    if (source instanceof wasm.Module) return Promise.resolve(new wasm.Instance(source, imports));
+    const module = new wasm.Module(source as Uint8Array);
+    return Promise.resolve({ module, instance: new wasm.Instance(module, imports) });
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 export type GrammarOutcome =
@@ -101,9 +147,7 @@ export async function outlineWithGrammar(
     parser.setLanguage(language);
     // Parsing is synchronous, so timers (and the abort signal) cannot fire during it:
     // the progress callback is the only way to honour the deadline on a huge file.
-    const T0 = Date.now(); let CALLS = 0;
-    tree = parser.parse(text, null, { progressCallback: () => { CALLS++; return Date.now() > opts.deadlineAt; } });
-    if (process.env.OTL_DEBUG) console.error("DBG", spec.grammar, "parse", Date.now() - T0, "calls", CALLS, "left", opts.deadlineAt - T0, tree ? "tree" : "null");
+    tree = parser.parse(text, null, { progressCallback: () => Date.now() > opts.deadlineAt });
     if (!tree) return { ok: false, reason: "deadline", error: "parsing did not finish before the deadline" };
     const collected = walk(tree.rootNode, text, spec, opts);
     if (!collected)
