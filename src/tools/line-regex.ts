@@ -20,6 +20,7 @@ import { lazyRequire } from "../lazy.js";
 
 /** The regex engine loads with the first grep, not with every Scoot process. */
 const re2js = lazyRequire<typeof import("re2js")>("re2js");
+
 import type { Result } from "./types.js";
 
 /** Longest accepted pattern; RE2 also bounds repetition counts (at most 1000). */
