@@ -17,6 +17,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const WORK = path.join(here, ".work");
@@ -116,12 +117,6 @@ function ensureData() {
 // ---------------------------------------------------------------------------------------------
 // measuring
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 async function timeTool(tool, input) {
   const parsed = tool.parse(JSON.stringify(input));
   if (!parsed.ok) throw new Error(parsed.error);
@@ -133,7 +128,7 @@ async function timeTool(tool, input) {
     out = await tool.run(parsed.value, ctx);
     times.push(performance.now() - t);
   }
-  return { ms: median(times), out };
+  return { ms: median(times), spread: iqr(times), out };
 }
 
 function have(bin) {
@@ -150,7 +145,7 @@ function timeCommand(bin, args) {
     times.push(performance.now() - t);
   }
   if (r.status !== 0 && r.status !== 1) throw new Error(`${bin} failed: ${r.stderr}`);
-  return { ms: median(times), out: r.stdout };
+  return { ms: median(times), spread: iqr(times), out: r.stdout };
 }
 
 /** How many paths the glob tool found (its list is capped and ends with "... and N more"). */
@@ -177,9 +172,29 @@ ensureData();
 const rows = [];
 const notes = [];
 
+/** Aims from the issue: glob within 2x of fd, grep within 5x of rg; the rest is context. */
+function aimFor(what, baseline) {
+  if (what.startsWith("glob") && baseline.startsWith("fd")) return 2;
+  if (what.startsWith("grep") && baseline.startsWith("rg")) return 5;
+  return undefined;
+}
+
 function addRow(what, tool, baseline, base, same) {
+  const ratio = tool.ms / base.ms;
+  const aim = aimFor(what, baseline);
   rows.push(
-    `| ${what} | ${tool.ms.toFixed(1)} | ${baseline} | ${base.ms.toFixed(1)} | ${(tool.ms / base.ms).toFixed(2)} | ${same} |`,
+    row({
+      bench: "tools",
+      figure: `${what} vs ${baseline}${same === "yes" ? "" : ` (results differ: ${same})`}`,
+      value: tool.ms,
+      valueSpread: tool.spread,
+      baseline: base.ms,
+      baselineSpread: base.spread,
+      unit: "ms",
+      ratio,
+      aim: aim === undefined ? "(context)" : `≤ ${aim}x`,
+      met: aim === undefined ? undefined : ratio <= aim && same === "yes",
+    }),
   );
 }
 
@@ -235,7 +250,5 @@ const size = (fs.statSync(BIG).size / 1048576).toFixed(0);
 console.log(
   `## glob / grep tools vs baselines (median of ${RUNS} runs after a warm-up; Node ${process.version}, ${os.cpus().length} CPUs; ${size} MiB text file)\n`,
 );
-console.log("| case | Scoot ms | baseline | baseline ms | ratio | same result |");
-console.log("|---|---:|---|---:|---:|---|");
-for (const r of rows) console.log(r);
+publish(rows);
 if (notes.length > 0) console.log(`\n${notes.join("\n")}`);

@@ -109,12 +109,30 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const maxTurns = deps.config.agent.max_turns;
   const maxMalformed = deps.config.agent.max_malformed_steps;
   let malformed = 0;
+  let derivedAuditFailure: string | undefined;
 
   const toolContext: Omit<ToolContext, "signal" | "timeoutMs"> = {
     cwd: deps.cwd,
     config: deps.config,
     mode: deps.mode,
-    gate: (action, raw) => decideCall(action, raw, deps.gateSettings, deps.tools),
+    // Derived calls (parallel children, redirect hops) pass the same gate, and every denial
+    // is audited like the loop's own.
+    gate: (action, raw) => {
+      const d = decideCall(action, raw, deps.gateSettings, deps.tools);
+      if (!d.allow) {
+        counts.denials += 1;
+        emit({ type: "deny", action, input: raw, reason: d.reason });
+        const r = deps.audit.emit(
+          deps.sessionId,
+          "policy_deny",
+          clipAudit(`${action} ${raw} -- ${d.reason}`),
+          deps.runId,
+        );
+        // A tool may swallow exceptions: remember the failure and stop once the tool returns.
+        if (!r.ok) derivedAuditFailure ??= r.error;
+      }
+      return d;
+    },
     childEnv: deps.childEnv,
     sessionPath: deps.session.path,
     services: deps.services,
@@ -214,6 +232,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
           deps.tools,
         );
         checkInterrupted();
+        if (derivedAuditFailure) throw new AuditFailure(derivedAuditFailure);
         observation = clip(raw, s.tool.clipBytes);
         emit({
           type: "observation",

@@ -45,6 +45,12 @@ const REAP_POLL_MS = 20;
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 
+/** The caller aborts on its tool deadline with a TimeoutError, or on interruption. */
+function abortedText(what: string, signal: AbortSignal | undefined): string {
+  const reason = signal?.reason as { name?: string } | undefined;
+  return reason?.name === "TimeoutError" ? `${what} timed out (tool deadline)` : `${what} was aborted`;
+}
+
 export interface McpPoolOptions {
   /** `backend.ca_file`: extra PEM roots for https servers. */
   caFile?: string;
@@ -278,7 +284,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     if (slot.dead !== undefined) {
       return { ok: false, error: `${slot.dead}; it is not restarted within a run` };
     }
-    if (signal?.aborted) return { ok: false, error: `the call to ${label(serverName)} was aborted` };
+    if (signal?.aborted) return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
 
     const started = Date.now();
     if (!slot.connecting) {
@@ -295,7 +301,8 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       slot.connecting = connect(slot, headers);
     }
     const conn = await settle(slot.connecting, opts.timeoutMs, signal);
-    if (conn.kind === "aborted") return { ok: false, error: `the call to ${label(serverName)} was aborted` };
+    if (conn.kind === "aborted")
+      return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
     if (conn.kind === "timeout") {
       return {
         ok: false,
@@ -325,7 +332,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
         signal,
       );
       if (outcome.kind === "ok") return renderToolResult(outcome.value);
-      if (outcome.kind === "aborted") return { ok: false, error: `the call to ${what} was aborted` };
+      if (outcome.kind === "aborted") return { ok: false, error: abortedText(`the call to ${what}`, signal) };
       if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
         return { ok: false, error: `${what} did not answer within ${opts.timeoutMs} ms` };
       }

@@ -181,7 +181,9 @@ function nextGeneration(files: AuditFiles): number {
 }
 
 function writeNextGeneration(files: AuditFiles, next: number): void {
-  const tmp = `${files.genSidecar}.${process.pid}.tmp`;
+  // Written only under the rotation lock, so one fixed name suffices, and a writer killed
+  // mid-rotation leaves at most this one file, which the next rotation overwrites.
+  const tmp = `${files.genSidecar}.tmp`;
   const fd = fs.openSync(tmp, "w", 0o600);
   try {
     fs.writeSync(fd, `${next}\n`);

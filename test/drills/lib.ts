@@ -235,7 +235,11 @@ export function median(xs: readonly number[]): number {
 }
 
 /** Runs async jobs with at most `limit` at a time (the machine has 2 shared cores). */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (t: T) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
