@@ -181,7 +181,9 @@ describe("unavailable remote servers", () => {
       const r = await p.call("ev", "echo", { message: "after" });
       expect(r.ok).toBe(false);
       // A kept-alive socket to the dead server ends in a reset or hang-up; a new one is refused.
-      expect(!r.ok && r.error).toMatch(/MCP server "ev" tool "echo" failed: .*(ECONNREFUSED|ECONNRESET|socket hang up)/);
+      expect(!r.ok && r.error).toMatch(
+        /MCP server "ev" tool "echo" failed: .*(ECONNREFUSED|ECONNRESET|socket hang up)/,
+      );
       await p.close();
     } finally {
       await own.stop();
