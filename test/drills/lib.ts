@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { AuditEvent } from "../../src/store/audit.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
 
 // ---------------------------------------------------------------------------------------
@@ -150,14 +151,8 @@ export function checkJsonl(file: string): JsonlCheck {
   return out;
 }
 
-export interface AuditRecord {
-  seq: number;
-  ts: number;
-  session_id: string;
-  run_id?: string;
-  kind: string;
-  msg: string;
-}
+/** The drills read audit lines with the same shape Scoot writes. */
+export type AuditRecord = AuditEvent;
 
 /** All audit events on disk, oldest generation first, then the live file (torn lines skipped). */
 export function allAuditEvents(home: string): AuditRecord[] {
