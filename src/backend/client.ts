@@ -9,12 +9,11 @@ import {
   backendError,
   httpMessage,
   isTransientNetworkCode,
-  networkMessage,
   protocolMessage,
-  timeoutMessage,
+  transportError,
 } from "./errors.js";
 import { abortableSleep, backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
-import { exchange, MAX_RESPONSE_BYTES } from "./transport.js";
+import { exchange } from "./transport.js";
 import type {
   Backend,
   BackendError,
@@ -177,34 +176,16 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
         retry = { reason: `HTTP ${res.status}`, error, delayMs: retryAfterMs(res.headers["retry-after"]) };
       } else {
         const f = r.error;
-        switch (f.kind) {
-          case "aborted":
-            return fail("aborted", abortedMessage(shown));
-          case "config":
-            return fail("config", f.detail);
-          case "too_large":
-            return fail(
-              "protocol",
-              protocolMessage(shown, replyKind, `larger than ${MAX_RESPONSE_BYTES} bytes`),
-            );
-          case "timeout":
-            retry = {
-              reason: `no answer within ${timeoutMs} ms`,
-              error: backendError("timeout", shown, timeoutMessage(shown, timeoutMs, attempts), opts.token),
-            };
-            break;
-          case "network": {
-            const error = backendError(
-              "network",
-              shown,
-              networkMessage(shown, f.code, f.detail, attempts),
-              opts.token,
-            );
-            if (!isTransientNetworkCode(f.code)) return { ok: false, error };
-            retry = { reason: f.code, error };
-            break;
-          }
-        }
+        const error = transportError(f, {
+          url: shown,
+          what: replyKind,
+          timeoutMs,
+          attempts,
+          token: opts.token,
+        });
+        if (f.kind === "timeout") retry = { reason: `no answer within ${timeoutMs} ms`, error };
+        else if (f.kind === "network" && isTransientNetworkCode(f.code)) retry = { reason: f.code, error };
+        else return { ok: false, error };
       }
 
       if (retriesUsed >= maxRetries) return { ok: false, error: retry.error };

@@ -4,6 +4,7 @@
  */
 import { STATUS_CODES } from "node:http";
 import { REDACTED, redact } from "../store/redact.js";
+import { MAX_RESPONSE_BYTES, type TransportFailure } from "./transport.js";
 import type { BackendError, BackendErrorKind } from "./types.js";
 
 /** Network failures worth another try: the server may be starting, restarting or shedding load. */
@@ -107,4 +108,31 @@ export function httpMessage(
 ): string {
   const phrase = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : "";
   return `the backend at ${url} answered ${status}${phrase}: ${serverText}${attemptsNote(attempts)} — ${statusHint(status, explicitSchema)}`;
+}
+
+/**
+ * The user-facing error for an exchange that produced no HTTP response. `what` names the
+ * expected reply ("a chat completion", "a model list"); `attempts` counts the requests made.
+ */
+export function transportError(
+  f: TransportFailure,
+  at: { url: string; what: string; timeoutMs: number; attempts: number; token?: string },
+): BackendError {
+  switch (f.kind) {
+    case "aborted":
+      return backendError("aborted", at.url, abortedMessage(at.url), at.token);
+    case "config":
+      return backendError("config", at.url, f.detail, at.token);
+    case "too_large":
+      return backendError(
+        "protocol",
+        at.url,
+        protocolMessage(at.url, at.what, `larger than ${MAX_RESPONSE_BYTES} bytes`),
+        at.token,
+      );
+    case "timeout":
+      return backendError("timeout", at.url, timeoutMessage(at.url, at.timeoutMs, at.attempts), at.token);
+    case "network":
+      return backendError("network", at.url, networkMessage(at.url, f.code, f.detail, at.attempts), at.token);
+  }
 }

@@ -4,15 +4,8 @@
  */
 import type { Config } from "../config/schema.js";
 import type { Result } from "../tools/types.js";
-import {
-  abortedMessage,
-  backendError,
-  httpMessage,
-  networkMessage,
-  protocolMessage,
-  timeoutMessage,
-} from "./errors.js";
-import { exchange, MAX_RESPONSE_BYTES } from "./transport.js";
+import { backendError, httpMessage, protocolMessage, transportError } from "./errors.js";
+import { exchange } from "./transport.js";
 import type { BackendError } from "./types.js";
 import { displayUrl, joinUrl, listsModel, parseModelList, serverMessage } from "./wire.js";
 
@@ -69,22 +62,10 @@ export async function probeBackendInfo(
     caFile: config.ca_file,
   });
   if (!r.ok) {
-    const f = r.error;
-    switch (f.kind) {
-      case "aborted":
-        return fail("aborted", abortedMessage(shown));
-      case "config":
-        return fail("config", f.detail);
-      case "too_large":
-        return fail(
-          "protocol",
-          protocolMessage(shown, "a model list", `larger than ${MAX_RESPONSE_BYTES} bytes`),
-        );
-      case "timeout":
-        return fail("timeout", timeoutMessage(shown, timeoutMs, 1));
-      case "network":
-        return fail("network", networkMessage(shown, f.code, f.detail, 1));
-    }
+    return {
+      ok: false,
+      error: transportError(r.error, { url: shown, what: "a model list", timeoutMs, attempts: 1, token }),
+    };
   }
   const res = r.value;
   if (res.status < 200 || res.status >= 300) {
