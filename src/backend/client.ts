@@ -2,7 +2,7 @@
  * The model backend (SPEC 5): one call = one turn's request, retried on transient failures,
  * stepped down through the structured-output levels when `auto` meets a server that rejects them.
  */
-import { type Config, SCHEMA } from "../config/schema.js";
+import { type Config, effectiveBackendTimeout } from "../config/schema.js";
 import type { Result } from "../tools/types.js";
 import {
   abortedMessage,
@@ -52,11 +52,6 @@ export interface BackendOptions {
   random?: () => number;
 }
 
-/** 0 means the default deadline, never "no deadline". */
-export function backendTimeoutMs(backend: Config["backend"]): number {
-  return backend.timeout_ms > 0 ? backend.timeout_ms : (SCHEMA.backend.timeout_ms!.default as number);
-}
-
 export function createBackend(config: Config["backend"], opts: BackendOptions = {}): Backend {
   const api = config.api;
   const url = joinUrl(config.base_url, api === "chat" ? "chat/completions" : "responses");
@@ -70,7 +65,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
   // Per instance; the agent keeps one instance per process, so "remembered for the process".
   let level: StructuredLevel = config.structured_output === "auto" ? "json_schema" : config.structured_output;
   const maxRetries = Math.max(0, Math.floor(opts.retries ?? config.max_retries));
-  const timeoutMs = backendTimeoutMs(config);
+  const timeoutMs = effectiveBackendTimeout({ backend: config });
   const sleep = opts.sleep ?? abortableSleep;
   const emit = (e: BackendEvent) => opts.onEvent?.(e);
   const fail = (kind: BackendError["kind"], message: string, status?: number) =>

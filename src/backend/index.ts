@@ -1,5 +1,5 @@
 /** The backend's public surface: the client, the doctor probe and their types. */
-export { type BackendOptions, backendTimeoutMs, createBackend } from "./client.js";
+export { type BackendOptions, createBackend } from "./client.js";
 export { type ProbeResult, probeBackend, probeBackendInfo } from "./probe.js";
 export type {
   Backend,

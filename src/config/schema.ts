@@ -199,7 +199,7 @@ export function defaultConfig(): Config {
 }
 
 /** Effective deadlines: 0 means "the default", never "no deadline". */
-export function effectiveBackendTimeout(c: Config): number {
+export function effectiveBackendTimeout(c: Pick<Config, "backend">): number {
   return c.backend.timeout_ms > 0 ? c.backend.timeout_ms : (SCHEMA.backend.timeout_ms!.default as number);
 }
 export function effectiveToolTimeout(c: Config): number {

@@ -42,10 +42,6 @@ export function registerSecretEnv(env: NodeJS.ProcessEnv): void {
   }
 }
 
-export function isSecretEnvName(name: string): boolean {
-  return SECRET_ENV_NAME.test(name);
-}
-
 export function redact(text: string): string {
   let out = text;
   // Shapes first: a known value inside a longer credential must not leave the rest readable.

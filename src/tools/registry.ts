@@ -37,10 +37,6 @@ export const TOOLS: readonly AnyTool[] = [
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, AnyTool> = new Map(TOOLS.map((t) => [t.name, t]));
 
-export function getTool(name: string): AnyTool | undefined {
-  return TOOLS_BY_NAME.get(name);
-}
-
 /** What a run offers: mcp_call only with MCP servers, skill only with skills loaded. */
 export function enabledTools(opts: { hasMcp: boolean; hasSkills: boolean }): ReadonlyMap<string, AnyTool> {
   return new Map(
