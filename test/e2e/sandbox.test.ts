@@ -1,0 +1,192 @@
+/**
+ * Shell containment through the real loop (issue 11): the built CLI, the scripted server,
+ * guarded mode, bash under bubblewrap. Each case is an attack a model could try with one
+ * `bash` step; the sandbox must stop it while ordinary project work keeps working.
+ *
+ * Scoot's home, the fake user home and the secret file live under /var/tmp on purpose:
+ * the sandbox's private /tmp would hide anything under /tmp anyway, so putting them there
+ * would not test the hiding rules themselves.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+
+const OUTSIDE_ROOT = "/var/tmp";
+
+function hasBwrap(): boolean {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"], {
+      stdio: "ignore",
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const BWRAP = hasBwrap();
+if (!BWRAP) console.log("sandbox e2e: skipped, bwrap cannot run here (apt-get install bubblewrap)");
+
+let outside: string;
+let home: string;
+let userHome: string;
+let project: string;
+let server: ScriptedServer | undefined;
+
+const TOKEN_MARK = "tokenfile body alpha bravo 4711";
+const SSH_MARK = "fake ssh key charlie delta 4712";
+const SECRET_MARK = "configured secret echo foxtrot 4713";
+
+beforeEach(() => {
+  outside = fs.mkdtempSync(path.join(OUTSIDE_ROOT, "scoot-sbx-"));
+  home = path.join(outside, "scoot-home");
+  userHome = path.join(outside, "user-home");
+  fs.mkdirSync(home, { mode: 0o700 });
+  fs.mkdirSync(path.join(userHome, ".ssh"), { recursive: true });
+  fs.writeFileSync(path.join(home, "token"), `${TOKEN_MARK}\n`, { mode: 0o600 });
+  fs.writeFileSync(path.join(userHome, ".ssh", "id_rsa"), `${SSH_MARK}\n`, { mode: 0o600 });
+  fs.writeFileSync(path.join(outside, "plain-notes.txt"), `${SECRET_MARK}\n`);
+  project = tempDir("scoot-sbx-proj-");
+  execFileSync("git", ["init", "-q"], { cwd: project });
+  fs.writeFileSync(path.join(project, "README.md"), "# demo\n");
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  removeDir(outside);
+  removeDir(project);
+});
+
+function step(action: string, input: string): ScriptItem {
+  return { reply: { thought: `do ${action}`, action, action_input: input } };
+}
+
+async function scoot(commands: string[], env: Record<string, string> = {}, args: string[] = []) {
+  server = await startScriptedServer([...commands.map((c) => step("bash", c)), step("final", "done")]);
+  return runCli(["-e", "go", ...args], {
+    home,
+    cwd: project,
+    env: {
+      SCOOT_BACKEND_BASE_URL: server.url,
+      SCOOT_TOOLS_SECRET_PATHS: path.join(outside, "plain-notes.txt"),
+      HOME: userHome,
+      ...env,
+    },
+  });
+}
+
+/** What the model saw after the n-th (0-based) bash step: the body of the next request. */
+function seen(n: number): string {
+  return JSON.stringify(server!.completions()[n + 1]!.body);
+}
+
+function transcriptText(): string {
+  const dir = path.join(home, "state", "sessions");
+  return fs
+    .readdirSync(dir)
+    .map((f) => fs.readFileSync(path.join(dir, f), "utf8"))
+    .join("\n");
+}
+
+/** Live (not zombie) processes whose command line contains `needle`. */
+function processesWith(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, "latin1").replace(/\0/g, " ");
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+      if (cmd.includes(needle) && state !== "Z") found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+describe.skipIf(!BWRAP)("guarded bash under the sandbox (real loop)", () => {
+  it("cannot read the token file, a ~/.ssh key or a tools.secret_paths file", async () => {
+    const r = await scoot([
+      `cat ${path.join(home, "token")}`,
+      "cat ~/.ssh/id_rsa",
+      `cat ${path.join(outside, "plain-notes.txt")}`,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const [i, mark] of [TOKEN_MARK, SSH_MARK, SECRET_MARK].entries()) {
+      expect(seen(i)).not.toContain(mark);
+      expect(seen(i)).toMatch(/exit code: [1-9]|\(no output\)/);
+    }
+    const t = transcriptText();
+    for (const mark of [TOKEN_MARK, SSH_MARK, SECRET_MARK]) expect(t).not.toContain(mark);
+  });
+
+  it("cannot write outside the project; nothing appears there", async () => {
+    const target = path.join(outside, "escaped.txt");
+    const r = await scoot([`echo x > ${target}`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(target)).toBe(false);
+    expect(seen(0)).toMatch(/exit code: [1-9]/);
+    expect(seen(0)).toMatch(/Read-only file system/);
+  });
+
+  it("cannot connect to a listener on 127.0.0.1", async () => {
+    let connections = 0;
+    const listener = net.createServer((s) => {
+      connections += 1;
+      s.end("hello from the host\n");
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    const port = (listener.address() as net.AddressInfo).port;
+    try {
+      const js = `require('net').connect(${port},'127.0.0.1').on('data',d=>{process.stdout.write('GOT '+d);process.exit(0)}).on('error',e=>{console.log('ERR '+e.code);process.exit(3)})`;
+      const r = await scoot([`${process.execPath} -e "${js}"`]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(seen(0)).not.toContain("hello from the host");
+      expect(seen(0)).toContain("ERR ");
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
+  });
+
+  it("a background child that left the process group is gone after the call", async () => {
+    const tag = `${process.pid}${Date.now() % 100000}`;
+    const r = await scoot([`setsid sleep 300.${tag} > /dev/null 2>&1 & echo started`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(seen(0)).toContain("started");
+    const left = processesWith(`sleep 300.${tag}`);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+
+  it("the deadline still kills a sandboxed sleep and its whole tree", async () => {
+    const tag = `${process.pid}${(Date.now() % 100000) + 1}`;
+    const started = Date.now();
+    const r = await scoot([`sleep 301.${tag} & sleep 302.${tag}`], { SCOOT_TOOLS_TIMEOUT_MS: "1500" });
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(seen(0)).toContain("timed out after 1500 ms");
+    const left = [...processesWith(`sleep 301.${tag}`), ...processesWith(`sleep 302.${tag}`)];
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+
+  it("ordinary work keeps working: project writes, sed -i, git status, npm --version, /tmp", async () => {
+    const r = await scoot([
+      "echo hello > out.txt && sed -i s/hello/bye/ out.txt && cat out.txt",
+      "git status --short",
+      "npm --version",
+      "echo scratch > /tmp/x && cat /tmp/x",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(project, "out.txt"), "utf8")).toBe("bye\n");
+    expect(seen(0)).toContain("exit code: 0");
+    expect(seen(1)).toContain("out.txt");
+    expect(seen(2)).toMatch(/exit code: 0.*\d+\.\d+\.\d+/);
+    expect(seen(3)).toContain("scratch");
+  });
+});
