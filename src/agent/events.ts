@@ -13,6 +13,8 @@ export type AgentEvent =
   | { type: "observation"; action: string; bytes: number; clippedTo: number }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
   | { type: "final"; answer: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** How bash is contained, when it is worth a trace line (issue 11: the `auto` fallback). */
+  | { type: "sandbox"; message: string };
 
 export type Listener = (e: AgentEvent) => void;

@@ -35,6 +35,8 @@ export interface AgentSessionOptions {
   /** CLI --retries. */
   retries?: number;
   onEvent?: (e: AgentEvent) => void;
+  /** `--unattended` runs and scheduled jobs: bash is sandboxed in every mode that allows it. */
+  unattended?: boolean;
   /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
   onWarning?: (message: string) => void;
 }
@@ -83,7 +85,15 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   for (const p of discovery.problems) opts.onWarning?.(`skill: ${p.file}: ${p.message}`);
   const skills = makeSkillRegistry(discovery);
 
-  const services: ToolServices = { skills };
+  const services: ToolServices = {
+    skills,
+    sandbox: {
+      scootHome: paths.root,
+      tokenFile: tokenFilePath(config, paths.root),
+      unattended: opts.unattended ?? false,
+      notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
+    },
+  };
   let pool: { close(): Promise<void> } | undefined;
   if (mcp.servers.length > 0) {
     const { createMcpPool } = await import("../mcp/pool.js");

@@ -37,6 +37,8 @@ export function traceLine(e: AgentEvent): string | undefined {
       return "[trace] final answer";
     case "error":
       return `[trace] error: ${one(e.message)}`;
+    case "sandbox":
+      return `[trace] sandbox: ${one(e.message)}`;
     case "backend": {
       const b = e.event;
       if (b.type === "retry")

@@ -67,6 +67,10 @@ export interface Config {
     confine_writes: boolean;
     block_internal_http: boolean;
     secret_paths: string[];
+    /** Issue 11: bash under bubblewrap (README "Shell containment"). */
+    sandbox: "auto" | "bwrap" | "off";
+    sandbox_network: boolean;
+    env_passthrough: string[];
   };
   skills: {
     enabled: boolean;
@@ -155,6 +159,13 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     confine_writes: { kind: { type: "bool" }, default: true, doc: "guarded: writes stay in the project" },
     block_internal_http: { kind: { type: "bool" }, default: true, doc: "guarded: no internal hosts" },
     secret_paths: { kind: { type: "string[]" }, default: [], doc: "extra paths always secret" },
+    sandbox: {
+      kind: { type: "enum", values: ["auto", "bwrap", "off"] },
+      default: "auto",
+      doc: "bash under bubblewrap in guarded mode and jobs",
+    },
+    sandbox_network: { kind: { type: "bool" }, default: false, doc: "sandboxed bash shares the host network" },
+    env_passthrough: { kind: { type: "string[]" }, default: [], doc: "secret-looking variables still passed to bash" },
   },
   skills: {
     enabled: { kind: { type: "bool" }, default: true, doc: "load skills" },

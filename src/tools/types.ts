@@ -3,6 +3,7 @@
  * schema, the system prompt, the `parallel` allowlist and the policy gate all read it.
  */
 import type { Config, PolicyMode } from "../config/schema.js";
+import type { SandboxService } from "../sandbox/launch.js";
 
 export type Capability = "read" | "write" | "net_read" | "net_write" | "exec" | "native";
 
@@ -50,6 +51,8 @@ export interface ToolContext {
 export interface ToolServices {
   skills?: unknown;
   mcp?: unknown;
+  /** How bash is contained (issue 11); tests without it get defaults from the context. */
+  sandbox?: SandboxService;
   /** Runs a tool by name through gate + registry; used by `parallel`. */
   runChild?: (action: string, rawInput: string) => Promise<string>;
 }
