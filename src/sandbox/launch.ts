@@ -62,7 +62,13 @@ export function fallbackNotice(probe: Extract<Probe, { ok: false }>): string {
 }
 
 export async function shellLaunch(shell: string, command: string, ctx: ToolContext): Promise<ShellLaunch> {
-  const direct: ShellLaunch = { ok: true, file: shell, args: ["-c", command], env: ctx.childEnv, sandboxed: false };
+  const direct: ShellLaunch = {
+    ok: true,
+    file: shell,
+    args: ["-c", command],
+    env: ctx.childEnv,
+    sandboxed: false,
+  };
   const config: Config = ctx.config;
   const setting = config.tools.sandbox;
   const service = serviceOf(ctx);

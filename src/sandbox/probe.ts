@@ -14,9 +14,7 @@ export const USERNS_FIX =
   "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ " +
   "kernel.apparmor_restrict_unprivileged_userns=0), or run Scoot where namespaces are permitted";
 
-export type Probe =
-  | { ok: true; bwrap: string; version: string }
-  | { ok: false; reason: string; fix: string };
+export type Probe = { ok: true; bwrap: string; version: string } | { ok: false; reason: string; fix: string };
 
 /** The first executable `name` on PATH, or undefined. */
 export function findOnPath(name: string, pathVar: string | undefined): string | undefined {

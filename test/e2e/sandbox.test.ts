@@ -190,3 +190,38 @@ describe.skipIf(!BWRAP)("guarded bash under the sandbox (real loop)", () => {
     expect(seen(3)).toContain("scratch");
   });
 });
+
+describe("bwrap unavailable (PATH without it), through the real CLI", () => {
+  const NO_BWRAP = { PATH: "/nonexistent-scoot-bin" };
+  it('tools.sandbox = "bwrap": the call is denied with a clear observation and nothing runs', async () => {
+    const marker = path.join(project, "ran");
+    const r = await scoot([`echo x > ${marker}`], { ...NO_BWRAP, SCOOT_TOOLS_SANDBOX: "bwrap" });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(seen(0)).toContain('bash: denied: tools.sandbox = \\"bwrap\\" but the sandbox cannot start');
+    expect(seen(0)).toContain("apt-get install bubblewrap");
+    const doctor = await runCli(["doctor"], { home, env: { ...NO_BWRAP, SCOOT_TOOLS_SANDBOX: "bwrap" } });
+    expect(doctor.stdout).toMatch(
+      /FAIL\s+sandbox\s+tools.sandbox = "bwrap" but .*every bash call will be denied/,
+    );
+  });
+  it('"auto": the command runs, --trace says so once, doctor WARNs with the fix', async () => {
+    const marker = path.join(project, "ran");
+    const r = await scoot([`echo x > ${marker}`, "true"], NO_BWRAP, ["--trace"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(marker)).toBe(true);
+    const lines = r.stderr.split("\n").filter((l) => l.startsWith("[trace] sandbox:"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /sandbox unavailable, bash runs with the tripwire only .*apt-get install bubblewrap/,
+    );
+    const doctor = await runCli(["doctor"], { home, env: NO_BWRAP });
+    expect(doctor.stdout).toMatch(
+      /WARN\s+sandbox\s+bwrap \(bubblewrap\) is not on PATH: .*Fix: install bubblewrap/,
+    );
+  });
+  it.skipIf(!BWRAP)("doctor reports the working sandbox", async () => {
+    const doctor = await runCli(["doctor"], { home });
+    expect(doctor.stdout).toMatch(/OK\s+sandbox\s+bwrap \d+\.\d+(\.\d+)? \(network off\)/);
+  });
+});
