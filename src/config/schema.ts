@@ -164,8 +164,16 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       default: "auto",
       doc: "bash under bubblewrap in guarded mode and jobs",
     },
-    sandbox_network: { kind: { type: "bool" }, default: false, doc: "sandboxed bash shares the host network" },
-    env_passthrough: { kind: { type: "string[]" }, default: [], doc: "secret-looking variables still passed to bash" },
+    sandbox_network: {
+      kind: { type: "bool" },
+      default: false,
+      doc: "sandboxed bash shares the host network",
+    },
+    env_passthrough: {
+      kind: { type: "string[]" },
+      default: [],
+      doc: "secret-looking variables still passed to bash",
+    },
   },
   skills: {
     enabled: { kind: { type: "bool" }, default: true, doc: "load skills" },
