@@ -245,7 +245,12 @@ function sendOnce(s: Send): Promise<Outcome> {
     const secure = s.url.protocol === "https:";
     try {
       const lookup = s.lookup ? { lookup: s.lookup } : {};
-      req = (secure ? httpsModule() : http).request(s.url, { method: s.method, headers, agent: s.agent, ...lookup });
+      req = (secure ? httpsModule() : http).request(s.url, {
+        method: s.method,
+        headers,
+        agent: s.agent,
+        ...lookup,
+      });
     } catch (e) {
       return finish({ ok: false, error: describeError(e, s.url) });
     }
