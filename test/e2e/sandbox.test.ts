@@ -12,7 +12,8 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
 const OUTSIDE_ROOT = "/var/tmp";
@@ -91,23 +92,6 @@ function transcriptText(): string {
     .join("\n");
 }
 
-/** Live (not zombie) processes whose command line contains `needle`. */
-function processesWith(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, "latin1").replace(/\0/g, " ");
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-      if (cmd.includes(needle) && state !== "Z") found.push(Number(entry));
-    } catch {
-      // exited while we looked
-    }
-  }
-  return found;
-}
-
 describe.skipIf(!BWRAP)("guarded bash under the sandbox (real loop)", () => {
   it("cannot read the token file, a ~/.ssh key or a tools.secret_paths file", async () => {
     const r = await scoot([
@@ -171,6 +155,26 @@ describe.skipIf(!BWRAP)("guarded bash under the sandbox (real loop)", () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(seen(0)).toContain("timed out after 1500 ms");
     const left = [...processesWith(`sleep 301.${tag}`), ...processesWith(`sleep 302.${tag}`)];
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+
+  it("a SIGKILLed Scoot takes its sandboxed command with it (--die-with-parent)", async () => {
+    const sleepArg = uniqueSleepArg(300);
+    server = await startScriptedServer([step("bash", `sleep ${sleepArg} & setsid sleep ${sleepArg} & wait`)]);
+    const child = spawnCli(["-e", "go"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, HOME: userHome },
+    });
+    const done = collect(child, { timeoutMs: 30_000 });
+    expect(await waitForProcess(`sleep ${sleepArg}`, 10_000)).toBe(true);
+    child.kill("SIGKILL");
+    await done;
+    // The kernel ends the namespace right after its parent dies; give it a moment.
+    for (let i = 0; i < 40 && processesWith(`sleep ${sleepArg}`).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const left = processesWith(`sleep ${sleepArg}`);
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
   });
