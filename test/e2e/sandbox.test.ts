@@ -229,3 +229,49 @@ describe("bwrap unavailable (PATH without it), through the real CLI", () => {
     expect(doctor.stdout).toMatch(/OK\s+sandbox\s+bwrap \d+\.\d+(\.\d+)? \(network off\)/);
   });
 });
+
+describe.skipIf(!BWRAP)("unattended work that may run bash is sandboxed too", () => {
+  const UNRESTRICTED_CEILING = { SCOOT_EDGE_MAX_JOB_POLICY: "unrestricted" };
+  it("-e --unattended --policy unrestricted: sandboxed; the same at the keyboard is not", async () => {
+    const target = path.join(outside, "unattended.txt");
+    const r = await scoot([`echo x > ${target}`], UNRESTRICTED_CEILING, [
+      "--unattended",
+      "--policy",
+      "unrestricted",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(target)).toBe(false);
+    expect(seen(0)).toMatch(/Read-only file system/);
+    await server?.close();
+    const r2 = await scoot([`echo x > ${target}`], UNRESTRICTED_CEILING, ["--policy", "unrestricted"]);
+    expect(r2.code, r2.stderr).toBe(0);
+    expect(fs.existsSync(target)).toBe(true);
+  });
+  it("a scheduled job in unrestricted mode runs its bash sandboxed", async () => {
+    const target = path.join(outside, "job.txt");
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      [
+        "[edge]",
+        'max_job_policy = "unrestricted"',
+        "[schedule]",
+        "enabled = true",
+        "[[schedule.jobs]]",
+        'id = "sbx"',
+        'goal = "write"',
+        "every_sec = 3600",
+        'mode = "unrestricted"',
+      ].join("\n"),
+    );
+    server = await startScriptedServer([step("bash", `echo x > ${target}`), step("final", "done")]);
+    const r = await runCli(["schedule", "run", "--ticks", "1"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, HOME: userHome },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.completions()).toHaveLength(2);
+    expect(fs.existsSync(target)).toBe(false);
+    expect(seen(0)).toMatch(/Read-only file system/);
+  });
+});
