@@ -9,10 +9,13 @@
  * that the rules call public (the first hop must be allowed); it is skipped, with the reason
  * printed, when the machine has none.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { internalHost } from "../../src/policy/urls.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
@@ -131,6 +134,54 @@ describe.skipIf(!IS_ROOT)("connect-time address check", () => {
     expect(seen).toContain(`connection to http://${LOOP_NAME}:${targetPort}/inside refused`);
     expect(seen).not.toContain("internal service body");
   });
+  it.skipIf(!PUBLIC_ADDR)(
+    "HTTPS through the checked address still verifies the certificate for the name",
+    async () => {
+      // The lookup only replaces the address; SNI, certificate check and Host stay the URL's name.
+      const dir = tempDir("scoot-dns-tls-");
+      const keyFile = path.join(dir, "key.pem");
+      const certFile = path.join(dir, "cert.pem");
+      execFileSync(
+        "openssl",
+        [
+          ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", `/CN=${PUBLIC_NAME}`],
+          ...["-addext", `subjectAltName=DNS:${PUBLIC_NAME}`, "-keyout", keyFile, "-out", certFile],
+        ],
+        { stdio: "ignore" },
+      );
+      let seenHost = "";
+      let sni = "";
+      const secure = https.createServer(
+        { key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile) },
+        (req, res) => {
+          seenHost = req.headers.host ?? "";
+          sni = (req.socket as unknown as { servername?: string }).servername ?? "";
+          res.writeHead(200, { "content-type": "text/plain" });
+          res.end("secure named hello");
+        },
+      );
+      await new Promise<void>((resolve) => secure.listen(0, "0.0.0.0", resolve));
+      const port = (secure.address() as AddressInfo).port;
+      try {
+        server = await startScriptedServer([
+          get(`https://${PUBLIC_NAME}:${port}/tls`),
+          { reply: { thought: "done", action: "final", action_input: "ok" } },
+        ]);
+        const r = await runCli(["-e", "go"], {
+          home,
+          cwd: project,
+          env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_CA_FILE: certFile },
+        });
+        expect(r.code, r.stderr).toBe(0);
+        expect(JSON.stringify(server.completions()[1]!.body)).toContain("secure named hello");
+        expect(sni).toBe(PUBLIC_NAME);
+        expect(seenHost).toBe(`${PUBLIC_NAME}:${port}`);
+      } finally {
+        await new Promise<void>((resolve) => secure.close(() => resolve()));
+        removeDir(dir);
+      }
+    },
+  );
   it("unrestricted mode does not check (the operator's choice)", async () => {
     server = await startScriptedServer([
       get(`http://${LOOP_NAME}:${targetPort}/free`),
