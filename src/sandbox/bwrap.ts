@@ -126,7 +126,9 @@ export function bwrapOptions(layout: SandboxLayout): string[] {
   const before: Hidden[] = [];
   const after: Hidden[] = [];
   for (const h of hidden) {
-    if (isInside(h.path, root)) after.push(h);
+    // A hidden place that IS the project (Scoot run from its own home) is covered by the
+    // project bind, or the project would vanish; the token file inside it stays hidden.
+    if (h.path !== root && isInside(h.path, root)) after.push(h);
     // Under the private /tmp it is invisible already (and the mount point would not exist).
     else if (!isInside(h.path, tmp)) before.push(h);
   }

@@ -89,6 +89,13 @@ describe("bwrap options", () => {
       fs.rmSync(proj, { recursive: true, force: true });
     }
   });
+  it("a project that is Scoot's home stays visible; its token file is still hidden", () => {
+    const scoot = path.join(base, "scoot");
+    const m = mounts(bwrapOptions({ ...layout, projectRoot: scoot, cwd: scoot }));
+    const bind = m.indexOf(`--bind ${scoot} ${scoot}`);
+    expect(m.indexOf(`--tmpfs ${scoot}`)).toBeLessThan(bind);
+    expect(m.indexOf(`--ro-bind /dev/null ${scoot}/token`)).toBeGreaterThan(bind);
+  });
   it("never hides / itself (a secret_paths entry of / would blank the whole sandbox)", () => {
     const m = mounts(bwrapOptions({ ...layout, secretPaths: ["/"] }));
     expect(m.filter((x) => x === "--tmpfs /")).toEqual([]);
