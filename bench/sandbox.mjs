@@ -60,12 +60,24 @@ async function call(sandbox) {
   return ms;
 }
 
-const times = { bwrap: [], off: [] };
+/** Context: bwrap's own cost, outside Scoot (same isolation flags, no per-call binds). */
+const RAW_BWRAP = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+const RAW_FLAGS = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+function raw(file, args) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(file, args, { stdio: "ignore" });
+  if (r.status !== 0) throw new Error(`${file} exited ${r.status}`);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+const times = { bwrap: [], off: [], rawBwrap: [], rawSh: [] };
 await call("bwrap");
 await call("off");
 for (let i = 0; i < RUNS; i++) {
   times.bwrap.push(await call("bwrap"));
   times.off.push(await call("off"));
+  times.rawBwrap.push(raw("bwrap", [...RAW_BWRAP, ...RAW_FLAGS, "/bin/sh", "-c", "true"]));
+  times.rawSh.push(raw("/bin/sh", ["-c", "true"]));
 }
 fs.rmSync(project, { recursive: true, force: true });
 fs.rmSync(scootHome, { recursive: true, force: true });
@@ -84,5 +96,17 @@ publish([
     ratio: on / off,
     aim: `≤ +${AIM_ADDED_MS} ms per call`,
     met: on - off <= AIM_ADDED_MS,
+  }),
+  row({
+    bench: "sandbox",
+    figure: "context: bare `bwrap … /bin/sh -c true` vs `/bin/sh -c true` (no Scoot)",
+    value: median(times.rawBwrap),
+    valueSpread: iqr(times.rawBwrap),
+    baseline: median(times.rawSh),
+    baselineSpread: iqr(times.rawSh),
+    unit: "ms",
+    ratio: median(times.rawBwrap) / median(times.rawSh),
+    aim: "(context)",
+    met: undefined,
   }),
 ]);
