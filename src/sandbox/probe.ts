@@ -78,18 +78,27 @@ async function probeOnce(bwrap: string): Promise<Probe> {
   return { ok: true, bwrap, version: v };
 }
 
-const cache = new Map<string, Promise<Probe>>();
+/**
+ * A failed trial is tried again after this long: a daemon must not lose its sandbox for good
+ * (in `bwrap` mode: every bash call) because one trial hit a busy moment. A working sandbox
+ * is never probed again.
+ */
+export const PROBE_RETRY_MS = 60_000;
 
-/** Probes the `bwrap` found on `pathVar`; one trial per binary per process. */
+const cache = new Map<string, { probe: Promise<Probe>; at: number; failed: boolean }>();
+
+/** Probes the `bwrap` found on `pathVar`; one trial per binary per process (failures retried, see above). */
 export function probeSandbox(pathVar: string | undefined): Promise<Probe> {
   const bwrap = findOnPath("bwrap", pathVar);
   if (!bwrap) {
     return Promise.resolve({ ok: false, reason: "bwrap (bubblewrap) is not on PATH", fix: INSTALL_FIX });
   }
-  let p = cache.get(bwrap);
-  if (!p) {
-    p = probeOnce(bwrap);
-    cache.set(bwrap, p);
-  }
-  return p;
+  const hit = cache.get(bwrap);
+  if (hit && !(hit.failed && Date.now() - hit.at > PROBE_RETRY_MS)) return hit.probe;
+  const entry = { probe: probeOnce(bwrap), at: Date.now(), failed: false };
+  entry.probe.then((r) => {
+    entry.failed = !r.ok;
+  });
+  cache.set(bwrap, entry);
+  return entry.probe;
 }
