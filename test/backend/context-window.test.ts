@@ -14,7 +14,11 @@ import {
 } from "../../src/backend/context-window.js";
 import { type Config, defaultConfig } from "../../src/config/schema.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptedServerOptions, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptedServerOptions,
+  startScriptedServer,
+} from "../helpers/scripted-server.js";
 import { FLAVOURS, flavourRoutes, SOURCE } from "../helpers/window-servers.js";
 
 let server: ScriptedServer | undefined;
@@ -91,9 +95,15 @@ describe("discovery per flavour", () => {
 
   it("Ollama matches a model named without its :latest tag, and not another loaded model", async () => {
     const s = await start(flavourRoutes("ollama-loaded", 8192, "llama3.2"));
-    const mine = await discoverContextWindow({ backend: backend(s.url, { model: "llama3.2" }), stateDir: state });
+    const mine = await discoverContextWindow({
+      backend: backend(s.url, { model: "llama3.2" }),
+      stateDir: state,
+    });
     expect(mine).toMatchObject({ tokens: 8192, source: "Ollama loaded" });
-    const other = await discoverContextWindow({ backend: backend(s.url, { model: "qwen2.5" }), stateDir: state });
+    const other = await discoverContextWindow({
+      backend: backend(s.url, { model: "qwen2.5" }),
+      stateDir: state,
+    });
     // /api/show is not routed (404): the default window is assumed, not llama3.2's.
     expect(other).toMatchObject({ tokens: OLLAMA_DEFAULT_WINDOW, source: "Ollama default" });
   });
@@ -103,7 +113,9 @@ describe("discovery per flavour", () => {
       "GET /api/v0/models": () => ({
         body: {
           object: "list",
-          data: [{ id: "qwen2.5", object: "model", type: "llm", state: "not-loaded", max_context_length: 32_768 }],
+          data: [
+            { id: "qwen2.5", object: "model", type: "llm", state: "not-loaded", max_context_length: 32_768 },
+          ],
         },
       }),
     });
@@ -122,7 +134,10 @@ describe("discovery per flavour", () => {
 describe("backend.context_window", () => {
   it("overrides discovery: the server is not asked", async () => {
     const s = await start(flavourRoutes("vllm", 2048));
-    const w = await discoverContextWindow({ backend: backend(s.url, { context_window: 32_768 }), stateDir: state });
+    const w = await discoverContextWindow({
+      backend: backend(s.url, { context_window: 32_768 }),
+      stateDir: state,
+    });
     expect(w).toMatchObject({ tokens: 32_768, source: "configured" });
     expect(s.requests).toEqual([]);
   });
@@ -156,7 +171,10 @@ describe("cache", () => {
     const s = await start(flavourRoutes("vllm", 4096));
     await discoverContextWindow({ backend: backend(s.url), stateDir: state });
     forgetDiscoveredWindows();
-    const other = await discoverContextWindow({ backend: backend(s.url, { model: "other" }), stateDir: state });
+    const other = await discoverContextWindow({
+      backend: backend(s.url, { model: "other" }),
+      stateDir: state,
+    });
     expect(other.cached).toBe(false);
   });
 
@@ -182,9 +200,16 @@ describe("cache", () => {
       const s = await start(flavourRoutes("vllm", 4096));
       const key = `chat ${s.url} qwen2.5`;
       const entry = (e: Record<string, unknown>) =>
-        JSON.stringify({ v: 1, entries: { [key]: { tokens: 999_999, source: "vLLM max_model_len", at: Date.now(), ...e } } });
+        JSON.stringify({
+          v: 1,
+          entries: { [key]: { tokens: 999_999, source: "vLLM max_model_len", at: Date.now(), ...e } },
+        });
       const content =
-        text === "WINDOW_STRING" ? entry({ tokens: "a lot" }) : text === "SOURCE_BAD" ? entry({ source: "rumour" }) : text;
+        text === "WINDOW_STRING"
+          ? entry({ tokens: "a lot" })
+          : text === "SOURCE_BAD"
+            ? entry({ source: "rumour" })
+            : text;
       fs.writeFileSync(file(), content);
       const w = await discoverContextWindow({ backend: backend(s.url), stateDir: state });
       expect(w).toMatchObject({ tokens: 4096, cached: false });
@@ -221,8 +246,16 @@ describe("cache", () => {
 
 describe("slow and bad answers fall back with a note", () => {
   const cases: [string, ScriptedServerOptions["routes"], string][] = [
-    ["a hanging /props", { "GET /props": () => ({ hang: true }) }, "GET http://127.0.0.1:PORT/props: no answer within 300 ms"],
-    ["/props that is not JSON", { "GET /props": () => ({ body: "<html>busy</html>" }) }, "/props: answered something that is not JSON"],
+    [
+      "a hanging /props",
+      { "GET /props": () => ({ hang: true }) },
+      "GET http://127.0.0.1:PORT/props: no answer within 300 ms",
+    ],
+    [
+      "/props that is not JSON",
+      { "GET /props": () => ({ body: "<html>busy</html>" }) },
+      "/props: answered something that is not JSON",
+    ],
     [
       "a vLLM max_model_len that is not a window",
       { "GET /v1/models": () => ({ body: { data: [{ id: "qwen2.5", max_model_len: "huge" }] } }) },
@@ -247,7 +280,11 @@ describe("slow and bad answers fall back with a note", () => {
   for (const [name, routes, note] of cases) {
     it(name, async () => {
       const s = await start(routes);
-      const w: ContextWindow = await discoverContextWindow({ backend: backend(s.url), stateDir: state, timeoutMs: 300 });
+      const w: ContextWindow = await discoverContextWindow({
+        backend: backend(s.url),
+        stateDir: state,
+        timeoutMs: 300,
+      });
       expect(w.tokens).toBeUndefined();
       expect(w.source).toBe("unknown");
       const port = new URL(s.url).port;

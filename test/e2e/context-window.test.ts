@@ -28,7 +28,10 @@ beforeEach(() => {
   home = tempDir("scoot-home-");
   project = tempDir("scoot-proj-");
   // 40 KB of distinct lines: every file_read observation would be clipped only to 8 KB by its tool.
-  const lines = Array.from({ length: 800 }, (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog ${i}`);
+  const lines = Array.from(
+    { length: 800 },
+    (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog ${i}`,
+  );
   fs.writeFileSync(path.join(project, "big.txt"), `${lines.join("\n")}\n`);
 });
 afterEach(async () => {
@@ -39,10 +42,15 @@ afterEach(async () => {
 });
 
 function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
-  return { reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) } };
+  return {
+    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
+  };
 }
 
-async function serve(routes: ScriptedServerOptions["routes"], script: ScriptItem[] = []): Promise<ScriptedServer> {
+async function serve(
+  routes: ScriptedServerOptions["routes"],
+  script: ScriptItem[] = [],
+): Promise<ScriptedServer> {
   server = await startScriptedServer(script, { routes });
   return server;
 }
@@ -144,7 +152,9 @@ describe("a long run fits a 2048-token window", () => {
       expect(r.stderr.match(/\[trace\] context: window /g)).toHaveLength(1);
       expect(r.stderr).toContain(`window ${WINDOW} tokens (${SOURCE[flavour]}`);
       // What the assertions measured, for the report.
-      console.log(`${flavour}: max prompt_tokens ${Math.max(...tokens)} of ${WINDOW}, max request ${Math.max(...bytes)} bytes`);
+      console.log(
+        `${flavour}: max prompt_tokens ${Math.max(...tokens)} of ${WINDOW}, max request ${Math.max(...bytes)} bytes`,
+      );
     });
   }
 
@@ -243,8 +253,16 @@ describe("backend.context_window overrides discovery", () => {
 
 describe("discovery that hangs or answers garbage", () => {
   const cases: [string, ScriptedServerOptions["routes"], RegExp][] = [
-    ["hangs", { "GET /props": () => ({ hang: true }) }, /discovery: GET http:\/\/127\.0\.0\.1:\d+\/props: no answer within 1500 ms; falling back/],
-    ["answers garbage", { "GET /api/ps": () => ({ body: "<html>oops" }) }, /discovery: GET http:\/\/127\.0\.0\.1:\d+\/api\/ps: answered something that is not JSON; falling back/],
+    [
+      "hangs",
+      { "GET /props": () => ({ hang: true }) },
+      /discovery: GET http:\/\/127\.0\.0\.1:\d+\/props: no answer within 1500 ms; falling back/,
+    ],
+    [
+      "answers garbage",
+      { "GET /api/ps": () => ({ body: "<html>oops" }) },
+      /discovery: GET http:\/\/127\.0\.0\.1:\d+\/api\/ps: answered something that is not JSON; falling back/,
+    ],
   ];
   for (const [name, routes, line] of cases) {
     it(`${name}: the run falls back to the byte budget with a trace line`, async () => {

@@ -26,7 +26,9 @@ export const SOURCE: Record<Flavour, string> = {
 };
 
 type Routes = NonNullable<ScriptedServerOptions["routes"]>;
-const json = (body: unknown): (() => RouteAnswer) => () => ({ body });
+const json =
+  (body: unknown): (() => RouteAnswer) =>
+  () => ({ body });
 
 /**
  * Routes for `flavour` with a window of `tokens` (for Ollama not loaded: the trained maximum,
@@ -64,7 +66,13 @@ export function flavourRoutes(flavour: Flavour, tokens: number, model = "qwen2.5
               object: "model",
               created,
               owned_by: "llamacpp",
-              meta: { vocab_type: 2, n_vocab: 151_936, n_ctx_train: 32_768, n_embd: 3584, n_params: 7_615_616_512 },
+              meta: {
+                vocab_type: 2,
+                n_vocab: 151_936,
+                n_ctx_train: 32_768,
+                n_embd: 3584,
+                n_params: 7_615_616_512,
+              },
             },
           ],
         }),
@@ -113,7 +121,8 @@ export function flavourRoutes(flavour: Flavour, tokens: number, model = "qwen2.5
         "POST /api/show": json({
           license: "Apache License 2.0",
           modelfile: `FROM /root/.ollama/models/blobs/sha256-2bada8a7450677000f678be90653b85d364de7db25eb5ea54136ada5f3933730\n`,
-          parameters: 'stop                           "<|im_start|>"\nstop                           "<|im_end|>"',
+          parameters:
+            'stop                           "<|im_start|>"\nstop                           "<|im_end|>"',
           template: "{{ .Prompt }}",
           details: { parent_model: "", format: "gguf", family: "qwen2", parameter_size: "7.6B" },
           model_info: {
