@@ -33,6 +33,11 @@ export const MIN_BYTES_PER_TOKEN = 1;
 export const MAX_BYTES_PER_TOKEN = 5;
 /** A sample this small is mostly template overhead and says little about the ratio. */
 const MIN_SAMPLE_TOKENS = 32;
+/**
+ * A count this close to the window may be of a prompt the server already cut (Ollama keeps the
+ * tail and counts only that): such a sample may lower the ratio, never raise it.
+ */
+const EDGE_SHARE = 0.9;
 /** Room one turn needs beyond the system prompt and the goal: a step, a short observation, a summary line. */
 export const MIN_TURN_BYTES = 768;
 /**
@@ -124,10 +129,8 @@ export class ContextFit {
     if (!usage || this.window.tokens === undefined) return;
     const tokens = usage.prompt_tokens;
     if (!Number.isFinite(tokens) || tokens < MIN_SAMPLE_TOKENS) return;
-    // A prompt at the window's edge may have been cut by the server: its count proves nothing.
-    if (tokens >= this.window.tokens) return;
-    const ratio = historyBytes(sent) / tokens;
-    this.bytesPerToken = Math.min(MAX_BYTES_PER_TOKEN, Math.max(MIN_BYTES_PER_TOKEN, ratio));
+    const ratio = Math.min(MAX_BYTES_PER_TOKEN, Math.max(MIN_BYTES_PER_TOKEN, historyBytes(sent) / tokens));
+    this.bytesPerToken = tokens >= this.window.tokens * EDGE_SHARE ? Math.min(this.bytesPerToken, ratio) : ratio;
   }
 
   /**

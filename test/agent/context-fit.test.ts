@@ -92,8 +92,21 @@ describe("calibration from usage.prompt_tokens", () => {
     expect(fit.budget().bytes).toBe(Math.floor(8192 * 0.75 * fit.ratio()) - 300);
   });
 
+  it("a count at the window's edge (the server may have cut the prompt) may lower the ratio, never raise it", () => {
+    const fit = new ContextFit(win(8192), config(), 300);
+    const h = history(60);
+    // Would mean about 5 bytes per token: not believed at the edge.
+    fit.calibrate(h, usage(8000));
+    expect(historyBytes(h) / 8000).toBeGreaterThan(DEFAULT_BYTES_PER_TOKEN);
+    expect(fit.ratio()).toBe(DEFAULT_BYTES_PER_TOKEN);
+    // Would mean about 2 bytes per token: more tokens than thought, believed.
+    const small = history(20);
+    fit.calibrate(small, usage(8100));
+    expect(fit.ratio()).toBeCloseTo(historyBytes(small) / 8100, 5);
+    expect(fit.ratio()).toBeLessThan(DEFAULT_BYTES_PER_TOKEN);
+  });
+
   const ignored: [string, number][] = [
-    ["a count at the window's edge (the server may have cut the prompt)", 8192],
     ["a tiny count", 5],
     ["not a number", Number.NaN],
   ];
