@@ -130,7 +130,8 @@ export class ContextFit {
     const tokens = usage.prompt_tokens;
     if (!Number.isFinite(tokens) || tokens < MIN_SAMPLE_TOKENS) return;
     const ratio = Math.min(MAX_BYTES_PER_TOKEN, Math.max(MIN_BYTES_PER_TOKEN, historyBytes(sent) / tokens));
-    this.bytesPerToken = tokens >= this.window.tokens * EDGE_SHARE ? Math.min(this.bytesPerToken, ratio) : ratio;
+    this.bytesPerToken =
+      tokens >= this.window.tokens * EDGE_SHARE ? Math.min(this.bytesPerToken, ratio) : ratio;
   }
 
   /**
