@@ -158,6 +158,28 @@ describe("a long run fits a 2048-token window", () => {
     });
   }
 
+  it("a server whose tokenizer counts twice as many tokens: calibration from its usage keeps every request under", async () => {
+    // About 2 bytes per token (dense code, CJK): the 3.5 default alone would overflow a 4096 window.
+    const window = 4096;
+    const reported: number[] = [];
+    const counted =
+      (item: ScriptItem): ScriptItem =>
+      (req) => {
+        const prompt_tokens = Math.ceil(Buffer.byteLength(req.raw) / 2);
+        reported.push(prompt_tokens);
+        return { ...(item as { reply: object }), usage: { prompt_tokens } };
+      };
+    const s = await serve(flavourRoutes("llamacpp", window), script().map(counted));
+    const r = await scoot(["-e", "read big.txt again and again", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(s.completions()).toHaveLength(TURNS);
+    expect(reported).toHaveLength(TURNS);
+    // The first request is sent before any count is known; from then on the reserve holds.
+    for (const t of reported) expect(t).toBeLessThanOrEqual(window);
+    for (const t of reported.slice(1)) expect(t).toBeLessThanOrEqual(window * 0.75);
+    console.log(`2 bytes/token: max prompt_tokens ${Math.max(...reported)} of ${window}`);
+  });
+
   it("without a window the same run overflows it: the test has teeth", async () => {
     const s = await serve(flavourRoutes("none", WINDOW), script());
     const r = await scoot(["-e", "read big.txt again and again", "--json"]);
