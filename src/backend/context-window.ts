@@ -466,7 +466,10 @@ async function ask(opts: DiscoverOptions): Promise<{ window: ContextWindow; cach
     controller.abort();
     opts.signal?.removeEventListener("abort", onAbort);
   }
-  if (found) return { window: found, cacheable: found.source !== "Ollama default" };
+  // A window for a model that is not loaded yet is a guess about the load to come: the next
+  // run should see the loaded one.
+  const guess = found?.source === "Ollama default" || found?.source === "LM Studio max_context_length";
+  if (found) return { window: found, cacheable: !guess };
   return {
     window: { source: "unknown", detail: "the server reports no window", notes, cached: false },
     // A server that did not answer at all may be starting: ask again next time.

@@ -242,6 +242,17 @@ describe("cache", () => {
     expect(w.source).toBe("Ollama default");
     expect(fs.existsSync(file())).toBe(false);
   });
+
+  it("LM Studio's maximum for a model not loaded yet is not cached either", async () => {
+    const s = await start({
+      "GET /api/v0/models": () => ({
+        body: { object: "list", data: [{ id: "qwen2.5", state: "not-loaded", max_context_length: 32_768 }] },
+      }),
+    });
+    const w = await discoverContextWindow({ backend: backend(s.url), stateDir: state });
+    expect(w.source).toBe("LM Studio max_context_length");
+    expect(fs.existsSync(file())).toBe(false);
+  });
 });
 
 describe("slow and bad answers fall back with a note", () => {
