@@ -12,6 +12,7 @@ import type { Message, SessionWriter } from "../store/session.js";
 import { clip } from "../tools/clip.js";
 import type { AnyTool, ToolContext, ToolServices } from "../tools/types.js";
 import { compactHistory } from "./compact.js";
+import type { ContextFit } from "./context-fit.js";
 import { decideCall } from "./decide-call.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
@@ -54,6 +55,8 @@ export interface RunDeps {
   /** The conversation so far; starts with the system prompt. Grows as the run goes. */
   history: Message[];
   onEvent?: Listener;
+  /** Fits the history to the model's context window (issue 15); without it, the byte budget alone. */
+  fit?: ContextFit;
 }
 
 class AuditFailure extends Error {}
@@ -147,12 +150,15 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     for (let turn = 1; turn <= maxTurns; turn++) {
       checkInterrupted();
       counts.turns = turn;
-      const compacted = compactHistory(
-        deps.history,
-        new Set([0, goalIndex]),
-        deps.config.agent.context_budget_bytes,
-        deps.config.agent.compactor,
-      );
+      const pinned = new Set([0, goalIndex]);
+      const compacted = deps.fit
+        ? deps.fit.compact(deps.history, pinned, deps.config.agent.compactor)
+        : compactHistory(
+            deps.history,
+            pinned,
+            deps.config.agent.context_budget_bytes,
+            deps.config.agent.compactor,
+          );
       if (!compacted.ok) return fail(`run stopped before calling the backend: ${compacted.error}`);
       if (compacted.value) {
         const c = compacted.value;
@@ -171,6 +177,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       checkInterrupted();
       if (!reply.ok) return fail(`backend failed: ${reply.error.message}`);
       const r = reply.value;
+      deps.fit?.calibrate(deps.history, r.usage);
       if (r.usage) {
         usage.prompt_tokens += r.usage.prompt_tokens;
         usage.completion_tokens += r.usage.completion_tokens;
@@ -233,7 +240,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
         );
         checkInterrupted();
         if (derivedAuditFailure) throw new AuditFailure(derivedAuditFailure);
-        observation = clip(raw, s.tool.clipBytes);
+        observation = deps.fit
+          ? deps.fit.clipObservation(raw, deps.history, new Set([0, goalIndex]), s.action, s.tool.clipBytes)
+          : clip(raw, s.tool.clipBytes);
         emit({
           type: "observation",
           action: s.action,

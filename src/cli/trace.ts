@@ -33,6 +33,8 @@ export function traceLine(e: AgentEvent): string | undefined {
       return `[trace] observation: ${e.bytes} bytes${e.clippedTo < e.bytes ? ` (clipped to ${e.clippedTo})` : ""}`;
     case "compacted":
       return `[trace] compacted ${e.removed} messages: ${e.beforeBytes} → ${e.afterBytes} bytes`;
+    case "context":
+      return `[trace] context: ${one(e.message)}`;
     case "final":
       return "[trace] final answer";
     case "error":

@@ -52,6 +52,8 @@ export interface Config {
     api_key_cmd?: string;
     ca_file?: string;
     store: boolean;
+    /** Tokens; 0 = discover from the server (issue 15, README "Context window"). */
+    context_window: number;
     extra_body: Record<string, unknown>;
   };
   agent: {
@@ -136,6 +138,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     api_key_cmd: { kind: { type: "string", optional: true }, default: undefined, doc: "third token source" },
     ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
     store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
+    context_window: {
+      kind: { type: "int", min: 0 },
+      default: 0,
+      doc: "tokens; 0 = discover from the server and fit the history to it",
+    },
     extra_body: { kind: { type: "object" }, default: {}, doc: "merged into every request body" },
   },
   agent: {
