@@ -13,7 +13,6 @@
  *   strings.
  */
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /\r\n|[\u0000-\u0008\u000b-\u001f\u0080-\u009f]/g;
 
 function hex2(code: number): string {
