@@ -46,7 +46,6 @@ async function scoot(script: ScriptItem[], args: string[], timeoutMs = 60_000) {
   return r;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for raw control characters
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u0080-\u009f]/;
 
 describe("item 1: the audit log takes a bounded number of bytes per turn", () => {
