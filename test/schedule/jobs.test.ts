@@ -19,7 +19,11 @@ describe("jobs: invalid tables are skipped with a reason naming the job", () => 
     ["blank goal", { id: "a", goal: "  ", every_sec: 5 }, /goal must be a non-empty string/],
     ["no trigger", { id: "a", goal: "g" }, /exactly one of every_sec, at_unix, cron \(none given\)/],
     ["two triggers", { id: "a", goal: "g", every_sec: 5, cron: "* * * * *" }, /got every_sec and cron/],
-    ["every_sec zero", { id: "a", goal: "g", every_sec: 0 }, /every_sec must be a whole number in 1\.\.316224000, got 0/],
+    [
+      "every_sec zero",
+      { id: "a", goal: "g", every_sec: 0 },
+      /every_sec must be a whole number in 1\.\.316224000, got 0/,
+    ],
     ["every_sec fraction", { id: "a", goal: "g", every_sec: 1.5 }, /every_sec must be a whole number/],
     [
       "every_sec string",
