@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { splitExtraBody } from "../backend/wire.js";
 import { lazyRequire } from "../lazy.js";
+import { registerConfiguredCredentials } from "./credentials.js";
 import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
 
 export interface LoadedConfig {
@@ -319,6 +320,7 @@ export function loadConfig(
         (ignored.includes("store") ? " (use backend.store for store)" : ""),
     );
   }
+  registerConfiguredCredentials(config, env);
   if (config.agent.default_mode === "plan") {
     warnings.push('agent.default_mode "plan" is reserved; running as "goal"');
   }
