@@ -14,6 +14,7 @@ import fs from "node:fs";
 import type { HomePaths } from "../config/home.js";
 import { atomicWriteFile } from "../tools/atomic-write.js";
 import type { Result } from "../tools/types.js";
+import { canVerifyIdentity, sameProcess } from "./proc-identity.js";
 
 const STATE_FILE_MODE = 0o600;
 const BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id";
@@ -31,6 +32,8 @@ export interface DaemonState {
   fired: number;
   failed: number;
   boot_id?: string;
+  /** The daemon's start time from /proc/<pid>/stat (Linux): tells it from a later holder of its pid. */
+  start_time?: string;
   /** Set when this daemon replaced the state of one that died without stopping. */
   previous_unclean_stop?: { pid: number; started_at: string };
 }
@@ -116,6 +119,11 @@ export function recordedPidAlive(
   bootId = currentBootId(),
 ): boolean {
   if (state && state.pid === pid && state.boot_id && bootId && state.boot_id !== bootId) return false;
+  // A pid now held by a process that started at another time is not the daemon (issue 17 item 3).
+  if (state && state.pid === pid && state.start_time !== undefined) {
+    const who = sameProcess(pid, state.start_time);
+    if (who === "other" || who === "gone") return false;
+  }
   return isPidAlive(pid);
 }
 
@@ -263,6 +271,19 @@ export function planStop(paths: HomePaths): StopPlan {
     return {
       ok: false,
       reason: `state/daemon.json names pid ${state.pid} but the pid file names ${pidFile.pid}; they do not agree, so nothing was signalled`,
+    };
+  }
+  const who = sameProcess(state.pid, state.start_time);
+  if (who === "other") {
+    return {
+      ok: false,
+      reason: `pid ${state.pid} now belongs to another process (its start time is not the daemon's): the daemon stopped uncleanly and its pid was reused; nothing was signalled`,
+    };
+  }
+  if (who === "unknown" && canVerifyIdentity() && isPidAlive(state.pid)) {
+    return {
+      ok: false,
+      reason: `cannot verify that pid ${state.pid} is the daemon (state/daemon.json has no start time); nothing was signalled. If it is, stop it with kill ${state.pid}`,
     };
   }
   if (!recordedPidAlive(state.pid, state)) {
