@@ -6,10 +6,10 @@
  * CLI turns into exit 2. Soft problems (unknown keys, bad env overrides, unknown policy
  * strings) are warnings the caller prints to stderr.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { splitExtraBody } from "../backend/wire.js";
 import { lazyRequire } from "../lazy.js";
+import { CONFIG_MAX_BYTES, readHomeFile } from "../store/safe-open.js";
 import { registerConfiguredCredentials } from "./credentials.js";
 import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
 
@@ -296,14 +296,17 @@ export function loadConfig(
   let file: string | undefined;
   for (const name of ["config.toml", "config.json"]) {
     const candidate = path.join(home, name);
-    let text: string;
-    try {
-      text = fs.readFileSync(candidate, "utf8");
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") continue;
-      return { ok: false, error: { message: `${candidate}: cannot read: ${(e as Error).message}` } };
-    }
+    // Regular file, at most 1 MiB, never a blocking open (issue 17 item 7); may be a symlink.
+    const read = readHomeFile(candidate, { maxBytes: CONFIG_MAX_BYTES, noFollow: false });
+    if (!read.ok && read.missing) continue;
+    if (!read.ok)
+      return {
+        ok: false,
+        error: {
+          message: `${read.error} (the configuration must be a regular file of at most ${CONFIG_MAX_BYTES} bytes)`,
+        },
+      };
+    const text = read.text;
     const parsed = parseFile(candidate, text);
     if (!parsed.ok) return { ok: false, error: { message: parsed.error } };
     const err = mergeDocument(config, parsed.data, candidate, warnings);

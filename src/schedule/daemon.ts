@@ -12,11 +12,14 @@
  */
 import fs from "node:fs";
 import type { HomePaths } from "../config/home.js";
+import { readHomeFile } from "../store/safe-open.js";
 import { atomicWriteFile } from "../tools/atomic-write.js";
 import type { Result } from "../tools/types.js";
 import { canVerifyIdentity, sameProcess } from "./proc-identity.js";
 
 const STATE_FILE_MODE = 0o600;
+/** daemon.json is a few hundred bytes; anything near this is not Scoot's. */
+const STATE_MAX_BYTES = 1024 * 1024;
 const BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id";
 
 export interface DaemonState {
@@ -60,12 +63,10 @@ export function isPidAlive(pid: number): boolean {
 export type PidFile = { kind: "missing" } | { kind: "pid"; pid: number } | { kind: "garbage"; text: string };
 
 export function readPidFile(file: string): PidFile {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    return { kind: "missing" };
-  }
+  const read = readHomeFile(file, { noFollow: true, maxBytes: 64 });
+  if (!read.ok && read.missing) return { kind: "missing" };
+  if (!read.ok) return { kind: "garbage", text: read.error.slice(0, 40) };
+  const text = read.text;
   const t = text.trim();
   if (!/^\d{1,10}$/.test(t) || Number(t) < 1) return { kind: "garbage", text: t.slice(0, 40) };
   return { kind: "pid", pid: Number(t) };
@@ -88,13 +89,10 @@ export type StateRead =
   | { kind: "bad"; error: string };
 
 export function readDaemonState(file: string): StateRead {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
-    return { kind: "bad", error: `cannot read ${file}: ${(e as Error).message}` };
-  }
+  const read = readHomeFile(file, { noFollow: true, maxBytes: STATE_MAX_BYTES });
+  if (!read.ok && read.missing) return { kind: "missing" };
+  if (!read.ok) return { kind: "bad", error: `cannot read ${read.error}` };
+  const text = read.text;
   try {
     const data: unknown = JSON.parse(text);
     if (isDaemonState(data)) return { kind: "state", state: data };
