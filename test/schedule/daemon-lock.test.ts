@@ -152,7 +152,10 @@ describe("daemon stop signals only when state and pid file agree on a live pid",
     [
       "agreement on a live pid whose start time matches",
       () => {
-        writeDaemonState(paths.daemonJson, state({ pid: sleeper.pid!, start_time: procStartTime(sleeper.pid!) }));
+        writeDaemonState(
+          paths.daemonJson,
+          state({ pid: sleeper.pid!, start_time: procStartTime(sleeper.pid!) }),
+        );
         fs.writeFileSync(paths.daemonPid, `${sleeper.pid}\n`);
       },
       0,
