@@ -106,7 +106,7 @@ describe("item 7: the stores", () => {
 
     const show = await runCli(["audit", "show", "x"], { home, timeoutMs: 20_000 });
     expect(show.code).not.toBe(0);
-    expect(show.stderr).toMatch(/audit\.jsonl is a symlink/);
+    expect(show.stderr).toMatch(/^scoot audit show: .*audit\.jsonl is a symlink/);
   });
 
   it("a session transcript symlinked elsewhere is never written through", async () => {
@@ -122,6 +122,20 @@ describe("item 7: the stores", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/s1\.jsonl is a symlink; Scoot does not write through it/);
     expect(fs.readFileSync(target, "utf8")).toBe("untouched\n");
+  });
+
+  it("session show names a FIFO or a symlinked transcript instead of failing inside", async () => {
+    const sessions = path.join(home, "state", "sessions");
+    fs.mkdirSync(sessions, { recursive: true });
+    mkfifo(path.join(sessions, "f.jsonl"));
+    fs.symlinkSync("/etc/passwd", path.join(sessions, "p.jsonl"));
+    const f = await runCli(["session", "show", "f"], { home, timeoutMs: 20_000 });
+    expect(f.code).toBe(1);
+    expect(f.stderr).toMatch(/^scoot session show: .*f\.jsonl is a FIFO/);
+    const p = await runCli(["session", "show", "p"], { home });
+    expect(p.code).toBe(1);
+    expect(p.stderr).toMatch(/^scoot session show: .*p\.jsonl is a symlink/);
+    expect(p.stdout).toBe("");
   });
 
   it("a FIFO as the audit log does not hang audit show", async () => {

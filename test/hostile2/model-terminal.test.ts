@@ -168,6 +168,7 @@ describe("item 5: control characters never reach the terminal raw", () => {
     const skills = await runCli(["skills"], { home });
     expect(skills.stdout + skills.stderr).toContain("evil");
     expect(skills.stdout).not.toMatch(RAW_CONTROL);
+    expect(skills.stdout).toContain("desc \\x1b]52;c;QUFB\\x07 \\u009b2J");
     expect(skills.stderr).not.toMatch(RAW_CONTROL);
   });
 });
