@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFUSED, defuseMarkers } from "../../src/agent/markers.js";
+import { terminalText } from "../../src/cli/terminal-text.js";
 import { AUDIT_MSG_MAX_BYTES } from "../../src/store/audit-clip.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
@@ -46,7 +47,7 @@ async function scoot(script: ScriptItem[], args: string[], timeoutMs = 60_000) {
   return r;
 }
 
-const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u0080-\u009f]/;
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe("item 1: the audit log takes a bounded number of bytes per turn", () => {
   it("a 15 MiB thought on several turns does not evict another session's audit history", async () => {
@@ -105,6 +106,31 @@ describe("item 1: the audit log takes a bounded number of bytes per turn", () =>
     expect(unknown?.msg).toMatch(/bytes clipped/);
     expect(Buffer.byteLength(unknown!.msg)).toBeLessThan(4096);
   }, 240_000);
+});
+
+describe("item 5: the terminal text function", () => {
+  it.each([
+    ["\u001b]52;c;QUFB\u0007", "\\x1b]52;c;QUFB\\x07"],
+    ["a\r\nb", "a\nb"],
+    ["a\rb", "a\\x0db"],
+    ["tab\there\nnext", "tab\there\nnext"],
+    ["\u009b2J", "\\u009b2J"],
+    ["abc\u202edcba", "abc\\u202edcba"],
+    ["\u2066x\u2069", "\\u2066x\\u2069"],
+    ["\u0000\u007f", "\\x00\u007f"],
+    ["plain שלום text", "plain שלום text"],
+  ])("%j is shown as %j", (input, shown) => {
+    expect(terminalText(input)).toBe(shown);
+  });
+
+  it("JSON output stays valid and exact for every control character", () => {
+    let all = "";
+    for (let c = 0; c < 0x2070; c++) all += String.fromCharCode(c);
+    const line = JSON.stringify({ answer: all });
+    const shown = terminalText(line);
+    expect(shown).not.toMatch(RAW_CONTROL);
+    expect((JSON.parse(shown) as { answer: string }).answer).toBe(all);
+  });
 });
 
 describe("item 5: control characters never reach the terminal raw", () => {
