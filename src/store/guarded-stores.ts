@@ -5,14 +5,16 @@
  * tool runs without its record) instead of writing through it. The writers themselves are
  * unchanged (issue 12 owns them); this wraps them.
  */
-import type { AuditLog } from "./audit.js";
+import { type AuditLog, auditFiles } from "./audit.js";
 import { appendTargetProblem } from "./safe-open.js";
 import type { SessionWriter } from "./session.js";
 
 export function guardAuditLog(inner: AuditLog, file: string): AuditLog {
   return {
     emit(sessionId, kind, msg, runId) {
-      const problem = appendTargetProblem(file);
+      // The live file and the gap record are appended to; the generation sidecar and the lock
+      // are created by rename and O_EXCL, which never write through a link.
+      const problem = appendTargetProblem(file) ?? appendTargetProblem(auditFiles(file).gaps);
       if (problem) return { ok: false, error: `cannot write the audit log: ${problem}` };
       return inner.emit(sessionId, kind, msg, runId);
     },
