@@ -17,7 +17,7 @@ import { decideCall } from "./decide-call.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
-import { parseStep, stepSchema } from "./step.js";
+import { parseStep, STEP_ERROR_MAX_BYTES, stepSchema } from "./step.js";
 
 /** How much of a tool input or observation goes into one audit line. */
 const AUDIT_MSG_MAX = 4096;
@@ -93,7 +93,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     usage,
     wallMs: Date.now() - started,
   });
-  const fail = (message: string): RunResult => {
+  const fail = (raw: string): RunResult => {
+    // The message may echo model or server text; bound it (issue 17 item 1).
+    const message = clip(raw, STEP_ERROR_MAX_BYTES);
     counts.errors += 1;
     emit({ type: "error", message });
     try {

@@ -18,6 +18,7 @@ import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
+import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { type Message, openSession } from "../store/session.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
@@ -121,9 +122,10 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     retries: opts.retries,
     onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
   });
-  const audit = createAuditLog(auditOptions(config.audit, paths.audit));
+  // Guarded: no write through a symlink or special file planted in the home (issue 17 item 7).
+  const audit = guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
-  const session = openSession(paths.sessions, opts.sessionId);
+  const session = guardSession(openSession(paths.sessions, opts.sessionId));
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,

@@ -61,7 +61,15 @@ export async function runSessionShow(cli: Cli): Promise<number> {
     );
     return EXIT.failed;
   }
-  const { messages, warnings } = readSession(file);
+  let read: ReturnType<typeof readSession>;
+  try {
+    read = readSession(file);
+  } catch (e) {
+    // A symlink or FIFO planted in state/sessions/ (issue 17 item 7).
+    cli.io.err(`scoot session show: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+  const { messages, warnings } = read;
   for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
   cli.io.out(messages.map((m) => `${JSON.stringify({ role: m.role, content: m.content })}\n`).join(""));
   return EXIT.ok;
