@@ -13,6 +13,12 @@ export type AgentEvent =
   | { type: "observation"; action: string; bytes: number; clippedTo: number }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
   | { type: "final"; answer: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** Streaming (README "Streaming"): the thought as it arrives. */
+  | { type: "thought_delta"; turn: number; text: string }
+  /** Streaming: the next piece of a final answer, decoded. */
+  | { type: "answer_delta"; text: string }
+  /** Streaming: the answer text handed on in this turn does not stand. */
+  | { type: "answer_withdrawn"; reason: string };
 
 export type Listener = (e: AgentEvent) => void;

@@ -17,6 +17,7 @@ import type { AgentEvent, Listener } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { parseStep, stepSchema } from "./step.js";
+import { followStep } from "./stream-final.js";
 
 /** How much of a tool input or observation goes into one audit line. */
 const AUDIT_MSG_MAX = 4096;
@@ -54,6 +55,8 @@ export interface RunDeps {
   /** The conversation so far; starts with the system prompt. Grows as the run goes. */
   history: Message[];
   onEvent?: Listener;
+  /** This run continues the session with this id (`--resume`/`--continue`): its `run` event says so. */
+  resumed?: string;
 }
 
 class AuditFailure extends Error {}
@@ -139,7 +142,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   };
 
   try {
-    record("run", `goal: ${goal}`);
+    record("run", deps.resumed ? `goal: ${goal} (resumes session ${deps.resumed})` : `goal: ${goal}`);
     emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
     remember({ role: "user", content: goal });
     let goalIndex = deps.history.length - 1;
@@ -163,11 +166,14 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       }
 
       emit({ type: "thinking", turn });
+      const follower = deps.onEvent ? followStep(emit, turn) : undefined;
       const reply = await deps.backend.complete({
         messages: deps.history,
         stepSchema: schema,
         signal: deps.signal,
+        onDelta: follower ? (t) => follower.push(t) : undefined,
       });
+      if (!reply.ok || deps.signal.aborted) follower?.settle(undefined, "the backend call did not complete");
       checkInterrupted();
       if (!reply.ok) return fail(`backend failed: ${reply.error.message}`);
       const r = reply.value;
@@ -187,6 +193,10 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       remember({ role: "assistant", content: r.text });
 
       const step = parseStep(r.text, deps.tools);
+      follower?.settle(
+        step.ok && step.value.action === "final" ? step.value.action_input : undefined,
+        step.ok ? "the step is not a final answer" : `invalid step: ${step.error}`,
+      );
       if (!step.ok) {
         malformed += 1;
         counts.errors += 1;

@@ -52,6 +52,8 @@ export interface Config {
     api_key_cmd?: string;
     ca_file?: string;
     store: boolean;
+    /** Ask for SSE streaming (issue 13); a server answering plain JSON still works. */
+    stream: boolean;
     extra_body: Record<string, unknown>;
   };
   agent: {
@@ -132,6 +134,7 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     api_key_cmd: { kind: { type: "string", optional: true }, default: undefined, doc: "third token source" },
     ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
     store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
+    stream: { kind: { type: "bool" }, default: true, doc: "ask for SSE streaming; plain JSON still works" },
     extra_body: { kind: { type: "object" }, default: {}, doc: "merged into every request body" },
   },
   agent: {
