@@ -11,10 +11,10 @@ import type { AuditKind, AuditLog } from "../store/audit.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { clip } from "../tools/clip.js";
 import type { AnyTool, ToolContext, ToolServices } from "../tools/types.js";
-import { compactHistory } from "./compact.js";
 import { decideCall } from "./decide-call.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
+import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { parseStep, stepSchema } from "./step.js";
 import { followStep } from "./stream-final.js";
@@ -150,7 +150,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     for (let turn = 1; turn <= maxTurns; turn++) {
       checkInterrupted();
       counts.turns = turn;
-      const compacted = compactHistory(
+      const compacted = compactWithHysteresis(
         deps.history,
         new Set([0, goalIndex]),
         deps.config.agent.context_budget_bytes,

@@ -192,9 +192,9 @@ describe("serve run {resume}", () => {
     const r = await collect(child, { input: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n` });
     const replies = r.stdout.trim().split("\n").map((l) => JSON.parse(l)) as Record<string, any>[];
     const byId = new Map(replies.map((x) => [x.id, x]));
-    expect(byId.get(1).result).toMatchObject({ session_id: id, reply: "second" });
-    expect(byId.get(2).error).toMatchObject({ code: "not_found" });
-    expect(byId.get(2).error.message).toContain('"missing-one"');
+    expect(byId.get(1)!.result).toMatchObject({ session_id: id, reply: "second" });
+    expect(byId.get(2)!.error).toMatchObject({ code: "not_found" });
+    expect(byId.get(2)!.error.message).toContain('"missing-one"');
     expect(requestText(1)).toContain("served goal one");
   });
 });
