@@ -153,6 +153,25 @@ describe("servers that do not stream", () => {
     expect(bodies[1]!.response_format).toMatchObject({ type: "json_schema" });
   });
 
+  it("a server that rejects json_schema (streaming or not) steps down the level and keeps streaming", async () => {
+    const rejectSchema = (): ScriptItem => (req) => {
+      const b = req.body as { response_format?: { type?: string } };
+      return b.response_format?.type === "json_schema"
+        ? { status: 400, body: { error: { message: "json_schema not supported" } } }
+        : { stream: halves(finalStepText()) };
+    };
+    server = await startScriptedServer([rejectSchema(), rejectSchema(), rejectSchema()]);
+    const r = await collect(spawnScoot(["-e", "go"]));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${ANSWER}\n`);
+    const sent = server.completions().map((q) => {
+      const b = q.body as { stream?: boolean; response_format?: { type?: string } };
+      return `${b.response_format?.type}/${b.stream === true ? "stream" : "plain"}`;
+    });
+    // The plain retry shows streaming was not the cause; the lower level streams again.
+    expect(sent).toEqual(["json_schema/stream", "json_schema/plain", "json_object/stream"]);
+  });
+
   it("backend.stream = false never asks", async () => {
     server = await startScriptedServer([{ stream: halves(finalStepText()) }]);
     const child = spawnCli(["-e", "go"], {
