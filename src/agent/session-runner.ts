@@ -149,7 +149,8 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
         if (!systemWritten) {
           try {
             recordSessionMeta(paths.sessions, opts.sessionId, cwd);
-            if (!resumed || lastSystem !== systemPrompt) session.append({ role: "system", content: systemPrompt });
+            if (!resumed || lastSystem !== systemPrompt)
+              session.append({ role: "system", content: systemPrompt });
           } catch (e) {
             const error = `cannot write the session transcript ${session.path}: ${(e as Error).message}`;
             return failedBeforeStart(error);

@@ -31,7 +31,16 @@ type Frame =
   | { kind: "done" };
 
 const HEX = /^[0-9a-fA-F]{4}$/;
-const ESCAPES: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+const ESCAPES: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
 
 export class StepStreamReader {
   private frame: Frame = { kind: "seek" };
@@ -73,7 +82,7 @@ export class StepStreamReader {
    */
   settle(answer: string | undefined, reason: string): void {
     const shown = this.handedOn;
-    if (answer !== undefined && answer.startsWith(shown)) {
+    if (answer?.startsWith(shown)) {
       const rest = answer.slice(shown.length);
       if (rest) {
         this.handedOn = answer;
@@ -89,7 +98,8 @@ export class StepStreamReader {
 
   private flushAnswer(): void {
     if (this.broken || !this.answerIsString || this.action !== "final" || !this.thoughtDone) return;
-    const full = this.answer + (this.key === "action_input" && this.frame.kind === "string" ? this.current : "");
+    const full =
+      this.answer + (this.key === "action_input" && this.frame.kind === "string" ? this.current : "");
     if (!this.answerComplete && this.handedOn === "" && full.trim() === "") return;
     if (full.length > this.handedOn.length && full.startsWith(this.handedOn)) {
       const piece = full.slice(this.handedOn.length);

@@ -41,7 +41,11 @@ function usageOf(raw: unknown, inKey: string, outKey: string): Usage | undefined
   const p = num(raw[inKey]);
   const c = num(raw[outKey]);
   if (p === undefined && c === undefined) return undefined;
-  return { prompt_tokens: p ?? 0, completion_tokens: c ?? 0, total_tokens: num(raw.total_tokens) ?? (p ?? 0) + (c ?? 0) };
+  return {
+    prompt_tokens: p ?? 0,
+    completion_tokens: c ?? 0,
+    total_tokens: num(raw.total_tokens) ?? (p ?? 0) + (c ?? 0),
+  };
 }
 
 function errorText(e: unknown): string {
@@ -136,7 +140,9 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
       }
       case "response.incomplete": {
         const resp = isObject(json.response) ? json.response : {};
-        const why = isObject(resp.incomplete_details) ? String(resp.incomplete_details.reason) : "no reason given";
+        const why = isObject(resp.incomplete_details)
+          ? String(resp.incomplete_details.reason)
+          : "no reason given";
         failure = `the response is incomplete (${why})`;
         return;
       }
@@ -185,7 +191,8 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
           error: `the stream was cut after ${received} bytes, before its end (${api === "chat" ? "[DONE]" : "response.completed"})`,
         };
       }
-      if (text === "" && refusal !== "") return { ok: false, error: `the model refused: ${excerpt(refusal)}` };
+      if (text === "" && refusal !== "")
+        return { ok: false, error: `the model refused: ${excerpt(refusal)}` };
       return { ok: true, value: { text, ...(usage ? { usage } : {}) } };
     },
   };

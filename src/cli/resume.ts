@@ -3,10 +3,11 @@
  * continues and the conversation it continues from. Shared by `-e`, the REPL (`/resume`)
  * and `serve`'s `run {resume}`. Every refusal is a usage error (exit 2) naming the session.
  */
+
+import type { Message } from "../store/session.js";
 import { readSession, sessionPath, validateSessionId } from "../store/session.js";
 import { inUseMessage, sessionHolder } from "../store/session-inuse.js";
 import { latestSessionOfProject, sessionExists } from "../store/session-meta.js";
-import type { Message } from "../store/session.js";
 import type { Result } from "../tools/types.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
 
@@ -43,7 +44,8 @@ export function resumeFromFlags(
 ): Result<ResumeTarget | undefined> {
   const id = flagString(args, "resume");
   const cont = flagBool(args, "continue");
-  if (id !== undefined && cont) return { ok: false, error: "use either --resume <id> or --continue, not both" };
+  if (id !== undefined && cont)
+    return { ok: false, error: "use either --resume <id> or --continue, not both" };
   if ((id !== undefined || cont) && flagString(args, "session-id") !== undefined) {
     return {
       ok: false,

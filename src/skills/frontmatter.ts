@@ -209,8 +209,10 @@ export function parseFrontMatter(text: string, file: string): FrontMatterResult 
   const rawTools = fm["allowed-tools"];
   if (rawTools !== undefined && rawTools !== null) {
     if (typeof rawTools === "string") standardTools = rawTools.split(/\s+/).filter((t) => t !== "");
-    else if (Array.isArray(rawTools) && rawTools.every((t) => typeof t === "string")) standardTools = rawTools;
-    else problem("allowed-tools", "`allowed-tools` must be a space-separated string of tool names (or a list)");
+    else if (Array.isArray(rawTools) && rawTools.every((t) => typeof t === "string"))
+      standardTools = rawTools;
+    else
+      problem("allowed-tools", "`allowed-tools` must be a space-separated string of tool names (or a list)");
   }
 
   for (const key of ["capabilities", "allowed_tools"] as const) {
@@ -243,7 +245,9 @@ export function parseFrontMatter(text: string, file: string): FrontMatterResult 
   const meta: SkillMeta = { name: name as string, description: (description as string).trim() };
   if (fm.capabilities !== undefined) meta.capabilities = fm.capabilities as string[];
   if (fm.allowed_tools !== undefined || standardTools !== undefined) {
-    meta.allowed_tools = [...new Set([...((fm.allowed_tools as string[] | undefined) ?? []), ...(standardTools ?? [])])];
+    meta.allowed_tools = [
+      ...new Set([...((fm.allowed_tools as string[] | undefined) ?? []), ...(standardTools ?? [])]),
+    ];
   }
   if (fm.scope !== undefined) meta.scope = fm.scope as string;
   if (typeof fm.license === "string") meta.license = fm.license;

@@ -60,7 +60,10 @@ export function claimSession(sessionsDir: string, id: string): Result<() => void
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-        return { ok: false, error: `cannot mark session "${id}" as in use (${file}): ${(e as Error).message}` };
+        return {
+          ok: false,
+          error: `cannot mark session "${id}" as in use (${file}): ${(e as Error).message}`,
+        };
       }
       const pid = holder(file);
       if (pid === process.pid) return { ok: true, value: () => undefined };

@@ -21,7 +21,10 @@ beforeEach(() => {
   home = tempDir("scoot-home-");
   project = tempDir("scoot-proj-");
   for (let i = 0; i < 8; i++) {
-    fs.writeFileSync(path.join(project, `notes-${i}.txt`), `${`line ${i} of some project notes\n`.repeat(30)}`);
+    fs.writeFileSync(
+      path.join(project, `notes-${i}.txt`),
+      `${`line ${i} of some project notes\n`.repeat(30)}`,
+    );
   }
 });
 afterEach(async () => {
@@ -38,7 +41,7 @@ function commonPrefix(a: string, b: string): number {
 }
 
 /** Share of request bytes (requests 2..n) that repeat the previous request's leading bytes. */
-export function prefixReuseShare(raws: string[]): number {
+function prefixReuseShare(raws: string[]): number {
   let shared = 0;
   let total = 0;
   for (let i = 1; i < raws.length; i++) {

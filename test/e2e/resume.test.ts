@@ -25,7 +25,9 @@ afterEach(async () => {
   removeDir(project);
 });
 
-const final = (answer: string): ScriptItem => ({ reply: { thought: "answering", action: "final", action_input: answer } });
+const final = (answer: string): ScriptItem => ({
+  reply: { thought: "answering", action: "final", action_input: answer },
+});
 
 function scoot(args: string[], opts: { cwd?: string; input?: string } = {}) {
   return runCli(args, {
@@ -69,7 +71,13 @@ describe("-e, --resume, --continue", () => {
     expect(three.code).toBe(0);
     expect(three.stdout).toBe("third answer GAMMA\n");
     const req3 = requestText(2);
-    for (const t of ["goal one: remember ALPHA", "first answer ALPHA", "goal two", "second answer BETA", "goal three"]) {
+    for (const t of [
+      "goal one: remember ALPHA",
+      "first answer ALPHA",
+      "goal two",
+      "second answer BETA",
+      "goal three",
+    ]) {
       expect(req3).toContain(t);
     }
     // One system prompt at the head of each request: the resumed history does not repeat it.
@@ -80,7 +88,8 @@ describe("-e, --resume, --continue", () => {
     const transcripts = fs.readdirSync(sessionsDir()).filter((f) => f.endsWith(".jsonl"));
     expect(transcripts).toEqual([`${id}.jsonl`]);
     const transcript = fs.readFileSync(path.join(sessionsDir(), `${id}.jsonl`), "utf8");
-    for (const t of ["goal one", "goal two", "goal three", "third answer GAMMA"]) expect(transcript).toContain(t);
+    for (const t of ["goal one", "goal two", "goal three", "third answer GAMMA"])
+      expect(transcript).toContain(t);
 
     // Three distinct run ids; the later two name the session they resumed.
     const runs = auditEvents().filter((e) => e.kind === "run");
@@ -137,7 +146,9 @@ describe("-e, --resume, --continue", () => {
     fs.writeFileSync(marker, `${process.pid}\n`);
     const busy = await scoot(["--resume", id, "-e", "second"]);
     expect(busy.code).toBe(2);
-    expect(busy.stderr).toMatch(new RegExp(`session "${id}" is in use by a running Scoot process \\(pid ${process.pid}\\)`));
+    expect(busy.stderr).toMatch(
+      new RegExp(`session "${id}" is in use by a running Scoot process \\(pid ${process.pid}\\)`),
+    );
     expect(server.completions()).toHaveLength(1);
     // A pid that no longer runs: stale, taken over, and released at the end.
     fs.writeFileSync(marker, "999999999\n");
@@ -153,7 +164,17 @@ describe("REPL commands", () => {
     server.push(final("A1"), final("B1"), final("A2"));
     const first = await scoot(["--json", "-e", "goal in A"]);
     const a = JSON.parse(first.stdout).session_id as string;
-    const input = ["/help", "/sessions", "goal in repl", "/new", "/resume nope", `/resume ${a}`, "back in A", "/exit", ""].join("\n");
+    const input = [
+      "/help",
+      "/sessions",
+      "goal in repl",
+      "/new",
+      "/resume nope",
+      `/resume ${a}`,
+      "back in A",
+      "/exit",
+      "",
+    ].join("\n");
     const r = await scoot(["repl"], { input });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("/resume <id>");
@@ -190,11 +211,18 @@ describe("serve run {resume}", () => {
       { id: 2, method: "run", params: { goal: "x", resume: "missing-one" } },
     ];
     const r = await collect(child, { input: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n` });
-    const replies = r.stdout.trim().split("\n").map((l) => JSON.parse(l)) as Record<string, any>[];
+    const replies = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l)) as {
+      id: number;
+      result?: Record<string, unknown>;
+      error?: { code: string; message: string };
+    }[];
     const byId = new Map(replies.map((x) => [x.id, x]));
     expect(byId.get(1)!.result).toMatchObject({ session_id: id, reply: "second" });
     expect(byId.get(2)!.error).toMatchObject({ code: "not_found" });
-    expect(byId.get(2)!.error.message).toContain('"missing-one"');
+    expect(byId.get(2)!.error?.message).toContain('"missing-one"');
     expect(requestText(1)).toContain("served goal one");
   });
 });

@@ -126,7 +126,9 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
 
 describe("servers that do not stream", () => {
   it("a server answering stream:true with plain JSON works, and later turns stop asking", async () => {
-    const step = (action: string, input: string) => ({ reply: { thought: "t", action, action_input: input } });
+    const step = (action: string, input: string) => ({
+      reply: { thought: "t", action, action_input: input },
+    });
     server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "plain works")]);
     const r = await collect(spawnScoot(["--trace", "-e", "go"]));
     expect(r.code).toBe(0);
@@ -186,11 +188,28 @@ describe("servers that do not stream", () => {
   });
 });
 
+describe("redaction while streaming", () => {
+  it("a credential split across pieces is still redacted on stdout", async () => {
+    const secret = "sk-abcdefghijklmnop1234";
+    const answer = `the key is ${secret} and a header Bearer abcdefgh12345678 end`;
+    // One character per event: the credential arrives in many pieces.
+    server = await startScriptedServer([{ stream: [...finalStepText(answer)] }]);
+    const r = await collect(spawnScoot(["-e", "go"]));
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("abcdefghijklmnop1234");
+    expect(r.stdout).not.toContain("abcdefgh12345678");
+    expect(r.stdout).toBe("the key is [REDACTED] and a header [REDACTED] end\n");
+  });
+});
+
 describe("invalid streamed steps", () => {
   it("a final step that turns out invalid leaves nothing on stdout contradicting the error", async () => {
     // Two JSON objects: invalid as a whole, though the first looks like a final answer.
     const bad = `${finalStepText("first try")} ${finalStepText("second")}`;
-    server = await startScriptedServer([{ stream: [bad.slice(0, 40), bad.slice(40)] }, { stream: [finalStepText("fixed answer")] }]);
+    server = await startScriptedServer([
+      { stream: [bad.slice(0, 40), bad.slice(40)] },
+      { stream: [finalStepText("fixed answer")] },
+    ]);
     const r = await collect(spawnScoot(["-e", "go"]));
     expect(r.code).toBe(0);
     // The withdrawn text is on its own line, said so on stderr, and the answer follows once.
@@ -200,8 +219,15 @@ describe("invalid streamed steps", () => {
   });
 
   it("a non-final step streams nothing to stdout; --trace shows the thought as it arrives", async () => {
-    const glob = JSON.stringify({ thought: "look around first", action: "glob", action_input: '{"pattern":"*"}' });
-    server = await startScriptedServer([{ stream: [glob.slice(0, 20), glob.slice(20)] }, { stream: halves(finalStepText()) }]);
+    const glob = JSON.stringify({
+      thought: "look around first",
+      action: "glob",
+      action_input: '{"pattern":"*"}',
+    });
+    server = await startScriptedServer([
+      { stream: [glob.slice(0, 20), glob.slice(20)] },
+      { stream: halves(finalStepText()) },
+    ]);
     const r = await collect(spawnScoot(["--trace", "-e", "go"]));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${ANSWER}\n`);

@@ -175,7 +175,12 @@ export function split(text: string, pieces: number): string[] {
 }
 
 /** The SSE events of one streamed reply, in the shape of the endpoint asked. */
-function sseEvents(path: string, rec: RecordedRequest, pieces: string[], n: number): { head: string[]; deltas: string[]; tail: string[] } {
+function sseEvents(
+  path: string,
+  rec: RecordedRequest,
+  pieces: string[],
+  n: number,
+): { head: string[]; deltas: string[]; tail: string[] } {
   const text = pieces.join("");
   const model = (rec.body as { model?: unknown } | undefined)?.model ?? "scripted";
   const prompt = tokens(rec.raw);
@@ -198,15 +203,31 @@ function sseEvents(path: string, rec: RecordedRequest, pieces: string[], n: numb
     return {
       head: [
         typed("response.created", { response: response("in_progress") }),
-        typed("response.output_item.added", { output_index: 0, item: { type: "message", id: `msg_${n}`, role: "assistant", content: [] } }),
-        typed("response.content_part.added", { output_index: 0, content_index: 0, part: { type: "output_text", text: "" } }),
+        typed("response.output_item.added", {
+          output_index: 0,
+          item: { type: "message", id: `msg_${n}`, role: "assistant", content: [] },
+        }),
+        typed("response.content_part.added", {
+          output_index: 0,
+          content_index: 0,
+          part: { type: "output_text", text: "" },
+        }),
       ],
-      deltas: pieces.map((p) => typed("response.output_text.delta", { output_index: 0, content_index: 0, delta: p })),
+      deltas: pieces.map((p) =>
+        typed("response.output_text.delta", { output_index: 0, content_index: 0, delta: p }),
+      ),
       tail: [
         typed("response.output_text.done", { output_index: 0, content_index: 0, text }),
         typed("response.completed", {
           response: response("completed", {
-            output: [{ type: "message", id: `msg_${n}`, role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }],
+            output: [
+              {
+                type: "message",
+                id: `msg_${n}`,
+                role: "assistant",
+                content: [{ type: "output_text", text, annotations: [] }],
+              },
+            ],
             usage: { input_tokens: prompt, output_tokens: completion, total_tokens: prompt + completion },
           }),
         }),
@@ -222,14 +243,24 @@ function sseEvents(path: string, rec: RecordedRequest, pieces: string[], n: numb
     ...(usage ? { usage } : {}),
   });
   const includeUsage =
-    (rec.body as { stream_options?: { include_usage?: unknown } } | undefined)?.stream_options?.include_usage === true;
+    (rec.body as { stream_options?: { include_usage?: unknown } } | undefined)?.stream_options
+      ?.include_usage === true;
   return {
     head: [ev(undefined, chunk({ role: "assistant", content: "" }, null))],
     deltas: pieces.map((p) => ev(undefined, chunk({ content: p }, null))),
     tail: [
       ev(undefined, chunk({}, "stop")),
       ...(includeUsage
-        ? [ev(undefined, chunk({}, "usage", { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }))]
+        ? [
+            ev(
+              undefined,
+              chunk({}, "usage", {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                total_tokens: prompt + completion,
+              }),
+            ),
+          ]
         : []),
       ev(undefined, "[DONE]"),
     ],

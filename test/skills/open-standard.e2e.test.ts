@@ -61,7 +61,10 @@ describe("skills check with the standard's fields", () => {
 
   it("the list form of allowed-tools and a bundled-license name are accepted too", async () => {
     const root = path.join(project, "skills");
-    skill(root, "name: docs-style\ndescription: House style for docs.\nlicense: Complete terms in LICENSE.txt\nallowed-tools:\n  - Read\n  - Grep\n");
+    skill(
+      root,
+      "name: docs-style\ndescription: House style for docs.\nlicense: Complete terms in LICENSE.txt\nallowed-tools:\n  - Read\n  - Grep\n",
+    );
     const r = await runCli(["skills", "check", root], { home, cwd: project });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -76,7 +79,9 @@ describe("skills check with the standard's fields", () => {
     const r = await runCli(["skills", "check", root], { home, cwd: project });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("OK wordy");
-    expect(r.stderr).toMatch(/WARN .*SKILL\.md:3: `description` is \d+ characters, over the standard's 1024; it loads/);
+    expect(r.stderr).toMatch(
+      /WARN .*SKILL\.md:3: `description` is \d+ characters, over the standard's 1024; it loads/,
+    );
   });
 
   it.each([
@@ -109,12 +114,15 @@ describe("in a run", () => {
       env: { SCOOT_BACKEND_BASE_URL: server.url },
     });
     expect(r.code).toBe(0);
-    const system = (server.completions()[0]!.body as { messages: { role: string; content: string }[] }).messages[0]!;
+    const system = (server.completions()[0]!.body as { messages: { role: string; content: string }[] })
+      .messages[0]!;
     expect(system.content).toContain("- wordy: Start of a long description.");
     expect(system.content).not.toContain("END-MARKER");
     // allowed-tools did not open bash under readonly.
     expect(fs.existsSync(marker)).toBe(false);
-    const observation = (server.completions()[1]!.body as { messages: { content: string }[] }).messages.at(-1)!;
+    const observation = (server.completions()[1]!.body as { messages: { content: string }[] }).messages.at(
+      -1,
+    )!;
     expect(observation.content).toMatch(/denied by policy \(readonly\)/);
   });
 });
