@@ -64,13 +64,17 @@ function startServer(script) {
         let i = 0;
         const send = () => {
           if (i < pieces.length) {
-            res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: null }] })}\n\n`);
+            res.write(
+              `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: null }] })}\n\n`,
+            );
             i += 1;
             if (slow) setTimeout(send, PAUSE_MS);
             else send();
             return;
           }
-          res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+          res.end(
+            `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+          );
         };
         send();
         return;
@@ -110,7 +114,11 @@ function timedRun(env, args = ["-e", "answer slowly"]) {
     let first;
     let out = "";
     let err = "";
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: project,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout.on("data", (d) => {
       first ??= performance.now() - t0;
       out += d;
@@ -143,8 +151,15 @@ for (let r = 0; r < RUNS; r++) {
 
 // Prefix reuse from the real CLI's requests.
 const readStep = (t) =>
-  JSON.stringify({ thought: `turn ${t}: read the next notes file`, action: "file_read", action_input: JSON.stringify({ path: `notes-${t % 8}.txt` }) });
-const script = [...Array.from({ length: TURNS - 1 }, (_, i) => readStep(i + 1)), JSON.stringify({ thought: "done", action: "final", action_input: "read them all" })];
+  JSON.stringify({
+    thought: `turn ${t}: read the next notes file`,
+    action: "file_read",
+    action_input: JSON.stringify({ path: `notes-${t % 8}.txt` }),
+  });
+const script = [
+  ...Array.from({ length: TURNS - 1 }, (_, i) => readStep(i + 1)),
+  JSON.stringify({ thought: "done", action: "final", action_input: "read them all" }),
+];
 server.reset(script);
 await timedRun(
   { ...baseEnv, SCOOT_AGENT_MAX_TURNS: String(TURNS + 5), SCOOT_AGENT_CONTEXT_BUDGET_BYTES: String(BUDGET) },

@@ -188,6 +188,17 @@ describe("servers that do not stream", () => {
   });
 });
 
+describe("the REPL streams too", () => {
+  it("the thought on stderr as it arrives, the answer on stdout once", async () => {
+    server = await startScriptedServer([{ stream: halves(finalStepText(ANSWER, "thinking it over")) }]);
+    const child = spawnScoot(["repl"]);
+    const r = await collect(child, { input: "what is the answer?\n" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${ANSWER}\n`);
+    expect(r.stderr).toContain("thought: thinking it over\n");
+  });
+});
+
 describe("redaction while streaming", () => {
   it("a credential split across pieces is still redacted on stdout", async () => {
     const secret = "sk-abcdefghijklmnop1234";
