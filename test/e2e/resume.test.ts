@@ -192,6 +192,17 @@ describe("REPL commands", () => {
     expect(last).toContain("back in A");
   });
 
+  it("scoot --resume <id> opens the REPL in that session", async () => {
+    server.push(final("A1"), final("A2"));
+    const first = await scoot(["--json", "-e", "goal in A"]);
+    const a = JSON.parse(first.stdout).session_id as string;
+    const r = await scoot(["--resume", a], { input: "more in A\n" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("A2\n");
+    expect(requestText(1)).toContain("goal in A");
+    expect(requestText(1)).toContain("more in A");
+  });
+
   it("a goal that starts with a slash but is not a command is a goal", async () => {
     server.push(final("tmp is a directory"));
     const r = await scoot(["repl"], { input: "/tmp is what?\n" });

@@ -124,6 +124,22 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
   });
 });
 
+describe("a server that streams every reply", () => {
+  it("a multi-turn run keeps streaming: every request asks for it", async () => {
+    const step = (action: string, input: string) => ({
+      reply: { thought: "t", action, action_input: input },
+    });
+    server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "streamed twice")], {
+      streaming: "sse",
+      ssePieces: 4,
+    });
+    const r = await collect(spawnScoot(["-e", "go"]));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("streamed twice\n");
+    expect(server.completions().map((q) => (q.body as { stream?: boolean }).stream)).toEqual([true, true]);
+  });
+});
+
 describe("servers that do not stream", () => {
   it("a server answering stream:true with plain JSON works, and later turns stop asking", async () => {
     const step = (action: string, input: string) => ({
