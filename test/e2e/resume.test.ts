@@ -159,6 +159,38 @@ describe("-e, --resume, --continue", () => {
   });
 });
 
+describe("a session in use by a real running scoot", () => {
+  it("a second process is refused with exit 2 while the first runs; afterwards it resumes", async () => {
+    server.push({ hang: true }, final("after the wait"));
+    const first = spawnCli(["--session-id", "busy-one", "-e", "wait for the model"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
+    });
+    const firstDone = collect(first);
+    // The first run has written its goal and is waiting on the (hanging) backend.
+    const transcript = path.join(sessionsDir(), "busy-one.jsonl");
+    for (let i = 0; i < 200 && server.completions().length === 0; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(fs.readFileSync(transcript, "utf8")).toContain("wait for the model");
+
+    const busy = await scoot(["--resume", "busy-one", "-e", "me too"]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(
+      `session "busy-one" is in use by a running Scoot process (pid ${first.pid})`,
+    );
+    const sameId = await scoot(["--session-id", "busy-one", "-e", "me too"]);
+    expect(sameId.code).toBe(2);
+    expect(sameId.stderr).toContain("is in use");
+
+    first.kill("SIGINT");
+    expect((await firstDone).code).toBe(130);
+    const later = await scoot(["--resume", "busy-one", "-e", "now"]);
+    expect(later.code, later.stderr).toBe(0);
+    expect(later.stdout).toBe("after the wait\n");
+  });
+});
+
 describe("REPL commands", () => {
   it("/help, /sessions, /new and /resume <id> switch sessions and bring the history back", async () => {
     server.push(final("A1"), final("B1"), final("A2"));
