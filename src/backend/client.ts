@@ -41,6 +41,11 @@ const LOWER_LEVEL: Record<StructuredLevel, StructuredLevel | undefined> = {
 
 const USER_AGENT = "scoot";
 
+/** A body that is server-sent events whatever its content type says. */
+function looksLikeEventStream(body: string): boolean {
+  return /^\s*(data|event):/.test(body);
+}
+
 export interface BackendOptions {
   /** Sent as `Authorization: Bearer <token>`; no header without one (local backends). */
   token?: string;
@@ -118,13 +123,12 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
         timeoutMs,
         signal: req.signal,
         caFile: config.ca_file,
-        stream: tryStream
-          ? (status, h) => {
-              if (status < 200 || status >= 300 || !isEventStream(h["content-type"])) return undefined;
-              decoder = createStreamDecoder(api, req.onDelta);
-              return decoder.data;
-            }
-          : undefined,
+        // An event stream is read as one even when not asked for (some proxies always stream).
+        stream: (status, h) => {
+          if (status < 200 || status >= 300 || !isEventStream(h["content-type"])) return undefined;
+          decoder = createStreamDecoder(api, req.onDelta);
+          return decoder.data;
+        },
       });
       const streamed = decoder as StreamDecoder | undefined;
       emit({
@@ -143,15 +147,21 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
       if (r.ok) {
         const res = r.value;
         if (res.status >= 200 && res.status < 300) {
-          if (tryStream && !streamed) {
-            // 2xx without an event stream: this server ignores `stream`; plain JSON from now on.
+          let parsed = streamed ? streamed.finish() : parseReply(api, res.body);
+          if (!streamed && !parsed.ok && looksLikeEventStream(res.body)) {
+            // Events under another content type: read them after the fact (nothing shown early).
+            const late = createStreamDecoder(api, req.onDelta);
+            late.data(Buffer.from(res.body));
+            parsed = late.finish();
+          } else if (parsed.ok && tryStream && !streamed) {
+            // 2xx plain JSON to `stream: true`: this server ignores the field; plain from now on.
             streamOn = false;
             emit({ type: "stream_off", reason: "the server answered plain JSON to stream: true" });
-          } else if (!tryStream && streamOn) {
+          }
+          if (parsed.ok && !tryStream && streamOn) {
             streamOn = false;
             emit({ type: "stream_off", reason: "the server rejected stream: true" });
           }
-          const parsed = streamed ? streamed.finish() : parseReply(api, res.body);
           if (!parsed.ok && streamed) {
             return fail(
               "protocol",

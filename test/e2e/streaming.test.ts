@@ -140,6 +140,27 @@ describe("a server that streams every reply", () => {
   });
 });
 
+describe("servers that stream when not asked", () => {
+  it.each([
+    [
+      "with backend.stream = false (a proxy that always streams)",
+      { force: true },
+      { SCOOT_BACKEND_STREAM: "false" },
+    ],
+    ["under a wrong content type", { contentType: "text/plain" }, {}],
+  ])("an event stream %s is still read as one", async (_what, extra, env) => {
+    server = await startScriptedServer([{ stream: halves(finalStepText()), ...extra }]);
+    const child = spawnCli(["-e", "go"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, ...env },
+    });
+    const r = await collect(child);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${ANSWER}\n`);
+  });
+});
+
 describe("servers that do not stream", () => {
   it("a server answering stream:true with plain JSON works, and later turns stop asking", async () => {
     const step = (action: string, input: string) => ({

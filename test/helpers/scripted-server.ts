@@ -43,6 +43,10 @@ export type ScriptItem =
       cut?: boolean;
       /** Called as each piece is written (index), for ordering assertions. */
       onPiece?: (index: number) => void;
+      /** Stream even when the request did not ask for it (a proxy that always streams). */
+      force?: boolean;
+      /** Content type of the stream (default `text/event-stream`). */
+      contentType?: string;
     }
   /** 400 when the request asks for `stream: true` (a server that rejects the field); otherwise skipped. */
   | { rejectStream: true }
@@ -272,12 +276,21 @@ function streamReply(
   req: http.IncomingMessage,
   path: string,
   rec: RecordedRequest,
-  item: { stream: string[]; pauseMs?: number; cut?: boolean; onPiece?: (index: number) => void },
+  item: {
+    stream: string[];
+    pauseMs?: number;
+    cut?: boolean;
+    onPiece?: (index: number) => void;
+    contentType?: string;
+  },
   n: number,
   later: (ms: number, fn: () => void) => void,
 ) {
   const { head, deltas, tail } = sseEvents(path, rec, item.stream, n);
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.writeHead(200, {
+    "content-type": item.contentType ?? "text/event-stream",
+    "cache-control": "no-cache",
+  });
   res.write(head.join(""));
   const sendPiece = (i: number) => {
     if (res.destroyed) return;
@@ -367,7 +380,7 @@ export async function startScriptedServer(
       return;
     }
     if ("stream" in item) {
-      if (!wantsStream(rec.body)) {
+      if (!wantsStream(rec.body) && !item.force) {
         sendJson(res, 200, replyBody(path, rec, { reply: item.stream.join("") }, n));
         return;
       }
