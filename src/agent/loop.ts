@@ -11,13 +11,14 @@ import type { AuditKind, AuditLog } from "../store/audit.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { clip } from "../tools/clip.js";
 import type { AnyTool, ToolContext, ToolServices } from "../tools/types.js";
-import { compactHistory } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
 import { decideCall } from "./decide-call.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
+import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { parseStep, STEP_ERROR_MAX_BYTES, stepSchema } from "./step.js";
+import { followStep } from "./stream-final.js";
 
 /** How much of a tool input or observation goes into one audit line. */
 const AUDIT_MSG_MAX = 4096;
@@ -57,6 +58,8 @@ export interface RunDeps {
   onEvent?: Listener;
   /** Fits the history to the model's context window (issue 15); without it, the byte budget alone. */
   fit?: ContextFit;
+  /** This run continues the session with this id (`--resume`/`--continue`): its `run` event says so. */
+  resumed?: string;
 }
 
 class AuditFailure extends Error {}
@@ -144,7 +147,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   };
 
   try {
-    record("run", `goal: ${goal}`);
+    record("run", deps.resumed ? `goal: ${goal} (resumes session ${deps.resumed})` : `goal: ${goal}`);
     emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
     remember({ role: "user", content: goal });
     let goalIndex = deps.history.length - 1;
@@ -155,7 +158,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const pinned = new Set([0, goalIndex]);
       const compacted = deps.fit
         ? deps.fit.compact(deps.history, pinned, deps.config.agent.compactor)
-        : compactHistory(
+        : compactWithHysteresis(
             deps.history,
             pinned,
             deps.config.agent.context_budget_bytes,
@@ -171,11 +174,14 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       }
 
       emit({ type: "thinking", turn });
+      const follower = deps.onEvent ? followStep(emit, turn) : undefined;
       const reply = await deps.backend.complete({
         messages: deps.history,
         stepSchema: schema,
         signal: deps.signal,
+        onDelta: follower ? (t) => follower.push(t) : undefined,
       });
+      if (!reply.ok || deps.signal.aborted) follower?.settle(undefined, "the backend call did not complete");
       checkInterrupted();
       if (!reply.ok) return fail(`backend failed: ${reply.error.message}`);
       const r = reply.value;
@@ -196,6 +202,10 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       remember({ role: "assistant", content: r.text });
 
       const step = parseStep(r.text, deps.tools);
+      follower?.settle(
+        step.ok && step.value.action === "final" ? step.value.action_input : undefined,
+        step.ok ? "the step is not a final answer" : `invalid step: ${step.error}`,
+      );
       if (!step.ok) {
         malformed += 1;
         counts.errors += 1;

@@ -54,6 +54,8 @@ export interface Config {
     store: boolean;
     /** Tokens; 0 = discover from the server (issue 15, README "Context window"). */
     context_window: number;
+    /** Ask for SSE streaming (issue 13); a server answering plain JSON still works. */
+    stream: boolean;
     extra_body: Record<string, unknown>;
   };
   agent: {
@@ -167,10 +169,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
     store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
     context_window: {
-      kind: { type: "int", min: 0 },
+      kind: { type: "int", min: 0, max: 10_000_000 },
       default: 0,
       doc: "tokens; 0 = discover from the server and fit the history to it",
     },
+    stream: { kind: { type: "bool" }, default: true, doc: "ask for SSE streaming; plain JSON still works" },
     extra_body: { kind: { type: "object" }, default: {}, doc: "merged into every request body" },
   },
   agent: {
