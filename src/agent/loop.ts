@@ -260,6 +260,8 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
           action: s.action,
           bytes: Buffer.byteLength(raw),
           clippedTo: Buffer.byteLength(observation),
+          // What the model is shown (ACP's tool_call_update content, issue 14).
+          text: observation,
         });
       }
       record("observation", clipAudit(observation));

@@ -25,7 +25,9 @@ export type AuditKind =
   | "final"
   | "policy_deny"
   | "system_error"
-  | "backend";
+  | "backend"
+  /** A session's policy mode changed mid-session (ACP `session/set_mode`, issue 14). */
+  | "mode";
 
 export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   run: "info",
@@ -36,6 +38,7 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   policy_deny: "warn",
   system_error: "error",
   backend: "debug",
+  mode: "warn",
 };
 
 const LEVEL_RANK: Record<AuditLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };

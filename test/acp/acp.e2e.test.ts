@@ -1,0 +1,311 @@
+/**
+ * `scoot acp` end to end (issue 14): the official SDK's client side (`client()` +
+ * `ndJsonStream`) drives the built CLI over stdio against the scripted model server.
+ */
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
+import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+
+let home: string;
+let project: string;
+let server: ScriptedServer;
+let child: ChildProcess | undefined;
+let connection: acp.ClientConnection | undefined;
+let stderr = "";
+let updates: acp.SessionNotification[] = [];
+
+const step = (action: string, input: string, thought = `about to ${action}`): ScriptItem => ({
+  reply: { thought, action, action_input: input },
+});
+
+beforeEach(async () => {
+  home = tempDir("scoot-acp-home-");
+  project = fs.realpathSync(tempDir("scoot-acp-project-"));
+  server = await startScriptedServer();
+  updates = [];
+  stderr = "";
+});
+afterEach(async () => {
+  connection?.close();
+  connection = undefined;
+  if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  child = undefined;
+  await server.close();
+  removeDir(home);
+  removeDir(project);
+});
+
+/** Spawns `scoot acp` and connects the SDK's client to it. */
+function connect(args: string[] = [], env: Record<string, string> = {}): acp.ClientConnection {
+  child = spawnCli(["acp", ...args], {
+    home,
+    cwd: project,
+    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0", ...env },
+  });
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+  );
+  const app = acp
+    .client({ name: "scoot-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, () => ({ outcome: { outcome: "cancelled" } }));
+  connection = app.connect(stream);
+  return connection;
+}
+
+async function start(args: string[] = []) {
+  const c = connect(args);
+  const init = await c.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: {},
+  });
+  return { c, init };
+}
+
+const kinds = (sessionId: string) =>
+  updates.filter((u) => u.sessionId === sessionId).map((u) => u.update.sessionUpdate);
+const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
+  updates
+    .map((u) => u.update)
+    .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
+const textOf = (u: { content: acp.ContentBlock }) => (u.content.type === "text" ? u.content.text : "");
+const auditLines = () =>
+  fs
+    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { session_id: string; kind: string; msg: string; run_id?: string });
+
+describe("scoot acp", () => {
+  it("initializes, reads a file in a prompt, answers, and a second prompt sees the first", async () => {
+    fs.writeFileSync(path.join(project, "notes.txt"), "the launch code is tangerine\n");
+    server.push(
+      step("file_read", JSON.stringify({ path: "notes.txt" }), "read the notes"),
+      step("final", "The code is tangerine."),
+      step("final", "You asked about the code before."),
+    );
+    const { c, init } = await start();
+    expect(init.protocolVersion).toBe(1);
+    expect(init.agentInfo?.name).toBe("scoot");
+    expect(init.agentCapabilities?.loadSession).toBe(true);
+    expect(init.agentCapabilities?.promptCapabilities?.embeddedContext).toBe(true);
+
+    const created = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    expect(created.modes?.currentModeId).toBe("guarded");
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly", "guarded", "unrestricted"]);
+    const sessionId = created.sessionId;
+
+    const first = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "what is the launch code?" }],
+    });
+    expect(first.stopReason).toBe("end_turn");
+    expect(kinds(sessionId)).toEqual([
+      "agent_thought_chunk",
+      "tool_call",
+      "tool_call_update",
+      "tool_call_update",
+      "agent_thought_chunk",
+      "agent_message_chunk",
+    ]);
+    const call = of("tool_call")[0]!;
+    expect(call.kind).toBe("read");
+    expect(call.title).toContain("file_read");
+    expect(call.locations).toEqual([{ path: path.join(project, "notes.txt") }]);
+    expect(call.rawInput).toEqual({ path: "notes.txt" });
+    const done = of("tool_call_update").at(-1)!;
+    expect(done.toolCallId).toBe(call.toolCallId);
+    expect(done.status).toBe("completed");
+    expect(JSON.stringify(done.content)).toContain("tangerine");
+    expect(of("agent_message_chunk").map(textOf).join("")).toBe("The code is tangerine.");
+
+    const second = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "what did I ask?" }],
+    });
+    expect(second.stopReason).toBe("end_turn");
+    // The model saw the first prompt and its answer in the second request.
+    const last = JSON.stringify(server.completions().at(-1)!.body);
+    expect(last).toContain("what is the launch code?");
+    expect(last).toContain("The code is tangerine.");
+
+    // Audited and transcribed like a CLI run: two runs, each with its own run id.
+    const runs = auditLines().filter((e) => e.session_id === sessionId && e.kind === "run");
+    expect(runs).toHaveLength(2);
+    expect(new Set(runs.map((r) => r.run_id)).size).toBe(2);
+    const transcript = fs.readFileSync(path.join(home, "state", "sessions", `${sessionId}.jsonl`), "utf8");
+    expect(transcript).toContain("what did I ask?");
+  });
+
+  it("takes embedded text resources and resource links as part of the goal", async () => {
+    server.push(step("final", "seen"));
+    const { c } = await start();
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: "text", text: "summarise" },
+        { type: "resource", resource: { uri: `file://${project}/a.md`, text: "alpha beta" } },
+        { type: "resource_link", name: "b.md", uri: `file://${project}/b.md` },
+      ],
+    });
+    expect(r.stopReason).toBe("end_turn");
+    const sent = JSON.stringify(server.completions()[0]!.body);
+    expect(sent).toContain("alpha beta");
+    expect(sent).toContain(`${project}/b.md`);
+    // An image is refused with a clear JSON-RPC error, not silently dropped.
+    await expect(
+      c.agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "image", data: "AAAA", mimeType: "image/png" }],
+      }),
+    ).rejects.toThrow(/image content is not supported/);
+  });
+
+  it("session/cancel during `sleep 30` answers cancelled within seconds and leaves no process", async () => {
+    const tag = uniqueSleepArg(30);
+    server.push(step("bash", `sleep ${tag}`));
+    const { c } = await start(["--policy", "unrestricted"]);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    const pending = c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "wait a while" }],
+    });
+    expect(await waitForProcess(tag, 15_000)).toBe(true);
+    const t0 = Date.now();
+    await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    const r = await pending;
+    const tookMs = Date.now() - t0;
+    expect(r.stopReason).toBe("cancelled");
+    expect(tookMs).toBeLessThan(10_000);
+    expect(processesWith(tag)).toEqual([]);
+    expect(of("tool_call_update").at(-1)!.status).toBe("failed");
+    const audit = auditLines().filter((e) => e.session_id === sessionId);
+    expect(audit.some((e) => e.kind === "system_error" && e.msg === "interrupted")).toBe(true);
+  });
+
+  it("set_mode readonly makes a following bash step a failed update naming the policy (audited)", async () => {
+    server.push(step("bash", "touch made-by-bash"), step("final", "could not"));
+    const { c } = await start(["--policy", "unrestricted"]);
+    const created = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    expect(created.modes?.currentModeId).toBe("unrestricted");
+    const { sessionId } = created;
+    await c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "readonly" });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "make a file" }],
+    });
+    expect(r.stopReason).toBe("end_turn");
+    const call = of("tool_call")[0]!;
+    expect(call.kind).toBe("execute");
+    const failed = of("tool_call_update").find(
+      (u) => u.toolCallId === call.toolCallId && u.status === "failed",
+    );
+    expect(failed).toBeDefined();
+    expect(JSON.stringify(failed!.content)).toMatch(/denied by policy: .*readonly/);
+    expect(fs.existsSync(path.join(project, "made-by-bash"))).toBe(false);
+    const audit = auditLines().filter((e) => e.session_id === sessionId);
+    expect(audit.find((e) => e.kind === "mode")?.msg).toContain("unrestricted -> readonly");
+    expect(audit.some((e) => e.kind === "policy_deny")).toBe(true);
+    await expect(
+      c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "root" }),
+    ).rejects.toThrow(/unknown mode "root"/);
+  });
+
+  it("session/load replays the stored conversation and continues it", async () => {
+    server.push(step("final", "first answer"));
+    const first = await start();
+    const { sessionId } = await first.c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    await first.c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "first question" }],
+    });
+    first.c.close();
+    child!.stdin!.end();
+    await new Promise((r) => child!.on("close", r));
+
+    updates = [];
+    server.push(step("final", "second answer"));
+    const second = await start();
+    await second.c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    expect(
+      updates.map((u) => [u.update.sessionUpdate, textOf(u.update as { content: acp.ContentBlock })]),
+    ).toEqual([
+      ["user_message_chunk", "first question"],
+      ["agent_message_chunk", "first answer"],
+    ]);
+    const r = await second.c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "and again" }],
+    });
+    expect(r.stopReason).toBe("end_turn");
+    expect(JSON.stringify(server.completions().at(-1)!.body)).toContain("first question");
+    await expect(
+      second.c.agent.request(acp.methods.agent.session.load, {
+        sessionId: "acp-nope",
+        cwd: project,
+        mcpServers: [],
+      }),
+    ).rejects.toThrow(/no session "acp-nope"/);
+  });
+
+  it("max turns answers max_turn_requests; a backend failure is a JSON-RPC error with the CLI's message", async () => {
+    server.push(step("glob", JSON.stringify({ pattern: "*" })), {
+      status: 401,
+      body: { error: { message: "bad key" } },
+    });
+    const { c } = await start();
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    const err = await c.agent
+      .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e as acp.RequestError,
+      );
+    expect(err?.message).toMatch(/backend failed: .*401/);
+
+    server.push(step("glob", JSON.stringify({ pattern: "*" })));
+    const limited = connect([], { SCOOT_AGENT_MAX_TURNS: "1" });
+    await limited.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const s2 = await limited.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const r = await limited.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: s2.sessionId,
+      prompt: [{ type: "text", text: "go" }],
+    });
+    expect(r.stopReason).toBe("max_turn_requests");
+  });
+
+  it("refuses a relative or missing cwd with a clear error", async () => {
+    const { c } = await start();
+    await expect(
+      c.agent.request(acp.methods.agent.session.new, { cwd: "rel/dir", mcpServers: [] }),
+    ).rejects.toThrow(/cwd must be an absolute path/);
+    await expect(
+      c.agent.request(acp.methods.agent.session.new, { cwd: path.join(project, "missing"), mcpServers: [] }),
+    ).rejects.toThrow(/cannot be used/);
+  });
+});
