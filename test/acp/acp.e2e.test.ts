@@ -8,9 +8,11 @@ import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { REPO_ROOT, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+
+const EVERYTHING = path.join(REPO_ROOT, "test", "mcp", "fixtures", "everything-stdio.mjs");
 
 let home: string;
 let project: string;
@@ -51,6 +53,10 @@ function connect(args: string[] = [], env: Record<string, string> = {}): acp.Cli
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
   });
+  stdout = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    stdout += d.toString("utf8");
+  });
   const stream = acp.ndJsonStream(
     Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
     Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
@@ -65,6 +71,7 @@ function connect(args: string[] = [], env: Record<string, string> = {}): acp.Cli
   return connection;
 }
 
+let stdout = "";
 async function start(args: string[] = []) {
   const c = connect(args);
   const init = await c.agent.request(acp.methods.agent.initialize, {
@@ -307,5 +314,69 @@ describe("scoot acp", () => {
     await expect(
       c.agent.request(acp.methods.agent.session.new, { cwd: path.join(project, "missing"), mcpServers: [] }),
     ).rejects.toThrow(/cannot be used/);
+  });
+
+  it("streams the thought and the answer in pieces when the backend streams; stdout is protocol only", async () => {
+    await server.close();
+    server = await startScriptedServer([], { streaming: "sse", ssePieces: 6 });
+    server.push(step("final", "a streamed answer in several pieces", "thinking it over carefully"));
+    const { c } = await start();
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "stream please" }],
+    });
+    expect(r.stopReason).toBe("end_turn");
+    const answer = of("agent_message_chunk");
+    expect(answer.length).toBeGreaterThan(1);
+    expect(answer.map(textOf).join("")).toBe("a streamed answer in several pieces");
+    expect(of("agent_thought_chunk").map(textOf).join("")).toBe("thinking it over carefully");
+    // Every thought piece comes before the first answer piece.
+    const k = kinds(sessionId);
+    expect(k.lastIndexOf("agent_thought_chunk")).toBeLessThan(k.indexOf("agent_message_chunk"));
+    c.close();
+    child!.stdin!.end();
+    await new Promise((done) => child!.on("close", done));
+    for (const line of stdout.split("\n").filter((l) => l !== "")) {
+      expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
+    }
+  });
+
+  it("connects the editor's MCP servers; only tools the configuration allows can be called", async () => {
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      ['[[mcp.servers]]', 'name = "every"', 'command = "/bin/false"', 'allowed_tools = ["echo"]', ""].join("\n"),
+    );
+    server.push(
+      { reply: { thought: "t", action: "mcp_call", action_input: JSON.stringify({ server: "every", tool: "echo", args: { message: "via editor" } }) } },
+      { reply: { thought: "t", action: "mcp_call", action_input: JSON.stringify({ server: "other", tool: "echo", args: { message: "x" } }) } },
+      step("final", "done"),
+    );
+    const { c } = await start();
+    const stdioServer = (name: string): acp.McpServer => ({
+      name,
+      command: process.execPath,
+      args: [EVERYTHING],
+      env: [],
+    });
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [stdioServer("every"), stdioServer("other")],
+    });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "echo" }],
+    });
+    expect(r.stopReason).toBe("end_turn");
+    const ends = of("tool_call_update").filter((u) => u.status === "completed" || u.status === "failed");
+    expect(ends[0]!.status).toBe("completed");
+    expect(JSON.stringify(ends[0]!.content)).toContain("via editor");
+    // "other" has no [[mcp.servers]] entry: connected, but its allowlist is empty.
+    expect(ends[1]!.status).toBe("failed");
+    expect(JSON.stringify(ends[1]!.content)).toMatch(/denied by policy: .*allowed_tools/);
+    expect(stderr).toContain('mcp server "other" from the editor has no [[mcp.servers]] entry');
+    const audit = auditLines().filter((e) => e.session_id === sessionId);
+    expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes("via editor"))).toBe(true);
+    expect(audit.some((e) => e.kind === "policy_deny" && e.msg.includes("other"))).toBe(true);
   });
 });
