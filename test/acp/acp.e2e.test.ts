@@ -321,7 +321,10 @@ describe("scoot acp", () => {
     server = await startScriptedServer([], { streaming: "sse", ssePieces: 6 });
     server.push(step("final", "a streamed answer in several pieces", "thinking it over carefully"));
     const { c } = await start();
-    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
     const r = await c.agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "stream please" }],
@@ -345,11 +348,25 @@ describe("scoot acp", () => {
   it("connects the editor's MCP servers; only tools the configuration allows can be called", async () => {
     fs.writeFileSync(
       path.join(home, "config.toml"),
-      ['[[mcp.servers]]', 'name = "every"', 'command = "/bin/false"', 'allowed_tools = ["echo"]', ""].join("\n"),
+      ["[[mcp.servers]]", 'name = "every"', 'command = "/bin/false"', 'allowed_tools = ["echo"]', ""].join(
+        "\n",
+      ),
     );
     server.push(
-      { reply: { thought: "t", action: "mcp_call", action_input: JSON.stringify({ server: "every", tool: "echo", args: { message: "via editor" } }) } },
-      { reply: { thought: "t", action: "mcp_call", action_input: JSON.stringify({ server: "other", tool: "echo", args: { message: "x" } }) } },
+      {
+        reply: {
+          thought: "t",
+          action: "mcp_call",
+          action_input: JSON.stringify({ server: "every", tool: "echo", args: { message: "via editor" } }),
+        },
+      },
+      {
+        reply: {
+          thought: "t",
+          action: "mcp_call",
+          action_input: JSON.stringify({ server: "other", tool: "echo", args: { message: "x" } }),
+        },
+      },
       step("final", "done"),
     );
     const { c } = await start();
