@@ -29,24 +29,38 @@ const project = path.join(work, "project");
 fs.mkdirSync(project, { recursive: true });
 const final = JSON.stringify({ thought: "easy", action: "final", action_input: "hello" });
 const server = await startBenchServer([final]);
-const env = { ...process.env, SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_STREAM: "false" };
+const env = {
+  ...process.env,
+  SCOOT_HOME: home,
+  SCOOT_BACKEND_BASE_URL: server.url,
+  SCOOT_BACKEND_STREAM: "false",
+};
 
 function runEval() {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(process.execPath, [CLI, "-e", "say hello"], { cwd: project, env, stdio: "ignore" });
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`-e exit ${code}`))));
+    child.on("close", (code) =>
+      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`-e exit ${code}`)),
+    );
   });
 }
 
-const child = spawn(process.execPath, [CLI, "acp"], { cwd: project, env, stdio: ["pipe", "pipe", "inherit"] });
+const child = spawn(process.execPath, [CLI, "acp"], {
+  cwd: project,
+  env,
+  stdio: ["pipe", "pipe", "inherit"],
+});
 const connection = acp
   .client({ name: "bench" })
   .onNotification(acp.methods.client.session.update, () => {})
   .connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
 await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
+  cwd: project,
+  mcpServers: [],
+});
 
 const prompt = async () => {
   const t0 = performance.now();

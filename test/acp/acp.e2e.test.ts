@@ -97,7 +97,10 @@ const auditLines = () =>
 
 describe("scoot acp", () => {
   it("initializes, reads a file in a prompt, answers, and a second prompt sees the first", async () => {
-    fs.writeFileSync(path.join(project, "notes.txt"), "the launch code is tangerine\n");
+    fs.writeFileSync(
+      path.join(project, "notes.txt"),
+      "the launch code is tangerine\nkey sk-liveSECRETvalue123\n",
+    );
     server.push(
       step("file_read", JSON.stringify({ path: "notes.txt" }), "read the notes"),
       step("final", "The code is tangerine."),
@@ -136,6 +139,8 @@ describe("scoot acp", () => {
     expect(done.toolCallId).toBe(call.toolCallId);
     expect(done.status).toBe("completed");
     expect(JSON.stringify(done.content)).toContain("tangerine");
+    // Every string sent to the editor passes the redactor, like every other output.
+    expect(stdout).not.toContain("sk-liveSECRETvalue123");
     expect(of("agent_message_chunk").map(textOf).join("")).toBe("The code is tangerine.");
 
     const second = await c.agent.request(acp.methods.agent.session.prompt, {
