@@ -218,7 +218,8 @@ export class AcpSessions {
     this.sessions.delete(id);
     const { messages, warnings } = readSession(sessionPath(this.ctx.paths.sessions, id));
     for (const w of warnings) this.ctx.log(`warning: ${w}`);
-    const next = await this.open(id, s.cwd, mode, s.config, messages);
+    // Nothing said yet: a fresh conversation (its first run is not "resumed").
+    const next = await this.open(id, s.cwd, mode, s.config, messages.length > 0 ? messages : undefined);
     next.prompts = s.prompts;
     this.sessions.set(id, next);
   }
