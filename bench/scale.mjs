@@ -64,14 +64,23 @@ function measure(cmd, args, { env = process.env, cwd = work } = {}) {
       const ms = performance.now() - t0;
       const errLines = err.trim().split("\n");
       const kb = TIME ? Number(errLines.at(-1)) : Number.NaN;
-      resolve({ code, ms, mb: kb / 1024, outBytes, outLines, head, err: TIME ? errLines.slice(0, -1).join("\n") : err });
+      resolve({
+        code,
+        ms,
+        mb: kb / 1024,
+        outBytes,
+        outLines,
+        head,
+        err: TIME ? errLines.slice(0, -1).join("\n") : err,
+      });
     });
   });
 }
 
 function scootEnv(home, extra = {}) {
   const env = { ...process.env, SCOOT_HOME: home, ...extra };
-  for (const k of Object.keys(env)) if (k.startsWith("SCOOT_") && !(k in extra) && k !== "SCOOT_HOME") delete env[k];
+  for (const k of Object.keys(env))
+    if (k.startsWith("SCOOT_") && !(k in extra) && k !== "SCOOT_HOME") delete env[k];
   return env;
 }
 
@@ -130,7 +139,8 @@ async function benchTurns() {
     server.reset([...toolSteps, finalStep]);
     const run = await measure(process.execPath, [CLI, "-e", "scale benchmark goal"], { env, cwd: project });
     if (run.code !== 0) throw new Error(`300-turn run exited ${run.code}: ${run.err}`);
-    if (server.stamps.length !== TURNS) throw new Error(`expected ${TURNS} requests, saw ${server.stamps.length}`);
+    if (server.stamps.length !== TURNS)
+      throw new Error(`expected ${TURNS} requests, saw ${server.stamps.length}`);
     rss.push(run.mb);
     const gaps = server.gaps(); // gaps[j] is Scoot's own cost before the request of turn j + 2
     early.push(median(gaps.slice(0, 49)));
@@ -197,7 +207,9 @@ async function benchAudit() {
     return Buffer.from(`${lines.join("\n")}\n`);
   });
   const size = fs.statSync(log).size;
-  console.error(`generated ${(size / MB).toFixed(0)} MB audit log in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.error(
+    `generated ${(size / MB).toFixed(0)} MB audit log in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   const env = scootEnv(home);
   const show = await measure(process.execPath, [CLI, "audit", "show", target], { env });
   const grep = await measure("grep", ["-c", target, log]);
@@ -294,7 +306,12 @@ async function benchSessions() {
   );
   if (TIME)
     rows.push(
-      row({ bench: "scale", figure: `sessions list, ${SESSIONS} sessions: peak RSS`, value: median(rss), unit: "MB" }),
+      row({
+        bench: "scale",
+        figure: `sessions list, ${SESSIONS} sessions: peak RSS`,
+        value: median(rss),
+        unit: "MB",
+      }),
     );
 }
 
@@ -339,7 +356,14 @@ async function benchGrep() {
     let toolCount = -1;
     let baseCount = -2;
     for (let r = 0; r < RUNS; r++) {
-      const t = await measure(process.execPath, ["--input-type=module", "-e", GREP_CHILD, GREP_JS, pattern, file]);
+      const t = await measure(process.execPath, [
+        "--input-type=module",
+        "-e",
+        GREP_CHILD,
+        GREP_JS,
+        pattern,
+        file,
+      ]);
       tool.push(t.ms);
       toolRss.push(t.mb);
       toolCount = Number(t.head.trim());

@@ -27,7 +27,11 @@ function rng(seed: number): () => number {
 }
 
 const step = (thought: string, action: string, input: unknown) =>
-  JSON.stringify({ thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) });
+  JSON.stringify({
+    thought,
+    action,
+    action_input: typeof input === "string" ? input : JSON.stringify(input),
+  });
 
 /** One assistant step and its observation, chosen by `r`, covering every branch of the digest. */
 function turn(i: number, r: number): Message[] {
@@ -60,13 +64,19 @@ function turn(i: number, r: number): Message[] {
       ];
     case 5:
       return [
-        { role: "assistant", content: step("write the notes", "file_write", { path: `notes/${i}.md`, content: "x" }) },
+        {
+          role: "assistant",
+          content: step("write the notes", "file_write", { path: `notes/${i}.md`, content: "x" }),
+        },
         { role: "user", content: "Observation:\nerror: cannot write notes\nENOSPC: no space left\nmore" },
       ];
     case 6:
       return [
         // Prose and a code fence around the step, as models send.
-        { role: "assistant", content: `Sure.\n\`\`\`json\n${step("outline it", "outline", { path })}\n\`\`\`` },
+        {
+          role: "assistant",
+          content: `Sure.\n\`\`\`json\n${step("outline it", "outline", { path })}\n\`\`\``,
+        },
         { role: "user", content: "Observation:\nfunction a() {}\nfunction b() {}" },
       ];
     case 7:
@@ -78,14 +88,21 @@ function turn(i: number, r: number): Message[] {
       return [
         {
           role: "assistant",
-          content: step(`ünïcödé thought ${"ψ".repeat(r % 200)} with   lots\n\nof   space`, "bash", "sleep 100"),
+          content: step(
+            `ünïcödé thought ${"ψ".repeat(r % 200)} with   lots\n\nof   space`,
+            "bash",
+            "sleep 100",
+          ),
         },
         { role: "user", content: "Observation:\ntimed out after 30000 ms" },
       ];
     case 9:
       return [
         { role: "assistant", content: step("", "glob", { pattern: "**/*.ts" }) },
-        { role: "user", content: `Observation:\n${Array.from({ length: (r % 30) + 1 }, (_, k) => `f${k}.ts`).join("\n")}` },
+        {
+          role: "user",
+          content: `Observation:\n${Array.from({ length: (r % 30) + 1 }, (_, k) => `f${k}.ts`).join("\n")}`,
+        },
       ];
     default:
       return [
@@ -95,7 +112,11 @@ function turn(i: number, r: number): Message[] {
   }
 }
 
-function history(seed: number, turns: number, opts: { priorSummary?: boolean; laterGoal?: boolean } = {}): {
+function history(
+  seed: number,
+  turns: number,
+  opts: { priorSummary?: boolean; laterGoal?: boolean } = {},
+): {
   messages: Message[];
   pinned: number[];
 } {
@@ -150,7 +171,13 @@ export function compactCases(): CompactCase[] {
         ["tenth", Math.floor(total / 10)],
         ["too small", 600],
       ] as const) {
-        cases.push({ name: `${name}, ${style}, ${label}`, messages: h.messages, pinned: h.pinned, budget, style });
+        cases.push({
+          name: `${name}, ${style}, ${label}`,
+          messages: h.messages,
+          pinned: h.pinned,
+          budget,
+          style,
+        });
       }
     }
   }
