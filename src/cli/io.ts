@@ -4,6 +4,8 @@ import { redact } from "../store/redact.js";
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Resolves once written output has drained, so a long stream never piles up in memory. */
+  drain?(): Promise<void>;
 }
 
 export const processIo: Io = {
@@ -13,6 +15,10 @@ export const processIo: Io = {
   err: (text) => {
     process.stderr.write(redact(text));
   },
+  drain: () =>
+    process.stdout.writableNeedDrain
+      ? new Promise((resolve) => process.stdout.once("drain", () => resolve()))
+      : Promise.resolve(),
 };
 
 /** Exit codes from SPEC 4. */

@@ -1,6 +1,6 @@
 /** `scoot sessions list` and `scoot session show <id>`: read-only views of the transcripts. */
 import fs from "node:fs";
-import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
+import { listSessions, sessionPath, streamSession, validateSessionId } from "../store/session.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -61,8 +61,14 @@ export async function runSessionShow(cli: Cli): Promise<number> {
     );
     return EXIT.failed;
   }
-  const { messages, warnings } = readSession(file);
-  for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
-  cli.io.out(messages.map((m) => `${JSON.stringify({ role: m.role, content: m.content })}\n`).join(""));
+  // Printed as read (issue 16): a long transcript starts showing at once and is never held whole.
+  for await (const item of streamSession(file)) {
+    if (item.warning !== undefined) {
+      cli.io.err(`scoot: warning: ${item.warning}\n`);
+      continue;
+    }
+    cli.io.out(`${JSON.stringify({ role: item.record.role, content: item.record.content })}\n`);
+    await cli.io.drain?.();
+  }
   return EXIT.ok;
 }

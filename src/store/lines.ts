@@ -1,0 +1,200 @@
+/**
+ * Line-by-line readers for the JSONL stores (audit log, gaps, transcripts), with memory
+ * bounded whatever the file size (issue 16): a file is read in fixed chunks and only one line
+ * is held at a time. A line longer than MAX_RECORD_LINE_BYTES is not buffered at all: its bytes
+ * are counted and dropped, and the reader reports it so the caller can warn and go on.
+ *
+ * Both a synchronous and an asynchronous reader are offered: the writers (rotation reads the
+ * gaps file under its lock) and the doctor are synchronous; `audit show` and `session show`
+ * iterate asynchronously so they print while they read.
+ */
+import fs from "node:fs";
+
+/** Bytes read per chunk. */
+export const LINE_CHUNK_BYTES = 256 * 1024;
+/**
+ * The longest line a reader keeps. Records are far smaller (observations are clipped to a few
+ * KB, audit messages likewise); a longer line is damage, or a transcript line holding a huge
+ * `file_write`, and is skipped with a warning rather than held in memory.
+ */
+export const MAX_RECORD_LINE_BYTES = 32 * 1024 * 1024;
+
+export interface RawLine {
+  /** 1-based line number in the file. */
+  number: number;
+  /** The line without its newline; undefined when it was longer than the cap (`bytes` says how long). */
+  text: string | undefined;
+  bytes: number;
+  /** True for a last line with no newline after it: a writer may have been interrupted. */
+  unterminated: boolean;
+}
+
+/** A line as bytes: `data` is only valid until the reader moves on (it may view a reused buffer). */
+export interface ByteLine {
+  number: number;
+  data: Buffer | undefined;
+  bytes: number;
+  unterminated: boolean;
+}
+
+function decoded(line: ByteLine): RawLine {
+  return {
+    number: line.number,
+    text: line.data?.toString("utf8"),
+    bytes: line.bytes,
+    unterminated: line.unterminated,
+  };
+}
+
+/** Splits chunks into lines; holds at most one partial line, and none beyond the cap. */
+class LineSplitter {
+  private pieces: Buffer[] = [];
+  private held = 0; // bytes of the partial line (counted even while discarding)
+  private discarding = false;
+  private number = 0;
+
+  constructor(private readonly maxLine: number) {}
+
+  /** The complete lines in `chunk` (which may be reused by the caller after this returns). */
+  *push(chunk: Buffer): Generator<ByteLine> {
+    let from = 0;
+    for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
+      yield this.complete(chunk, from, nl, false);
+      from = nl + 1;
+    }
+    this.hold(chunk, from, chunk.length);
+  }
+
+  /** The last line, if the file did not end with a newline. */
+  *end(): Generator<ByteLine> {
+    if (this.held > 0) yield this.complete(Buffer.alloc(0), 0, 0, true);
+  }
+
+  private hold(chunk: Buffer, from: number, to: number): void {
+    if (to <= from) return;
+    this.held += to - from;
+    if (this.held > this.maxLine) {
+      this.discarding = true;
+      this.pieces = [];
+      return;
+    }
+    if (!this.discarding) this.pieces.push(Buffer.from(chunk.subarray(from, to)));
+  }
+
+  private complete(chunk: Buffer, from: number, to: number, unterminated: boolean): ByteLine {
+    this.number += 1;
+    const bytes = this.held + (to - from);
+    let data: Buffer | undefined;
+    if (this.discarding || bytes > this.maxLine) {
+      data = undefined;
+    } else if (this.pieces.length === 0) {
+      data = chunk.subarray(from, to);
+    } else {
+      this.pieces.push(chunk.subarray(from, to));
+      data = Buffer.concat(this.pieces);
+    }
+    this.pieces = [];
+    this.held = 0;
+    this.discarding = false;
+    return { number: this.number, data, bytes, unterminated };
+  }
+}
+
+/** Reads `file` line by line. Returns nothing when the file does not exist. */
+export function* readLinesSync(file: string, maxLine = MAX_RECORD_LINE_BYTES): Generator<RawLine> {
+  for (const line of readByteLinesSync(file, maxLine)) yield decoded(line);
+}
+
+/** Reads `file` line by line as bytes, for callers that can skip decoding. */
+export function* readByteLinesSync(file: string, maxLine = MAX_RECORD_LINE_BYTES): Generator<ByteLine> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+    const split = new LineSplitter(maxLine);
+    for (;;) {
+      const got = fs.readSync(fd, buf, 0, buf.length, null);
+      if (got === 0) break;
+      yield* split.push(buf.subarray(0, got));
+    }
+    yield* split.end();
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Reads `file` line by line without blocking the event loop. Returns nothing when it does not exist. */
+export async function* readLines(file: string, maxLine = MAX_RECORD_LINE_BYTES): AsyncGenerator<RawLine> {
+  let fh: fs.promises.FileHandle;
+  try {
+    fh = await fs.promises.open(file, "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+    const split = new LineSplitter(maxLine);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      for (const line of split.push(buf.subarray(0, bytesRead))) yield decoded(line);
+    }
+    for (const line of split.end()) yield decoded(line);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** One JSONL line's outcome: a record, a warning (the line was skipped), or nothing (blank). */
+export type JsonlItem<T> = { record: T; warning?: undefined } | { record?: undefined; warning: string };
+
+/**
+ * Turns a raw line into a record or a warning naming file and line, as parseJsonl does for
+ * whole texts: a torn, unparsable, foreign or over-long line is skipped, never fatal.
+ */
+export function jsonlItem<T>(
+  line: RawLine,
+  file: string,
+  accept: (v: unknown) => v is T,
+): JsonlItem<T> | undefined {
+  const where = `${file}:${line.number}`;
+  if (line.text === undefined) {
+    return {
+      warning: `${where}: skipped a line of ${line.bytes} bytes, longer than the ${MAX_RECORD_LINE_BYTES / (1024 * 1024)} MiB a record may have`,
+    };
+  }
+  if (line.text.trim() === "") return undefined;
+  try {
+    const v = JSON.parse(line.text) as unknown;
+    if (accept(v)) return { record: v };
+    return { warning: `${where}: skipped a line that is not a valid record` };
+  } catch {
+    return {
+      warning: line.unterminated
+        ? `${where}: skipped a torn last line (a writer was interrupted)`
+        : `${where}: skipped a line that is not valid JSON`,
+    };
+  }
+}
+
+/** Every record of a JSONL file, read line by line; bad lines become warnings. */
+export function* readJsonlSync<T>(file: string, accept: (v: unknown) => v is T): Generator<JsonlItem<T>> {
+  for (const line of readLinesSync(file)) {
+    const item = jsonlItem(line, file, accept);
+    if (item) yield item;
+  }
+}
+
+/** The asynchronous twin of readJsonlSync. */
+export async function* readJsonl<T>(file: string, accept: (v: unknown) => v is T): AsyncGenerator<JsonlItem<T>> {
+  for await (const line of readLines(file)) {
+    const item = jsonlItem(line, file, accept);
+    if (item) yield item;
+  }
+}
