@@ -14,7 +14,7 @@ import type { AuditLevel } from "../config/schema.js";
 import type { Result } from "../tools/types.js";
 import { withLock } from "./audit-lock.js";
 import { fileSize, needsLeadingNewline, readTextIfExists } from "./jsonl.js";
-import { type JsonlItem, readJsonl, readJsonlSync } from "./lines.js";
+import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
 import { redact } from "./redact.js";
 
 export type AuditKind =
@@ -260,8 +260,13 @@ export function readAuditEvents(
  * caller can print each one at once and hold none (issue 16: `audit show` on a log of any size).
  */
 export async function* streamAuditEvents(live: string, sessionId?: string): AsyncGenerator<JsonlItem<AuditEvent>> {
+  // A line that does not contain the session id cannot be one of its events (the writer's
+  // JSON.stringify never escapes an id's characters), so it is not parsed unless it looks
+  // damaged: a line that is not a whole object still gets its warning.
+  const id = sessionId === undefined ? undefined : Buffer.from(JSON.stringify(sessionId));
+  const skip = id && ((line: Buffer) => !line.includes(id) && looksLikeObject(line));
   for (const file of auditSources(live)) {
-    for await (const item of readJsonl(file, isEvent)) {
+    for await (const item of readJsonl(file, isEvent, skip)) {
       if (item.warning !== undefined || sessionId === undefined || item.record.session_id === sessionId) yield item;
     }
   }

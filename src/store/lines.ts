@@ -46,6 +46,20 @@ function decoded(line: ByteLine): RawLine {
   };
 }
 
+/**
+ * Called once per line: the line is `data[start, end)` without its newline, or `data` is
+ * undefined when the line was longer than the cap. `data` may be a reused buffer: copy what
+ * must outlive the call. Returning false stops the reading.
+ */
+export type LineVisitor = (
+  data: Buffer | undefined,
+  start: number,
+  end: number,
+  number: number,
+  bytes: number,
+  unterminated: boolean,
+) => boolean | undefined;
+
 /** Splits chunks into lines; holds at most one partial line, and none beyond the cap. */
 class LineSplitter {
   private pieces: Buffer[] = [];
@@ -55,19 +69,20 @@ class LineSplitter {
 
   constructor(private readonly maxLine: number) {}
 
-  /** The complete lines in `chunk` (which may be reused by the caller after this returns). */
-  *push(chunk: Buffer): Generator<ByteLine> {
+  /** Visits the complete lines in `chunk`; false when the visitor stopped. */
+  push(chunk: Buffer, visit: LineVisitor): boolean {
     let from = 0;
     for (let nl = chunk.indexOf(10, from); nl !== -1; nl = chunk.indexOf(10, from)) {
-      yield this.complete(chunk, from, nl, false);
+      if (this.complete(chunk, from, nl, false, visit) === false) return false;
       from = nl + 1;
     }
     this.hold(chunk, from, chunk.length);
+    return true;
   }
 
-  /** The last line, if the file did not end with a newline. */
-  *end(): Generator<ByteLine> {
-    if (this.held > 0) yield this.complete(Buffer.alloc(0), 0, 0, true);
+  /** Visits the last line, if the file did not end with a newline. */
+  end(visit: LineVisitor): void {
+    if (this.held > 0) this.complete(Buffer.alloc(0), 0, 0, true, visit);
   }
 
   private hold(chunk: Buffer, from: number, to: number): void {
@@ -81,23 +96,69 @@ class LineSplitter {
     if (!this.discarding) this.pieces.push(Buffer.from(chunk.subarray(from, to)));
   }
 
-  private complete(chunk: Buffer, from: number, to: number, unterminated: boolean): ByteLine {
+  private complete(
+    chunk: Buffer,
+    from: number,
+    to: number,
+    unterminated: boolean,
+    visit: LineVisitor,
+  ): boolean | undefined {
     this.number += 1;
     const bytes = this.held + (to - from);
-    let data: Buffer | undefined;
-    if (this.discarding || bytes > this.maxLine) {
-      data = undefined;
-    } else if (this.pieces.length === 0) {
-      data = chunk.subarray(from, to);
-    } else {
-      this.pieces.push(chunk.subarray(from, to));
-      data = Buffer.concat(this.pieces);
-    }
+    const over = this.discarding || bytes > this.maxLine;
+    const spanning = !over && this.pieces.length > 0;
+    if (spanning) this.pieces.push(chunk.subarray(from, to));
+    const data = over ? undefined : spanning ? Buffer.concat(this.pieces) : chunk;
     this.pieces = [];
     this.held = 0;
     this.discarding = false;
-    return { number: this.number, data, bytes, unterminated };
+    return spanning ? visit(data, 0, bytes, this.number, bytes, unterminated) : visit(data, from, to, this.number, bytes, unterminated);
   }
+}
+
+/**
+ * Visits every line of `file` in bounded memory, allocating nothing per line that fits in
+ * one chunk (issue 16: `sessions list` over thousands of transcripts). Returns false when the
+ * file does not exist.
+ */
+export function scanLinesSync(file: string, visit: LineVisitor, maxLine = MAX_RECORD_LINE_BYTES): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw e;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(chunkFor(fs.fstatSync(fd).size));
+    const split = new LineSplitter(maxLine);
+    for (;;) {
+      const got = fs.readSync(fd, buf, 0, buf.length, null);
+      if (got === 0) break;
+      if (!split.push(buf.subarray(0, got), visit)) return true;
+    }
+    split.end(visit);
+    return true;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Collects the lines of one chunk as ByteLines (for the generator readers). */
+function collector(into: ByteLine[]): LineVisitor {
+  return (data, start, end, number, bytes, unterminated) => {
+    into.push({ number, data: data?.subarray(start, end), bytes, unterminated });
+    return true;
+  };
+}
+
+/**
+ * The read buffer for a file of `size` bytes: small files (most transcripts) get a small one,
+ * so listing thousands of them does not churn through a full chunk each. A file that grows
+ * while read is still read whole, in more reads.
+ */
+function chunkFor(size: number): number {
+  return Math.max(4096, Math.min(LINE_CHUNK_BYTES, size + 1));
 }
 
 /** Reads `file` line by line. Returns nothing when the file does not exist. */
@@ -115,21 +176,32 @@ export function* readByteLinesSync(file: string, maxLine = MAX_RECORD_LINE_BYTES
     throw e;
   }
   try {
-    const buf = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+    const buf = Buffer.allocUnsafe(chunkFor(fs.fstatSync(fd).size));
     const split = new LineSplitter(maxLine);
+    const lines: ByteLine[] = [];
+    const visit = collector(lines);
     for (;;) {
       const got = fs.readSync(fd, buf, 0, buf.length, null);
       if (got === 0) break;
-      yield* split.push(buf.subarray(0, got));
+      split.push(buf.subarray(0, got), visit);
+      yield* lines.splice(0);
     }
-    yield* split.end();
+    split.end(visit);
+    yield* lines.splice(0);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-/** Reads `file` line by line without blocking the event loop. Returns nothing when it does not exist. */
-export async function* readLines(file: string, maxLine = MAX_RECORD_LINE_BYTES): AsyncGenerator<RawLine> {
+/**
+ * Reads `file` line by line without blocking the event loop. Returns nothing when it does not
+ * exist. A line for which `skip(bytes)` is true is passed over without being decoded.
+ */
+export async function* readLines(
+  file: string,
+  maxLine = MAX_RECORD_LINE_BYTES,
+  skip?: (line: Buffer) => boolean,
+): AsyncGenerator<RawLine> {
   let fh: fs.promises.FileHandle;
   try {
     fh = await fs.promises.open(file, "r");
@@ -138,14 +210,18 @@ export async function* readLines(file: string, maxLine = MAX_RECORD_LINE_BYTES):
     throw e;
   }
   try {
-    const buf = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+    const buf = Buffer.allocUnsafe(chunkFor((await fh.stat()).size));
     const split = new LineSplitter(maxLine);
+    const lines: ByteLine[] = [];
+    const visit = collector(lines);
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;
-      for (const line of split.push(buf.subarray(0, bytesRead))) yield decoded(line);
+      split.push(buf.subarray(0, bytesRead), visit);
+      for (const line of lines.splice(0)) if (!(skip && line.data && skip(line.data))) yield decoded(line);
     }
-    for (const line of split.end()) yield decoded(line);
+    split.end(visit);
+    for (const line of lines.splice(0)) if (!(skip && line.data && skip(line.data))) yield decoded(line);
   } finally {
     await fh.close();
   }
@@ -191,10 +267,23 @@ export function* readJsonlSync<T>(file: string, accept: (v: unknown) => v is T):
   }
 }
 
-/** The asynchronous twin of readJsonlSync. */
-export async function* readJsonl<T>(file: string, accept: (v: unknown) => v is T): AsyncGenerator<JsonlItem<T>> {
-  for await (const line of readLines(file)) {
+/** The asynchronous twin of readJsonlSync; lines `skip` picks are passed over unparsed. */
+export async function* readJsonl<T>(
+  file: string,
+  accept: (v: unknown) => v is T,
+  skip?: (line: Buffer) => boolean,
+): AsyncGenerator<JsonlItem<T>> {
+  for await (const line of readLines(file, MAX_RECORD_LINE_BYTES, skip)) {
     const item = jsonlItem(line, file, accept);
     if (item) yield item;
   }
+}
+
+/** True when a line's first and last non-blank bytes are `{` and `}`: it looks like a whole JSON object. */
+export function looksLikeObject(line: Buffer): boolean {
+  let a = 0;
+  let b = line.length - 1;
+  while (a <= b && (line[a] === 0x20 || line[a] === 0x09 || line[a] === 0x0d)) a++;
+  while (b >= a && (line[b] === 0x20 || line[b] === 0x09 || line[b] === 0x0d)) b--;
+  return a < b && line[a] === 0x7b && line[b] === 0x7d;
 }

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Result } from "../tools/types.js";
 import { fileSize, needsLeadingNewline } from "./jsonl.js";
-import { type ByteLine, type JsonlItem, jsonlItem, readByteLinesSync, readJsonl, readJsonlSync } from "./lines.js";
+import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
 import { redact } from "./redact.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
@@ -110,51 +110,57 @@ export interface SessionSummary {
 
 const ROLE_PREFIXES = ["system", "user", "assistant"].map((r) => Buffer.from(`{"role":"${r}","content":"`));
 
+function startsWith(data: Buffer, start: number, end: number, prefix: Buffer): boolean {
+  if (end - start < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[start + i] !== prefix[i]) return false;
+  return true;
+}
+
 /**
- * True when a line is a message exactly as openSession writes it: `{"role":…,"content":"…"}`
- * with the content string closed (an unescaped quote before the final brace). Such a line is
- * counted without being decoded or parsed; any other line goes through the full parser.
+ * True when `data[start, end)` is a message exactly as openSession writes it:
+ * `{"role":…,"content":"…"}` with the content string closed (an unescaped quote before the
+ * final brace). Such a line is counted without being decoded or parsed; any other line goes
+ * through the full parser, which names it in a warning if it is bad.
  */
-function isWriterRecord(data: Buffer): boolean {
-  const n = data.length;
-  let end = n;
-  if (end > 0 && data[end - 1] === 13) end -= 1; // "\r\n" line ends
-  if (end < 2 || data[end - 1] !== 0x7d || data[end - 2] !== 0x22) return false;
+function isWriterRecord(data: Buffer, start: number, end: number): boolean {
+  let e = end;
+  if (e > start && data[e - 1] === 13) e -= 1; // "\r\n" line ends
+  if (e - start < 2 || data[e - 1] !== 0x7d || data[e - 2] !== 0x22) return false;
   let backslashes = 0;
-  for (let i = end - 3; i >= 0 && data[i] === 0x5c; i--) backslashes += 1;
+  for (let i = e - 3; i >= start && data[i] === 0x5c; i--) backslashes += 1;
   if (backslashes % 2 !== 0) return false;
-  return ROLE_PREFIXES.some((p) => end - 2 >= p.length && data.subarray(0, p.length).equals(p));
+  for (const p of ROLE_PREFIXES) if (e - 2 - start >= p.length && startsWith(data, start, e, p)) return true;
+  return false;
 }
 
 /**
  * The first user message and the message count of one transcript, read line by line: lines
  * up to the first user message are parsed, later ones are only counted (issue 16: `sessions
- * list` reads what it prints and keeps nothing of the file).
+ * list` reads what it prints and keeps nothing of the file). `parts` are the files to read,
+ * the rotated part first.
  */
-function summariseTranscript(file: string, warnings: string[]): { messages: number; firstUser: string } {
+function summariseTranscript(parts: string[], warnings: string[]): { messages: number; firstUser: string } {
   let messages = 0;
   let firstUser: string | undefined;
-  for (const f of [`${file}.1`, file]) {
-    for (const line of readByteLinesSync(f)) {
-      if (firstUser !== undefined && line.data !== undefined && isWriterRecord(line.data)) {
+  for (const f of parts) {
+    scanLinesSync(f, (data, start, end, number, bytes, unterminated) => {
+      if (firstUser !== undefined && data !== undefined && isWriterRecord(data, start, end)) {
         messages += 1;
-        continue;
+        return true;
       }
-      const item = jsonlItem(decodedLine(line), f, isMessage);
-      if (item === undefined) continue;
+      const text = data?.toString("utf8", start, end);
+      const item = jsonlItem({ number, text, bytes, unterminated }, f, isMessage);
+      if (item === undefined) return true;
       if (item.warning !== undefined) {
         warnings.push(item.warning);
-        continue;
+        return true;
       }
       messages += 1;
       if (firstUser === undefined && item.record.role === "user") firstUser = item.record.content;
-    }
+      return true;
+    });
   }
   return { messages, firstUser: firstUser ?? "" };
-}
-
-function decodedLine(line: ByteLine) {
-  return { ...line, text: line.data?.toString("utf8") };
 }
 
 /** Every transcript, newest first by modification time; `.1` rotated parts are read with their live file. */
@@ -165,6 +171,7 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
   } catch {
     return { sessions: [], warnings: [] };
   }
+  const present = new Set(names);
   const found: { id: string; file: string; modified: number }[] = [];
   for (const name of names) {
     if (!name.endsWith(".jsonl")) continue;
@@ -182,7 +189,9 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
   const sessions: SessionSummary[] = [];
   const warnings: string[] = [];
   for (const s of found) {
-    const { messages, firstUser } = summariseTranscript(s.file, warnings);
+    // The rotated part is looked up in the listing: opening a file that is not there costs more.
+    const parts = present.has(`${s.id}.jsonl.1`) ? [`${s.file}.1`, s.file] : [s.file];
+    const { messages, firstUser } = summariseTranscript(parts, warnings);
     sessions.push({ id: s.id, modified: s.modified, messages, firstUser });
   }
   return { sessions, warnings };
