@@ -259,7 +259,10 @@ export function readAuditEvents(
  * The same events and warnings as readAuditEvents, in the same order, as they are read: a
  * caller can print each one at once and hold none (issue 16: `audit show` on a log of any size).
  */
-export async function* streamAuditEvents(live: string, sessionId?: string): AsyncGenerator<JsonlItem<AuditEvent>> {
+export async function* streamAuditEvents(
+  live: string,
+  sessionId?: string,
+): AsyncGenerator<JsonlItem<AuditEvent>> {
   // A line that does not contain the session id cannot be one of its events (the writer's
   // JSON.stringify never escapes an id's characters), so it is not parsed unless it looks
   // damaged: a line that is not a whole object still gets its warning.
@@ -267,7 +270,8 @@ export async function* streamAuditEvents(live: string, sessionId?: string): Asyn
   const skip = id && ((line: Buffer) => !line.includes(id) && looksLikeObject(line));
   for (const file of auditSources(live)) {
     for await (const item of readJsonl(file, isEvent, skip)) {
-      if (item.warning !== undefined || sessionId === undefined || item.record.session_id === sessionId) yield item;
+      if (item.warning !== undefined || sessionId === undefined || item.record.session_id === sessionId)
+        yield item;
     }
   }
 }

@@ -112,7 +112,9 @@ class LineSplitter {
     this.pieces = [];
     this.held = 0;
     this.discarding = false;
-    return spanning ? visit(data, 0, bytes, this.number, bytes, unterminated) : visit(data, from, to, this.number, bytes, unterminated);
+    return spanning
+      ? visit(data, 0, bytes, this.number, bytes, unterminated)
+      : visit(data, from, to, this.number, bytes, unterminated);
   }
 }
 

@@ -150,8 +150,16 @@ describe("sessions list reads what it prints", () => {
     ["plain", `${sys}\n${goal}\n${w({ role: "assistant", content: "a" })}\n`, undefined],
     ["torn last line", `${sys}\n${goal}\n{"role":"assistant","content":"cut`, undefined],
     ["torn line in the middle", `${sys}\n${goal}\n{"role":"user","content":"x\\"}\n${sys}\n`, undefined],
-    ["blank lines and CRLF", `${sys}\r\n\r\n${goal}\r\n${w({ role: "user", content: 'ends in "}' })}\r\n`, undefined],
-    ["escaped backslash before the end", `${sys}\n${goal}\n${w({ role: "user", content: "dir\\" })}\n`, undefined],
+    [
+      "blank lines and CRLF",
+      `${sys}\r\n\r\n${goal}\r\n${w({ role: "user", content: 'ends in "}' })}\r\n`,
+      undefined,
+    ],
+    [
+      "escaped backslash before the end",
+      `${sys}\n${goal}\n${w({ role: "user", content: "dir\\" })}\n`,
+      undefined,
+    ],
     ["foreign records", `${sys}\n${goal}\n{"role":"tool","content":"x"}\n{"other":1}\n`, undefined],
     ["no user message", `${sys}\n${w({ role: "assistant", content: "a" })}\n`, undefined],
     ["rotated part holds the goal", `${w({ role: "assistant", content: "b" })}\n`, `${sys}\n${goal}\n`],
