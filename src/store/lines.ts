@@ -131,8 +131,12 @@ export function scanLinesSync(file: string, visit: LineVisitor, maxLine = MAX_RE
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw e;
   }
+  // One buffer serves every scan (this is synchronous): listing thousands of transcripts then
+  // allocates nothing per file. A visitor that scans another file meanwhile gets its own.
+  const shared = !scanBufferBusy;
+  const buf = shared ? scanBuffer : Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+  scanBufferBusy = true;
   try {
-    const buf = Buffer.allocUnsafe(chunkFor(fs.fstatSync(fd).size));
     const split = new LineSplitter(maxLine);
     for (;;) {
       const got = fs.readSync(fd, buf, 0, buf.length, null);
@@ -142,9 +146,13 @@ export function scanLinesSync(file: string, visit: LineVisitor, maxLine = MAX_RE
     split.end(visit);
     return true;
   } finally {
+    if (shared) scanBufferBusy = false;
     fs.closeSync(fd);
   }
 }
+
+const scanBuffer = Buffer.allocUnsafe(LINE_CHUNK_BYTES);
+let scanBufferBusy = false;
 
 /** Collects the lines of one chunk as ByteLines (for the generator readers). */
 function collector(into: ByteLine[]): LineVisitor {
