@@ -45,7 +45,8 @@ const notes = [];
 /** Runs a command; wall ms, peak RSS in MB (via /usr/bin/time), stdout size and line count. */
 function measure(cmd, args, { env = process.env, cwd = work } = {}) {
   return new Promise((resolve) => {
-    const full = TIME ? [TIME, "-f", "%M", cmd, ...args] : [cmd, ...args];
+    // Peak RSS and CPU seconds (user + system): CPU time is what a loaded machine distorts least.
+    const full = TIME ? [TIME, "-f", "%U %S %M", cmd, ...args] : [cmd, ...args];
     const t0 = performance.now();
     const child = spawn(full[0], full.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let err = "";
@@ -63,10 +64,13 @@ function measure(cmd, args, { env = process.env, cwd = work } = {}) {
     child.on("close", (code) => {
       const ms = performance.now() - t0;
       const errLines = err.trim().split("\n");
-      const kb = TIME ? Number(errLines.at(-1)) : Number.NaN;
+      const [user, sys, kb] = TIME
+        ? (errLines.at(-1) ?? "").split(" ").map(Number)
+        : [Number.NaN, Number.NaN, Number.NaN];
       resolve({
         code,
         ms,
+        cpuMs: (user + sys) * 1000,
         mb: kb / 1024,
         outBytes,
         outLines,
@@ -277,17 +281,22 @@ async function benchSessions() {
   console.error(`generated ${SESSIONS} sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const env = scootEnv(home);
   const times = [];
+  const cpu = [];
   const rss = [];
   const base = [];
+  const baseCpu = [];
   let lines = 0;
   let code = 0;
   for (let r = 0; r < RUNS; r++) {
     const list = await measure(process.execPath, [CLI, "sessions", "list"], { env });
     times.push(list.ms);
+    cpu.push(list.cpuMs);
     rss.push(list.mb);
     lines = list.outLines;
     code = list.code;
-    base.push((await measure(process.execPath, [CLI, "--version"], { env })).ms);
+    const version = await measure(process.execPath, [CLI, "--version"], { env });
+    base.push(version.ms);
+    baseCpu.push(version.cpuMs);
   }
   fs.rmSync(dir, { recursive: true, force: true });
   rows.push(
@@ -306,6 +315,15 @@ async function benchSessions() {
   );
   if (TIME)
     rows.push(
+      row({
+        bench: "scale",
+        figure: `sessions list, ${SESSIONS} sessions: CPU time (user + sys) vs scoot --version`,
+        value: median(cpu),
+        baseline: median(baseCpu),
+        unit: "ms",
+        ratio: median(cpu) / median(baseCpu),
+        aim: "(context for the wall time on a loaded machine)",
+      }),
       row({
         bench: "scale",
         figure: `sessions list, ${SESSIONS} sessions: peak RSS`,
