@@ -26,7 +26,7 @@ export async function runAuditShow(cli: Cli): Promise<number> {
     }
     cli.io.out(`${formatEvent(item.record)}\n`);
     printed += 1;
-    await cli.io.drain?.();
+    if ((await cli.io.drain?.()) === false) return EXIT.ok; // the reader has gone: stop reading
   }
   if (printed === 0) cli.io.err(`no audit events for session "${id}"\n`);
   return EXIT.ok;

@@ -68,7 +68,7 @@ export async function runSessionShow(cli: Cli): Promise<number> {
       continue;
     }
     cli.io.out(`${JSON.stringify({ role: item.record.role, content: item.record.content })}\n`);
-    await cli.io.drain?.();
+    if ((await cli.io.drain?.()) === false) return EXIT.ok; // the reader has gone: stop reading
   }
   return EXIT.ok;
 }

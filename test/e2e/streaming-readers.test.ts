@@ -97,6 +97,22 @@ describe("printing while reading", () => {
   });
 });
 
+describe("a reader that stops early", () => {
+  it("session show stops quietly when its reader closes the pipe (| head)", async () => {
+    const file = path.join(home, "state", "sessions", "big.jsonl");
+    const line = (i: number) => JSON.stringify({ role: "user", content: `${"x".repeat(500)} ${i}` });
+    fs.writeFileSync(file, `${Array.from({ length: 20_000 }, (_, i) => line(i)).join("\n")}\n`);
+    const child = spawnCli(["session", "show", "big"], { home });
+    const done = collect(child, { timeoutMs: 20_000 });
+    // Like `| head -c 1`: take the first chunk, then close the pipe.
+    await new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()));
+    child.stdout?.destroy();
+    const r = await done;
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled|internal error/);
+    expect(r.code).toBe(0);
+  });
+});
+
 describe("audit show on a log larger than Node's longest string", () => {
   const MAX_STRING = 0x1fffffe8;
   const TIME = "/usr/bin/time";
