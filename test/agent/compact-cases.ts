@@ -1,7 +1,8 @@
 /**
- * A table of histories for the compaction tests (issue 16). The expected outputs in
- * compact-expected.json were produced by the quadratic implementation that issue 16 replaced
- * (`npx tsx`-free: see the header of that test), so these cases pin "behaviour unchanged".
+ * A table of histories for the compaction tests (issue 16). compact-expected.json holds what
+ * the quadratic implementation that issue 16 replaced returned for each case (generated with
+ * it, bundled by esbuild, before the rewrite: commit "bench/scale: …"), so these cases pin
+ * "behaviour unchanged".
  */
 import type { Message } from "../../src/store/session.js";
 
