@@ -1,10 +1,14 @@
 /**
  * The inspection commands stream (issue 16), checked on the real built CLI:
- *  - `audit show` and `session show` print the first records before the file has ended: the
- *    file is a named pipe the test keeps open until the first record has been printed, so a
- *    reader that read to the end before printing would never print it (the test would time out);
+ *  - `audit show` and `session show` print the first records before they have read the file to
+ *    its end: the test stops reading the command's stdout at its first output (so the command
+ *    blocks on a full pipe) and looks at the command's open descriptor for the file in /proc:
+ *    it is still open and its offset is far from the end. A reader that read the whole file
+ *    before printing would have closed it by then.
  *  - `audit show` on a log larger than Node's longest string prints every event of the session
  *    with a peak RSS far below the file size.
+ * (A named pipe would show the same more directly, but store files that are FIFOs are refused:
+ * issue 17 item 7, test/hostile2/home-files.test.ts.)
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -23,78 +27,82 @@ afterEach(() => removeDir(home));
 const event = (seq: number, sid: string) =>
   JSON.stringify({ seq, ts: 1, session_id: sid, kind: "tool_call", msg: `event ${seq}` });
 
-function mkfifo(file: string): void {
-  const r = spawnSync("mkfifo", [file]);
-  if (r.status !== 0) throw new Error(`mkfifo failed: ${r.stderr}`);
+/** Lines enough that their output cannot fit in the pipe and the writer's buffers (~40 MB). */
+const MANY = 400_000;
+
+/** The read offset of `pid`'s open descriptor for `file`, or undefined when none is open. */
+function openOffset(pid: number, file: string): number | undefined {
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    if (target !== file) continue;
+    const info = fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8");
+    return Number(/^pos:\s+(\d+)/m.exec(info)?.[1]);
+  }
+  return undefined;
 }
 
 /**
- * Runs the CLI on a named pipe: writes `first`, waits until stdout shows `expect`, then writes
- * `rest` and closes the pipe.
+ * Runs the CLI, stops reading its stdout at the first output, and returns where the command
+ * was in `file` at that moment, then lets it finish.
  */
-async function printsBeforeTheEnd(args: string[], fifo: string, first: string, shows: string, rest: string) {
-  mkfifo(fifo);
+async function offsetAtFirstOutput(args: string[], file: string) {
   const child = spawnCli(args, { home });
-  const done = collect(child, { timeoutMs: 20_000 });
-  const writer = await fs.promises.open(fifo, "w");
-  await writer.write(first);
-  let seen = "";
-  const shown = new Promise<void>((resolve) => {
-    child.stdout?.on("data", (d: Buffer | string) => {
-      seen += d.toString();
-      if (seen.includes(shows)) resolve();
+  const done = collect(child, { timeoutMs: 60_000 });
+  const firstOutput = new Promise<number | undefined>((resolve) => {
+    child.stdout?.once("data", () => {
+      child.stdout?.pause(); // the pipe fills; a streaming command now waits for it to drain
+      resolve(openOffset(child.pid as number, file));
     });
   });
-  // A reader that waits for the end never prints: `done` then rejects on its timeout.
-  await Promise.race([
-    shown,
-    done.then((r) => {
-      throw new Error(`scoot exited (${r.code}) before printing ${shows}: ${r.stderr}`);
-    }),
-  ]);
-  await writer.write(rest);
-  await writer.close();
-  return done;
+  const offset = await firstOutput;
+  child.stdout?.resume();
+  return { offset, result: await done };
 }
 
 describe("printing while reading", () => {
-  it("audit show prints the first event before the log has ended", async () => {
-    const fifo = path.join(home, "logs", "audit.jsonl");
-    const r = await printsBeforeTheEnd(
-      ["audit", "show", "s1"],
-      fifo,
-      `${event(0, "s1")}\n${event(1, "other")}\n`,
-      '"msg":"event 0"',
-      `${event(2, "s1")}\nnot json\n`,
-    );
-    expect(r.code).toBe(0);
-    expect(
-      r.stdout
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l).seq),
-    ).toEqual([0, 2]);
-    expect(r.stderr).toContain(`${fifo}:4: skipped a line that is not valid JSON`);
-  });
+  it("audit show prints the first events before it has read the log to its end", async () => {
+    const log = path.join(home, "logs", "audit.jsonl");
+    const lines = Array.from({ length: MANY }, (_, i) => event(i, i % 2 === 0 ? "s1" : "other"));
+    lines.splice(3, 0, "not json");
+    fs.writeFileSync(log, `${lines.join("\n")}\n`);
+    const size = fs.statSync(log).size;
+    const { offset, result } = await offsetAtFirstOutput(["audit", "show", "s1"], log);
+    expect(offset, "the log is still open at the first output").toBeDefined();
+    expect(offset as number).toBeLessThan(size / 2);
+    expect(result.code).toBe(0);
+    const seqs = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).seq as number);
+    expect(seqs.length).toBe(MANY / 2);
+    expect(seqs.slice(0, 3)).toEqual([0, 2, 4]);
+    expect(result.stderr).toContain(`${log}:4: skipped a line that is not valid JSON`);
+  }, 90_000);
 
-  it("session show prints the first message before the transcript has ended", async () => {
-    const fifo = path.join(home, "state", "sessions", "s1.jsonl");
-    const r = await printsBeforeTheEnd(
-      ["session", "show", "s1"],
-      fifo,
-      `${JSON.stringify({ role: "user", content: "first" })}\n`,
-      '"content":"first"',
-      `${JSON.stringify({ role: "assistant", content: "second" })}\n{"role":"user","cont`,
-    );
-    expect(r.code).toBe(0);
-    expect(
-      r.stdout
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l).content),
-    ).toEqual(["first", "second"]);
-    expect(r.stderr).toContain(`${fifo}:3: skipped a torn last line`);
-  });
+  it("session show prints the first messages before it has read the transcript to its end", async () => {
+    const file = path.join(home, "state", "sessions", "s1.jsonl");
+    const msg = (i: number) =>
+      JSON.stringify({ role: i % 2 ? "assistant" : "user", content: `message ${i}` });
+    const lines = Array.from({ length: MANY }, (_, i) => msg(i));
+    fs.writeFileSync(file, `${lines.join("\n")}\n{"role":"user","cont`);
+    const size = fs.statSync(file).size;
+    const { offset, result } = await offsetAtFirstOutput(["session", "show", "s1"], file);
+    expect(offset, "the transcript is still open at the first output").toBeDefined();
+    expect(offset as number).toBeLessThan(size / 2);
+    expect(result.code).toBe(0);
+    const contents = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).content as string);
+    expect(contents.length).toBe(MANY);
+    expect(contents[0]).toBe("message 0");
+    expect(result.stderr).toContain(`${file}:${MANY + 1}: skipped a torn last line`);
+  }, 90_000);
 });
 
 describe("a reader that stops early", () => {
