@@ -311,6 +311,15 @@ describe("scoot acp", () => {
     expect(r.stopReason).toBe("max_turn_requests");
   });
 
+  it("a session that cannot open (an unsafe token file) is a JSON-RPC error naming the fix", async () => {
+    fs.writeFileSync(path.join(home, "token"), "tok\n", { mode: 0o644 });
+    fs.chmodSync(path.join(home, "token"), 0o644);
+    const { c } = await start();
+    await expect(
+      c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] }),
+    ).rejects.toThrow(/must be 0600.*chmod 600/);
+  });
+
   it("refuses a relative or missing cwd with a clear error", async () => {
     const { c } = await start();
     await expect(
