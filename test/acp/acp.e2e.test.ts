@@ -311,6 +311,34 @@ describe("scoot acp", () => {
     expect(r.stopReason).toBe("max_turn_requests");
   });
 
+  it("two sessions prompt at once; each gets its own updates and answer", async () => {
+    server.push(step("final", "same answer"), step("final", "same answer"));
+    const { c } = await start();
+    const a = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const b = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    expect(a.sessionId).not.toBe(b.sessionId);
+    const ask = (sessionId: string) =>
+      c.agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "hi" }],
+      });
+    const [ra, rb] = await Promise.all([ask(a.sessionId), ask(b.sessionId)]);
+    expect([ra.stopReason, rb.stopReason]).toEqual(["end_turn", "end_turn"]);
+    for (const id of [a.sessionId, b.sessionId]) {
+      const answer = updates
+        .filter((u) => u.sessionId === id && u.update.sessionUpdate === "agent_message_chunk")
+        .map((u) => textOf(u.update as { content: acp.ContentBlock }))
+        .join("");
+      expect(answer).toBe("same answer");
+    }
+    // A second prompt in a session while one runs is refused, not interleaved.
+    server.push({ ...step("final", "slow"), delayMs: 1500 } as ScriptItem);
+    const slow = ask(a.sessionId);
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(ask(a.sessionId)).rejects.toThrow(/already running a prompt/);
+    expect((await slow).stopReason).toBe("end_turn");
+  });
+
   it("a session that cannot open (an unsafe token file) is a JSON-RPC error naming the fix", async () => {
     fs.writeFileSync(path.join(home, "token"), "tok\n", { mode: 0o644 });
     fs.chmodSync(path.join(home, "token"), 0o644);
