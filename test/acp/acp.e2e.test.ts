@@ -381,7 +381,9 @@ describe("scoot acp", () => {
     expect(k.lastIndexOf("agent_thought_chunk")).toBeLessThan(k.indexOf("agent_message_chunk"));
     c.close();
     child!.stdin!.end();
-    await new Promise((done) => child!.on("close", done));
+    const code = await new Promise((done) => child!.on("close", done));
+    // The editor closing stdin ends the agent cleanly.
+    expect(code).toBe(0);
     for (const line of stdout.split("\n").filter((l) => l !== "")) {
       expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
     }
