@@ -439,5 +439,14 @@ describe("scoot acp", () => {
     const audit = auditLines().filter((e) => e.session_id === sessionId);
     expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes("via editor"))).toBe(true);
     expect(audit.some((e) => e.kind === "policy_deny" && e.msg.includes("other"))).toBe(true);
+    // The editor's servers live as long as the agent: closing it leaves no server process.
+    expect(processesWith(EVERYTHING).length).toBeGreaterThan(0);
+    c.close();
+    child!.stdin!.end();
+    await new Promise((done) => child!.on("close", done));
+    const until = Date.now() + 5000;
+    while (processesWith(EVERYTHING).length > 0 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(processesWith(EVERYTHING)).toEqual([]);
   });
 });
