@@ -80,8 +80,13 @@ interface SessionState {
   agent: AgentSession;
   listener?: (e: AgentEvent) => void;
   running?: AbortController;
+  /** Settles when the running prompt's run has finished (its tool's process group reaped). */
+  settled?: Promise<unknown>;
   prompts: number;
 }
+
+/** How long shutdown waits for cancelled runs to tear their tools down. */
+const SHUTDOWN_WAIT_MS = 10_000;
 
 let sessionCounter = 0;
 function newAcpSessionId(): string {
@@ -244,11 +249,14 @@ export class AcpSessions {
     s.running = controller;
     s.listener = (e) => translator.handle(e);
     let r: RunResult;
+    const running = s.agent.run(goal.value, controller.signal);
+    s.settled = running.catch(() => undefined);
     try {
-      r = await s.agent.run(goal.value, controller.signal);
+      r = await running;
     } finally {
       s.listener = undefined;
       s.running = undefined;
+      s.settled = undefined;
     }
     if (r.status === "final") return "end_turn";
     translator.close(r.error ?? r.status);
@@ -267,9 +275,20 @@ export class AcpSessions {
     this.sessions.get(id)?.running?.abort(new Error("interrupted"));
   }
 
+  /**
+   * Cancels every running prompt, waits (bounded) until their runs have finished — the tools'
+   * process groups killed and the interruption audited — then closes every session.
+   */
   async closeAll(): Promise<void> {
-    for (const s of this.sessions.values()) s.running?.abort(new Error("interrupted"));
-    await Promise.all([...this.sessions.values()].map((s) => s.agent.close()));
+    const all = [...this.sessions.values()];
     this.sessions.clear();
+    for (const s of all) s.running?.abort(new Error("interrupted"));
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHUTDOWN_WAIT_MS);
+    });
+    await Promise.race([Promise.all(all.map((s) => s.settled)), bound]);
+    clearTimeout(timer);
+    await Promise.all(all.map((s) => s.agent.close()));
   }
 }

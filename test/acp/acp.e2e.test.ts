@@ -214,6 +214,25 @@ describe("scoot acp", () => {
     expect(audit.some((e) => e.kind === "system_error" && e.msg === "interrupted")).toBe(true);
   });
 
+  it("SIGTERM during a prompt stops the tool and exits 130", async () => {
+    const tag = uniqueSleepArg(30);
+    server.push(step("bash", `sleep ${tag}`));
+    const { c } = await start(["--policy", "unrestricted"]);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    void c.agent
+      .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "wait" }] })
+      .catch(() => undefined);
+    expect(await waitForProcess(tag, 15_000)).toBe(true);
+    const closed = new Promise((done) => child!.on("close", done));
+    child!.kill("SIGTERM");
+    expect(await closed).toBe(130);
+    expect(processesWith(tag)).toEqual([]);
+    expect(stderr).toMatch(/SIGTERM: stopping/);
+  });
+
   it("set_mode readonly makes a following bash step a failed update naming the policy (audited)", async () => {
     server.push(step("bash", "touch made-by-bash"), step("final", "could not"));
     const { c } = await start(["--policy", "unrestricted"]);
