@@ -61,7 +61,10 @@ export interface Scoot {
   /** The policy mode runs use. */
   readonly policy: PolicyMode;
   run(goal: string, options?: RunOptions): Promise<RunOutcome>;
-  /** Releases every session and MCP connection; later runs are refused. */
+  /**
+   * Cancels running goals (like Ctrl-C) and waits for them to stop, then releases every
+   * session and MCP connection; later runs are refused.
+   */
   close(): Promise<void>;
 }
 
@@ -96,6 +99,8 @@ export function createScoot(options: ScootOptions = {}): Scoot {
     agent: AgentSession;
     listener?: (e: AgentEvent) => void;
     busy: boolean;
+    /** The running goal: its controller and its end. */
+    current?: { controller: AbortController; done: Promise<unknown> };
   }
   const sessions = new Map<string, Open>();
   let closed = false;
@@ -155,9 +160,16 @@ export function createScoot(options: ScootOptions = {}): Scoot {
         if (e.type === "run") runId = e.runId;
         runOptions.onEvent?.(e);
       };
-      const signal = runOptions.signal ?? new AbortController().signal;
+      // The caller's signal, or close(), stops the run.
+      const controller = new AbortController();
+      const outer = runOptions.signal;
+      const forward = () => controller.abort(outer?.reason ?? new Error("interrupted"));
+      if (outer?.aborted) forward();
+      else outer?.addEventListener("abort", forward, { once: true });
+      const running = s.agent.run(goal, controller.signal);
+      s.current = { controller, done: running.catch(() => undefined) };
       try {
-        const r = await s.agent.run(goal, signal);
+        const r = await running;
         return {
           answer: r.status === "final" ? r.answer : undefined,
           sessionId: id,
@@ -168,7 +180,9 @@ export function createScoot(options: ScootOptions = {}): Scoot {
           ...(r.error ? { error: r.error } : {}),
         };
       } finally {
+        outer?.removeEventListener("abort", forward);
         s.listener = undefined;
+        s.current = undefined;
         s.busy = false;
       }
     },
@@ -176,6 +190,8 @@ export function createScoot(options: ScootOptions = {}): Scoot {
       closed = true;
       const all = [...sessions.values()];
       sessions.clear();
+      for (const s of all) s.current?.controller.abort(new Error("interrupted"));
+      await Promise.all(all.map((s) => s.current?.done));
       await Promise.all(all.map((s) => s.agent.close()));
     },
   };

@@ -155,6 +155,30 @@ fs.writeFileSync("cancel-result.json", JSON.stringify({ out, tookMs }));
     expect(audit.at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
   });
 
+  it("close() during a run cancels it and waits until the tool is gone; later runs are refused", async () => {
+    const tag = uniqueSleepArg(30);
+    server.push({ reply: { thought: "wait", action: "bash", action_input: `sleep ${tag}` } });
+    const r = await runConsumer(
+      "close.mjs",
+      `import fs from "node:fs";
+import { createScoot } from "scoot";
+const scoot = createScoot({ home: process.env.T_HOME, policy: "unrestricted", env: { ...process.env, SCOOT_BACKEND_BASE_URL: process.env.T_URL } });
+let closing;
+const out = await scoot.run("wait", { onEvent: (e) => { if (e.type === "running") closing = new Promise((r) => setTimeout(r, 300)).then(() => scoot.close()); } });
+await closing;
+let refused = "";
+await scoot.run("again").catch((e) => { refused = e.message; });
+fs.writeFileSync("close-result.json", JSON.stringify({ out, refused }));
+`,
+      { T_HOME: home, T_URL: server.url },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const { out, refused } = JSON.parse(fs.readFileSync(path.join(consumer, "close-result.json"), "utf8"));
+    expect(out.status).toBe("interrupted");
+    expect(refused).toMatch(/closed/);
+    expect(processesWith(tag)).toEqual([]);
+  });
+
   it("bad options are clear errors; the shipped types check in a TypeScript consumer", async () => {
     const r = await runConsumer(
       "bad.mjs",
