@@ -19,6 +19,7 @@ import { type AgentSession, openAgentSession } from "../agent/session-runner.js"
 import { loadResumeTarget } from "../cli/resume.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
+import { effectiveUnattended } from "../policy/modes.js";
 import type { AuditLog } from "../store/audit.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
@@ -112,8 +113,19 @@ export class AcpSessions {
 
   constructor(private readonly ctx: AcpContext) {}
 
+  /**
+   * The modes an editor may choose. Under `scoot acp --unattended` only those the clamp leaves
+   * as they are (edge.max_job_policy, guarded runs as readonly): the editor cannot lift the
+   * operator's ceiling.
+   */
+  private allowedModes(): typeof MODES {
+    if (!this.ctx.unattended) return MODES;
+    const ceiling = this.ctx.config.edge.max_job_policy;
+    return MODES.filter((m) => effectiveUnattended(m.id, ceiling) === m.id);
+  }
+
   modeState(mode: PolicyMode): SessionModeState {
-    return { currentModeId: mode, availableModes: MODES.map((m) => ({ ...m })) };
+    return { currentModeId: mode, availableModes: this.allowedModes().map((m) => ({ ...m })) };
   }
 
   private configFor(mcpServers: readonly McpServer[]): Config {
@@ -199,12 +211,15 @@ export class AcpSessions {
   /** Changes the session's policy mode (audited); the conversation goes on under the new mode. */
   async setMode(id: string, modeId: string): Promise<void> {
     const s = this.get(id);
-    const mode = MODES.find((m) => m.id === modeId)?.id;
-    if (!mode)
-      throw new AcpFailure(
-        ACP_ERROR.invalidParams,
-        `unknown mode "${modeId}" (use ${MODES.map((m) => m.id).join(", ")})`,
-      );
+    const allowed = this.allowedModes();
+    const mode = allowed.find((m) => m.id === modeId)?.id;
+    if (!mode) {
+      const known = MODES.some((m) => m.id === modeId);
+      const why = known
+        ? `mode "${modeId}" is above what scoot acp --unattended allows (edge.max_job_policy)`
+        : `unknown mode "${modeId}"`;
+      throw new AcpFailure(ACP_ERROR.invalidParams, `${why} (use ${allowed.map((m) => m.id).join(", ")})`);
+    }
     if (s.running)
       throw new AcpFailure(
         ACP_ERROR.invalidParams,

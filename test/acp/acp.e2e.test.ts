@@ -214,6 +214,20 @@ describe("scoot acp", () => {
     expect(audit.some((e) => e.kind === "system_error" && e.msg === "interrupted")).toBe(true);
   });
 
+  it("under --unattended an editor cannot lift the operator's ceiling with set_mode", async () => {
+    const { c } = await start(["--unattended"]);
+    const created = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    // Default edge.max_job_policy is readonly; guarded runs as readonly when unattended.
+    expect(created.modes?.currentModeId).toBe("readonly");
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly"]);
+    await expect(
+      c.agent.request(acp.methods.agent.session.setMode, {
+        sessionId: created.sessionId,
+        modeId: "unrestricted",
+      }),
+    ).rejects.toThrow(/above what scoot acp --unattended allows/);
+  });
+
   it("SIGTERM during a prompt stops the tool and exits 130", async () => {
     const tag = uniqueSleepArg(30);
     server.push(step("bash", `sleep ${tag}`));
