@@ -313,6 +313,15 @@ describe("scoot acp", () => {
         mcpServers: [],
       }),
     ).rejects.toThrow(/no session "acp-nope"/);
+    for (const hostile of ["../../etc/passwd", "..", "a/b", "x\u0000y", ""]) {
+      await expect(
+        second.c.agent.request(acp.methods.agent.session.load, {
+          sessionId: hostile,
+          cwd: project,
+          mcpServers: [],
+        }),
+      ).rejects.toThrow(/invalid session id/);
+    }
   });
 
   it("max turns answers max_turn_requests; a backend failure is a JSON-RPC error with the CLI's message", async () => {
