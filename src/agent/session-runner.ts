@@ -18,7 +18,8 @@ import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
-import { type Message, openSession } from "../store/session.js";
+import { loadAuditKey } from "../store/audit-chain.js";
+import { claimSession, type Message, openSession } from "../store/session.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
 import type { AgentEvent } from "./events.js";
@@ -107,8 +108,20 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     retries: opts.retries,
     onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
   });
-  const audit = createAuditLog(auditOptions(config.audit, paths.audit));
+  const auditOpts = auditOptions(config.audit, paths.audit);
+  const key = loadAuditKey(auditOpts.hmacKeyFile);
+  if (!key.ok) {
+    await pool?.close();
+    return { ok: false, error: key.error };
+  }
+  const audit = createAuditLog(auditOpts);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
+  // One live process per session id (issue 12): a second one is refused, not interleaved.
+  const claim = claimSession(paths.sessions, opts.sessionId);
+  if (!claim.ok) {
+    await pool?.close();
+    return { ok: false, error: claim.error };
+  }
   const session = openSession(paths.sessions, opts.sessionId);
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
@@ -140,7 +153,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           history.push({ role: "system", content: systemPrompt });
           systemWritten = true;
         }
-        return runGoal(
+        const result = await runGoal(
           {
             config,
             mode: opts.mode,
@@ -161,8 +174,13 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           },
           goal,
         );
+        // Batched records reach the disk at run end (tool_call and policy_deny already did).
+        audit.flush();
+        return result;
       },
       async close() {
+        audit.close();
+        claim.value.release();
         await pool?.close();
       },
     },

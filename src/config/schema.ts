@@ -81,6 +81,7 @@ export interface Config {
     to_file: boolean;
     max_retained_generations: number;
     max_file_bytes: number;
+    hmac_key_file?: string;
   };
   /** Raw job tables; `schedule/jobs.ts` validates each one and skips the bad ones with a warning. */
   schedule: { enabled: boolean; poll_ms: number; jobs: JobConfig[] };
@@ -174,6 +175,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     to_file: { kind: { type: "bool" }, default: true, doc: "write logs/audit.jsonl" },
     max_retained_generations: { kind: { type: "int", min: 0 }, default: 8, doc: "retired files kept" },
     max_file_bytes: { kind: { type: "int", min: 1 }, default: 16_777_216, doc: "rotation threshold" },
+    hmac_key_file: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "0600 key file: the event chain becomes an HMAC chain",
+    },
   },
   schedule: {
     enabled: { kind: { type: "bool" }, default: false, doc: "allow schedule/daemon runs" },

@@ -1,21 +1,83 @@
 /**
- * A cross-process lock for audit rotation: a file created with O_EXCL holding the owner's
- * pid. A lock whose owner is dead, or that is older than LOCK_STALE_MS, is taken over so a
- * writer killed mid-rotation never wedges the log.
+ * A cross-process lock for the audit log (taken for every append and rotation) and for live
+ * session transcripts (issue 12).
+ *
+ * Taking it: the owner token `<pid> <random nonce>` is written to a unique temp file that is
+ * then hard-linked to the lock name. link() refuses to overwrite, so exactly one process wins,
+ * and the lock file is never seen empty or half-written.
+ *
+ * Releasing it: only when the lock file still holds *our* token.
+ *
+ * Taking over a stale lock (its owner's pid is dead, or an unreadable file older than
+ * GARBAGE_LOCK_MS left by an older version): the breaker first creates, again with link(), a
+ * claim file named after the stale lock's identity (device, inode, ctime). Only one process
+ * can hold the claim for one identity, so of two processes that judged the same lock stale at
+ * the same moment only one removes it; the other finds the claim taken (or, later, a lock with
+ * another identity) and goes back to waiting. A lock with a live owner is never taken over,
+ * however old: the owner can only lose it by dying. A claim whose own breaker died is broken
+ * the same way, one level up (bounded by MAX_BREAK_DEPTH). See test/store/audit-lock.test.ts.
+ *
+ * Waiting is synchronous (Atomics.wait, LOCK_POLL_MS at a time). That is deliberate: the
+ * audit emit is synchronous because a `tool_call` record must be on disk before the effect
+ * starts, and every holder keeps the lock for one append (plus, rarely, one rotation) — well
+ * under a millisecond of work — so the event loop is frozen for at most the holders' queue,
+ * and never longer than LOCK_WAIT_MS, after which the append fails closed with an error
+ * naming the holder.
  */
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 
 export const LOCK_WAIT_MS = 5_000;
-export const LOCK_STALE_MS = 10_000;
-const LOCK_POLL_MS = 2;
+/** A lock file whose content is not an owner token (empty, garbage) is abandoned after this. */
+export const GARBAGE_LOCK_MS = 10_000;
+const LOCK_POLL_MS = 1;
+/** Claims on claims: each level needs another breaker to die inside a few syscalls. */
+const MAX_BREAK_DEPTH = 3;
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 function sleepSync(ms: number): void {
   Atomics.wait(sleepCell, 0, 0, ms);
 }
 
+/** Tokens of the locks this process holds right now. */
+const held = new Set<string>();
+
+export interface LockHooks {
+  /** Called after a lock was judged stale, before the claim: lets a test line two breakers up. */
+  afterJudgedStale?: (lockFile: string) => void;
+}
+
+export interface HeldLock {
+  file: string;
+  token: string;
+  /** Removes the lock if it is still ours; never anyone else's. */
+  release(): void;
+}
+
+function newToken(): string {
+  return `${process.pid} ${randomBytes(8).toString("hex")}`;
+}
+
+function uniqueSuffix(): string {
+  return `${process.pid}-${randomBytes(6).toString("hex")}`;
+}
+
+/** Creates `file` holding `content` in one step (temp file + link). false when it exists. */
+export function createExclusive(file: string, content: string): boolean {
+  const tmp = `${file}.tmp-${uniqueSuffix()}`;
+  fs.writeFileSync(tmp, content, { mode: 0o600, flag: "wx" });
+  try {
+    fs.linkSync(tmp, file);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw e;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
 function ownerAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -24,43 +86,122 @@ function ownerAlive(pid: number): boolean {
   }
 }
 
-function isStale(lockFile: string): boolean {
+interface Judged {
+  /** Device, inode and ctime: names this very file, not whatever holds the name later. */
+  identity: string;
+  stale: boolean;
+  owner?: number;
+}
+
+/** What is at `file` now; undefined when nothing is. */
+function judge(file: string): Judged | undefined {
+  let st: fs.BigIntStats;
+  let text: string;
   try {
-    const st = fs.statSync(lockFile);
-    if (Date.now() - st.mtimeMs > LOCK_STALE_MS) return true;
-    const pid = Number(fs.readFileSync(lockFile, "utf8").trim());
-    // An empty file is a lock being written right now, not a stale one.
-    return pid > 0 && !ownerAlive(pid);
+    st = fs.statSync(file, { bigint: true });
+    text = fs.readFileSync(file, "utf8").trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw e;
+  }
+  const identity = `${st.dev}-${st.ino}-${st.ctimeNs}`;
+  const m = /^(\d+)(?: ([0-9a-f]+))?$/.exec(text);
+  if (m) {
+    const pid = Number(m[1]);
+    // Our own pid with a token we do not hold: a leftover of an earlier process that had
+    // this pid (containers reuse pids), since this process takes locks only synchronously.
+    if (pid === process.pid) return { identity, stale: !held.has(text), owner: pid };
+    return { identity, stale: pid <= 0 || !ownerAlive(pid), owner: pid };
+  }
+  const ageMs = Date.now() - Number(st.mtimeMs);
+  return { identity, stale: ageMs > GARBAGE_LOCK_MS };
+}
+
+function identityOf(file: string): string | undefined {
+  try {
+    const st = fs.statSync(file, { bigint: true });
+    return `${st.dev}-${st.ino}-${st.ctimeNs}`;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-/** Runs `fn` holding the lock. Returns false (without running) if the lock was not had in time. */
-export function withLock(lockFile: string, fn: () => void): boolean {
-  const deadline = Date.now() + LOCK_WAIT_MS;
+/** Removes the lock at `file` if it is still the one judged stale; see the module comment. */
+function breakStale(file: string, judged: Judged, depth: number): void {
+  const claim = `${file}.claim-${judged.identity}`;
+  const token = newToken();
+  if (!createExclusive(claim, token)) {
+    if (depth >= MAX_BREAK_DEPTH) return;
+    const other = judge(claim);
+    if (other?.stale) breakStale(claim, other, depth + 1);
+    return;
+  }
+  held.add(token);
+  try {
+    // Nobody else holds this identity's claim and its owner is dead, so nothing can change
+    // the name between this check and the unlink except us.
+    if (identityOf(file) === judged.identity) fs.rmSync(file, { force: true });
+  } finally {
+    held.delete(token);
+    fs.rmSync(claim, { force: true });
+  }
+}
+
+/** One attempt: the lock, or who holds it. */
+export function tryLock(file: string, hooks: LockHooks = {}): HeldLock | { holder?: number } {
+  const token = newToken();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (createExclusive(file, token)) {
+      held.add(token);
+      return {
+        file,
+        token,
+        release() {
+          held.delete(token);
+          try {
+            if (fs.readFileSync(file, "utf8").trim() === token) fs.rmSync(file, { force: true });
+          } catch {
+            // already gone: nothing of ours to remove
+          }
+        },
+      };
+    }
+    const j = judge(file);
+    if (j === undefined) continue; // released between our link and our look
+    if (!j.stale) return { holder: j.owner };
+    hooks.afterJudgedStale?.(file);
+    breakStale(file, j, 0);
+  }
+  return {};
+}
+
+function isHeld(r: HeldLock | { holder?: number }): r is HeldLock {
+  return "release" in r;
+}
+
+/** Waits (bounded by LOCK_WAIT_MS) for the lock. Throws an error naming the holder when it cannot. */
+export function acquireLock(file: string, hooks: LockHooks = {}, waitMs = LOCK_WAIT_MS): HeldLock {
+  const deadline = Date.now() + waitMs;
+  let holder: number | undefined;
   for (;;) {
-    let fd: number | undefined;
-    try {
-      fd = fs.openSync(lockFile, "wx", 0o600);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    const r = tryLock(file, hooks);
+    if (isHeld(r)) return r;
+    holder = r.holder ?? holder;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the lock ${file} is still held${holder ? ` by pid ${holder}` : ""} after ${waitMs} ms; if no Scoot process is running, remove it`,
+      );
     }
-    if (fd !== undefined) {
-      try {
-        fs.writeSync(fd, String(process.pid));
-        fs.closeSync(fd);
-        fn();
-      } finally {
-        fs.rmSync(lockFile, { force: true });
-      }
-      return true;
-    }
-    if (isStale(lockFile)) {
-      fs.rmSync(lockFile, { force: true });
-      continue;
-    }
-    if (Date.now() > deadline) return false;
     sleepSync(LOCK_POLL_MS);
+  }
+}
+
+/** Runs `fn` holding the lock; throws when the lock cannot be had (see acquireLock). */
+export function withLock<T>(file: string, fn: () => T, hooks: LockHooks = {}): T {
+  const lock = acquireLock(file, hooks);
+  try {
+    return fn();
+  } finally {
+    lock.release();
   }
 }

@@ -70,3 +70,83 @@ export function readTextIfExists(file: string): string | undefined {
     throw e;
   }
 }
+
+/** Bytes read per chunk by the streaming readers: memory stays bounded by this plus one line. */
+export const READ_CHUNK_BYTES = 64 * 1024;
+
+export interface RawLine {
+  /** The line's bytes without its newline. */
+  bytes: Buffer;
+  /** 1-based. */
+  lineNo: number;
+  /** True for the file's last line when the file does not end in a newline (a torn write). */
+  unterminated: boolean;
+}
+
+/**
+ * Streams a file's lines (split on "\n", the final empty piece after a trailing newline
+ * dropped) with bounded memory: a chunk at a time, never the whole file. Yields nothing for a
+ * missing file.
+ */
+export function* readLinesSync(file: string): Generator<RawLine> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    const chunk = Buffer.alloc(READ_CHUNK_BYTES);
+    let pending: Buffer[] = [];
+    let lineNo = 0;
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      let start = 0;
+      for (;;) {
+        const nl = chunk.indexOf(0x0a, start);
+        if (nl === -1 || nl >= n) break;
+        pending.push(Buffer.from(chunk.subarray(start, nl)));
+        lineNo += 1;
+        yield { bytes: Buffer.concat(pending), lineNo, unterminated: false };
+        pending = [];
+        start = nl + 1;
+      }
+      if (start < n) pending.push(Buffer.from(chunk.subarray(start, n)));
+    }
+    if (pending.length > 0) {
+      lineNo += 1;
+      yield { bytes: Buffer.concat(pending), lineNo, unterminated: true };
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The last line of an open file (the fragment itself when the file does not end in a newline),
+ * read backwards a chunk at a time. undefined for an empty file.
+ */
+export function lastLineOf(fd: number, size: number): { bytes: Buffer; unterminated: boolean } | undefined {
+  if (size === 0) return undefined;
+  const one = Buffer.alloc(1);
+  fs.readSync(fd, one, 0, 1, size - 1);
+  const unterminated = one[0] !== 0x0a;
+  const end = unterminated ? size : size - 1;
+  const parts: Buffer[] = [];
+  let pos = end;
+  while (pos > 0) {
+    const len = Math.min(READ_CHUNK_BYTES, pos);
+    const buf = Buffer.alloc(len);
+    fs.readSync(fd, buf, 0, len, pos - len);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { bytes: Buffer.concat(parts), unterminated };
+    }
+    parts.unshift(buf);
+    pos -= len;
+  }
+  return { bytes: Buffer.concat(parts), unterminated };
+}

@@ -10,6 +10,7 @@
  * itself.
  */
 import * as fs from "node:fs";
+import { transcriptFiles } from "../store/session.js";
 import { CLIP } from "./clip.js";
 import { fsErrorText } from "./fs-util.js";
 import { optionalInt, parseObject, requireString } from "./json-input.js";
@@ -97,10 +98,10 @@ export const recallTool: Tool<RecallInput> = {
   },
 };
 
-/** All transcript lines, the rotated part first. */
+/** All transcript lines, every retired part first (oldest first), then the live file. */
 function readTranscript(sessionPath: string): Result<string[]> {
   const lines: string[] = [];
-  for (const file of [`${sessionPath}.1`, sessionPath]) {
+  for (const file of transcriptFiles(sessionPath)) {
     let text: string;
     try {
       text = fs.readFileSync(file, "utf8");
