@@ -10,6 +10,7 @@
  * writer itself chained over after a crash, a generation number a crashed rotation never
  * used, and lines written before the chain existed.
  */
+import fs from "node:fs";
 import path from "node:path";
 import { auditFiles, type GapRecord, readGaps, retiredGenerations } from "./audit.js";
 import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
@@ -134,7 +135,36 @@ function where(l: Line): string {
   return `${path.basename(l.file)}:${l.lineNo}`;
 }
 
+/** Walks again when writers rotated during a walk that found a break: at most this many walks. */
+const MAX_WALKS = 5;
+
+/** What a rotation or eviction changes: the retired numbers on disk and the live file's inode. */
+function snapshot(live: string): string {
+  let ino = "none";
+  try {
+    ino = String(fs.statSync(live).ino);
+  } catch {
+    // no live file yet
+  }
+  return `${retiredGenerations(live).join(",")}|${ino}`;
+}
+
+/**
+ * Verifies the whole log. Writers may rotate while we read (verify takes no lock, so it never
+ * stalls them); a break seen while the set of files changed under us is checked again on a
+ * fresh walk, and only a break that survives a stable walk is reported.
+ */
 export function verifyAudit(live: string, opts: VerifyOptions = {}): VerifyReport {
+  let report = verifyOnce(live, opts);
+  for (let walk = 1; walk < MAX_WALKS && !report.ok; walk++) {
+    const before = snapshot(live);
+    report = verifyOnce(live, opts);
+    if (report.ok || snapshot(live) === before) return report;
+  }
+  return report;
+}
+
+function verifyOnce(live: string, opts: VerifyOptions): VerifyReport {
   const files = auditFiles(live);
   const key = opts.key;
   const gens = opts.liveOnly ? [] : retiredGenerations(live);
