@@ -30,7 +30,9 @@ import fs from "node:fs";
 export const LOCK_WAIT_MS = 5_000;
 /** A lock file whose content is not an owner token (empty, garbage) is abandoned after this. */
 export const GARBAGE_LOCK_MS = 10_000;
+/** Backoff while a live holder has the lock: from a few tens of microseconds up to LOCK_POLL_MS. */
 const LOCK_POLL_MS = 1;
+const LOCK_FIRST_POLL_MS = 0.05;
 /** Claims on claims: each level needs another breaker to die inside a few syscalls. */
 const MAX_BREAK_DEPTH = 3;
 
@@ -151,6 +153,13 @@ function breakStale(file: string, judged: Judged, depth: number): void {
 export function tryLock(file: string, hooks: LockHooks = {}): HeldLock | { holder?: number } {
   const token = newToken();
   for (let attempt = 0; attempt < 3; attempt++) {
+    // Look before making a temp file: under contention the lock is usually held.
+    const before = judge(file);
+    if (before && !before.stale) return { holder: before.owner };
+    if (before?.stale) {
+      hooks.afterJudgedStale?.(file);
+      breakStale(file, before, 0);
+    }
     if (createExclusive(file, token)) {
       held.add(token);
       return {
@@ -183,6 +192,7 @@ function isHeld(r: HeldLock | { holder?: number }): r is HeldLock {
 export function acquireLock(file: string, hooks: LockHooks = {}, waitMs = LOCK_WAIT_MS): HeldLock {
   const deadline = Date.now() + waitMs;
   let holder: number | undefined;
+  let pause = LOCK_FIRST_POLL_MS;
   for (;;) {
     const r = tryLock(file, hooks);
     if (isHeld(r)) return r;
@@ -192,7 +202,8 @@ export function acquireLock(file: string, hooks: LockHooks = {}, waitMs = LOCK_W
         `the lock ${file} is still held${holder ? ` by pid ${holder}` : ""} after ${waitMs} ms; if no Scoot process is running, remove it`,
       );
     }
-    sleepSync(LOCK_POLL_MS);
+    sleepSync(pause);
+    pause = Math.min(pause * 2, LOCK_POLL_MS);
   }
 }
 

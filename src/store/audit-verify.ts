@@ -72,10 +72,21 @@ interface Line {
   hash: string;
 }
 
-function* linesOf(sources: { file: string; gen?: number }[], key: Buffer | undefined): Generator<Line> {
+/** A retired generation vanished (evicted) while we walked: walk again. */
+class Moved extends Error {}
+
+interface Source {
+  file: string;
+  gen?: number;
+  /** The live file, opened before the walk: a rotation meanwhile does not change what we read. */
+  fd?: number;
+}
+
+function* linesOf(sources: Source[], key: Buffer | undefined): Generator<Line> {
   for (const s of sources) {
     let first = true;
-    for (const raw of readLinesSync(s.file)) {
+    if (s.fd === undefined && !fs.existsSync(s.file)) throw new Moved();
+    for (const raw of readLinesSync(s.file, s.fd)) {
       let json: Record<string, unknown> | undefined;
       try {
         const v = JSON.parse(raw.bytes.toString("utf8")) as unknown;
@@ -155,21 +166,36 @@ function snapshot(live: string): string {
  * fresh walk, and only a break that survives a stable walk is reported.
  */
 export function verifyAudit(live: string, opts: VerifyOptions = {}): VerifyReport {
-  let report = verifyOnce(live, opts);
-  for (let walk = 1; walk < MAX_WALKS && !report.ok; walk++) {
+  let report: VerifyReport | undefined;
+  for (let walk = 0; walk < MAX_WALKS; walk++) {
     const before = snapshot(live);
-    report = verifyOnce(live, opts);
-    if (report.ok || snapshot(live) === before) return report;
+    // A consistent set: the retired numbers did not change while the live file was opened,
+    // so the file we hold is the one that follows the newest retired generation.
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(live, "r");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+    try {
+      if (before.split("|")[0] !== snapshot(live).split("|")[0]) continue;
+      report = verifyOnce(live, opts, before.split("|")[0]!, fd);
+      if (report.ok || snapshot(live) === before) return report;
+    } catch (e) {
+      if (!(e instanceof Moved)) throw e;
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
   }
-  return report;
+  return report ?? verifyOnce(live, opts, snapshot(live).split("|")[0]!, undefined);
 }
 
-function verifyOnce(live: string, opts: VerifyOptions): VerifyReport {
+function verifyOnce(live: string, opts: VerifyOptions, retired: string, liveFd: number | undefined): VerifyReport {
   const files = auditFiles(live);
   const key = opts.key;
-  const gens = opts.liveOnly ? [] : retiredGenerations(live);
-  const sources: { file: string; gen?: number }[] = gens.map((g) => ({ file: `${live}.${g}`, gen: g }));
-  sources.push({ file: live });
+  const gens = opts.liveOnly || retired === "" ? [] : retired.split(",").map(Number);
+  const sources: Source[] = gens.map((g) => ({ file: `${live}.${g}`, gen: g }));
+  if (liveFd !== undefined) sources.push({ file: live, fd: liveFd });
   const { gaps } = opts.liveOnly ? { gaps: [] as GapRecord[] } : readGaps(live);
   const sidecarNext = Number.parseInt((readTextIfExists(files.genSidecar) ?? "").split("\n")[0] ?? "", 10);
   const report: VerifyReport = {
@@ -246,8 +272,8 @@ function verifyOnce(live: string, opts: VerifyOptions): VerifyReport {
     const myNumber = l.gen ?? (Number.isInteger(sidecarNext) ? sidecarNext : undefined);
     const fromNumber = before?.gen ?? 0;
     if (before && p === before.hash) {
-      if (myNumber !== undefined)
-        for (let n = fromNumber + 1; n < myNumber; n++)
+      if (l.gen !== undefined)
+        for (let n = fromNumber + 1; n < l.gen; n++)
           if (!gapCovering(n))
             report.notes.push(`generation number ${n} was never used (a rotation was interrupted)`);
       return undefined;

@@ -88,13 +88,16 @@ export interface RawLine {
  * dropped) with bounded memory: a chunk at a time, never the whole file. Yields nothing for a
  * missing file.
  */
-export function* readLinesSync(file: string): Generator<RawLine> {
+export function* readLinesSync(file: string, openFd?: number): Generator<RawLine> {
   let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw e;
+  if (openFd !== undefined) fd = openFd;
+  else {
+    try {
+      fd = fs.openSync(file, "r");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
   }
   try {
     const chunk = Buffer.alloc(READ_CHUNK_BYTES);
@@ -120,7 +123,7 @@ export function* readLinesSync(file: string): Generator<RawLine> {
       yield { bytes: Buffer.concat(pending), lineNo, unterminated: true };
     }
   } finally {
-    fs.closeSync(fd);
+    if (openFd === undefined) fs.closeSync(fd);
   }
 }
 
