@@ -271,7 +271,7 @@ describe("crash drill", () => {
     // 3. No generation number is reused; the sidecar is above every one of them.
     const numbers = [...retired(), ...gapNumbers()];
     expect(new Set(numbers).size, `retired ${retired()} gaps ${gapNumbers()}`).toBe(numbers.length);
-    const sidecar = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").trim());
+    const sidecar = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0]);
     for (const n of [...numbers, ...generationIdentity.keys()]) expect(sidecar).toBeGreaterThan(n);
     // Evicted numbers are gone from disk for good.
     for (const n of gapNumbers()) expect(fs.existsSync(`${auditLive(home)}.${n}`)).toBe(false);
@@ -314,7 +314,7 @@ describe("crash drill", () => {
       fs.utimesSync(lock, old, old);
     }
     const id = `crash-after-lock-${how}`;
-    const gensBefore = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").trim());
+    const gensBefore = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0]);
     const server = await startScriptedServer([...rapidReads(4)]);
     try {
       const r = await runCli(["-e", "after the crashes", "--session-id", id], {
@@ -329,7 +329,7 @@ describe("crash drill", () => {
       await server.close();
     }
     expect(fs.existsSync(lock)).toBe(false);
-    expect(Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").trim())).toBeGreaterThan(gensBefore);
+    expect(Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0])).toBeGreaterThan(gensBefore);
     const events = allAuditEvents(home).filter((e) => e.session_id === id);
     expect(events.at(-1)).toMatchObject({ kind: "final", msg: "read" });
   });
