@@ -89,6 +89,7 @@ export interface SessionClaim {
  */
 export function claimSession(sessionsDir: string, id: string): Result<SessionClaim> {
   const lockFile = `${sessionPath(sessionsDir, id)}.lock`;
+  releaseClaimsAtExit();
   const mine = claims.get(lockFile);
   let entry = mine;
   if (!entry) {
@@ -138,7 +139,6 @@ export function openSession(
   maxParts = SESSION_MAX_PARTS,
 ): SessionWriter {
   const file = sessionPath(sessionsDir, id);
-  releaseClaimsAtExit();
   let checkedTail = false;
   const rotate = () => {
     const parts = transcriptParts(file);
