@@ -190,7 +190,12 @@ export function verifyAudit(live: string, opts: VerifyOptions = {}): VerifyRepor
   return report ?? verifyOnce(live, opts, snapshot(live).split("|")[0]!, undefined);
 }
 
-function verifyOnce(live: string, opts: VerifyOptions, retired: string, liveFd: number | undefined): VerifyReport {
+function verifyOnce(
+  live: string,
+  opts: VerifyOptions,
+  retired: string,
+  liveFd: number | undefined,
+): VerifyReport {
   const files = auditFiles(live);
   const key = opts.key;
   const gens = opts.liveOnly || retired === "" ? [] : retired.split(",").map(Number);

@@ -17,10 +17,13 @@
  * tool in its own group precisely so one signal can end all of it; the drill proves that by
  * killing the leftover's group itself and asserting nothing of it keeps running.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { readAuditEvents } from "../../src/store/audit.js";
+import { verifyAudit } from "../../src/store/audit-verify.js";
+import { type CliResult, collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 import {
   allAuditEvents,
@@ -49,6 +52,9 @@ const AUDIT_MAX_FILE_BYTES = 2048;
 const AUDIT_RETAINED = 3;
 /** File read each rapid turn: about half an audit file per observation. */
 const NOTE_BYTES = 900;
+/** Audit writers SIGKILLed inside a rotation (issue 12). */
+const ROTATION_KILLS = 12;
+const AUDIT_WRITER = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
 /** Generous guard against a hung CLI; the drill never waits on it in the normal case. */
 const RUN_GUARD_MS = 30_000;
 
@@ -329,7 +335,9 @@ describe("crash drill", () => {
       await server.close();
     }
     expect(fs.existsSync(lock)).toBe(false);
-    expect(Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0])).toBeGreaterThan(gensBefore);
+    expect(Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0])).toBeGreaterThan(
+      gensBefore,
+    );
     const events = allAuditEvents(home).filter((e) => e.session_id === id);
     expect(events.at(-1)).toMatchObject({ kind: "final", msg: "read" });
   });
@@ -420,4 +428,44 @@ describe("crash drill", () => {
       }
     },
   );
+
+  it("SIGKILL at seeded points inside rotation: audit verify reports only legitimate gaps or a torn last line", async () => {
+    // Writers (test/helpers/audit-writer.mjs) kill themselves at the n-th time a rotation
+    // reaches a step: after the sidecar, before the link, between link and unlink, before the
+    // gap record, between the gap record and the deletion. Each dies holding the audit lock.
+    const dir = path.join(base, "rotation-kills");
+    fs.mkdirSync(dir);
+    const file = path.join(dir, "audit.jsonl");
+    const steps = ["sidecar", "link", "unlink", "gap", "evict"] as const;
+    const plan: string[] = [];
+    for (let i = 0; i < ROTATION_KILLS; i++) {
+      const killAt = `${rng.pick(steps)}:${rng.int(1, 4)}`;
+      const child = spawn(
+        process.execPath,
+        [AUDIT_WRITER, file, String(i), "120", "1024", "3", "0", killAt],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+      const r = await collect(child, { timeoutMs: RUN_GUARD_MS });
+      plan.push(`${killAt}=${r.signal ?? r.code}`);
+      expect(r.signal === "SIGKILL" || r.code === 0, r.stderr).toBe(true);
+    }
+    // A clean writer after all the kills: it takes over the dead lock and finishes the work.
+    const last = await collect(
+      spawn(process.execPath, [AUDIT_WRITER, file, "final", "5", "1024", "3"], {
+        stdio: ["ignore", "ignore", "pipe"],
+      }),
+      { timeoutMs: RUN_GUARD_MS },
+    );
+    expect(last.code, last.stderr).toBe(0);
+    console.log(`[drill crash] rotation kills: ${plan.join(" ")}`);
+    expect(plan.filter((p) => p.endsWith("=SIGKILL")).length).toBeGreaterThanOrEqual(ROTATION_KILLS / 2);
+    const report = verifyAudit(file);
+    expect(report.ok, `${JSON.stringify(report.break)} ${report.notes.join("; ")}`).toBe(true);
+    // What verify may report: retention gaps, numbers a killed rotation never used, tears.
+    for (const n of report.notes) expect(n).toMatch(/removed by retention|never used|torn/);
+    // No event twice (an interrupted rotation is finished, never retired a second time).
+    const msgs = readAuditEvents(file).events.map((e) => e.msg);
+    expect(new Set(msgs).size).toBe(msgs.length);
+    expect(msgs.filter((m) => m.startsWith("final:"))).toHaveLength(5);
+  });
 });

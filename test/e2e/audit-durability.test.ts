@@ -32,7 +32,10 @@ beforeEach(() => {
 afterEach(() => removeDir(base));
 
 /** Runs the CLI under strace -f, returning the trace lines (fdatasync with paths, process starts). */
-async function traced(args: string[], url: string): Promise<{ code: number | null; trace: string[]; stderr: string }> {
+async function traced(
+  args: string[],
+  url: string,
+): Promise<{ code: number | null; trace: string[]; stderr: string }> {
   const out = path.join(base, "strace.txt");
   const child = spawn(
     "strace",
@@ -58,10 +61,14 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
         .map((l, i) => ({ l, i }))
         .filter(({ l }) => /fdatasync\(\d+<[^>]*audit\.jsonl>\)/.test(l) && l.includes(live));
       // execve lines: the first is node itself; the next one is the tool's shell (or its sandbox).
-      const execs = r.trace.map((l, i) => ({ l, i })).filter(({ l }) => /execve\(/.test(l) && !/ENOENT/.test(l));
+      const execs = r.trace
+        .map((l, i) => ({ l, i }))
+        .filter(({ l }) => /execve\(/.test(l) && !/ENOENT/.test(l));
       expect(execs.length, r.trace.join("\n")).toBeGreaterThan(1);
       const toolSpawn = execs[1]!;
-      console.log(`[audit durability] ${syncs[0]?.l} (trace line ${syncs[0]?.i}) before ${toolSpawn.l.slice(0, 120)} (trace line ${toolSpawn.i})`);
+      console.log(
+        `[audit durability] ${syncs[0]?.l} (trace line ${syncs[0]?.i}) before ${toolSpawn.l.slice(0, 120)} (trace line ${toolSpawn.i})`,
+      );
       expect(syncs.length, r.trace.join("\n")).toBeGreaterThan(0);
       expect(syncs[0]!.i).toBeLessThan(toolSpawn.i);
       // And it is the tool_call record that was flushed: it is on disk before the spawn, last.
@@ -88,7 +95,11 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
         ["-f", "-y", "-qq", "-e", "trace=fdatasync", "-o", out, process.execPath, CLI, "-e", "read a secret"],
         {
           cwd: base,
-          env: cleanEnv({ SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url, SCOOT_TOOLS_POLICY: "guarded" }),
+          env: cleanEnv({
+            SCOOT_HOME: home,
+            SCOOT_BACKEND_BASE_URL: server.url,
+            SCOOT_TOOLS_POLICY: "guarded",
+          }),
           stdio: ["ignore", "pipe", "pipe"],
         },
       );

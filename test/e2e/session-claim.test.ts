@@ -36,7 +36,9 @@ describe("a session id in use by a live run", () => {
         env: { SCOOT_BACKEND_BASE_URL: server.url },
       });
       expect(second.code).toBe(2);
-      expect(second.stderr).toMatch(/session "shared" is in use by a live run \(pid \d+\); wait for it to finish or choose another --session-id/);
+      expect(second.stderr).toMatch(
+        /session "shared" is in use by a live run \(pid \d+\); wait for it to finish or choose another --session-id/,
+      );
       const a = await firstDone;
       expect(a.code, a.stderr).toBe(0);
       expect(a.stdout).toBe("first run done\n");

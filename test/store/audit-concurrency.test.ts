@@ -72,7 +72,9 @@ describe("several processes writing and rotating at once", () => {
     expect(gens).toEqual(gens.map((_, i) => i + 1));
     const msgs = readAuditEvents(file).events.map((e) => e.msg);
     expect(new Set(msgs).size).toBe(WRITERS * each);
-    console.log(`[audit concurrency] ${verdicts.length} verify walks during the writes, ${gens.length} generations`);
+    console.log(
+      `[audit concurrency] ${verdicts.length} verify walks during the writes, ${gens.length} generations`,
+    );
   });
 
   it("lose nothing and never reuse a generation when everything is retained", async () => {

@@ -88,7 +88,14 @@ describe("tampering is caught and named", () => {
   it("an inserted line chained to the one before it", () => {
     write(10);
     const ls = lines();
-    const forged = JSON.stringify({ seq: 99, ts: 1, session_id: "sess", kind: "final", msg: "x", prev: sha(ls[5]!) });
+    const forged = JSON.stringify({
+      seq: 99,
+      ts: 1,
+      session_id: "sess",
+      kind: "final",
+      msg: "x",
+      prev: sha(ls[5]!),
+    });
     ls.splice(6, 0, forged);
     put(ls);
     expect(verifyAudit(file).break).toMatchObject({ file, line: 7, kind: "inserted" });
@@ -153,7 +160,10 @@ describe("tampering is caught and named", () => {
     write(60, { maxFileBytes: 600, hmacKeyFile: key });
     const first = lines(`${file}.2`)[0]!;
     fs.rmSync(`${file}.1`);
-    fs.writeFileSync(`${file}.gaps.jsonl`, `${JSON.stringify({ gap_from: 1, gap_to: 1, ts: 1, last: JSON.parse(first).prev })}\n`);
+    fs.writeFileSync(
+      `${file}.gaps.jsonl`,
+      `${JSON.stringify({ gap_from: 1, gap_to: 1, ts: 1, last: JSON.parse(first).prev })}\n`,
+    );
     expect(verifyAudit(file, { key: keyBytes }).break).toMatchObject({ kind: "gap_not_authentic" });
   });
 });
@@ -184,7 +194,10 @@ describe("legitimate history is reported, not failed", () => {
     expect(r.notes.join()).toMatch(/repaired by the next writer/);
   });
   it("lines written before the chain existed", () => {
-    fs.writeFileSync(file, `${JSON.stringify({ seq: 0, ts: 1, session_id: "old", kind: "run", msg: "old" })}\n`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ seq: 0, ts: 1, session_id: "old", kind: "run", msg: "old" })}\n`,
+    );
     write(4);
     const r = verifyAudit(file);
     expect(r.ok, JSON.stringify(r.break)).toBe(true);
@@ -214,7 +227,10 @@ describe("scoot audit verify (built CLI)", () => {
     r = await runCli(["audit", "verify", "--json"], { home });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).break).toMatchObject({ file, line: 3, kind: "edited" });
-    const d = await runCli(["doctor", "--json"], { home, env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" } });
+    const d = await runCli(["doctor", "--json"], {
+      home,
+      env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
+    });
     const chain = JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === "audit.chain");
     expect(chain).toMatchObject({ status: "FAIL" });
     expect(chain.detail).toMatch(/edited at .*audit\.jsonl:3/);

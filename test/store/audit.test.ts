@@ -115,7 +115,11 @@ describe("rotation into generations", () => {
     const [next, head] = fs.readFileSync(`${file}.gen`, "utf8").split("\n");
     expect(Number(next)).toBe(gens[gens.length - 1]! + 1);
     // The sidecar carries the chain head of the file it retired last.
-    const retiredLast = fs.readFileSync(`${file}.${gens.at(-1)}`, "utf8").trimEnd().split("\n").at(-1)!;
+    const retiredLast = fs
+      .readFileSync(`${file}.${gens.at(-1)}`, "utf8")
+      .trimEnd()
+      .split("\n")
+      .at(-1)!;
     expect(head).toBe(createHash("sha256").update(retiredLast).digest("hex"));
     for (const g of gens) expect(fs.statSync(`${file}.${g}`).size).toBeLessThanOrEqual(300);
     const { events } = readAuditEvents(file);
@@ -249,7 +253,8 @@ describe("durability (issue 12)", () => {
     let prevLine: string | undefined;
     for (const f of files) {
       for (const line of fs.readFileSync(f, "utf8").trimEnd().split("\n")) {
-        const expected = prevLine === undefined ? GENESIS : createHash("sha256").update(prevLine).digest("hex");
+        const expected =
+          prevLine === undefined ? GENESIS : createHash("sha256").update(prevLine).digest("hex");
         expect(JSON.parse(line).prev, `${f}: ${line.slice(0, 40)}`).toBe(expected);
         prevLine = line;
       }

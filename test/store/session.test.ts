@@ -12,8 +12,8 @@ import {
   validateSessionId,
 } from "../../src/store/session.js";
 import { recallTool } from "../../src/tools/recall.js";
-import { makeToolContext } from "../helpers/tool-context.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
+import { makeToolContext } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -77,7 +77,9 @@ describe("transcript file", () => {
     const { messages, warnings } = readSession(s.path);
     expect(warnings).toEqual([]);
     // Nothing lost, in order: parts oldest first, then the live file.
-    expect(messages.map((m) => m.content.split(" ")[2])).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
+    expect(messages.map((m) => m.content.split(" ")[2])).toEqual(
+      Array.from({ length: 20 }, (_, i) => String(i)),
+    );
   });
   it("beyond the configured count the oldest part goes, and readers say so", () => {
     const s = openSession(dir, "t5", 120, 2);
@@ -91,7 +93,10 @@ describe("transcript file", () => {
     const s = openSession(dir, "t6", 150);
     for (let i = 0; i < 12; i++) s.append({ role: "user", content: `needle-${i} ${"x".repeat(30)}` });
     expect(transcriptParts(s.path).length).toBeGreaterThan(2);
-    const out = await recallTool.run({ query: "needle-0 ", limit: 20 }, makeToolContext({ sessionPath: s.path }));
+    const out = await recallTool.run(
+      { query: "needle-0 ", limit: 20 },
+      makeToolContext({ sessionPath: s.path }),
+    );
     expect(out).toContain("needle-0 ");
     const first = await recallTool.run({ seq: 1, context: 0 }, makeToolContext({ sessionPath: s.path }));
     expect(first).toContain("needle-0 ");
