@@ -281,6 +281,11 @@ describe("crash drill", () => {
     for (const n of [...numbers, ...generationIdentity.keys()]) expect(sidecar).toBeGreaterThan(n);
     // Evicted numbers are gone from disk for good.
     for (const n of gapNumbers()) expect(fs.existsSync(`${auditLive(home)}.${n}`)).toBe(false);
+    // 5. The hash chain survived every kill (issue 12): only retention gaps, never-used
+    //    numbers and tears are reported, never a break.
+    const chain = verifyAudit(auditLive(home));
+    expect(chain.ok, `${JSON.stringify(chain.break)} ${chain.notes.join("; ")}`).toBe(true);
+    for (const n of chain.notes) expect(n).toMatch(/removed by retention|never used|torn/);
   });
 
   it("a SIGKILLed bash tool's process group is left behind, and one group signal ends all of it", async () => {
