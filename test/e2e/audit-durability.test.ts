@@ -7,8 +7,8 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { step } from "../drills/lib.js";
-import { CLI, cleanEnv, collect, removeDir, tempDir } from "../helpers/cli.js";
+import { step, waitFor } from "../drills/lib.js";
+import { CLI, cleanEnv, collect, REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
 import { startScriptedServer } from "../helpers/scripted-server.js";
 
 function haveStrace(): boolean {
@@ -118,6 +118,93 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
         .filter((l) => /fdatasync\(/.test(l) && l.includes(live));
       // One for the policy_deny record, one for the batched records at run end.
       expect(syncs.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the gap record is written and fdatasync'ed before the evicted generation is unlinked", async () => {
+    // On main the order was the reverse: unlink(audit.jsonl.1), then open the gaps file.
+    const file = path.join(base, "audit.jsonl");
+    const out = path.join(base, "strace.txt");
+    const writer = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
+    const child = spawn(
+      "strace",
+      [
+        "-f",
+        "-y",
+        "-qq",
+        "-e",
+        "trace=unlink,fdatasync",
+        "-o",
+        out,
+        process.execPath,
+        writer,
+        file,
+        "1",
+        "40",
+        "300",
+        "1",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    const r = await collect(child, { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const trace = fs.readFileSync(out, "utf8").split("\n");
+    const unlinkAt = trace.findIndex((l) => l.includes(`unlink("${file}.1")`));
+    const gapSyncAt = trace.findIndex((l) => /fdatasync\(\d+</.test(l) && l.includes(`${file}.gaps.jsonl>`));
+    expect(unlinkAt, trace.join("\n")).toBeGreaterThan(0);
+    expect(gapSyncAt).toBeGreaterThan(-1);
+    expect(gapSyncAt).toBeLessThan(unlinkAt);
+  });
+
+  it("on a signal exit (Ctrl-C twice) the batched records are flushed after the last write", async () => {
+    const server = await startScriptedServer([step("bash", "sleep 4"), step("final", "never")]);
+    try {
+      const out = path.join(base, "strace.txt");
+      const child = spawn(
+        "strace",
+        [
+          "-f",
+          "-y",
+          "-qq",
+          "-e",
+          "trace=write,fdatasync,execve",
+          "-o",
+          out,
+          process.execPath,
+          CLI,
+          "-e",
+          "sleep",
+        ],
+        {
+          cwd: base,
+          env: cleanEnv({
+            SCOOT_HOME: home,
+            SCOOT_BACKEND_BASE_URL: server.url,
+            SCOOT_TOOLS_POLICY: "unrestricted",
+          }),
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      const done = collect(child, { timeoutMs: 60_000 });
+      // The node process is the first pid in the trace; wait until the tool's shell started.
+      await waitFor(
+        "the tool's shell",
+        () => fs.existsSync(out) && /execve\("\/bin\/sh"/.test(fs.readFileSync(out, "utf8")),
+      );
+      const cliPid = Number(fs.readFileSync(out, "utf8").split(" ")[0]);
+      process.kill(cliPid, "SIGINT");
+      process.kill(cliPid, "SIGINT");
+      const r = await done;
+      expect(r.code, r.stderr).toBe(130);
+      const live = path.join(home, "logs", "audit.jsonl");
+      const trace = fs.readFileSync(out, "utf8").split("\n");
+      const onAudit = trace.filter((l) => l.includes(`<${live}>`));
+      const lastWrite = onAudit.map((l) => /\bwrite\(/.test(l)).lastIndexOf(true);
+      const lastSync = onAudit.map((l) => /fdatasync\(/.test(l)).lastIndexOf(true);
+      expect(lastWrite, onAudit.join("\n")).toBeGreaterThan(-1);
+      expect(lastSync).toBeGreaterThan(lastWrite);
     } finally {
       await server.close();
     }

@@ -243,4 +243,24 @@ describe("scoot audit verify (built CLI)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/mode 0644; it must be 0600.*Fix: chmod 600/);
   });
+
+  it("a run with a loose key file mode exits 2 before any effect; doctor warns about level=warn", async () => {
+    const key = path.join(home, "audit.key");
+    fs.writeFileSync(key, "k".repeat(32), { mode: 0o640 });
+    fs.chmodSync(key, 0o640);
+    const run = await runCli(["-e", "anything"], {
+      home,
+      env: { SCOOT_AUDIT_HMAC_KEY_FILE: key, SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/audit\.hmac_key_file .* has mode 0640; it must be 0600/);
+    expect(fs.existsSync(file)).toBe(false);
+    const d = await runCli(["doctor", "--json"], {
+      home,
+      env: { SCOOT_AUDIT_LEVEL: "warn", SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
+    });
+    const level = JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === "audit.level");
+    expect(level).toMatchObject({ status: "WARN" });
+    expect(level.detail).toMatch(/tool_call, policy_deny and system_error are always written/);
+  });
 });
