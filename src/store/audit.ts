@@ -181,6 +181,11 @@ function lastHashOfFile(file: string, key: Buffer | undefined): string | undefin
   }
 }
 
+/** Inode plus birth time: an inode number freed by an eviction and reused is another file. */
+function fileId(st: fs.Stats): string {
+  return `${st.dev}-${st.ino}-${st.birthtimeMs}`;
+}
+
 function readSidecar(files: AuditFiles): { next?: number; head?: string } {
   const [n, h] = (readTextIfExists(files.genSidecar) ?? "").split("\n");
   const next = Number.parseInt(n?.trim() ?? "", 10);
@@ -200,7 +205,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
   let key: Buffer | undefined;
   let keyLoaded = false;
   /** The chain head as this process last left the live file: valid while nobody else appended. */
-  let cache: { ino: number; size: number; hash: string } | undefined;
+  let cache: { id: string; size: number; hash: string } | undefined;
 
   const closeFd = () => {
     if (fd !== undefined) fs.closeSync(fd);
@@ -235,7 +240,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
   };
 
   /** Under the lock: the `prev` for the next line, and whether the file ends in a torn line. */
-  const chainHead = (liveFd: number, ino: number, size: number): { prev: string; torn: boolean } => {
+  const chainHead = (liveFd: number, id: string, size: number): { prev: string; torn: boolean } => {
     if (size === 0) {
       const sidecar = readSidecar(files);
       if (sidecar.head) return { prev: sidecar.head, torn: false };
@@ -244,15 +249,15 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
       const fromFile = newest !== undefined ? lastHashOfFile(`${files.live}.${newest}`, key) : undefined;
       return { prev: fromFile ?? GENESIS, torn: false };
     }
-    if (cache && cache.ino === ino && cache.size === size) return { prev: cache.hash, torn: false };
+    if (cache && cache.id === id && cache.size === size) return { prev: cache.hash, torn: false };
     const last = lastLineOf(liveFd, size)!;
     return { prev: linkHash(last.bytes, key), torn: last.unterminated };
   };
 
-  const rotate = (liveFd: number, ino: number, size: number): void => {
+  const rotate = (liveFd: number, id: string, size: number): void => {
     // The retiring file's content is durable before its name changes.
     fs.fdatasyncSync(liveFd);
-    const head = chainHead(liveFd, ino, size).prev;
+    const head = chainHead(liveFd, id, size).prev;
     let gen = nextGeneration(files);
     for (;;) {
       opts.onRotationStep?.("sidecar");
@@ -302,11 +307,11 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
           let st = fs.fstatSync(liveFd);
           const bytes = Buffer.byteLength(JSON.stringify(event)) + PREV_FIELD_BYTES;
           if (st.size > 0 && st.size + bytes > opts.maxFileBytes) {
-            rotate(liveFd, st.ino, st.size);
+            rotate(liveFd, fileId(st), st.size);
             liveFd = ensureOpen();
             st = fs.fstatSync(liveFd);
           }
-          const { prev, torn } = chainHead(liveFd, st.ino, st.size);
+          const { prev, torn } = chainHead(liveFd, fileId(st), st.size);
           event.prev = prev;
           const line = JSON.stringify(event);
           // After a torn last line the record starts on a fresh line; the chain covers the
@@ -314,7 +319,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
           const buf = Buffer.from(`${torn ? "\n" : ""}${line}\n`);
           cache = undefined;
           writeAll(liveFd, buf);
-          cache = { ino: st.ino, size: st.size + buf.length, hash: linkHash(Buffer.from(line), key) };
+          cache = { id: fileId(st), size: st.size + buf.length, hash: linkHash(Buffer.from(line), key) };
           written = liveFd;
         } finally {
           lock.release();
