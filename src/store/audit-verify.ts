@@ -14,6 +14,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { auditFiles, type GapRecord, readGaps, retiredGenerations } from "./audit.js";
 import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
+import { acquireLock, type HeldLock } from "./audit-lock.js";
 import { readLinesSync, readTextIfExists } from "./jsonl.js";
 
 export type BreakKind =
@@ -146,59 +147,88 @@ function where(l: Line): string {
   return `${path.basename(l.file)}:${l.lineNo}`;
 }
 
-/** Walks again when writers rotated during a walk that found a break: at most this many walks. */
-const MAX_WALKS = 5;
+/** Walks again when an eviction removed a file under us: at most this many walks. */
+const MAX_WALKS = 20;
+/** How long verify waits for the audit lock to list the files (each holder keeps it for one append). */
+const SNAPSHOT_LOCK_WAIT_MS = 2_000;
 
-/** What a rotation or eviction changes: the retired numbers on disk and the live file's inode. */
-function snapshot(live: string): string {
-  let ino = "none";
-  try {
-    ino = String(fs.statSync(live).ino);
-  } catch {
-    // no live file yet
-  }
-  return `${retiredGenerations(live).join(",")}|${ino}`;
+interface Snapshot {
+  retired: number[];
+  /** Taken under the audit lock: no rotation raced the listing. */
+  locked: boolean;
+  /** The live file, opened while the set was consistent; undefined when there is none. */
+  fd?: number;
 }
 
 /**
- * Verifies the whole log. Writers may rotate while we read (verify takes no lock, so it never
- * stalls them); a break seen while the set of files changed under us is checked again on a
- * fresh walk, and only a break that survives a stable walk is reported.
+ * The set of files to walk, taken under the audit lock for the instant it takes to list the
+ * retired generations and open the live file: no rotation is half done then, so the live file
+ * held is the one that follows the newest retired generation. A live file that is also a
+ * retired generation (a rotation killed between link and unlink) is already in the list.
+ */
+function takeSnapshot(live: string): Snapshot {
+  const open = (locked: boolean): Snapshot => {
+    const retired = retiredGenerations(live);
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(live, "r");
+      if (fs.fstatSync(fd).nlink > 1) {
+        fs.closeSync(fd);
+        fd = undefined;
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+    return { retired, locked, ...(fd !== undefined ? { fd } : {}) };
+  };
+  let lock: HeldLock | undefined;
+  try {
+    lock = acquireLock(auditFiles(live).lock, {}, SNAPSHOT_LOCK_WAIT_MS);
+  } catch {
+    // A read-only copy of the logs, or a lock we may not take: list without it and let the
+    // retry below catch a rotation that raced the listing.
+  }
+  try {
+    return open(lock !== undefined);
+  } finally {
+    lock?.release();
+  }
+}
+
+/**
+ * Verifies the whole log. The set of files is taken consistently (takeSnapshot); the walk
+ * itself holds no lock, so it never stalls writers. An eviction that removes a file before we
+ * read it, or (without the lock) a rotation that changed the set, means one more walk.
  */
 export function verifyAudit(live: string, opts: VerifyOptions = {}): VerifyReport {
   let report: VerifyReport | undefined;
   for (let walk = 0; walk < MAX_WALKS; walk++) {
-    const before = snapshot(live);
-    // A consistent set: the retired numbers did not change while the live file was opened,
-    // so the file we hold is the one that follows the newest retired generation.
-    let fd: number | undefined;
+    const snap = takeSnapshot(live);
     try {
-      fd = fs.openSync(live, "r");
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    }
-    try {
-      if (before.split("|")[0] !== snapshot(live).split("|")[0]) continue;
-      report = verifyOnce(live, opts, before.split("|")[0]!, fd);
-      if (report.ok || snapshot(live) === before) return report;
+      report = verifyOnce(live, opts, snap.retired, snap.fd);
+      const now = retiredGenerations(live);
+      const newest = snap.retired.at(-1);
+      // Without the lock a rotation may have slipped in between listing and opening: only a
+      // walk whose newest retired generation is still the newest one before it counts.
+      if (report.ok || snap.locked || newest === undefined || !now.some((g) => g > newest)) return report;
     } catch (e) {
       if (!(e instanceof Moved)) throw e;
     } finally {
-      if (fd !== undefined) fs.closeSync(fd);
+      if (snap.fd !== undefined) fs.closeSync(snap.fd);
     }
   }
-  return report ?? verifyOnce(live, opts, snapshot(live).split("|")[0]!, undefined);
+  return report ?? verifyOnce(live, opts, retiredGenerations(live), undefined);
 }
 
 function verifyOnce(
   live: string,
   opts: VerifyOptions,
-  retired: string,
+  retired: number[],
   liveFd: number | undefined,
 ): VerifyReport {
   const files = auditFiles(live);
   const key = opts.key;
-  const gens = opts.liveOnly || retired === "" ? [] : retired.split(",").map(Number);
+  const gens = opts.liveOnly ? [] : retired;
   const sources: Source[] = gens.map((g) => ({ file: `${live}.${g}`, gen: g }));
   if (liveFd !== undefined) sources.push({ file: live, fd: liveFd });
   const { gaps } = opts.liveOnly ? { gaps: [] as GapRecord[] } : readGaps(live);
