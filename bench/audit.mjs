@@ -66,7 +66,7 @@ function bare(dir) {
   return EVENTS / ((performance.now() - t0) / 1000);
 }
 
-const m = { mix: [], mixBefore: [], calls: [], callsBefore: [], bare: [] };
+const m = { mix: [], mixBefore: [], calls: [], callsBefore: [], obs: [], obsBefore: [], bare: [] };
 for (let r = 0; r < RUNS; r++) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-audit-"));
   // Alternate the order so neither side always runs on a warmer cache.
@@ -75,6 +75,8 @@ for (let r = 0; r < RUNS; r++) {
     () => m.mixBefore.push(before(dir, MIX)),
     () => m.calls.push(scoot(dir, ["tool_call"])),
     () => m.callsBefore.push(before(dir, ["tool_call"])),
+    () => m.obs.push(scoot(dir, ["observation", "thought"])),
+    () => m.obsBefore.push(before(dir, ["observation", "thought"])),
     () => m.bare.push(bare(dir)),
   ];
   for (const j of r % 2 ? jobs.reverse() : jobs) j();
@@ -87,6 +89,11 @@ const rows = [
     m.mixBefore,
   ],
   ["tool_call only (every event fdatasync'ed), vs the writer before issue 12", m.calls, m.callsBefore],
+  [
+    "unsynced kinds only: the price of the lock per append and the chain, vs the writer before issue 12",
+    m.obs,
+    m.obsBefore,
+  ],
   ["info-level tool turns, vs a bare appendFileSync loop", m.mix, m.bare],
 ].map(([figure, ours, base]) =>
   row({
