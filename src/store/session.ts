@@ -97,7 +97,7 @@ export function claimSession(sessionsDir: string, id: string): Result<SessionCla
     if (!("release" in r)) {
       return {
         ok: false,
-        error: `session "${id}" is in use by a live run${r.holder ? ` (pid ${r.holder})` : ""}; wait for it to finish or choose another --session-id`,
+        error: `session "${id}" is in use by a live run${r.holder ? ` (pid ${r.holder})` : ""}; wait for it to finish or choose another --session-id (if no Scoot process holds it, remove ${lockFile})`,
       };
     }
     entry = { lock: r, count: 0 };
