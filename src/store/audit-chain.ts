@@ -20,8 +20,11 @@ export function linkHash(line: Buffer, key?: Buffer): string {
 }
 
 /** What a gap record's `mac` covers: an HMAC log's gap records cannot be forged without the key. */
-export function gapMac(g: { gap_from: number; gap_to: number; last?: string }, key: Buffer): string {
-  return linkHash(Buffer.from(`gap ${g.gap_from} ${g.gap_to} ${g.last ?? ""}`), key);
+export function gapMac(
+  g: { gap_from: number; gap_to: number; last?: string; first?: string },
+  key: Buffer,
+): string {
+  return linkHash(Buffer.from(`gap ${g.gap_from} ${g.gap_to} ${g.last ?? ""} ${g.first ?? ""}`), key);
 }
 
 /** Reads `audit.hmac_key_file`: a regular file of mode 0600 with at least MIN_KEY_BYTES. */

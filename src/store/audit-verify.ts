@@ -318,17 +318,18 @@ function verifyOnce(
     const missing: number[] = [];
     if (myNumber !== undefined) for (let n = fromNumber + 1; n < myNumber; n++) missing.push(n);
     const covering = missing.map((n) => gapCovering(n));
-    const lastGap = covering.at(-1);
-    if (missing.length > 0 && lastGap) {
-      if (!authenticGap(lastGap))
-        return fail(
-          l,
-          "gap_not_authentic",
-          `the gap record for generation ${lastGap.gap_from} has no valid mac: it was not written with this key`,
-        );
+    const resumeAt = missing.filter((_, i) => covering[i]).at(-1);
+    const lastGap = resumeAt === undefined ? undefined : gapCovering(resumeAt);
+    if (resumeAt !== undefined && lastGap) {
+      if (!authenticGap(lastGap)) return notAuthentic(l, lastGap);
       if (lastGap.last === undefined || lastGap.last === p) {
+        // The chain resumes right after that evicted generation: numbers above it held nothing.
+        for (const n of missing) if (n > resumeAt) report.notes.push(neverUsed(n));
+        const hole = checkGapChain(missing.filter((n) => n < resumeAt));
+        if (hole) return hole(l);
+        const removed = missing.filter((_, i) => covering[i]);
         report.notes.push(
-          `generations ${missing.filter((_, i) => covering[i]).join(", ")} removed by retention (gap records)`,
+          `${removed.length} generation(s) ${removed[0]}..${removed.at(-1)} removed by retention (gap records)`,
         );
         return undefined;
       }
@@ -349,6 +350,46 @@ function verifyOnce(
         `lines were deleted before ${where(l)} (the first event does not start the chain)`,
       );
     return classify(l, before, p);
+  }
+
+  function neverUsed(n: number): string {
+    return `generation number ${n} was never used (a rotation was interrupted)`;
+  }
+
+  function notAuthentic(l: Line, g: GapRecord): VerifyReport {
+    return fail(
+      l,
+      "gap_not_authentic",
+      `the gap record for generation ${g.gap_from} has no valid mac: it was not written with this key`,
+    );
+  }
+
+  /**
+   * Numbers below the resume point with no gap record: a rotation killed before its link never
+   * used them, which the records on both sides prove (the evicted file after the hole starts
+   * where the one before it ended). Anything else is a generation deleted without a record.
+   */
+  function checkGapChain(uncoveredCandidates: number[]): ((l: Line) => VerifyReport) | undefined {
+    for (const n of uncoveredCandidates) {
+      if (gapCovering(n)) continue;
+      let lo: GapRecord | undefined;
+      for (let k = n - 1; k >= 1 && !lo; k--) lo = gapCovering(k);
+      let hi: GapRecord | undefined;
+      for (let k = n + 1; !hi && k <= n + uncoveredCandidates.length + 1; k++) hi = gapCovering(k);
+      for (const g of [lo, hi]) if (g && !authenticGap(g)) return (l) => notAuthentic(l, g);
+      const bridged = hi?.first !== undefined && hi.first === (lo ? lo.last : GENESIS);
+      if (bridged) {
+        report.notes.push(neverUsed(n));
+        continue;
+      }
+      return (l) =>
+        fail(
+          l,
+          "generation_missing",
+          `generation ${path.basename(live)}.${n} is missing without a gap record (the evicted generations around it do not chain)`,
+        );
+    }
+    return undefined;
   }
 
   /** Names what happened when `l`'s link does not match the line before it. */

@@ -73,6 +73,8 @@ export interface GapRecord {
   ts: number;
   /** Chain hash of the evicted generation's last line: where the next retained file picks up. */
   last?: string;
+  /** The `prev` of its first line: lets verify prove a skipped number was never used. */
+  first?: string;
   /** With an HMAC key: the record cannot be forged without it. */
   mac?: string;
 }
@@ -184,6 +186,19 @@ function lastHashOfFile(file: string, key: Buffer | undefined): string | undefin
 /** Inode plus birth time: an inode number freed by an eviction and reused is another file. */
 function fileId(st: fs.Stats): string {
   return `${st.dev}-${st.ino}-${st.birthtimeMs}`;
+}
+
+/** The `prev` of a file's first line, when it has one. */
+function firstPrevOfFile(file: string): string | undefined {
+  for (const l of readLinesSync(file)) {
+    try {
+      const prev = (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev;
+      return typeof prev === "string" ? prev : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 function readSidecar(files: AuditFiles): { next?: number; head?: string } {
@@ -436,11 +451,13 @@ function evict(
     const file = `${files.live}.${oldest}`;
     if (!recorded.has(oldest)) {
       const last = lastHashOfFile(file, key);
+      const first = firstPrevOfFile(file);
       const gap: GapRecord = {
         gap_from: oldest,
         gap_to: oldest,
         ts: Date.now(),
         ...(last ? { last } : {}),
+        ...(first ? { first } : {}),
       };
       if (key) gap.mac = gapMac(gap, key);
       onStep?.("gap");

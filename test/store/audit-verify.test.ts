@@ -126,6 +126,17 @@ describe("tampering is caught and named", () => {
     fs.rmSync(`${file}.1`);
     expect(verifyAudit(file).break).toMatchObject({ file: `${file}.2`, line: 1, kind: "generation_missing" });
   });
+  it("a retained generation deleted without a record, later followed by real evictions", () => {
+    write(30, { maxFileBytes: 600, maxRetained: 3 });
+    const gens = retiredGenerations(file);
+    fs.rmSync(`${file}.${gens[1]}`);
+    // Writing on evicts the generations around the hole, each with its gap record.
+    write(60, { maxFileBytes: 600, maxRetained: 3 });
+    expect(readGaps(file).gaps.map((g) => g.gap_from)).not.toContain(gens[1]);
+    const r = verifyAudit(file);
+    expect(r.break).toMatchObject({ kind: "generation_missing" });
+    expect(r.break!.detail).toContain(`audit.jsonl.${gens[1]} is missing`);
+  });
   it("a torn line that is not the last", () => {
     write(10);
     const ls = lines();
