@@ -237,12 +237,18 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
       }
+      if (onDisk && onDisk.nlink > 1) {
+        // A rotation died between link and unlink: this inode is already a retired
+        // generation. Finish that rotation rather than append to it or retire it twice —
+        // also when our descriptor was opened on it before that writer died.
+        closeFd();
+        fs.unlinkSync(files.live);
+        continue;
+      }
       if (fd !== undefined && onDisk && fs.fstatSync(fd).ino === onDisk.ino) return fd;
       closeFd();
       fd = fs.openSync(files.live, "a+", 0o600);
       if (fs.fstatSync(fd).nlink > 1) {
-        // A rotation died between link and unlink: this inode is already a retired
-        // generation. Finish that rotation rather than append to (and duplicate) it.
         closeFd();
         fs.unlinkSync(files.live);
         continue;

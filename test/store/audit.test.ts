@@ -11,6 +11,7 @@ import {
   retiredGenerations,
 } from "../../src/store/audit.js";
 import { GENESIS } from "../../src/store/audit-chain.js";
+import { verifyAudit } from "../../src/store/audit-verify.js";
 import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
@@ -291,3 +292,29 @@ describe("durability (issue 12)", () => {
 function baseOpts() {
   return { file, level: "info" as const, toFile: true, maxRetained: 8, maxFileBytes: 1 << 20 };
 }
+
+describe("a rotation that died between link and unlink (issue 12)", () => {
+  it("is finished by the next writer, even one whose descriptor was already open on that file", () => {
+    const opts = { ...baseOpts(), maxFileBytes: 600, maxRetained: 100 };
+    const survivor = createAuditLog(opts);
+    survivor.emit("a", "observation", "survivor opens its descriptor");
+    // The other writer dies right after linking the live file as a generation.
+    const dying = createAuditLog({
+      ...opts,
+      onRotationStep: (step) => {
+        if (step === "unlink") throw new Error("killed between link and unlink");
+      },
+    });
+    let r: ReturnType<typeof dying.emit> = { ok: true, value: undefined };
+    for (let i = 0; i < 20 && r.ok; i++) r = dying.emit("b", "observation", `b ${i} ${"x".repeat(40)}`);
+    expect(r.ok).toBe(false);
+    expect(fs.statSync(file).nlink).toBe(2);
+    for (let i = 0; i < 20; i++) survivor.emit("a", "observation", `a ${i} ${"y".repeat(40)}`);
+    // No inode retired under two numbers (main's writer would link it again: events twice).
+    const inodes = retiredGenerations(file).map((g) => fs.statSync(`${file}.${g}`).ino);
+    expect(new Set(inodes).size).toBe(inodes.length);
+    expect(verifyAudit(file).ok).toBe(true);
+    survivor.close();
+    dying.close();
+  });
+});
