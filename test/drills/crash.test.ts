@@ -473,4 +473,39 @@ describe("crash drill", () => {
     expect(new Set(msgs).size).toBe(msgs.length);
     expect(msgs.filter((m) => m.startsWith("final:"))).toHaveLength(5);
   });
+
+  it("concurrent writers, some SIGKILLed inside rotations while others write on: one valid chain", async () => {
+    const dir = path.join(base, "concurrent-rotation-kills");
+    fs.mkdirSync(dir);
+    const file = path.join(dir, "audit.jsonl");
+    const steps = ["sidecar", "link", "unlink", "gap", "evict"] as const;
+    const run = (args: string[]) =>
+      collect(
+        spawn(process.execPath, [AUDIT_WRITER, file, ...args], { stdio: ["ignore", "ignore", "pipe"] }),
+        {
+          timeoutMs: RUN_GUARD_MS,
+        },
+      );
+    const plan: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(
+        [0, 1, 2, 3].map((w) => {
+          const killAt = w < 2 ? `${rng.pick(steps)}:${rng.int(1, 3)}` : "";
+          if (killAt) plan.push(killAt);
+          return run([`${round}-${w}`, "150", "900", String(w === 3 ? 2 : 100), "0", killAt]);
+        }),
+      );
+      for (const r of results) expect(r.signal === "SIGKILL" || r.code === 0, r.stderr).toBe(true);
+    }
+    expect((await run(["final", "5", "900", "100"])).code).toBe(0);
+    console.log(`[drill crash] concurrent rotation kills: ${plan.join(" ")}`);
+    const report = verifyAudit(file);
+    expect(report.ok, `${JSON.stringify(report.break)} ${report.notes.join("; ")}`).toBe(true);
+    for (const n of report.notes) expect(n).toMatch(/removed by retention|never used|torn/);
+    const inodes = fs
+      .readdirSync(dir)
+      .filter((n) => /^audit\.jsonl\.\d+$/.test(n))
+      .map((n) => fs.statSync(path.join(dir, n)).ino);
+    expect(new Set(inodes).size, "an inode retired under two numbers").toBe(inodes.length);
+  });
 });
