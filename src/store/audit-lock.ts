@@ -11,7 +11,7 @@
  *
  * Taking over a stale lock (its owner's pid is dead, or an unreadable file older than
  * GARBAGE_LOCK_MS left by an older version): the breaker first creates, again with link(), a
- * claim file named after the stale lock's identity (device, inode, ctime). Only one process
+ * claim file named after the stale lock's identity (device, inode, ctime, content digest). Only one process
  * can hold the claim for one identity, so of two processes that judged the same lock stale at
  * the same moment only one removes it; the other finds the claim taken (or, later, a lock with
  * another identity) and goes back to waiting. A lock with a live owner is never taken over,
@@ -25,7 +25,7 @@
  * and never longer than LOCK_WAIT_MS, after which the append fails closed with an error
  * naming the holder.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 
 export const LOCK_WAIT_MS = 5_000;
@@ -90,31 +90,44 @@ function ownerAlive(pid: number): boolean {
 }
 
 interface Judged {
-  /** Device, inode and ctime: names this very file, not whatever holds the name later. */
+  /**
+   * Device, inode, ctime and a digest of the content: names this very file, not whatever
+   * holds the name later (an owner file's content never changes, and a reused inode number
+   * comes with another owner's token).
+   */
   identity: string;
   stale: boolean;
   owner?: number;
+  /** The owner token, when the content is one. */
+  token?: string;
 }
 
-/** What is at `file` now; undefined when nothing is. */
-function judge(file: string): Judged | undefined {
-  let st: fs.BigIntStats;
-  let text: string;
+function read(file: string): { st: fs.BigIntStats; text: string; identity: string } | undefined {
   try {
-    st = fs.statSync(file, { bigint: true });
-    text = fs.readFileSync(file, "utf8").trim();
+    const st = fs.statSync(file, { bigint: true });
+    const text = fs.readFileSync(file, "utf8").trim();
+    const digest = createHash("sha256").update(text).digest("hex").slice(0, 16);
+    return { st, text, identity: `${st.dev}-${st.ino}-${st.ctimeNs}-${digest}` };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw e;
   }
-  const identity = `${st.dev}-${st.ino}-${st.ctimeNs}`;
+}
+
+/** What is at `file` now; undefined when nothing is. */
+function judge(file: string): Judged | undefined {
+  const r = read(file);
+  if (!r) return undefined;
+  const { st, text, identity } = r;
   const m = /^(\d+)(?: ([0-9a-f]+))?$/.exec(text);
   if (m) {
     const pid = Number(m[1]);
+    const token = m[2] ? text : undefined;
     // Our own pid with a token we do not hold: a leftover of an earlier process that had
     // this pid (containers reuse pids), since this process takes locks only synchronously.
-    if (pid === process.pid) return { identity, stale: !held.has(text), owner: pid };
-    return { identity, stale: pid <= 0 || !ownerAlive(pid), owner: pid };
+    if (pid === process.pid)
+      return { identity, stale: !held.has(text), owner: pid, ...(token ? { token } : {}) };
+    return { identity, stale: pid <= 0 || !ownerAlive(pid), owner: pid, ...(token ? { token } : {}) };
   }
   const ageMs = Date.now() - Number(st.mtimeMs);
   return { identity, stale: ageMs > GARBAGE_LOCK_MS };
@@ -122,8 +135,7 @@ function judge(file: string): Judged | undefined {
 
 function identityOf(file: string): string | undefined {
   try {
-    const st = fs.statSync(file, { bigint: true });
-    return `${st.dev}-${st.ino}-${st.ctimeNs}`;
+    return read(file)?.identity;
   } catch {
     return undefined;
   }
@@ -131,7 +143,8 @@ function identityOf(file: string): string | undefined {
 
 /** Removes the lock at `file` if it is still the one judged stale; see the module comment. */
 function breakStale(file: string, judged: Judged, depth: number): void {
-  const claim = `${file}.claim-${judged.identity}`;
+  // Hashed: a name of bounded length at every depth, even under a 128-character session id.
+  const claim = `${file}.claim-${createHash("sha256").update(judged.identity).digest("hex").slice(0, 16)}`;
   const token = newToken();
   if (!createExclusive(claim, token)) {
     if (depth >= MAX_BREAK_DEPTH) return;
@@ -143,7 +156,11 @@ function breakStale(file: string, judged: Judged, depth: number): void {
   try {
     // Nobody else holds this identity's claim and its owner is dead, so nothing can change
     // the name between this check and the unlink except us.
-    if (identityOf(file) === judged.identity) fs.rmSync(file, { force: true });
+    if (identityOf(file) === judged.identity) {
+      fs.rmSync(file, { force: true });
+      // The dead owner's own file (same token, so the same dead process) is litter now.
+      if (judged.token) fs.rmSync(`${file}.owner-${judged.token.replace(" ", "-")}`, { force: true });
+    }
   } finally {
     held.delete(token);
     fs.rmSync(claim, { force: true });

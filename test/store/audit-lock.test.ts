@@ -76,14 +76,18 @@ describe("stale takeover", () => {
   });
 
   it("two processes that judged the same stale lock at the same moment never both hold it", async () => {
-    fs.writeFileSync(lock, `${deadPid} 00aa11bb22cc33dd`);
+    // Exactly what a SIGKILLed holder leaves: its owner file, hard-linked to the lock name.
+    const deadOwner = `${lock}.owner-${deadPid}-00aa11bb22cc33dd`;
+    fs.writeFileSync(deadOwner, `${deadPid} 00aa11bb22cc33dd`);
+    fs.linkSync(deadOwner, lock);
     const results = await contend(["a", "b"], "real");
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const { max, entered } = maxHolders();
     expect(max).toBe(1);
     // The run goes on: both got the lock in turn, and nothing is left behind.
     expect(entered.sort()).toEqual(["a", "b"]);
-    // No lock, no claim, no temp file left (owner files go when their process exits).
+    // No lock, no claim, no temp file left: the dead owner's file was removed by the one
+    // process that broke its lock, and the contenders' own owner files went when they exited.
     expect(fs.readdirSync(dir).filter((n) => n.startsWith("audit.jsonl.lock"))).toEqual([]);
   });
 
