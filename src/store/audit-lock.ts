@@ -27,6 +27,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 
 export const LOCK_WAIT_MS = 5_000;
 /** A lock file whose content is not an owner token (empty, garbage) is abandoned after this. */
@@ -175,9 +176,36 @@ function breakStale(file: string, judged: Judged, depth: number): void {
 const owners = new Map<string, { path: string; token: string; ino: number }>();
 let ownersExitHook = false;
 
+/**
+ * Owner files of dead processes that do not hold the lock (a process killed outside the lock
+ * leaves one): nothing can link them again, so they are removed. One that is still the lock
+ * (two links) is left to the stale takeover.
+ */
+function sweepDeadOwners(lockFile: string): void {
+  const dir = path.dirname(lockFile);
+  const prefix = `${path.basename(lockFile)}.owner-`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = name.startsWith(prefix) ? /^(\d+)-[0-9a-f]+$/.exec(name.slice(prefix.length)) : null;
+    if (!m || Number(m[1]) === process.pid || ownerAlive(Number(m[1]))) continue;
+    const p = path.join(dir, name);
+    try {
+      if (fs.statSync(p).nlink === 1) fs.rmSync(p, { force: true });
+    } catch {
+      // gone already
+    }
+  }
+}
+
 function ownerFile(lockFile: string): { path: string; token: string; ino: number } {
   const known = owners.get(lockFile);
   if (known) return known;
+  sweepDeadOwners(lockFile);
   const token = newToken();
   const p = `${lockFile}.owner-${token.replace(" ", "-")}`;
   fs.writeFileSync(p, token, { mode: 0o600, flag: "wx" });

@@ -149,4 +149,14 @@ describe("ownership", () => {
       expect.stringMatching(new RegExp(`^audit\\.jsonl\\.lock\\.owner-${process.pid}-[0-9a-f]{16}$`)),
     ]);
   });
+
+  it("owner files left by dead processes that did not hold the lock are swept; live ones stay", () => {
+    const dead = `${lock}.owner-${deadPid}-abcdef0123456789`;
+    const live = `${lock}.owner-${process.ppid}-0123456789abcdef`;
+    fs.writeFileSync(dead, `${deadPid} abcdef0123456789`);
+    fs.writeFileSync(live, `${process.ppid} 0123456789abcdef`);
+    acquireLock(lock).release();
+    expect(fs.existsSync(dead)).toBe(false);
+    expect(fs.existsSync(live)).toBe(true);
+  });
 });
