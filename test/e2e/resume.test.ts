@@ -144,7 +144,7 @@ describe("-e, --resume, --continue", () => {
     // A live process other than the CLI holds it (this test process's parent stands in).
     // The transcript lock's owner token is "<pid> <nonce>" (src/store/audit-lock.ts).
     const marker = path.join(sessionsDir(), `${id}.jsonl.lock`);
-    fs.writeFileSync(marker, `${process.pid} test-holder\n`);
+    fs.writeFileSync(marker, `${process.pid} 7e57\n`);
     const busy = await scoot(["--resume", id, "-e", "second"]);
     expect(busy.code).toBe(2);
     expect(busy.stderr).toMatch(
@@ -152,7 +152,7 @@ describe("-e, --resume, --continue", () => {
     );
     expect(server.completions()).toHaveLength(1);
     // A pid that no longer runs: stale, taken over, and released at the end.
-    fs.writeFileSync(marker, "999999999 test-holder\n");
+    fs.writeFileSync(marker, "999999999 7e57\n");
     const ok = await scoot(["--resume", id, "-e", "second"]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toBe("two\n");
