@@ -164,9 +164,15 @@ function fsyncDir(dir: string): void {
 }
 
 function writeAll(fd: number, buf: Buffer): void {
-  const n = fs.writeSync(fd, buf);
-  // One write(2) keeps the line whole; a short write means the disk is full: fail closed.
-  if (n !== buf.length) throw new Error(`short write (${n} of ${buf.length} bytes): is the disk full?`);
+  // Appends happen under the lock, so finishing a short write cannot interleave with another
+  // writer. When the disk is full the next write throws ENOSPC, which names the cause; the
+  // torn line it leaves is repaired by the next append (README "Sessions and audit").
+  let done = 0;
+  while (done < buf.length) {
+    const n = fs.writeSync(fd, buf, done, buf.length - done);
+    if (n === 0) throw new Error(`short write (${done} of ${buf.length} bytes): is the disk full?`);
+    done += n;
+  }
 }
 
 /** Chain hash of a file's last line (the fragment when torn); undefined for an empty or missing file. */
