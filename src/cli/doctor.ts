@@ -11,6 +11,7 @@ import { auditFiles, readGaps } from "../store/audit.js";
 import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
+import { auditChecks } from "./doctor-audit.js";
 import { EXIT } from "./io.js";
 
 /** Doctor must answer quickly even when the backend hangs. */
@@ -168,6 +169,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(checkPolicy(config));
     checks.push(checkAuditWritable(config, paths.logs));
     checks.push(checkRetention(paths.audit));
+    checks.push(...auditChecks(config, paths.audit));
     checks.push(...(await capabilityChecks(config, cli, root)));
     const token = resolveToken(config, root, cli.env);
     checks.push(await checkBackend(config, token.token));
