@@ -8,7 +8,7 @@ import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { REPO_ROOT, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -269,6 +269,9 @@ describe("scoot acp", () => {
     expect(fs.existsSync(path.join(project, "made-by-bash"))).toBe(false);
     const audit = auditLines().filter((e) => e.session_id === sessionId);
     expect(audit.find((e) => e.kind === "mode")?.msg).toContain("unrestricted -> readonly");
+    // The agent's own logger and each session's share one hash chain.
+    const verify = await runCli(["audit", "verify"], { home });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect(audit.some((e) => e.kind === "policy_deny")).toBe(true);
     await expect(
       c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "root" }),
