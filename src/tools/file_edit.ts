@@ -8,8 +8,15 @@
 import * as fs from "node:fs";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
-import { preservedAttributes, resolveWriteTarget } from "./file_write.js";
-import { formatBytes, fsErrorText, looksBinary, resolvePath } from "./fs-util.js";
+import { inspectWriteTarget, preservedAttributes } from "./file_write.js";
+import {
+  formatBytes,
+  fsErrorText,
+  judgedPath,
+  looksBinary,
+  OPEN_JUDGED_READ,
+  SWAPPED_FOR_SYMLINK,
+} from "./fs-util.js";
 import { parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
@@ -54,9 +61,11 @@ export const fileEditTool: Tool<FileEditInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
-  async run(input, ctx) {
+  async run(input, _ctx, judged) {
     const shown = JSON.stringify(input.path);
-    const target = resolveWriteTarget(resolvePath(ctx.cwd, input.path));
+    const p = judgedPath(judged.write, "file_edit");
+    if (!p.ok) return p.error;
+    const target = inspectWriteTarget(p.value);
     if (!target.ok) return `file_edit: cannot edit ${shown}: ${target.error}`;
     const { abs, existing } = target.value;
     if (!existing) return `file_edit: ${shown} does not exist; use file_write to create it`;
@@ -67,9 +76,16 @@ export const fileEditTool: Tool<FileEditInput> = {
     }
     let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(abs);
+      // O_NOFOLLOW: the judged file, not a symlink put in its place since the decision.
+      const fd = fs.openSync(abs, OPEN_JUDGED_READ);
+      try {
+        bytes = fs.readFileSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
     } catch (e) {
-      return `file_edit: cannot read ${shown}: ${fsErrorText(e)}`;
+      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+      return `file_edit: cannot read ${shown}: ${why}`;
     }
     if (looksBinary(bytes)) return `file_edit: ${shown} is a binary file, ${bytes.length} bytes; not edited`;
     const text = bytes.toString("utf8");

@@ -5,16 +5,17 @@
  * window is read, so `offset`/`limit` is the way into big logs. Binary files are described by
  * size, never dumped.
  */
-import * as fs from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { CLIP } from "./clip.js";
 import {
   BINARY_SNIFF_BYTES,
   formatBytes,
   fsErrorText,
+  judgedPath,
   looksBinary,
-  readPrefix,
-  resolvePath,
-  statPath,
+  OPEN_JUDGED_READ,
+  SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import { optionalInt, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
@@ -38,6 +39,8 @@ export const fileReadTool: Tool<FileReadInput> = {
     "Read a text file (up to 1 MiB). For big files read a window of lines: offset is the 1-based first line, limit the number of lines.",
   inputShape: '{"path": "...", "offset": 1, "limit": 200}',
   clipBytes: CLIP.file_read,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
 
   parse(raw: string): Result<FileReadInput> {
     const obj = parseObject("file_read", raw, ["path", "offset", "limit"], EXAMPLE);
@@ -58,50 +61,63 @@ export const fileReadTool: Tool<FileReadInput> = {
     return { capability: "read", readPaths: [input.path] };
   },
 
-  async run(input, ctx) {
-    const abs = resolvePath(ctx.cwd, input.path);
+  async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
-    const st = statPath(abs);
-    if (!st.ok) return `file_read: cannot read ${shown}: ${st.error}`;
-    if (st.value.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
-    if (!st.value.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
-    const size = st.value.size;
-    const windowed = input.offset !== undefined || input.limit !== undefined;
-    if (!windowed && size > MAX_READ_BYTES) {
-      return (
-        `file_read: ${shown} is ${formatBytes(size)}, over the ${formatBytes(MAX_READ_BYTES)} limit; ` +
-        `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
-      );
-    }
-    let fd: number;
+    const judged = judgedPath(target.read, "file_read");
+    if (!judged.ok) return judged.error;
+    let fh: FileHandle;
     try {
-      fd = fs.openSync(abs, "r");
+      fh = await open(judged.value, OPEN_JUDGED_READ);
     } catch (e) {
-      return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
+      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+      return `file_read: cannot read ${shown}: ${why}`;
     }
     try {
-      if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
+      // Stat what was opened, not the name: nothing can change between the check and the read.
+      const st = await fh.stat();
+      if (st.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
+      if (!st.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
+      const size = st.size;
+      const windowed = input.offset !== undefined || input.limit !== undefined;
+      if (!windowed && size > MAX_READ_BYTES) {
+        return (
+          `file_read: ${shown} is ${formatBytes(size)}, over the ${formatBytes(MAX_READ_BYTES)} limit; ` +
+          `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
+        );
+      }
+      if (looksBinary(await readAt(fh, 0, Math.min(size, BINARY_SNIFF_BYTES)))) {
         return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
       }
-      if (windowed) return readWindow(fd, shown, size, input.offset ?? 1, input.limit);
-      return readWhole(fd, shown, size);
+      if (windowed) return await readWindow(fh, shown, size, input.offset ?? 1, input.limit, ctx.signal);
+      return await readWhole(fh, shown, size);
     } catch (e) {
+      if (e instanceof Stopped) return `file_read: stopped reading ${shown}: ${e.message}`;
       return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
     } finally {
-      fs.closeSync(fd);
+      await fh.close();
     }
   },
 };
 
-function readWhole(fd: number, shown: string, size: number): string {
-  // Read what is there now (the size may have changed since stat), but never past the limit.
-  const buf = Buffer.alloc(Math.min(size, MAX_READ_BYTES) + 1);
+/** The read was abandoned because the call's signal fired (deadline or Ctrl-C). */
+class Stopped extends Error {}
+
+/** Up to `n` bytes at `pos` (fewer at the end of the file). */
+async function readAt(fh: FileHandle, pos: number, n: number): Promise<Buffer> {
+  const buf = Buffer.alloc(n);
   let got = 0;
-  while (got < buf.length) {
-    const r = fs.readSync(fd, buf, got, buf.length - got, got);
-    if (r === 0) break;
-    got += r;
+  while (got < n) {
+    const { bytesRead } = await fh.read(buf, got, n - got, pos + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
   }
+  return buf.subarray(0, got);
+}
+
+async function readWhole(fh: FileHandle, shown: string, size: number): Promise<string> {
+  // Read what is there now (the size may have changed since stat), but never past the limit.
+  const buf = await readAt(fh, 0, Math.min(size, MAX_READ_BYTES) + 1);
+  const got = buf.length;
   if (got === 0) return `(${shown} is empty, 0 bytes)`;
   const text = buf.toString("utf8", 0, Math.min(got, MAX_READ_BYTES));
   if (got > MAX_READ_BYTES)
@@ -117,15 +133,17 @@ function readWhole(fd: number, shown: string, size: number): string {
 
 /**
  * Streams the file, keeping only lines offset..offset+limit-1 (at most MAX_READ_BYTES of them);
- * nothing after the window is read.
+ * nothing after the window is read. Each chunk is an async read and the signal is checked
+ * between chunks, so a far offset in a huge or slow file stops at the deadline (issue 10).
  */
-function readWindow(
-  fd: number,
+async function readWindow(
+  fh: FileHandle,
   shown: string,
   size: number,
   offset: number,
   limit: number | undefined,
-): string {
+  signal: AbortSignal,
+): Promise<string> {
   const last = limit === undefined ? Number.POSITIVE_INFINITY : offset + limit - 1;
   const chunk = Buffer.alloc(WINDOW_CHUNK_BYTES);
   const kept: string[] = [];
@@ -138,7 +156,11 @@ function readWindow(
   let overflow = false;
   let eof = false;
   reading: while (lineNo <= last) {
-    const n = fs.readSync(fd, chunk, 0, chunk.length, pos);
+    if (signal.aborted) {
+      const why = (signal.reason as Error | undefined)?.name === "TimeoutError" ? "timed out" : "interrupted";
+      throw new Stopped(`${why} at line ${lineNo} (byte ${pos})`);
+    }
+    const { bytesRead: n } = await fh.read(chunk, 0, chunk.length, pos);
     if (n === 0) {
       eof = true;
       break;
@@ -180,7 +202,8 @@ function readWindow(
   let total = eof ? lineNo - 1 : undefined;
   if (total === undefined && !overflow && size <= MAX_READ_BYTES) {
     // A small file costs nothing to count to the end, and "of N" tells the model where it is.
-    total = lineNo - 1 + countLines(readRest(fd, consumed, size));
+    total =
+      lineNo - 1 + countLines((await readAt(fh, consumed, Math.max(0, size - consumed))).toString("utf8"));
   }
   if (kept.length === 0) {
     if (overflow) return `file_read: line ${lineNo} of ${shown} alone is over ${formatBytes(MAX_READ_BYTES)}`;
@@ -193,17 +216,6 @@ function readWindow(
   else if (overflow) header += `; stopped at ${formatBytes(MAX_READ_BYTES)}, continue with offset ${to + 1}]`;
   else header += consumed < size ? `; the file goes on (${formatBytes(size)} in all)]` : "]";
   return `${header}\n${kept.join("\n")}`;
-}
-
-function readRest(fd: number, from: number, size: number): string {
-  const buf = Buffer.alloc(Math.max(0, size - from));
-  let got = 0;
-  while (got < buf.length) {
-    const r = fs.readSync(fd, buf, got, buf.length - got, from + got);
-    if (r === 0) break;
-    got += r;
-  }
-  return buf.toString("utf8", 0, got);
 }
 
 /** Lines in a text, a last line without a newline included ("" has none). */

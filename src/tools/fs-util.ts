@@ -3,21 +3,33 @@
  * reads to the model, and whether bytes look like text.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import type { Result } from "../core/types.js";
 
 /** How many leading bytes decide "binary" (the same window git and grep use, roughly). */
 export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 /**
- * Resolves a tool path against the project root. A leading `~` means the user's home, as in a
- * shell; `$VAR` stays literal (the gate refuses those forms where it matters).
+ * The path the gate judged for a call, which is the only one a file tool may open
+ * (README "One call pipeline"). Missing only when a tool is run outside the pipeline.
  */
-export function resolvePath(cwd: string, p: string): string {
-  if (p === "~") return os.homedir();
-  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
-  return path.resolve(cwd, p);
+export function judgedPath(paths: readonly string[], tool: string): Result<string> {
+  const p = paths[0];
+  if (p === undefined) {
+    return { ok: false, error: `${tool}: no path was judged by the policy gate; the call did not run` };
+  }
+  return { ok: true, value: p };
 }
+
+/**
+ * Open flags for a judged path: the gate already followed every symlink, so one found at
+ * the final component now was put there after the decision; refuse it instead of following.
+ * O_NONBLOCK keeps a FIFO from blocking the open (it is refused by type afterwards).
+ */
+export const OPEN_JUDGED_READ = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+
+/** The message for ELOOP on a judged path: the file changed under us. */
+export const SWAPPED_FOR_SYMLINK =
+  "it was replaced by a symlink after the policy check; not followed (try again)";
 
 /** One readable phrase for a Node fs error, e.g. "no such file or directory". */
 export function fsErrorText(e: unknown): string {
@@ -39,7 +51,7 @@ export function fsErrorText(e: unknown): string {
     case "ENAMETOOLONG":
       return "file name too long";
     case "ELOOP":
-      return "too many levels of symbolic links";
+      return "too many levels of symbolic links (or a symlink where the policy check found none)";
     case "EEXIST":
       return "already exists";
     default:

@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CLIP } from "./clip.js";
-import { resolvePath, statPath } from "./fs-util.js";
+import { judgedPath, statPath } from "./fs-util.js";
 import { compileGlob, type GlobPath, matchSegment } from "./glob-pattern.js";
 import { optionalString, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
@@ -41,6 +41,8 @@ export const globTool: Tool<GlobInput> = {
     'List paths under root (default ".") matching a glob: * ? [] stay within one directory level, ** spans levels, {a,b} alternatives. Sorted; directories end in /; .git and node_modules are skipped unless named.',
   inputShape: '{"pattern": "src/**/*.ts", "root": "."}',
   clipBytes: CLIP.glob,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
 
   parse(raw: string): Result<GlobInput> {
     const obj = parseObject("glob", raw, ["pattern", "root"], EXAMPLE);
@@ -61,9 +63,12 @@ export const globTool: Tool<GlobInput> = {
     return { capability: "read", readPaths: [input.root] };
   },
 
-  async run(input, ctx) {
+  async run(input, ctx, target) {
     const shownRoot = JSON.stringify(input.root);
-    const rootAbs = resolvePath(ctx.cwd, input.root);
+    const judged = judgedPath(target.read, "glob");
+    if (!judged.ok) return judged.error;
+    // The judged root has every symlink resolved; below it the walk never follows one.
+    const rootAbs = judged.value;
     const st = statPath(rootAbs);
     if (!st.ok) return `glob: cannot read root ${shownRoot}: ${st.error}`;
     if (!st.value.isDirectory()) return `glob: root ${shownRoot} is not a directory`;

@@ -10,7 +10,14 @@ import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { CLIP } from "./clip.js";
-import { BINARY_SNIFF_BYTES, fsErrorText, looksBinary, resolvePath, statPath } from "./fs-util.js";
+import {
+  BINARY_SNIFF_BYTES,
+  fsErrorText,
+  judgedPath,
+  looksBinary,
+  OPEN_JUDGED_READ,
+  SWAPPED_FOR_SYMLINK,
+} from "./fs-util.js";
 import { optionalInt, parseObject, requireString } from "./json-input.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
 import type { Result, Tool } from "./types.js";
@@ -44,6 +51,8 @@ export const grepTool: Tool<GrepInput> = {
     "Search one file for lines matching a regular expression (RE2 syntax: . ^ $ * + ? [] () | \\d \\w \\s; no backreferences or lookaround). Prints N:line; context (0-20) adds N-line neighbours.",
   inputShape: '{"pattern": "...", "path": "...", "context": 2}',
   clipBytes: CLIP.grep,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
 
   parse(raw: string): Result<GrepInput> {
     const obj = parseObject("grep", raw, ["pattern", "path", "context"], EXAMPLE);
@@ -72,22 +81,23 @@ export const grepTool: Tool<GrepInput> = {
     return { capability: "read", readPaths: [input.path] };
   },
 
-  async run(input, ctx) {
+  async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
-    const abs = resolvePath(ctx.cwd, input.path);
-    const st = statPath(abs);
-    if (!st.ok) return `grep: cannot read ${shown}: ${st.error}`;
-    if (st.value.isDirectory()) {
-      return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
-    }
-    if (!st.value.isFile()) return `grep: ${shown} is not a regular file`;
+    const abs = judgedPath(target.read, "grep");
+    if (!abs.ok) return abs.error;
     let fh: FileHandle;
     try {
-      fh = await open(abs, "r");
+      fh = await open(abs.value, OPEN_JUDGED_READ);
     } catch (e) {
-      return `grep: cannot read ${shown}: ${fsErrorText(e)}`;
+      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+      return `grep: cannot read ${shown}: ${why}`;
     }
     try {
+      const st = await fh.stat();
+      if (st.isDirectory()) {
+        return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
+      }
+      if (!st.isFile()) return `grep: ${shown} is not a regular file`;
       return await search(fh, input, shown, ctx.signal);
     } catch (e) {
       return `grep: cannot read ${shown}: ${fsErrorText(e)}`;

@@ -9,14 +9,14 @@
  * degrades to the heuristic, and the header line says so, rather than failing the call.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { CLIP, clip } from "./clip.js";
+import { judgedPath, OPEN_JUDGED_READ, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
 import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
 import { outlineMarkdown } from "./outline/markdown.js";
 import { outlineWithGrammar } from "./outline/treesitter.js";
-import type { Effects, Result, Tool, ToolContext } from "./types.js";
+import type { Effects, Result, Target, Tool, ToolContext } from "./types.js";
 
 /** Entries listed at most (seed: 400); the rest are counted in a closing marker. */
 export const MAX_OUTLINE_ENTRIES = 400;
@@ -59,9 +59,11 @@ function effects(input: OutlineInput): Effects {
   return { capability: "read", readPaths: [input.path] };
 }
 
-async function run(input: OutlineInput, ctx: ToolContext): Promise<string> {
+async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promise<string> {
   if (ctx.signal.aborted) return "error: outline aborted";
-  const source = readSource(path.resolve(ctx.cwd, input.path), input.path);
+  const judged = judgedPath(target.read, "outline");
+  if (!judged.ok) return `error: ${judged.error}`;
+  const source = readSource(judged.value, input.path);
   if (!source.ok) return `error: ${source.error}`;
   // The parse gets most of the tool's time, leaving room to fall back to the heuristic.
   const budget = Math.min(MAX_PARSE_MS, Math.floor(ctx.timeoutMs * PARSE_SHARE_OF_TIMEOUT));
@@ -71,39 +73,46 @@ async function run(input: OutlineInput, ctx: ToolContext): Promise<string> {
 
 /** The file as text, or why it cannot be outlined (missing, directory, too large, binary). */
 function readSource(file: string, shown: string): Result<string> {
-  let st: fs.Stats;
+  let fd: number;
   try {
-    st = fs.statSync(file);
+    // The judged path, opened without following a symlink swapped in since the decision.
+    fd = fs.openSync(file, OPEN_JUDGED_READ);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { ok: false, error: `no such file: ${shown}` };
+    if (code === "ELOOP") return { ok: false, error: `cannot read ${shown}: ${SWAPPED_FOR_SYMLINK}` };
     return { ok: false, error: `cannot read ${shown}: ${code ?? String(e)}` };
   }
-  if (st.isDirectory()) {
-    return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
-  }
-  // Checked before opening: a FIFO or device would block or never end.
-  if (!st.isFile()) return { ok: false, error: `${shown} is not a regular file` };
-  if (st.size > MAX_OUTLINE_FILE_BYTES) {
-    return {
-      ok: false,
-      error: `${shown} is too large to outline (${st.size} bytes; the limit is ${MAX_OUTLINE_FILE_BYTES}); use grep to find definitions`,
-    };
-  }
-  let data: Buffer;
   try {
-    data = fs.readFileSync(file);
-  } catch (e) {
-    return { ok: false, error: `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+    const st = fs.fstatSync(fd);
+    if (st.isDirectory()) {
+      return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
+    }
+    // A FIFO or device would block or never end.
+    if (!st.isFile()) return { ok: false, error: `${shown} is not a regular file` };
+    if (st.size > MAX_OUTLINE_FILE_BYTES) {
+      return {
+        ok: false,
+        error: `${shown} is too large to outline (${st.size} bytes; the limit is ${MAX_OUTLINE_FILE_BYTES}); use grep to find definitions`,
+      };
+    }
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(fd);
+    } catch (e) {
+      return { ok: false, error: `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+    }
+    // The file may have grown since stat.
+    if (data.length > MAX_OUTLINE_FILE_BYTES) {
+      return { ok: false, error: `${shown} is too large to outline (over ${MAX_OUTLINE_FILE_BYTES} bytes)` };
+    }
+    if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+      return { ok: false, error: `${shown} is a binary file (${data.length} bytes); nothing to outline` };
+    }
+    return { ok: true, value: data.toString("utf8").replace(/^\uFEFF/, "") };
+  } finally {
+    fs.closeSync(fd);
   }
-  // The file may have grown since stat.
-  if (data.length > MAX_OUTLINE_FILE_BYTES) {
-    return { ok: false, error: `${shown} is too large to outline (over ${MAX_OUTLINE_FILE_BYTES} bytes)` };
-  }
-  if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-    return { ok: false, error: `${shown} is a binary file (${data.length} bytes); nothing to outline` };
-  }
-  return { ok: true, value: data.toString("utf8").replace(/^\uFEFF/, "") };
 }
 
 export interface OutlineOptions {
@@ -157,6 +166,8 @@ export const outlineTool: Tool<OutlineInput> = {
     "Read-only.",
   inputShape: '{"path": "..."}',
   clipBytes: CLIP.outline,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
   parse,
   effects,
   run,

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpPool, type McpPool } from "../../src/mcp/pool.js";
 import { mcpCallTool } from "../../src/tools/mcp_call.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 import { everythingStdio, pidsIn, tempDir } from "./helpers.js";
 
 describe("mcp_call input", () => {
@@ -58,21 +58,25 @@ describe("mcp_call run", () => {
 
   it("returns the rendered result as the observation", async () => {
     const ctx = makeToolContext({ services: { mcp: pool } });
-    const out = await mcpCallTool.run({ server: "ev", tool: "echo", args: { message: "via tool" } }, ctx);
+    const out = await runTool(
+      mcpCallTool,
+      { server: "ev", tool: "echo", args: { message: "via tool" } },
+      ctx,
+    );
     expect(out).toBe("Echo: via tool");
   });
 
   it("turns errors into observations starting with `mcp_call error:`", async () => {
     const ctx = makeToolContext({ services: { mcp: pool } });
-    const denied = await mcpCallTool.run({ server: "ev", tool: "get-env", args: {} }, ctx);
+    const denied = await runTool(mcpCallTool, { server: "ev", tool: "get-env", args: {} }, ctx);
     expect(denied).toMatch(/^mcp_call error: tool "get-env" is not in allowed_tools/);
-    const failed = await mcpCallTool.run({ server: "ev", tool: "echo", args: {} }, ctx);
+    const failed = await runTool(mcpCallTool, { server: "ev", tool: "echo", args: {} }, ctx);
     expect(failed).toMatch(/^mcp_call error: .*Input validation error/);
     expect(pidsIn(marker)).toHaveLength(1);
   });
 
   it("without an MCP service says so", async () => {
-    const out = await mcpCallTool.run({ server: "ev", tool: "echo", args: {} }, makeToolContext());
+    const out = await runTool(mcpCallTool, { server: "ev", tool: "echo", args: {} }, makeToolContext());
     expect(out).toBe("mcp_call error: no MCP servers are configured for this run");
   });
 });

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bashTool, OUTPUT_CAP_BYTES } from "../../src/tools/bash.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let tmp: string;
 beforeAll(() => {
@@ -17,7 +17,7 @@ afterAll(() => {
 const GENEROUS_MS = 30_000;
 
 function run(command: string, overrides: Parameters<typeof makeToolContext>[0] = {}): Promise<string> {
-  return bashTool.run(command, makeToolContext({ cwd: tmp, timeoutMs: GENEROUS_MS, ...overrides }));
+  return runTool(bashTool, command, makeToolContext({ cwd: tmp, timeoutMs: GENEROUS_MS, ...overrides }));
 }
 
 /** Gone, or a zombie nobody reaped (PID 1 in containers often does not): either way not running. */

@@ -20,7 +20,7 @@ import {
   outlineTool,
 } from "../../src/tools/outline.js";
 import type { ToolContext } from "../../src/tools/types.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 const requireHere = createRequire(import.meta.url);
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/outline");
@@ -44,7 +44,11 @@ afterAll(() => {
 });
 
 function outline(file: string, overrides: Partial<ToolContext> = {}): Promise<string> {
-  return outlineTool.run({ path: file }, makeToolContext({ cwd: project, timeoutMs: 30_000, ...overrides }));
+  return runTool(
+    outlineTool,
+    { path: file },
+    makeToolContext({ cwd: project, timeoutMs: 30_000, ...overrides }),
+  );
 }
 
 function write(name: string, content: string | Buffer): string {
