@@ -153,8 +153,9 @@ function validateJob(
     const parsed = parsePolicyMode(raw.mode);
     if (parsed) requested = parsed;
     else {
-      requested = "guarded";
-      notes.push(`unknown mode ${show(raw.mode)}; using "guarded" (valid: readonly, guarded, unrestricted)`);
+      // A typo never loosens: the strictest mode (README "Policy modes").
+      requested = "readonly";
+      notes.push(`unknown mode ${show(raw.mode)}; using "readonly" (valid: readonly, guarded, unrestricted)`);
     }
   }
   const mode = effectiveUnattended(requested, ceiling);

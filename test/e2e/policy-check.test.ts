@@ -57,6 +57,16 @@ describe("the loaded configuration is what the gate sees", () => {
       "decision=allow",
     );
   });
+  it("an environment typo keeps the file's mode; a file typo is readonly (issue 10)", async () => {
+    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
+    const typo = await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "readonyl" });
+    expect(typo.stdout).toContain("mode=readonly\ndecision=deny");
+    expect(typo.stderr).toContain('SCOOT_TOOLS_POLICY ignored: unknown policy "readonyl"; keeping "readonly"');
+    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "guardd"\n');
+    const fileTypo = await check(["bash", "ls"]);
+    expect(fileTypo.stdout).toContain("mode=readonly\ndecision=deny");
+    expect(fileTypo.stderr).toContain('unknown policy "guardd"; using "readonly"');
+  });
   it("tools.secret_paths and the token file are secret", async () => {
     fs.writeFileSync(path.join(project, "notes.txt"), "x");
     fs.writeFileSync(
