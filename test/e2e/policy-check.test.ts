@@ -61,7 +61,9 @@ describe("the loaded configuration is what the gate sees", () => {
     fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
     const typo = await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "readonyl" });
     expect(typo.stdout).toContain("mode=readonly\ndecision=deny");
-    expect(typo.stderr).toContain('SCOOT_TOOLS_POLICY ignored: unknown policy "readonyl"; keeping "readonly"');
+    expect(typo.stderr).toContain(
+      'SCOOT_TOOLS_POLICY ignored: unknown policy "readonyl"; keeping "readonly"',
+    );
     fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "guardd"\n');
     const fileTypo = await check(["bash", "ls"]);
     expect(fileTypo.stdout).toContain("mode=readonly\ndecision=deny");

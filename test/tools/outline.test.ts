@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CLIP } from "../../src/tools/clip.js";
 import { MAX_SIGNATURE_CHARS } from "../../src/tools/outline/entry.js";
 import { LANGUAGES, languageFor } from "../../src/tools/outline/languages.js";
@@ -636,6 +636,27 @@ describe("fallbacks", () => {
       /^outline of svc\.py \(keyword heuristic, because the Python grammar failed to load: .+\): 4 entries$/,
     );
     expect(entriesOf(out)).toEqual(HEURISTIC);
+  });
+
+  it("a grammar with no language function is reported on stderr, never stdout (issue 10)", async () => {
+    // A valid WebAssembly side module with an empty dylink.0 section and no exports:
+    // web-tree-sitter answers it with console.log, which would corrupt `scoot serve`.
+    const name = Buffer.from("dylink.0");
+    const payload = Buffer.concat([Buffer.from([name.length]), name, Buffer.from([1, 4, 0, 0, 0, 0])]);
+    const wasm = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0, payload.length]), payload]);
+    const dir = fs.mkdtempSync(path.join(scratch, "g-"));
+    fs.writeFileSync(path.join(dir, "tree-sitter-python.wasm"), wasm);
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const out = await outlineSource("svc.py", SERVICE, { deadlineAt: later(), grammarDir: dir });
+      expect(out.split("\n")[0]).toContain("because the Python grammar failed to load: Language.load failed");
+      expect(log).not.toHaveBeenCalled();
+      expect(err.mock.calls.flat().join(" ")).toContain("Couldn't find language function");
+    } finally {
+      log.mockRestore();
+      err.mockRestore();
+    }
   });
 
   it("uses the heuristic when the grammar file is missing", async () => {
