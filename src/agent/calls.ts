@@ -13,7 +13,8 @@
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import { clip } from "../tools/clip.js";
-import type { AnyTool, Decision, Result, Target, ToolContext } from "../tools/types.js";
+import { TOOLS_BY_NAME } from "../tools/registry.js";
+import type { AnyTool, Decision, Effects, Result, Target, ToolContext } from "../tools/types.js";
 import { runToolWithDeadline } from "./execute.js";
 
 /** How much of a tool input or observation goes into one audit line. */
@@ -105,6 +106,20 @@ function prepareChildren(tool: AnyTool, input: unknown, env: CallEnv): Result<Pr
     out.push(prepareCall(action, raw, env, { input: parsed.value }));
   }
   return { ok: true, value: out };
+}
+
+/**
+ * What a recorded call declared it would touch (the compactor's view of an old step), or
+ * undefined when the step no longer validates. Never a decision: nothing is judged here.
+ */
+export function declaredEffects(
+  action: string,
+  raw: string,
+  tools: ReadonlyMap<string, AnyTool> = TOOLS_BY_NAME,
+): Effects | undefined {
+  const tool = tools.get(action);
+  const parsed = tool?.parse(raw);
+  return tool && parsed?.ok ? tool.effects(parsed.value) : undefined;
 }
 
 /** The dry-run answer (`scoot policy check`): a denied child denies the whole call, by name. */

@@ -5,6 +5,7 @@
  */
 import type { Message } from "../store/session.js";
 import type { Result } from "../tools/types.js";
+import { declaredEffects } from "./calls.js";
 import { extractStep } from "./step.js";
 
 /** Bytes a message costs beyond its content on the wire (role, quotes, separators). */
@@ -47,7 +48,7 @@ export function extractiveSummary(removed: readonly Message[]): string {
   const errors: string[] = [];
   const findings: string[] = [];
   const earlier: string[] = [];
-  let pending: { action: string; input: string } | undefined;
+  let pending: { action: string; input: string; shell: boolean } | undefined;
   for (const m of removed) {
     if (m.content.startsWith(SUMMARY_MARKER)) {
       earlier.push(m.content.split("\n").slice(1).join("\n"));
@@ -59,16 +60,11 @@ export function extractiveSummary(removed: readonly Message[]): string {
       const action = String(step.value.action ?? "");
       const rawInput = step.value.action_input;
       const input = typeof rawInput === "string" ? rawInput : JSON.stringify(rawInput ?? "");
-      pending = { action, input };
-      let pathOf = "";
-      try {
-        const obj = JSON.parse(input) as { path?: unknown; pattern?: unknown };
-        pathOf = typeof obj.path === "string" ? obj.path : "";
-      } catch {
-        // bash and final take plain text
-      }
-      if (["file_read", "grep", "outline"].includes(action) && pathOf) pushCapped(read, pathOf);
-      if (["file_write", "file_edit"].includes(action) && pathOf) pushCapped(changed, pathOf);
+      // What the call read or wrote comes from its declared effects, not its action name.
+      const effects = declaredEffects(action, input);
+      for (const p of effects?.readPaths ?? []) pushCapped(read, p);
+      for (const p of effects?.writePaths ?? []) pushCapped(changed, p);
+      pending = { action, input, shell: effects?.command !== undefined };
       if (typeof step.value.thought === "string" && step.value.thought)
         pushCapped(findings, short(step.value.thought));
       continue;
@@ -77,7 +73,7 @@ export function extractiveSummary(removed: readonly Message[]): string {
       const text = m.content;
       if (/denied/i.test(text.slice(0, 200)) && /policy/i.test(text.slice(0, 300))) {
         pushCapped(denials, short(`${pending.action} ${pending.input}`));
-      } else if (pending.action === "bash") {
+      } else if (pending.shell) {
         const exit = /exit code: (-?\d+)|killed by signal (\w+)|timed out after \d+ ms/.exec(text);
         pushCapped(commands, short(`${pending.input} → ${exit ? exit[0] : "ran"}`));
       } else if (/\berror\b/i.test(text.split("\n").slice(0, 3).join(" "))) {
