@@ -39,6 +39,7 @@ export const fileEditTool: Tool<FileEditInput> = {
     "Replace one exact piece of text in a file. `old` must occur exactly once (copy it from file_read, with enough context to be unique); `new` may be empty to delete.",
   inputShape: '{"path": "...", "old": "exact unique text", "new": "replacement text"}',
   clipBytes: CLIP.file_read,
+  preferOverShell: true,
 
   parse(raw: string): Result<FileEditInput> {
     const obj = parseObject("file_edit", raw, ["path", "old", "new"], EXAMPLE);

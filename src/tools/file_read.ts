@@ -39,6 +39,7 @@ export const fileReadTool: Tool<FileReadInput> = {
     "Read a text file (up to 1 MiB). For big files read a window of lines: offset is the 1-based first line, limit the number of lines.",
   inputShape: '{"path": "...", "offset": 1, "limit": 200}',
   clipBytes: CLIP.file_read,
+  preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
 

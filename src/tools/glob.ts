@@ -41,6 +41,7 @@ export const globTool: Tool<GlobInput> = {
     'List paths under root (default ".") matching a glob: * ? [] stay within one directory level, ** spans levels, {a,b} alternatives. Sorted; directories end in /; .git and node_modules are skipped unless named.',
   inputShape: '{"pattern": "src/**/*.ts", "root": "."}',
   clipBytes: CLIP.glob,
+  preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
 

@@ -51,6 +51,7 @@ export const grepTool: Tool<GrepInput> = {
     "Search one file for lines matching a regular expression (RE2 syntax: . ^ $ * + ? [] () | \\d \\w \\s; no backreferences or lookaround). Prints N:line; context (0-20) adds N-line neighbours.",
   inputShape: '{"pattern": "...", "path": "...", "context": 2}',
   clipBytes: CLIP.grep,
+  preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
 

@@ -459,6 +459,7 @@ export const httpRequestTool: Tool<HttpRequestInput> = {
     '{"method": "GET|POST|PUT|DELETE|HEAD|PATCH", "url": "https://...", "body": "optional text", ' +
     '"headers": {"optional-name": "value"}}',
   clipBytes: CLIP.http_request,
+  preferOverShell: true,
   parse: parseHttpRequest,
   effects(input: HttpRequestInput) {
     const read = input.method === "GET" || input.method === "HEAD";

@@ -89,6 +89,8 @@ export const mcpCallTool: Tool<McpCallInput> = {
     "the call may have external side effects and runs under the tool deadline.",
   inputShape: SHAPE,
   clipBytes: CLIP.mcp_call,
+  // Offered only when MCP servers are configured.
+  enabledWhen: (run) => run.hasMcp,
   parse,
   effects,
   run,

@@ -166,6 +166,7 @@ export const outlineTool: Tool<OutlineInput> = {
     "Read-only.",
   inputShape: '{"path": "..."}',
   clipBytes: CLIP.outline,
+  preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
   parse,

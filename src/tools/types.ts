@@ -52,6 +52,10 @@ export interface Tool<I = unknown> {
   parse(raw: string): Result<I>;
   /** What the call would touch; the gate decides from this alone. */
   effects(input: I): Effects;
+  /** When the tool is offered at all (default: always). */
+  enabledWhen?: (run: RunFeatures) => boolean;
+  /** Listed in the prompt's "prefer the structured tools over bash" rule. */
+  preferOverShell?: boolean;
   /**
    * Present when the tool may run as a `parallel` child. Returns why this particular input
    * may not (e.g. an http_request that is not GET or HEAD), or undefined when it may.
@@ -67,6 +71,12 @@ export interface Tool<I = unknown> {
    * file tool opens those, never its input's path strings.
    */
   run(input: I, ctx: ToolContext, target: Target): Promise<string>;
+}
+
+/** What a run has, for `enabledWhen`. */
+export interface RunFeatures {
+  hasMcp: boolean;
+  hasSkills: boolean;
 }
 
 /** Tool objects are stored heterogeneously; this alias keeps call sites readable. */
