@@ -1,12 +1,11 @@
 /**
- * Read-path and write-path rules (SPEC 8).
+ * Read-path and write-path rules (README "Policy modes", "Paths are judged where they are opened").
  *
- * Pure decisions: the only filesystem knowledge comes from `settings.realpath`, which
- * resolves symlinks physically (the way the kernel walks a path, `..` after a symlink
- * included) and re-joins the part that does not exist yet. Paths are judged where Scoot's
- * file tools will open them: `~` and `~/x` mean the home directory (as `tools/fs-util`
- * resolves them, from the same `os.homedir()`), `$VAR` is not expanded (a literal name),
- * anything else is relative to the project root.
+ * Pure decisions: the only filesystem knowledge comes from `settings.realpath`. Each path is
+ * resolved once: normalised lexically against the project root (`~` and `~/x`: the home
+ * directory; `$VAR` is not expanded, a literal name), then every symlink followed
+ * (realpath.ts). That resolved path is both what is judged and, on allow, the target the
+ * file tool opens (issue 10; test/agent/equivalence.test.ts).
  *
  * Read rules
  * - unrestricted: everything.

@@ -9,8 +9,8 @@
  * is the operator's choice for *all unattended work* (default readonly), and loosening a job
  * must take both decisions. So `unrestricted` runs unrestricted only when the ceiling is also
  * `unrestricted`; otherwise it is lowered, and the warning printed at every start says so.
- * An unknown mode string falls back to `guarded` (then `readonly`) with a warning, as every
- * policy string in the configuration does: a typo never loosens the gate.
+ * An unknown mode string becomes `readonly` with a warning, as every policy string in the
+ * configuration file does: a typo never loosens the gate.
  */
 import type { Config, JobConfig, PolicyMode } from "../config/schema.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";

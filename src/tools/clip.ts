@@ -1,6 +1,6 @@
 /** Observation clipping: keep head and tail, name the bytes removed in the middle. */
 
-/** Clip sizes from SPEC 6 / the built-in tools page, in bytes. */
+/** Clip sizes (README "The ReACT loop": bash ~2 KB, file_read ~8 KB, ...), in bytes. */
 export const CLIP = {
   bash: 2 * 1024,
   file_read: 8 * 1024,
