@@ -8,6 +8,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { CLIP } from "./clip.js";
+import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import {
   BINARY_SNIFF_BYTES,
   formatBytes,
@@ -17,46 +18,32 @@ import {
   OPEN_JUDGED_READ,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import { optionalInt, parseObject, requireString } from "./json-input.js";
-import type { Result, Tool } from "./types.js";
+import type { Tool } from "./types.js";
 
 /** Largest whole-file read, and largest window returned. */
 export const MAX_READ_BYTES = 1024 * 1024;
 /** Read size when streaming a window. */
 const WINDOW_CHUNK_BYTES = 64 * 1024;
 
-export interface FileReadInput {
-  path: string;
-  offset?: number;
-  limit?: number;
-}
-
-const EXAMPLE = '{"path": "src/main.ts"}';
+/** The input, declared once: type, validation, prompt shape and example. */
+const INPUT = declareInput("file_read", {
+  path: str('"..."', { example: '"src/main.ts"' }),
+  offset: optInt(1, "1"),
+  limit: optInt(1, "200"),
+});
+export type FileReadInput = InputOf<typeof INPUT.fields>;
 
 export const fileReadTool: Tool<FileReadInput> = {
   name: "file_read",
   describe:
     "Read a text file (up to 1 MiB). For big files read a window of lines: offset is the 1-based first line, limit the number of lines.",
-  inputShape: '{"path": "...", "offset": 1, "limit": 200}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.file_read,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
 
-  parse(raw: string): Result<FileReadInput> {
-    const obj = parseObject("file_read", raw, ["path", "offset", "limit"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const p = requireString("file_read", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const offset = optionalInt("file_read", obj.value, "offset", 1);
-    if (!offset.ok) return offset;
-    const limit = optionalInt("file_read", obj.value, "limit", 1);
-    if (!limit.ok) return limit;
-    const input: FileReadInput = { path: p.value };
-    if (offset.value !== undefined) input.offset = offset.value;
-    if (limit.value !== undefined) input.limit = limit.value;
-    return { ok: true, value: input };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "read", readPaths: [input.path] };

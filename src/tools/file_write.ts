@@ -11,33 +11,25 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
+import { declareInput, type InputOf, str } from "./declare.js";
 import { fsErrorText, judgedPath, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
-import { parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
-export interface FileWriteInput {
-  path: string;
-  content: string;
-}
-
-const EXAMPLE = '{"path": "notes.txt", "content": "full new contents"}';
+/** The input, declared once: type, validation, prompt shape and example. */
+const INPUT = declareInput("file_write", {
+  path: str('"..."', { example: '"notes.txt"' }),
+  content: str('"..."', { nonEmpty: false, example: '"full new contents"' }),
+});
+export type FileWriteInput = InputOf<typeof INPUT.fields>;
 
 export const fileWriteTool: Tool<FileWriteInput> = {
   name: "file_write",
   describe:
     "Create a file or replace its whole content (parent directories are created). To change part of a file, use file_edit.",
-  inputShape: '{"path": "...", "content": "..."}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.file_read,
 
-  parse(raw: string): Result<FileWriteInput> {
-    const obj = parseObject("file_write", raw, ["path", "content"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const p = requireString("file_write", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const content = requireString("file_write", obj.value, "content", { nonEmpty: false });
-    if (!content.ok) return content;
-    return { ok: true, value: { path: p.value, content: content.value } };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "write", writePaths: [input.path] };

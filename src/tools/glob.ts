@@ -11,9 +11,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CLIP } from "./clip.js";
+import { declareInput, optStr, str } from "./declare.js";
 import { judgedPath, statPath } from "./fs-util.js";
 import { compileGlob, type GlobPath, matchSegment } from "./glob-pattern.js";
-import { optionalString, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
 /** Paths listed at most; the rest are counted. */
@@ -33,32 +33,34 @@ export interface GlobInput {
   alternatives: GlobPath[];
 }
 
-const EXAMPLE = '{"pattern": "src/**/*.ts", "root": "."}';
+/** The input, declared once: validation, prompt shape and example; `GlobInput` adds the compiled pattern. */
+const INPUT = declareInput(
+  "glob",
+  {
+    pattern: str('"src/**/*.ts"', { example: '"src/**/*.ts"' }),
+    root: optStr('"."', { example: '"."' }),
+  },
+  (input): Result<GlobInput> => {
+    const alternatives = compileGlob(input.pattern.trim());
+    if (!alternatives.ok) return { ok: false, error: `glob: ${alternatives.error}` };
+    return {
+      ok: true,
+      value: { pattern: input.pattern, root: input.root ?? ".", alternatives: alternatives.value },
+    };
+  },
+);
 
 export const globTool: Tool<GlobInput> = {
   name: "glob",
   describe:
     'List paths under root (default ".") matching a glob: * ? [] stay within one directory level, ** spans levels, {a,b} alternatives. Sorted; directories end in /; .git and node_modules are skipped unless named.',
-  inputShape: '{"pattern": "src/**/*.ts", "root": "."}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.glob,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
 
-  parse(raw: string): Result<GlobInput> {
-    const obj = parseObject("glob", raw, ["pattern", "root"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const pattern = requireString("glob", obj.value, "pattern", { nonEmpty: true });
-    if (!pattern.ok) return pattern;
-    const root = optionalString("glob", obj.value, "root", { nonEmpty: true });
-    if (!root.ok) return root;
-    const alternatives = compileGlob(pattern.value.trim());
-    if (!alternatives.ok) return { ok: false, error: `glob: ${alternatives.error}` };
-    return {
-      ok: true,
-      value: { pattern: pattern.value, root: root.value ?? ".", alternatives: alternatives.value },
-    };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "read", readPaths: [input.root] };

@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { CLIP } from "./clip.js";
+import { declareInput, optInt, str } from "./declare.js";
 import {
   BINARY_SNIFF_BYTES,
   fsErrorText,
@@ -18,7 +19,6 @@ import {
   OPEN_JUDGED_READ,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import { optionalInt, parseObject, requireString } from "./json-input.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
 import type { Result, Tool } from "./types.js";
 
@@ -43,40 +43,43 @@ export interface GrepInput {
   matcher: LineMatcher;
 }
 
-const EXAMPLE = '{"pattern": "fn main", "path": "src/main.zig"}';
+/** The input, declared once: validation, prompt shape and example; `GrepInput` adds the compiled pattern. */
+const INPUT = declareInput(
+  "grep",
+  {
+    pattern: str('"..."', { nonEmpty: false, example: '"fn main"' }),
+    path: str('"..."', { example: '"src/main.zig"' }),
+    // Any integer; clamped to 0..MAX_CONTEXT below rather than refused.
+    context: optInt(Number.MIN_SAFE_INTEGER, "2"),
+  },
+  (input): Result<GrepInput> => {
+    // A blank pattern is a real search; only "" (which matches every line) is refused.
+    if (input.pattern === "") return { ok: false, error: 'grep: "pattern" must be a non-empty string' };
+    const matcher = compileLineRegex(input.pattern);
+    if (!matcher.ok) return { ok: false, error: `grep: ${matcher.error}` };
+    return {
+      ok: true,
+      value: {
+        pattern: input.pattern,
+        path: input.path,
+        context: Math.min(MAX_CONTEXT, Math.max(0, input.context ?? 0)),
+        matcher: matcher.value,
+      },
+    };
+  },
+);
 
 export const grepTool: Tool<GrepInput> = {
   name: "grep",
   describe:
     "Search one file for lines matching a regular expression (RE2 syntax: . ^ $ * + ? [] () | \\d \\w \\s; no backreferences or lookaround). Prints N:line; context (0-20) adds N-line neighbours.",
-  inputShape: '{"pattern": "...", "path": "...", "context": 2}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.grep,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */
   parallelChild: () => undefined,
 
-  parse(raw: string): Result<GrepInput> {
-    const obj = parseObject("grep", raw, ["pattern", "path", "context"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const pattern = requireString("grep", obj.value, "pattern", { nonEmpty: false });
-    if (!pattern.ok) return pattern;
-    if (pattern.value === "") return { ok: false, error: 'grep: "pattern" must be a non-empty string' };
-    const p = requireString("grep", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const context = optionalInt("grep", obj.value, "context", Number.MIN_SAFE_INTEGER);
-    if (!context.ok) return context;
-    const matcher = compileLineRegex(pattern.value);
-    if (!matcher.ok) return { ok: false, error: `grep: ${matcher.error}` };
-    return {
-      ok: true,
-      value: {
-        pattern: pattern.value,
-        path: p.value,
-        context: Math.min(MAX_CONTEXT, Math.max(0, context.value ?? 0)),
-        matcher: matcher.value,
-      },
-    };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "read", readPaths: [input.path] };

@@ -10,6 +10,7 @@
  */
 import * as fs from "node:fs";
 import { CLIP, clip } from "./clip.js";
+import { declareInput, type InputOf, str } from "./declare.js";
 import { judgedPath, OPEN_JUDGED_READ, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
 import { outlineHeuristic } from "./outline/heuristic.js";
@@ -30,30 +31,15 @@ const MAX_PARSE_MS = 10_000;
 const PARSE_SHARE_OF_TIMEOUT = 0.7;
 /** Indentation per nesting level in the listing. */
 const INDENT = "  ";
-const INPUT_KEYS = new Set(["path"]);
-const USAGE = 'outline input must be a JSON object: {"path": "<file>"}';
+/** The input, declared once: type, validation (the same messages as every file tool), prompt shape. */
+const INPUT = declareInput("outline", { path: str('"..."', { example: '"src/main.ts"' }) }, (input) =>
+  input.path.includes("\0")
+    ? { ok: false, error: 'outline: "path" must not contain a NUL byte' }
+    : { ok: true, value: input },
+);
+export type OutlineInput = InputOf<typeof INPUT.fields>;
 
-export interface OutlineInput {
-  path: string;
-}
-
-function parse(raw: string): Result<OutlineInput> {
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    return { ok: false, error: USAGE };
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return { ok: false, error: USAGE };
-  const o = v as Record<string, unknown>;
-  const extra = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
-  if (extra.length > 0) return { ok: false, error: `outline input has unknown key(s): ${extra.join(", ")}` };
-  if (typeof o.path !== "string" || o.path.trim() === "") {
-    return { ok: false, error: "outline input needs `path`: a non-empty string" };
-  }
-  if (o.path.includes("\0")) return { ok: false, error: "outline `path` must not contain NUL" };
-  return { ok: true, value: { path: o.path } };
-}
+const parse = INPUT.parse;
 
 function effects(input: OutlineInput): Effects {
   return { capability: "read", readPaths: [input.path] };
@@ -164,7 +150,7 @@ export const outlineTool: Tool<OutlineInput> = {
     "Skeleton of one file: functions, classes and types with their signature lines, or Markdown " +
     "headings, each with its line number (L<n>). Use it to map a file, then file_read a window. " +
     "Read-only.",
-  inputShape: '{"path": "..."}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.outline,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */

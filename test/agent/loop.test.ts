@@ -163,7 +163,7 @@ describe("loop phases", () => {
     expect(r.status).toBe("final");
     expect(h.kinds().slice(0, 3)).toEqual(["run", "backend", "system_error"]);
     expect(h.audited[2]!.msg).toContain(
-      "invalid action_input for parallel: parallel: calls[1]: outline input has unknown key(s): bogus",
+      'invalid action_input for parallel: parallel: calls[1]: outline: unknown field "bogus"; allowed: path',
     );
   });
 

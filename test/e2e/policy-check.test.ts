@@ -169,7 +169,7 @@ describe("parallel is judged with its children (issue 10)", () => {
     [{ action: "file_read", input: { path: 5 } }, /calls\[1\]: file_read:/],
     [{ action: "grep", input: { pattern: "(", path: "a" } }, /calls\[1\]: grep: invalid pattern/],
     [{ action: "glob", input: { pattern: "*", bogus: 1 } }, /calls\[1\]: glob:/],
-    [{ action: "outline", input: { path: 5, bogus: 1 } }, /calls\[1\]: outline input has unknown key/],
+    [{ action: "outline", input: { path: 5, bogus: 1 } }, /calls\[1\]: outline: unknown field "bogus"/],
     [
       { action: "http_request", input: { method: "POST", url: "https://example.com/", body: "x" } },
       /must use GET or HEAD/,

@@ -691,13 +691,27 @@ describe("fallbacks", () => {
 describe("input, effects and errors", () => {
   it.each([
     ['{"path":"src/a.py"}', { ok: true, value: { path: "src/a.py" } }],
-    ['{"path":""}', { ok: false, error: "outline input needs `path`: a non-empty string" }],
-    ['{"path":3}', { ok: false, error: "outline input needs `path`: a non-empty string" }],
-    ["{}", { ok: false, error: "outline input needs `path`: a non-empty string" }],
-    ['{"path":"a.py","depth":2}', { ok: false, error: "outline input has unknown key(s): depth" }],
-    ['"a.py"', { ok: false, error: 'outline input must be a JSON object: {"path": "<file>"}' }],
-    ["[1]", { ok: false, error: 'outline input must be a JSON object: {"path": "<file>"}' }],
-    ["a.py", { ok: false, error: 'outline input must be a JSON object: {"path": "<file>"}' }],
+    // The same declared-input messages as every file tool (issue 10).
+    ['{"path":""}', { ok: false, error: 'outline: "path" must be a non-empty string' }],
+    ['{"path":3}', { ok: false, error: 'outline: "path" must be a string, got the number 3' }],
+    ["{}", { ok: false, error: 'outline: "path" is required' }],
+    ['{"path":"a.py","depth":2}', { ok: false, error: 'outline: unknown field "depth"; allowed: path' }],
+    ['{"path":"a\\u0000b"}', { ok: false, error: 'outline: "path" must not contain a NUL byte' }],
+    [
+      '"a.py"',
+      {
+        ok: false,
+        error:
+          'outline: action_input must be a JSON object such as {"path": "src/main.ts"}; got a string ("a.py")',
+      },
+    ],
+    [
+      "[1]",
+      {
+        ok: false,
+        error: 'outline: action_input must be a JSON object such as {"path": "src/main.ts"}; got an array',
+      },
+    ],
   ])("parse(%s)", (raw, expected) => {
     expect(outlineTool.parse(raw)).toEqual(expected);
   });

@@ -68,9 +68,12 @@ describe("parallel validation fails the whole call before anything runs", () => 
     ],
     [
       { calls: [read("a"), { action: "outline", input: { path: 5, bogus: 1 } }] },
-      "calls[1]: outline input has unknown key(s): bogus",
+      'calls[1]: outline: unknown field "bogus"; allowed: path',
     ],
-    [{ calls: [{ action: "outline", input: { path: 5 } }] }, "calls[0]: outline input needs `path`"],
+    [
+      { calls: [{ action: "outline", input: { path: 5 } }] },
+      'calls[0]: outline: "path" must be a string, got the number 5',
+    ],
     [
       { calls: [read("a"), { action: "grep", input: { pattern: "(", path: "a" } }] },
       "calls[1]: grep: invalid pattern",
