@@ -141,7 +141,7 @@ function checkInterrupted(run: Run): void {
 }
 
 /** Phase turn: compact the history when it is over budget. An error stops the run. */
-export function turnPhase(run: Run): string | undefined {
+function turnPhase(run: Run): string | undefined {
   const { deps } = run;
   const compacted = compactHistory(
     deps.history,
