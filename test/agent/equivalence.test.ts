@@ -335,3 +335,32 @@ describe("the cases the issue reproduced", () => {
     expect(changed(before, snapshot())).toEqual([]);
   });
 });
+
+describe("a symlink put at the judged path after the decision is refused (the race Node lets us close)", () => {
+  const tools: [string, (p: string) => object][] = [
+    ["file_read", (p) => ({ path: p })],
+    ["grep", (p) => ({ pattern: "function", path: p })],
+    ["outline", (p) => ({ path: p })],
+    ["file_edit", (p) => ({ path: p, old: "export function", new: "export const EDITED =" })],
+    ["file_write", (p) => ({ path: p, content: "WRITTEN\n" })],
+  ];
+  it.each(tools)("%s", async (action, input) => {
+    const victim = path.join(project, "swap.txt");
+    fs.writeFileSync(victim, "export function swapped() {}\n");
+    try {
+      const prepared = prepareCall(action, JSON.stringify(input("swap.txt")), env("guarded"));
+      expect(prepared.kind).toBe("ready");
+      if (prepared.kind !== "ready") return;
+      // Between the decision and the open, the judged file becomes a link to the token.
+      fs.rmSync(victim);
+      fs.symlinkSync(tokenFile, victim);
+      const before = snapshot();
+      const out = await run(prepared, "guarded");
+      expect(out).toContain("replaced by a symlink after the policy check");
+      expect(out).not.toMatch(/\bm\d+\b/);
+      expect(changed(before, snapshot())).toEqual([]);
+    } finally {
+      fs.rmSync(victim, { force: true });
+    }
+  });
+});
