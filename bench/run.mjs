@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { table } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const BENCHES = ["startup.mjs", "loop.mjs", "audit.mjs", "tools.mjs"];
+const BENCHES = ["startup.mjs", "loop.mjs", "context.mjs", "audit.mjs", "tools.mjs", "sandbox.mjs"];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });
 

@@ -18,6 +18,12 @@ export async function startBenchServer(replies) {
         res.end(JSON.stringify({ data: [{ id: "bench" }] }));
         return;
       }
+      if (req.method !== "POST") {
+        // Context-window discovery (GET /props, /api/ps, ...): not a turn, and no window to report.
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end('{"error":"not found"}');
+        return;
+      }
       bodies.push(Buffer.concat(chunks).toString("utf8"));
       const text = replies[Math.min(next, replies.length - 1)];
       next += 1;

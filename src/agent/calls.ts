@@ -157,8 +157,8 @@ export interface CallPipeline {
   prepare(action: string, raw: string, parsed?: { input: unknown }): Prepared;
   /** Records a denial (audit, event); returns the observation the model sees. */
   deny(p: Prepared & { kind: "denied" | "invalid" }): string;
-  /** Audits and runs an allowed call under the deadline: the clipped observation and the raw size. */
-  run(ready: Ready, signal: AbortSignal): Promise<{ text: string; bytes: number }>;
+  /** Audits and runs an allowed call under the deadline: the raw result and it clipped to the tool's size. */
+  run(ready: Ready, signal: AbortSignal): Promise<{ text: string; raw: string }>;
   /** First audit failure of a derived call (a child or a hop), which stops the run. */
   auditFailure(): string | undefined;
 }
@@ -186,7 +186,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     return { allow: false, reason };
   };
 
-  const run = async (ready: Ready, signal: AbortSignal): Promise<{ text: string; bytes: number }> => {
+  const run = async (ready: Ready, signal: AbortSignal): Promise<{ text: string; raw: string }> => {
     const logged = deps.sink.audit("tool_call", clipAudit(`${ready.action} ${ready.raw}`));
     if (!logged.ok) {
       derivedFailure ??= logged.error;
@@ -206,7 +206,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       deps.timeoutMs,
       signal,
     );
-    return { text: clip(raw, ready.tool.clipBytes), bytes: Buffer.byteLength(raw) };
+    return { text: clip(raw, ready.tool.clipBytes), raw };
   };
 
   /** A derived call (a `parallel` child): the whole pipeline, inside its parent's signal. */

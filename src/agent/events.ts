@@ -12,7 +12,11 @@ export type AgentEvent =
   | { type: "running"; action: string; input: string }
   | { type: "observation"; action: string; bytes: number; clippedTo: number }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
+  /** The context window and each fit-driven clip or compaction (issue 15). */
+  | { type: "context"; message: string }
   | { type: "final"; answer: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** How bash is contained, when it is worth a trace line (issue 11: the `auto` fallback). */
+  | { type: "sandbox"; message: string };
 
 export type Listener = (e: AgentEvent) => void;

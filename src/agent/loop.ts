@@ -23,6 +23,7 @@ import {
   type Prepared,
 } from "./calls.js";
 import { compactHistory } from "./compact.js";
+import type { ContextFit } from "./context-fit.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, type RunAudit } from "./run-audit.js";
@@ -61,6 +62,8 @@ export interface RunDeps {
   /** The conversation so far; starts with the system prompt. Grows as the run goes. */
   history: Message[];
   onEvent?: Listener;
+  /** Fits the history to the model's context window (issue 15); without it, the byte budget alone. */
+  fit?: ContextFit;
 }
 
 class AuditFailure extends Error {}
@@ -143,12 +146,15 @@ function checkInterrupted(run: Run): void {
 /** Phase turn: compact the history when it is over budget. An error stops the run. */
 function turnPhase(run: Run): string | undefined {
   const { deps } = run;
-  const compacted = compactHistory(
-    deps.history,
-    new Set([0, run.goalIndex]),
-    deps.config.agent.context_budget_bytes,
-    deps.config.agent.compactor,
-  );
+  const pinned = new Set([0, run.goalIndex]);
+  const compacted = deps.fit
+    ? deps.fit.compact(deps.history, pinned, deps.config.agent.compactor)
+    : compactHistory(
+        deps.history,
+        pinned,
+        deps.config.agent.context_budget_bytes,
+        deps.config.agent.compactor,
+      );
   if (!compacted.ok) return `run stopped before calling the backend: ${compacted.error}`;
   if (compacted.value) {
     const c = compacted.value;
@@ -176,6 +182,7 @@ async function askPhase(
   checkInterrupted(run);
   if (!reply.ok) return { error: `backend failed: ${reply.error.message}` };
   const r = reply.value;
+  deps.fit?.calibrate(deps.history, r.usage);
   if (r.usage) {
     run.usage.prompt_tokens += r.usage.prompt_tokens;
     run.usage.completion_tokens += r.usage.completion_tokens;
@@ -249,7 +256,7 @@ async function callPhase(
     }
     return `denied by policy (${run.deps.mode}): ${prepared.reason}`;
   }
-  let observation: { text: string; bytes: number };
+  let observation: { text: string; raw: string };
   try {
     observation = await run.calls.run(prepared, run.deps.signal);
   } catch (e) {
@@ -259,13 +266,18 @@ async function callPhase(
   checkInterrupted(run);
   const derived = run.calls.auditFailure();
   if (derived) throw new AuditFailure(derived);
+  const { fit, history } = run.deps;
+  // The context fit (issue 15) may clip harder than the tool's own size when the window is small.
+  const text = fit
+    ? fit.clipObservation(observation.raw, history, new Set([0, run.goalIndex]), s.action, s.tool.clipBytes)
+    : observation.text;
   run.emit({
     type: "observation",
     action: s.action,
-    bytes: observation.bytes,
-    clippedTo: Buffer.byteLength(observation.text),
+    bytes: Buffer.byteLength(observation.raw),
+    clippedTo: Buffer.byteLength(text),
   });
-  return observation.text;
+  return text;
 }
 
 /** Phase record: the observation into the audit log, the history and the transcript. */

@@ -21,6 +21,8 @@ import { auditOptions, createAuditLog } from "../store/audit.js";
 import { type Message, openSession } from "../store/session.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
+import type { ContextFit } from "./context-fit.js";
+import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
 import { type RunResult, runGoal } from "./loop.js";
 import { buildSystemPrompt } from "./prompt.js";
@@ -35,6 +37,8 @@ export interface AgentSessionOptions {
   /** CLI --retries. */
   retries?: number;
   onEvent?: (e: AgentEvent) => void;
+  /** `--unattended` runs and scheduled jobs: bash is sandboxed in every mode that allows it. */
+  unattended?: boolean;
   /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
   onWarning?: (message: string) => void;
 }
@@ -44,6 +48,8 @@ export interface AgentSession {
   mode: PolicyMode;
   /** Runs one goal. Each call is one run with its own run id. */
   run(goal: string, signal: AbortSignal): Promise<RunResult>;
+  /** The model's context window in tokens once a run has discovered it (undefined: unknown). */
+  contextWindow(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -83,7 +89,15 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   for (const p of discovery.problems) opts.onWarning?.(`skill: ${p.file}: ${p.message}`);
   const skills = makeSkillRegistry(discovery);
 
-  const services: ToolServices = { skills };
+  const services: ToolServices = {
+    skills,
+    sandbox: {
+      scootHome: paths.root,
+      tokenFile: tokenFilePath(config, paths.root),
+      unattended: opts.unattended ?? false,
+      notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
+    },
+  };
   let pool: { close(): Promise<void> } | undefined;
   if (mcp.servers.length > 0) {
     const { createMcpPool } = await import("../mcp/pool.js");
@@ -123,6 +137,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   // but keeps appending to the same file.
   const history: Message[] = [];
   let systemWritten = false;
+  let fit: ContextFit | undefined;
 
   return {
     ok: true,
@@ -140,6 +155,14 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           history.push({ role: "system", content: systemPrompt });
           systemWritten = true;
         }
+        fit ??= await openContextFit({
+          config,
+          token: token.token,
+          stateDir: paths.state,
+          toolNames: [...tools.keys()],
+          signal,
+          say: (message) => opts.onEvent?.({ type: "context", message }),
+        });
         return runGoal(
           {
             config,
@@ -158,10 +181,12 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             signal,
             history,
             onEvent: opts.onEvent,
+            fit,
           },
           goal,
         );
       },
+      contextWindow: () => fit?.window.tokens,
       async close() {
         await pool?.close();
       },

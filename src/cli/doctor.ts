@@ -161,6 +161,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(...(await capabilityChecks(config, cli, root)));
     const token = resolveToken(config, root, cli.env);
     checks.push(await checkBackend(config, token.token));
+    const { contextCheck } = await import("./doctor-context.js");
+    checks.push(await contextCheck(config, cli.cwd, root, paths.state, token.token));
   }
   const failed = checks.some((c) => c.status === "FAIL");
   if (flagBool(cli.args, "json")) {

@@ -66,6 +66,7 @@ export async function openCliAgent(
     sessionId: sessionId.value,
     mode: mode.value,
     retries: retries.value,
+    unattended: flagBool(cli.args, "unattended"),
     onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
     onEvent: trace
       ? (e) => {

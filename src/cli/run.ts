@@ -48,7 +48,7 @@ export async function runEval(cli: Cli): Promise<number> {
       session_id: agent.sessionId,
       answer: result.answer ?? null,
       turns: result.turns,
-      usage: result.usage,
+      usage: { ...result.usage, context_window: agent.contextWindow() ?? null },
       status: result.status,
       ...(result.error ? { error: result.error } : {}),
     };

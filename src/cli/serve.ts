@@ -38,6 +38,7 @@ export async function runServe(cli: Cli): Promise<number> {
     env: cli.env,
     mode: mode.value,
     retries: retries.value,
+    unattended: flagBool(cli.args, "unattended"),
     log,
     onEvent: trace
       ? (e) => {

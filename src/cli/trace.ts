@@ -33,10 +33,14 @@ export function traceLine(e: AgentEvent): string | undefined {
       return `[trace] observation: ${e.bytes} bytes${e.clippedTo < e.bytes ? ` (clipped to ${e.clippedTo})` : ""}`;
     case "compacted":
       return `[trace] compacted ${e.removed} messages: ${e.beforeBytes} → ${e.afterBytes} bytes`;
+    case "context":
+      return `[trace] context: ${one(e.message)}`;
     case "final":
       return "[trace] final answer";
     case "error":
       return `[trace] error: ${one(e.message)}`;
+    case "sandbox":
+      return `[trace] sandbox: ${one(e.message)}`;
     case "backend": {
       const b = e.event;
       if (b.type === "retry")

@@ -52,6 +52,8 @@ export interface Config {
     api_key_cmd?: string;
     ca_file?: string;
     store: boolean;
+    /** Tokens; 0 = discover from the server (issue 15, README "Context window"). */
+    context_window: number;
     extra_body: Record<string, unknown>;
   };
   agent: {
@@ -67,6 +69,10 @@ export interface Config {
     confine_writes: boolean;
     block_internal_http: boolean;
     secret_paths: string[];
+    /** Issue 11: bash under bubblewrap (README "Shell containment"). */
+    sandbox: "auto" | "bwrap" | "off";
+    sandbox_network: boolean;
+    env_passthrough: string[];
   };
   skills: {
     enabled: boolean;
@@ -135,6 +141,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     api_key_cmd: { kind: { type: "string", optional: true }, default: undefined, doc: "third token source" },
     ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
     store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
+    context_window: {
+      kind: { type: "int", min: 0 },
+      default: 0,
+      doc: "tokens; 0 = discover from the server and fit the history to it",
+    },
     extra_body: { kind: { type: "object" }, default: {}, doc: "merged into every request body" },
   },
   agent: {
@@ -158,6 +169,21 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     confine_writes: { kind: { type: "bool" }, default: true, doc: "guarded: writes stay in the project" },
     block_internal_http: { kind: { type: "bool" }, default: true, doc: "guarded: no internal hosts" },
     secret_paths: { kind: { type: "string[]" }, default: [], doc: "extra paths always secret" },
+    sandbox: {
+      kind: { type: "enum", values: ["auto", "bwrap", "off"] },
+      default: "auto",
+      doc: "bash under bubblewrap in guarded mode and jobs",
+    },
+    sandbox_network: {
+      kind: { type: "bool" },
+      default: false,
+      doc: "sandboxed bash shares the host network",
+    },
+    env_passthrough: {
+      kind: { type: "string[]" },
+      default: [],
+      doc: "secret-looking variables still passed to bash",
+    },
   },
   skills: {
     enabled: { kind: { type: "bool" }, default: true, doc: "load skills" },

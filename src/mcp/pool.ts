@@ -19,6 +19,7 @@ import * as fs from "node:fs";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpServerConfig } from "../config/schema.js";
 import type { McpService } from "../tools/mcp_call.js";
+import { terminateGroup } from "../tools/process-group.js";
 import type { Result } from "../tools/types.js";
 import { resolveHeaders } from "./config.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
@@ -193,8 +194,18 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       const { client, built } = slot;
       if (client && built) await settle(built.endSession(), END_SESSION_MS);
       const pid = built?.pid();
-      if (client) await settle(client.close(), CLOSE_WAIT_MS);
-      else if (built) await settle(built.transport.close(), CLOSE_WAIT_MS);
+      const closing = client
+        ? settle(client.close(), CLOSE_WAIT_MS)
+        : built
+          ? settle(built.transport.close(), CLOSE_WAIT_MS)
+          : Promise.resolve();
+      // Issue 11: once the SDK's close is done or the child has gone, whatever else is left
+      // in the server's own group (an npx-style grandchild) is terminated too.
+      if (pid !== undefined && built?.ownGroup) {
+        await Promise.race([closing, waitReaped(pid)]);
+        await terminateGroup(pid);
+      }
+      await closing;
       if (pid !== undefined) await waitReaped(pid);
     })();
     return slot.shutdown;

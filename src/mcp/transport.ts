@@ -6,6 +6,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/schema.js";
 import type { FetchLike } from "./fetch.js";
+import { inOwnProcessGroup } from "./process-group.js";
 
 /**
  * What a stdio server inherits from Scoot's environment: the SDK's own safe list plus
@@ -32,6 +33,8 @@ export interface BuiltTransport {
   stderr?: NodeJS.ReadableStream;
   /** The child pid once started (stdio only). */
   pid(): number | undefined;
+  /** stdio: the child leads its own process group (pgid = pid), reaped whole at close. */
+  ownGroup?: boolean;
   /** Streamable HTTP: ends the server-side session (DELETE); a no-op elsewhere. */
   endSession(): Promise<void>;
 }
@@ -56,10 +59,12 @@ export async function buildTransport(
 ): Promise<BuiltTransport> {
   if (server.transport === "stdio") {
     const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const env = stdioEnv(server, opts.env);
+    const launch = inOwnProcessGroup(server.command!, server.args, env.PATH);
     const transport = new StdioClientTransport({
-      command: server.command!,
-      args: server.args,
-      env: stdioEnv(server, opts.env),
+      command: launch.command,
+      args: launch.args,
+      env,
       stderr: "pipe",
       ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
     });
@@ -78,6 +83,7 @@ export async function buildTransport(
       transport,
       stderr: (transport.stderr as NodeJS.ReadableStream | null) ?? undefined,
       pid: () => pid,
+      ownGroup: launch.ownGroup,
       endSession: async () => {},
     };
   }

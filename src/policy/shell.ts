@@ -30,6 +30,7 @@
 import path from "node:path";
 import type { PolicyMode } from "../config/schema.js";
 import type { Decision } from "../tools/types.js";
+import { gapRule, interpreterSpec } from "./shell-gaps.js";
 import { lex, type SimpleCommand, scanSubstitutions, simpleCommands, type Word } from "./shell-lex.js";
 
 /** Levels of `$(...)`, `sh -c`, `eval` ... we follow before refusing to guess. */
@@ -209,6 +210,8 @@ interface Ctx {
   depth: number;
   /** Plain assignments seen earlier in the same command (`a=rm; $a -rf /`). */
   vars: Map<string, string>;
+  /** An earlier command of the current pipeline runs a downloader (issue 11: `curl ... | python3`). */
+  fetchedUpstream?: boolean;
 }
 
 /**
@@ -277,11 +280,24 @@ function analyse(src: string, ctx: Ctx): string | undefined {
   if (FORK_BOMBS.some((re) => re.test(flat))) return deny("fork bomb");
   const lexed = lex(src);
   if (!lexed.ok) return `shell: ${lexed.error}; the command cannot be checked`;
+  let fetching = false;
   for (const s of simpleCommands(lexed.tokens)) {
+    if (!s.pipedIn) fetching = false;
+    ctx.fetchedUpstream = fetching;
     const r = analyseSimple(s, ctx);
     if (r !== undefined) return r;
+    if (runsFetcher(s)) fetching = true;
   }
   return undefined;
+}
+
+/** Does this simple command run a downloader (after its prefixes are stripped)? */
+function runsFetcher(s: SimpleCommand): boolean {
+  const { invocations } = resolve(
+    s.words.map((w) => w.text),
+    false,
+  );
+  return invocations.some((inv) => FETCHERS.has(baseName(inv.argv[0] ?? "")));
 }
 
 function nested(src: string, ctx: Ctx): string | undefined {
@@ -601,6 +617,13 @@ function checkInvocation(inv: Invocation, s: SimpleCommand, ctx: Ctx): string | 
   }
   const power = powerRule(cmd, args);
   if (power !== undefined) return power;
+  const gap = gapRule({
+    cmd,
+    args,
+    fetchedUpstream: inv.pipedIn && ctx.fetchedUpstream === true,
+    fetchedInWords: () => interpreterSpec(cmd) !== undefined && fetchedCode(s.words),
+  });
+  if (gap !== undefined) return deny(gap);
   if (cmd === "chmod" || cmd === "chown" || cmd === "chgrp") {
     const r = ownershipRule(cmd, args);
     if (r !== undefined) return r;

@@ -26,6 +26,7 @@ export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
       env: ctx.env,
       sessionId: job.sessionId,
       mode: job.mode,
+      unattended: true,
       onWarning: (w) => ctx.log(`warning: job ${job.id}: ${w}`),
     });
     if (!opened.ok) return { status: "failed", error: opened.error };

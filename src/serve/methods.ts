@@ -30,6 +30,8 @@ export interface MethodContext {
   env: NodeJS.ProcessEnv;
   mode: PolicyMode;
   retries?: number;
+  /** `serve --unattended`: bash is sandboxed in every mode that allows it (issue 11). */
+  unattended?: boolean;
   /** Warnings and trace lines: stderr, never stdout. */
   log: (line: string) => void;
   onEvent?: (e: AgentEvent) => void;
@@ -81,6 +83,7 @@ export function createMethods(ctx: MethodContext): Record<string, Method> {
         sessionId,
         mode: ctx.mode,
         retries: ctx.retries,
+        unattended: ctx.unattended ?? false,
         onWarning: (w) => ctx.log(`warning: ${w}`),
         onEvent: ctx.onEvent,
       });

@@ -11,6 +11,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { childProcessModule } from "../net/builtins.js";
+import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
 import { groupAlive, terminateGroup } from "./process-group.js";
@@ -74,14 +75,20 @@ function formatObservation(
   return [...lines, ...sections].join("\n");
 }
 
-/** Spawns the shell; resolves once it started, or with the reason it could not. */
-function start(command: string, ctx: ToolContext): Promise<Result<ChildProcess>> {
+/**
+ * Spawns the shell (or bwrap running it, README "Shell containment"); resolves once it
+ * started, or with the reason it could not. Under bwrap the group leader is bwrap itself:
+ * the command runs in bwrap's new session and PID namespace, and every process there dies
+ * with bwrap (--die-with-parent, then the namespace's init), so killing the group still
+ * ends the whole tree.
+ */
+function start(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolContext): Promise<Result<ChildProcess>> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      child = childProcessModule().spawn(SHELL, ["-c", command], {
+      child = childProcessModule().spawn(launch.file, launch.args, {
         cwd: ctx.cwd,
-        env: ctx.childEnv,
+        env: launch.env,
         stdio: ["ignore", "pipe", "pipe"],
         // Own process group: one signal to -pid reaches every descendant that stayed in it.
         detached: true,
@@ -97,10 +104,12 @@ function start(command: string, ctx: ToolContext): Promise<Result<ChildProcess>>
 
 export async function runShell(command: string, ctx: ToolContext): Promise<string> {
   if (ctx.signal.aborted) return `${stopText(stopFromSignal(ctx))}: the command was not started`;
-  const started = await start(command, ctx);
+  const launch = await shellLaunch(SHELL, command, ctx);
+  if (!launch.ok) return launch.error;
+  const started = await start(launch, ctx);
   if (!started.ok || started.value.pid === undefined) {
     const why = started.ok ? "no process id" : started.error;
-    return `bash: could not start ${SHELL} in ${ctx.cwd}: ${why}`;
+    return `bash: could not start ${launch.file} in ${ctx.cwd}: ${why}`;
   }
   const child = started.value;
   const pgid = started.value.pid;

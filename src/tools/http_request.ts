@@ -9,6 +9,7 @@
 import http from "node:http";
 import type https from "node:https";
 import { httpsModule } from "../net/builtins.js";
+import { checkedLookup, INTERNAL_ADDRESS_CODE } from "../net/checked-lookup.js";
 import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
 import type { Result, Tool, ToolContext } from "./types.js";
@@ -153,6 +154,8 @@ interface Send {
   headers: Record<string, string>;
   body?: string;
   agent: http.Agent;
+  /** Connect-time address check (guarded + block_internal_http); see net/checked-lookup.ts. */
+  lookup?: ReturnType<typeof checkedLookup>;
   signal: AbortSignal;
   /** Why the signal fired. */
   stop: () => Stop;
@@ -174,6 +177,7 @@ const TLS_TRUST_CODES =
 function describeError(e: unknown, url: URL): string {
   const code = (e as NodeJS.ErrnoException).code ?? "";
   const msg = errorText(e);
+  if (code === INTERNAL_ADDRESS_CODE) return `connection to ${url.href} refused: ${msg}`;
   if (code === "ECONNREFUSED") return `connection refused to ${url.href}`;
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NODATA" || code === "EAI_NONAME") {
     return `could not resolve host ${url.hostname}`;
@@ -240,7 +244,13 @@ function sendOnce(s: Send): Promise<Outcome> {
     }
     const secure = s.url.protocol === "https:";
     try {
-      req = (secure ? httpsModule() : http).request(s.url, { method: s.method, headers, agent: s.agent });
+      const lookup = s.lookup ? { lookup: s.lookup } : {};
+      req = (secure ? httpsModule() : http).request(s.url, {
+        method: s.method,
+        headers,
+        agent: s.agent,
+        ...lookup,
+      });
     } catch (e) {
       return finish({ ok: false, error: describeError(e, s.url) });
     }
@@ -394,6 +404,9 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
     return { ok: true, value: httpsAgent };
   };
 
+  // Every hop, the first included, connects only to addresses checked at connect time.
+  const guarded = ctx.mode === "guarded" && ctx.config.tools.block_internal_http;
+  const lookup = guarded ? checkedLookup() : undefined;
   let method = input.method;
   let url = new URL(input.url);
   let body = input.body;
@@ -408,6 +421,7 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
         headers,
         ...(body !== undefined ? { body } : {}),
         agent: agent.value,
+        ...(lookup ? { lookup } : {}),
         signal: ac.signal,
         stop: () => stop,
       });

@@ -3,8 +3,8 @@
  * schema, the system prompt, the `parallel` allowlist and the policy gate all read it.
  */
 import type { Config, PolicyMode } from "../config/schema.js";
-
 import type { Decision, Effects, Result, Target } from "../core/types.js";
+import type { SandboxService } from "../sandbox/launch.js";
 
 export type { Capability, Decision, Effects, Result, Target, Verdict } from "../core/types.js";
 
@@ -38,6 +38,8 @@ export interface ToolContext {
 export interface ToolServices {
   skills?: unknown;
   mcp?: unknown;
+  /** How bash is contained (issue 11); tests without it get defaults from the context. */
+  sandbox?: SandboxService;
 }
 
 export interface Tool<I = unknown> {

@@ -72,6 +72,10 @@ function env(url: string, extra: Record<string, string> = {}): Record<string, st
     SCOOT_AUDIT_MAX_RETAINED_GENERATIONS: String(AUDIT_RETAINED),
     SCOOT_AGENT_MAX_TURNS: "400",
     SCOOT_TOOLS_TIMEOUT_MS: "20000",
+    // This drill pins what a crash leaves behind with host pids read from inside bash; a
+    // sandboxed bash (issue 11) reports PID-namespace pids and dies with Scoot instead, which
+    // test/e2e/sandbox.test.ts covers. So bash runs unsandboxed here.
+    SCOOT_TOOLS_SANDBOX: "off",
     ...extra,
   };
 }

@@ -31,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dryRunDecision, prepareCall } from "../../src/agent/calls.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/gate.js";
+import { internalHost } from "../../src/policy/urls.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
@@ -450,7 +451,14 @@ describe("hostile-model drill (guarded mode)", () => {
     expect(bodies.some((b) => b.includes("not allowed in parallel"))).toBe(true);
   });
 
+  // The first hop must be allowed: since issue 11 a name that resolves to loopback is refused
+  // at connect time, so the test name maps to an address of this machine that is public by
+  // the URL rules (the redirector listens on every interface).
+  const publicAddr = Object.values(os.networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .find((a) => a.family === "IPv4" && internalHost(a.address) === undefined)?.address;
   const hostsProblem = ((): string | undefined => {
+    if (!publicAddr) return "no address of this machine is public by the URL rules";
     if (process.getuid?.() !== 0) return "not root: cannot map a test name in /etc/hosts";
     try {
       fs.accessSync("/etc/hosts", fs.constants.W_OK);
@@ -475,21 +483,24 @@ describe("hostile-model drill (guarded mode)", () => {
         res.writeHead(302, { location: `http://127.0.0.1:${internal.port4}${secretPath}` });
         res.end();
       });
-      await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", () => resolve()));
+      await new Promise<void>((resolve) => redirector.listen(0, "0.0.0.0", () => resolve()));
       const port = (redirector.address() as AddressInfo).port;
       const original = fs.readFileSync("/etc/hosts");
       let server2: ScriptedServer | undefined;
       try {
         fs.writeFileSync(
           "/etc/hosts",
-          Buffer.concat([original, Buffer.from(`${original.at(-1) === 10 ? "" : "\n"}127.0.0.1 ${name}\n`)]),
+          Buffer.concat([
+            original,
+            Buffer.from(`${original.at(-1) === 10 ? "" : "\n"}${publicAddr} ${name}\n`),
+          ]),
         );
         server2 = await startScriptedServer([
           step("http_request", { method: "GET", url: `http://${name}:${port}/start` }, "follow the link"),
           step("final", "redirect refused"),
         ]);
         const resolved = await dns.promises.lookup(name, { family: 4 });
-        expect(resolved.address, "the test name must resolve through /etc/hosts").toBe("127.0.0.1");
+        expect(resolved.address, "the test name must resolve through /etc/hosts").toBe(publicAddr);
         const r = await runCli(["-e", "fetch the page", "--session-id", "hostile-redirect"], {
           home,
           cwd: project,

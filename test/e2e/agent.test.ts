@@ -1,9 +1,9 @@
 /** End-to-end runs of the built CLI against the scripted OpenAI-compatible server. */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -374,23 +374,18 @@ describe("fail closed on audit", () => {
 
 describe("interruption", () => {
   it("SIGINT during a long bash kills its process group, audits it and exits 130", async () => {
-    const pidFile = path.join(project, "child.pid");
-    server = await startScriptedServer([step("bash", `sleep 300 & echo $! > ${pidFile}; wait`)]);
+    // Found by a tag in its command line: sandboxed or not, the host sees its real pid.
+    const sleepArg = uniqueSleepArg(300);
+    server = await startScriptedServer([step("bash", `sleep ${sleepArg} & wait`)]);
     const child = spawnCli(["-e", "go"], { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url } });
     const done = collect(child, { timeoutMs: 30_000 });
-    for (let i = 0; i < 200 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
-    const sleeper = Number(fs.readFileSync(pidFile, "utf8"));
+    expect(await waitForProcess(`sleep ${sleepArg}`, 10_000)).toBe(true);
     child.kill("SIGINT");
     const r = await done;
     expect(r.code).toBe(130);
-    const state = (() => {
-      try {
-        return execFileSync("ps", ["-o", "stat=", "-p", String(sleeper)], { encoding: "utf8" }).trim();
-      } catch {
-        return "gone";
-      }
-    })();
-    expect(state === "gone" || state.startsWith("Z")).toBe(true);
+    const left = processesWith(`sleep ${sleepArg}`);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
     expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
   });
 });

@@ -1,9 +1,9 @@
 /** The REPL through the real CLI: stdin lines are goals in one session; /exit and EOF leave. */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -61,28 +61,24 @@ describe("repl", () => {
     expect(r.stdout).toBe("recovered\n");
   });
   it("Ctrl-C cancels the running goal only: its tool's process group dies and the next goal runs", async () => {
-    const pidFile = path.join(home, "sleeper.pid");
+    // Found by a tag in its command line: sandboxed or not, the host sees its real pid.
+    const sleepArg = uniqueSleepArg(300);
     server = await startScriptedServer([
-      { reply: { thought: "t", action: "bash", action_input: `sleep 300 & echo $! > ${pidFile}; wait` } },
+      { reply: { thought: "t", action: "bash", action_input: `sleep ${sleepArg} & wait` } },
       final("second answer"),
     ]);
     const child = spawnCli(["repl"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
     child.stdin!.write("first goal\nsecond goal\n");
     const done = collect(child, { timeoutMs: 30_000 });
-    for (let i = 0; i < 200 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
-    const sleeper = Number(fs.readFileSync(pidFile, "utf8"));
+    expect(await waitForProcess(`sleep ${sleepArg}`, 10_000)).toBe(true);
     child.kill("SIGINT");
     const r = await done;
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("goal cancelled");
     expect(r.stdout).toBe("second answer\n");
-    let state = "gone";
-    try {
-      state = execFileSync("ps", ["-o", "stat=", "-p", String(sleeper)], { encoding: "utf8" }).trim();
-    } catch {
-      // ps exits 1 when the pid is gone
-    }
-    expect(state === "gone" || state.startsWith("Z")).toBe(true);
+    const left = processesWith(`sleep ${sleepArg}`);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
     const kinds = fs
       .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
       .trim()

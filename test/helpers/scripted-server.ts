@@ -56,9 +56,17 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
+/** What an extra route answers: JSON (or raw text) with a status, or nothing at all. */
+export type RouteAnswer = { status?: number; body: unknown } | { hang: true };
+
 export interface ScriptedServerOptions {
   /** Ids listed by `GET /v1/models`. */
   models?: string[];
+  /**
+   * Extra routes keyed by `"<METHOD> <path>"` (e.g. `"GET /props"`), answered before the built-in
+   * ones, so `"GET /v1/models"` can be given another shape. A string body is sent as is.
+   */
+  routes?: Record<string, (req: RecordedRequest) => RouteAnswer>;
 }
 
 const CHAT_PATH = "/v1/chat/completions";
@@ -244,7 +252,12 @@ export async function startScriptedServer(
       const path = url.split("?")[0]!;
       const rec: RecordedRequest = { method: req.method ?? "", path: url, headers: req.headers, body, raw };
       requests.push(rec);
-      if (req.method === "POST" && (path === CHAT_PATH || path === RESPONSES_PATH)) {
+      const route = options.routes?.[`${req.method} ${path}`];
+      if (route) {
+        const a = route(rec);
+        if ("hang" in a) return;
+        sendJson(res, a.status ?? 200, a.body);
+      } else if (req.method === "POST" && (path === CHAT_PATH || path === RESPONSES_PATH)) {
         answer(path, rec, res, req);
       } else if (req.method === "GET" && path === MODELS_PATH) {
         const ids = options.models ?? ["scripted-model"];

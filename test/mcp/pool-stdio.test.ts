@@ -269,3 +269,35 @@ describe("stdio: close", () => {
     expect(processGone(pidsIn(marker)[0]!)).toBe(true);
   });
 });
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z";
+  } catch {
+    return true;
+  }
+}
+
+describe("stdio: the server's whole process group is reaped at close (issue 11)", () => {
+  it("an npx-style grandchild that ignores stdin EOF does not outlive the run", async () => {
+    const marker = fresh();
+    const launched = server({
+      name: "wrapped",
+      command: process.execPath,
+      args: [path.join(FIXTURES, "launcher.mjs"), path.join(FIXTURES, "hang-server.mjs"), "--stubborn"],
+      env: [{ name: "MARKER", value: marker }],
+      allowed_tools: ["ok"],
+    });
+    const p = pool([launched], { env: process.env, timeoutMs: CALL_MS });
+    const r = await p.call("wrapped", "ok", {});
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    const pids = pidsIn(marker);
+    expect(pids).toHaveLength(2);
+    await p.close();
+    // A zombie nobody reaps (PID 1 in a container often does not) is not running.
+    const survivors = pids.filter((pid) => !processGone(pid) && !isZombie(pid));
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+    expect(survivors).toEqual([]);
+  });
+});

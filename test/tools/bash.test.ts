@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultConfig } from "../../src/config/schema.js";
 import { bashTool, OUTPUT_CAP_BYTES } from "../../src/tools/bash.js";
 import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
@@ -16,8 +17,22 @@ afterAll(() => {
 /** Long enough never to fire in a test that expects the command to finish by itself. */
 const GENEROUS_MS = 30_000;
 
+/**
+ * These cases pin the direct (unsandboxed) process handling: host pids, signals, the group.
+ * The same guarantees under bubblewrap are in bash-sandbox.test.ts.
+ */
+function unsandboxed(): ReturnType<typeof defaultConfig> {
+  const config = defaultConfig();
+  config.tools.sandbox = "off";
+  return config;
+}
+
 function run(command: string, overrides: Parameters<typeof makeToolContext>[0] = {}): Promise<string> {
-  return runTool(bashTool, command, makeToolContext({ cwd: tmp, timeoutMs: GENEROUS_MS, ...overrides }));
+  return runTool(
+    bashTool,
+    command,
+    makeToolContext({ cwd: tmp, timeoutMs: GENEROUS_MS, config: unsandboxed(), ...overrides }),
+  );
 }
 
 /** Gone, or a zombie nobody reaped (PID 1 in containers often does not): either way not running. */

@@ -1,0 +1,40 @@
+/**
+ * Finding processes by a unique tag in their command line (`sleep 300.<tag>`). Works whether
+ * or not bash ran sandboxed: a pid echoed from inside the sandbox is a PID-namespace pid and
+ * means nothing on the host, while /proc on the host lists every process with its real pid.
+ */
+import fs from "node:fs";
+
+/** Live (not zombie) processes whose command line contains `needle`. */
+export function processesWith(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, "latin1").replace(/\0/g, " ");
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+      if (cmd.includes(needle) && state !== "Z" && state !== "X") found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+let counter = 0;
+/** A fractional `sleep` argument no other process on the machine uses. */
+export function uniqueSleepArg(seconds: number): string {
+  counter += 1;
+  return `${seconds}.${process.pid}${counter}${Date.now() % 100000}`;
+}
+
+/** Polls until a process with `needle` runs; false after `ms`. */
+export async function waitForProcess(needle: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (processesWith(needle).length > 0) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}

@@ -1,0 +1,151 @@
+/** The bwrap command line and the scrubbed environment (issue 11), without running bwrap. */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bwrapOptions, type SandboxLayout } from "../../src/sandbox/bwrap.js";
+import { scrubEnv } from "../../src/sandbox/env.js";
+import { findOnPath } from "../../src/sandbox/probe.js";
+
+let base: string;
+let layout: SandboxLayout;
+beforeAll(() => {
+  // Not under /tmp: places there are skipped (the private /tmp hides them anyway).
+  base = fs.realpathSync(fs.mkdtempSync(path.join("/var/tmp", "scoot-args-")));
+  for (const d of ["proj/secrets", "home/.ssh", "home/.aws", "scoot"])
+    fs.mkdirSync(path.join(base, d), { recursive: true });
+  fs.writeFileSync(path.join(base, "home/.netrc"), "machine x\n");
+  fs.writeFileSync(path.join(base, "scoot/token"), "t\n");
+  fs.writeFileSync(path.join(base, "proj/secrets/prod.key"), "k\n");
+  fs.writeFileSync(path.join(base, "elsewhere.txt"), "s\n");
+  fs.symlinkSync(path.join(base, "elsewhere.txt"), path.join(base, "link-to-secret"));
+  layout = {
+    projectRoot: path.join(base, "proj"),
+    cwd: path.join(base, "proj"),
+    userHome: path.join(base, "home"),
+    scootHome: path.join(base, "scoot"),
+    tokenFile: path.join(base, "scoot/token"),
+    secretPaths: [
+      path.join(base, "proj/secrets/prod.key"),
+      path.join(base, "link-to-secret"),
+      path.join(base, "missing"),
+    ],
+    network: false,
+  };
+});
+afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
+
+/** [flag, arg...] groups as one string each, for order checks. */
+function mounts(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--ro-bind" || a === "--bind") out.push(`${a} ${args[++i]} ${args[++i]}`);
+    else if (a === "--tmpfs" || a === "--dev" || a === "--proc" || a === "--chdir")
+      out.push(`${a} ${args[++i]}`);
+    else out.push(a);
+  }
+  return out;
+}
+
+describe("bwrap options", () => {
+  it("read-only root, minimal /dev, own /proc, private /tmp, writable project, no caps, dies with Scoot", () => {
+    const m = mounts(bwrapOptions(layout));
+    expect(m.slice(0, 4)).toEqual(["--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp"]);
+    expect(m).toContain(`--bind ${layout.projectRoot} ${layout.projectRoot}`);
+    expect(m).toContain(`--chdir ${layout.projectRoot}`);
+    for (const f of ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop"])
+      expect(m).toContain(f);
+    expect(m).not.toContain("--share-net");
+    expect(mounts(bwrapOptions({ ...layout, network: true }))).toContain("--share-net");
+  });
+  it("hides Scoot's home, the credential stores and the secret paths (the real path of a symlink)", () => {
+    const m = mounts(bwrapOptions(layout));
+    expect(m).toContain(`--tmpfs ${base}/scoot`);
+    expect(m).toContain(`--tmpfs ${base}/home/.ssh`);
+    expect(m).toContain(`--tmpfs ${base}/home/.aws`);
+    expect(m).toContain(`--ro-bind /dev/null ${base}/home/.netrc`);
+    expect(m).toContain(`--ro-bind /dev/null ${base}/elsewhere.txt`);
+    // A path that does not exist has nothing to hide (and no mount point).
+    expect(m.some((x) => x.includes("missing"))).toBe(false);
+  });
+  it("a secret inside the project is hidden after the project is bound (later mounts cover earlier ones)", () => {
+    const m = mounts(bwrapOptions(layout));
+    const bind = m.indexOf(`--bind ${layout.projectRoot} ${layout.projectRoot}`);
+    const secret = m.indexOf(`--ro-bind /dev/null ${base}/proj/secrets/prod.key`);
+    const home = m.indexOf(`--tmpfs ${base}/scoot`);
+    expect(secret).toBeGreaterThan(bind);
+    expect(home).toBeLessThan(bind);
+  });
+  it("a project under /tmp is bound after the private /tmp; places elsewhere under /tmp are skipped", () => {
+    const proj = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "scoot-args-proj-")));
+    try {
+      const m = mounts(bwrapOptions({ ...layout, projectRoot: proj, cwd: proj, scootHome: os.tmpdir() }));
+      expect(m.indexOf(`--bind ${proj} ${proj}`)).toBeGreaterThan(m.indexOf("--tmpfs /tmp"));
+      expect(m.filter((x) => x.startsWith("--tmpfs"))).not.toContain(
+        `--tmpfs ${fs.realpathSync(os.tmpdir())}/`,
+      );
+    } finally {
+      fs.rmSync(proj, { recursive: true, force: true });
+    }
+  });
+  it("a project that is Scoot's home stays visible; its token file is still hidden", () => {
+    const scoot = path.join(base, "scoot");
+    const m = mounts(bwrapOptions({ ...layout, projectRoot: scoot, cwd: scoot }));
+    const bind = m.indexOf(`--bind ${scoot} ${scoot}`);
+    expect(m.indexOf(`--tmpfs ${scoot}`)).toBeLessThan(bind);
+    expect(m.indexOf(`--ro-bind /dev/null ${scoot}/token`)).toBeGreaterThan(bind);
+  });
+  it("never hides / itself (a secret_paths entry of / would blank the whole sandbox)", () => {
+    const m = mounts(bwrapOptions({ ...layout, secretPaths: ["/"] }));
+    expect(m.filter((x) => x === "--tmpfs /")).toEqual([]);
+  });
+});
+
+describe("scrubbed environment", () => {
+  const env = {
+    PATH: "/usr/bin",
+    HOME: "/root",
+    LANG: "C.UTF-8",
+    OPENAI_API_KEY: "sk-1",
+    AWS_SECRET_ACCESS_KEY: "a",
+    GITHUB_TOKEN: "g",
+    NPM_TOKEN: "n",
+    DB_PASSWORD: "p",
+    MYSQL_PASSWD: "m",
+    GOOGLE_APPLICATION_CREDENTIALS: "/k.json",
+    ssh_auth_sock_key: "lower",
+    KEYBOARD_LAYOUT: "us",
+  };
+  it.each([
+    ["AWS_SECRET_ACCESS_KEY"],
+    ["GITHUB_TOKEN"],
+    ["DB_PASSWORD"],
+    ["MYSQL_PASSWD"],
+    ["GOOGLE_APPLICATION_CREDENTIALS"],
+    ["ssh_auth_sock_key"],
+    ["OPENAI_API_KEY"],
+  ])("drops %s", (name) => {
+    const r = scrubEnv(env, { tokenVar: "OPENAI_API_KEY", passthrough: [] });
+    expect(r.env[name]).toBeUndefined();
+    expect(r.dropped).toContain(name);
+  });
+  it("keeps ordinary variables", () => {
+    const r = scrubEnv(env, { tokenVar: "OPENAI_API_KEY", passthrough: [] });
+    expect(r.env).toMatchObject({ PATH: "/usr/bin", HOME: "/root", LANG: "C.UTF-8" });
+  });
+  it("tools.env_passthrough keeps a named one, but never the backend token variable", () => {
+    const r = scrubEnv(env, { tokenVar: "OPENAI_API_KEY", passthrough: ["NPM_TOKEN", "OPENAI_API_KEY"] });
+    expect(r.env.NPM_TOKEN).toBe("n");
+    expect(r.env.OPENAI_API_KEY).toBeUndefined();
+    expect(r.env.GITHUB_TOKEN).toBeUndefined();
+  });
+});
+
+describe("finding bwrap", () => {
+  it("looks only in absolute PATH entries", () => {
+    expect(findOnPath("sh", "/bin")).toBe("/bin/sh");
+    expect(findOnPath("sh", "bin:relative")).toBeUndefined();
+    expect(findOnPath("sh", undefined)).toBeUndefined();
+  });
+});
