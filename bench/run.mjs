@@ -12,7 +12,15 @@ import { fileURLToPath } from "node:url";
 import { table } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const BENCHES = ["startup.mjs", "loop.mjs", "context.mjs", "audit.mjs", "tools.mjs", "sandbox.mjs"];
+const BENCHES = [
+  "startup.mjs",
+  "loop.mjs",
+  "context.mjs",
+  "stream.mjs",
+  "audit.mjs",
+  "tools.mjs",
+  "sandbox.mjs",
+];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });
 

@@ -21,6 +21,7 @@ export function iqr(xs) {
 export function fmt(n, unit) {
   if (unit === "ms") return n >= 100 ? `${n.toFixed(0)} ms` : `${n.toFixed(2)} ms`;
   if (unit === "MB") return `${n.toFixed(1)} MB`;
+  if (unit === "%") return `${n}%`;
   if (unit === "ev/s") return `${Math.round(n).toLocaleString("en-US")} ev/s`;
   return `${n}`;
 }

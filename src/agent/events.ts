@@ -17,6 +17,12 @@ export type AgentEvent =
   | { type: "final"; answer: string }
   | { type: "error"; message: string }
   /** How bash is contained, when it is worth a trace line (issue 11: the `auto` fallback). */
-  | { type: "sandbox"; message: string };
+  | { type: "sandbox"; message: string }
+  /** Streaming (README "Streaming"): the thought as it arrives. */
+  | { type: "thought_delta"; turn: number; text: string }
+  /** Streaming: the next piece of a final answer, decoded. */
+  | { type: "answer_delta"; text: string }
+  /** Streaming: the answer text handed on in this turn does not stand. */
+  | { type: "answer_withdrawn"; reason: string };
 
 export type Listener = (e: AgentEvent) => void;

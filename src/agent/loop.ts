@@ -22,12 +22,13 @@ import {
   createCallPipeline,
   type Prepared,
 } from "./calls.js";
-import { compactHistory } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
 import type { AgentEvent, Listener } from "./events.js";
+import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, type RunAudit } from "./run-audit.js";
-import { parseStep, stepSchema, type ValidStep } from "./step.js";
+import { parseStep, STEP_ERROR_MAX_BYTES, stepSchema, type ValidStep } from "./step.js";
+import { followStep } from "./stream-final.js";
 
 export type RunStatus = "final" | "failed" | "interrupted";
 
@@ -64,6 +65,8 @@ export interface RunDeps {
   onEvent?: Listener;
   /** Fits the history to the model's context window (issue 15); without it, the byte budget alone. */
   fit?: ContextFit;
+  /** This run continues the session with this id (`--resume`/`--continue`): its `run` event says so. */
+  resumed?: string;
 }
 
 class AuditFailure extends Error {}
@@ -149,7 +152,7 @@ function turnPhase(run: Run): string | undefined {
   const pinned = new Set([0, run.goalIndex]);
   const compacted = deps.fit
     ? deps.fit.compact(deps.history, pinned, deps.config.agent.compactor)
-    : compactHistory(
+    : compactWithHysteresis(
         deps.history,
         pinned,
         deps.config.agent.context_budget_bytes,
@@ -166,19 +169,25 @@ function turnPhase(run: Run): string | undefined {
   return undefined;
 }
 
+/** A reply streamed to listeners as it arrives (issue 13); settled once the step is parsed. */
+type Follower = ReturnType<typeof followStep> | undefined;
+
 /** Phase ask: one backend request; the reply text, or why there is none. */
 async function askPhase(
   run: Run,
   turn: number,
   schema: object,
-): Promise<{ text: string } | { error: string }> {
+): Promise<{ text: string; follower: Follower } | { error: string }> {
   const { deps } = run;
   run.emit({ type: "thinking", turn });
+  const follower = deps.onEvent ? followStep(run.emit, turn) : undefined;
   const reply = await deps.backend.complete({
     messages: deps.history,
     stepSchema: schema,
     signal: deps.signal,
+    onDelta: follower ? (t) => follower.push(t) : undefined,
   });
+  if (!reply.ok || deps.signal.aborted) follower?.settle(undefined, "the backend call did not complete");
   checkInterrupted(run);
   if (!reply.ok) return { error: `backend failed: ${reply.error.message}` };
   const r = reply.value;
@@ -197,7 +206,7 @@ async function askPhase(
         : ""),
   );
   run.remember({ role: "assistant", content: r.text });
-  return { text: r.text };
+  return { text: r.text, follower };
 }
 
 /**
@@ -205,8 +214,17 @@ async function askPhase(
  * and judged), or a correction fed back. Returns the step, or "retry" (corrected, go on),
  * or an error that stops the run.
  */
-function stepPhase(run: Run, turn: number, text: string): Stepped | "retry" | { error: string } {
+function stepPhase(
+  run: Run,
+  turn: number,
+  text: string,
+  follower: Follower,
+): Stepped | "retry" | { error: string } {
   const step = parseStep(text, run.deps.tools);
+  follower?.settle(
+    step.ok && step.value.action === "final" ? step.value.action_input : undefined,
+    step.ok ? "the step is not a final answer" : `invalid step: ${step.error}`,
+  );
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
   const s = step.value;
   const prepared =
@@ -296,7 +314,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     usage: run.usage,
     wallMs: Date.now() - started,
   });
-  const fail = (message: string): RunResult => {
+  const fail = (raw: string): RunResult => {
+    // The message may echo model or server text; bound it (issue 17 item 1).
+    const message = clip(raw, STEP_ERROR_MAX_BYTES);
     run.counts.errors += 1;
     run.emit({ type: "error", message });
     // Already failing; an audit problem here is reported by the caller's message.
@@ -307,7 +327,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const maxTurns = deps.config.agent.max_turns;
 
   try {
-    run.record("run", `goal: ${goal}`);
+    run.record("run", deps.resumed ? `goal: ${goal} (resumes session ${deps.resumed})` : `goal: ${goal}`);
     run.emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
     run.remember({ role: "user", content: goal });
     run.goalIndex = deps.history.length - 1;
@@ -319,7 +339,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (stopped) return fail(stopped);
       const reply = await askPhase(run, turn, schema);
       if ("error" in reply) return fail(reply.error);
-      const stepped = stepPhase(run, turn, reply.text);
+      const stepped = stepPhase(run, turn, reply.text, reply.follower);
       if (stepped === "retry") continue;
       if ("error" in stepped) return fail(stepped.error);
       const { step, prepared } = stepped;

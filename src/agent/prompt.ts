@@ -1,6 +1,8 @@
 /** The system prompt, generated from the tool registry, the policy mode, skills and MCP servers. */
 import type { PolicyMode } from "../config/schema.js";
+import { redact } from "../store/redact.js";
 import type { AnyTool } from "../tools/types.js";
+import { defuseMarkers } from "./markers.js";
 
 export const OBSERVATION_OPEN = "<<<UNTRUSTED_OBSERVATION";
 export const OBSERVATION_CLOSE = "UNTRUSTED_OBSERVATION>>>";
@@ -57,9 +59,13 @@ export function buildSystemPrompt(p: PromptParts): string {
   return sections.join("\n");
 }
 
-/** Wraps a tool result as untrusted data; a forged closing marker inside it is defused. */
+/**
+ * Wraps a tool result as untrusted data; a forged marker inside it, in any spelling, is
+ * defused, and known secrets are redacted (the model is a writer too: an MCP server echoing
+ * a configured credential must not hand it to the model, issue 17 item 4).
+ */
 export function wrapObservation(action: string, text: string): string {
-  const safe = text.split(OBSERVATION_CLOSE).join("UNTRUSTED_OBSERVATION]]");
+  const safe = defuseMarkers(redact(text));
   return `Observation from ${action}:\n${OBSERVATION_OPEN}\n${safe}\n${OBSERVATION_CLOSE}`;
 }
 

@@ -18,7 +18,10 @@ import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
+import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { type Message, openSession } from "../store/session.js";
+import { claimSession } from "../store/session-inuse.js";
+import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
 import type { ContextFit } from "./context-fit.js";
@@ -41,6 +44,11 @@ export interface AgentSessionOptions {
   unattended?: boolean;
   /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
   onWarning?: (message: string) => void;
+  /**
+   * `--resume` / `--continue` (README "Resuming a session"): the session's transcript, all
+   * its parts. The conversation continues from it and the first run's audit names it.
+   */
+  resume?: Message[];
 }
 
 export interface AgentSession {
@@ -78,6 +86,11 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const { config, paths, cwd, env } = opts;
   const token = resolveToken(config, paths.root, env);
   if (token.error) return { ok: false, error: token.error };
+  fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
+  // One live process per session: a second one would interleave two conversations.
+  const claimed = claimSession(paths.sessions, opts.sessionId);
+  if (!claimed.ok) return { ok: false, error: claimed.error };
+  const release = claimed.value;
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
   // The backend token never reaches a child process.
@@ -121,9 +134,10 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     retries: opts.retries,
     onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
   });
-  const audit = createAuditLog(auditOptions(config.audit, paths.audit));
+  // Guarded: no write through a symlink or special file planted in the home (issue 17 item 7).
+  const audit = guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
-  const session = openSession(paths.sessions, opts.sessionId);
+  const session = guardSession(openSession(paths.sessions, opts.sessionId));
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,
@@ -138,6 +152,11 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const history: Message[] = [];
   let systemWritten = false;
   let fit: ContextFit | undefined;
+  // A resumed conversation keeps every earlier message under today's system prompt (tools,
+  // skills and policy are this process's); the transcript gets that prompt only if it changed.
+  const resumed = opts.resume;
+  let resumePending = resumed !== undefined;
+  const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
 
   return {
     ok: true,
@@ -147,12 +166,15 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       async run(goal, signal) {
         if (!systemWritten) {
           try {
-            session.append({ role: "system", content: systemPrompt });
+            recordSessionMeta(paths.sessions, opts.sessionId, cwd);
+            if (!resumed || lastSystem !== systemPrompt)
+              session.append({ role: "system", content: systemPrompt });
           } catch (e) {
             const error = `cannot write the session transcript ${session.path}: ${(e as Error).message}`;
             return failedBeforeStart(error);
           }
           history.push({ role: "system", content: systemPrompt });
+          if (resumed) history.push(...resumed.filter((m) => m.role !== "system"));
           systemWritten = true;
         }
         fit ??= await openContextFit({
@@ -163,6 +185,8 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           signal,
           say: (message) => opts.onEvent?.({ type: "context", message }),
         });
+        const resumedNow = resumePending;
+        resumePending = false;
         return runGoal(
           {
             config,
@@ -182,12 +206,14 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             history,
             onEvent: opts.onEvent,
             fit,
+            ...(resumedNow ? { resumed: opts.sessionId } : {}),
           },
           goal,
         );
       },
       contextWindow: () => fit?.window.tokens,
       async close() {
+        release();
         await pool?.close();
       },
     },

@@ -3,7 +3,16 @@
  * fence or prose around exactly one JSON object; validation checks the fields, the action
  * and the tool's own input schema. Nothing reaches a tool before both pass.
  */
+import { clip } from "../tools/clip.js";
 import type { AnyTool, Result } from "../tools/types.js";
+
+/**
+ * Bytes of model text echoed back in a correction or error (issue 17 item 1): an unknown
+ * action name or a tool's complaint about its input must not carry megabytes into the
+ * transcript, the next request and the audit log.
+ */
+export const ECHO_MAX_BYTES = 256;
+export const STEP_ERROR_MAX_BYTES = 2048;
 
 export interface Step {
   thought: string;
@@ -95,11 +104,16 @@ export function validateStep(
   if (!tool) {
     return {
       ok: false,
-      error: `unknown action "${String(action)}"; use one of: ${[...enabled.keys()].join(", ")}`,
+      error: `unknown action "${clip(String(action), ECHO_MAX_BYTES)}"; use one of: ${[...enabled.keys()].join(", ")}`,
     };
   }
   const parsed = tool.parse(actionInput as string);
-  if (!parsed.ok) return { ok: false, error: `invalid action_input for ${tool.name}: ${parsed.error}` };
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      error: `invalid action_input for ${tool.name}: ${clip(parsed.error, STEP_ERROR_MAX_BYTES)}`,
+    };
+  }
   return {
     ok: true,
     value: {

@@ -13,6 +13,7 @@ import {
   transportError,
 } from "./errors.js";
 import { abortableSleep, backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
+import { createStreamDecoder, isEventStream, type StreamDecoder, streamFields } from "./stream.js";
 import { exchange } from "./transport.js";
 import type {
   Backend,
@@ -39,6 +40,11 @@ const LOWER_LEVEL: Record<StructuredLevel, StructuredLevel | undefined> = {
 };
 
 const USER_AGENT = "scoot";
+
+/** A body that is server-sent events whatever its content type says. */
+function looksLikeEventStream(body: string): boolean {
+  return /^\s*(data|event):/.test(body);
+}
 
 export interface BackendOptions {
   /** Sent as `Authorization: Bearer <token>`; no header without one (local backends). */
@@ -72,9 +78,13 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
     ({ ok: false, error: backendError(kind, shown, message, opts.token, status) }) as const;
   const replyKind = api === "chat" ? "a chat completion" : "a Responses API reply";
 
-  const headers = (body: Buffer): Record<string, string> => ({
+  // Remembered for the process like the level: once a server shows it does not stream,
+  // later turns ask for plain JSON straight away (README "Streaming").
+  let streamOn = config.stream;
+
+  const headers = (body: Buffer, streaming: boolean): Record<string, string> => ({
     "content-type": "application/json",
-    accept: "application/json",
+    accept: streaming ? "text/event-stream, application/json" : "application/json",
     "content-length": String(body.length),
     "user-agent": USER_AGENT,
     ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
@@ -89,30 +99,38 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
     let tryLevel = level;
     let attempts = 0;
     let retriesUsed = 0;
+    let tryStream = streamOn;
+    // A shape rejection that also hits the request without `stream` was not about streaming.
+    let streamCleared = false;
     for (;;) {
-      const body = Buffer.from(
-        JSON.stringify(
-          buildBody({
-            api,
-            model: config.model,
-            messages: req.messages,
-            level: tryLevel,
-            stepSchema: req.stepSchema,
-            store: config.store,
-            extra,
-          }),
-        ),
-      );
+      const fields = buildBody({
+        api,
+        model: config.model,
+        messages: req.messages,
+        level: tryLevel,
+        stepSchema: req.stepSchema,
+        store: config.store,
+        extra,
+      });
+      const body = Buffer.from(JSON.stringify(tryStream ? { ...fields, ...streamFields(api) } : fields));
       attempts++;
+      let decoder: StreamDecoder | undefined;
       const r = await exchange({
         method: "POST",
         url: url.value,
-        headers: headers(body),
+        headers: headers(body, tryStream),
         body,
         timeoutMs,
         signal: req.signal,
         caFile: config.ca_file,
+        // An event stream is read as one even when not asked for (some proxies always stream).
+        stream: (status, h) => {
+          if (status < 200 || status >= 300 || !isEventStream(h["content-type"])) return undefined;
+          decoder = createStreamDecoder(api, req.onDelta);
+          return decoder.data;
+        },
       });
+      const streamed = decoder as StreamDecoder | undefined;
       emit({
         type: "attempt",
         url: shown,
@@ -129,7 +147,28 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
       if (r.ok) {
         const res = r.value;
         if (res.status >= 200 && res.status < 300) {
-          const parsed = parseReply(api, res.body);
+          let parsed = streamed ? streamed.finish() : parseReply(api, res.body);
+          if (!streamed && !parsed.ok && looksLikeEventStream(res.body)) {
+            // Events under another content type: read them after the fact (nothing shown early).
+            const late = createStreamDecoder(api, req.onDelta);
+            late.data(Buffer.from(res.body));
+            parsed = late.finish();
+          } else if (parsed.ok && tryStream && !streamed) {
+            // 2xx plain JSON to `stream: true`: this server ignores the field; plain from now on.
+            streamOn = false;
+            emit({ type: "stream_off", reason: "the server answered plain JSON to stream: true" });
+          }
+          if (parsed.ok && !tryStream && streamOn) {
+            streamOn = false;
+            emit({ type: "stream_off", reason: "the server rejected stream: true" });
+          }
+          if (!parsed.ok && streamed) {
+            return fail(
+              "protocol",
+              `${shown}: the reply stream ended without a complete reply: ${parsed.error}; the partial reply was discarded, not retried`,
+              res.status,
+            );
+          }
           if (!parsed.ok)
             return fail("protocol", protocolMessage(shown, replyKind, parsed.error), res.status);
           if (auto) level = tryLevel;
@@ -143,10 +182,22 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               responseBytes: res.bytes,
               level: tryLevel,
               attempts,
+              streamed: Boolean(streamed),
             },
           };
         }
         const said = serverMessage(res.body);
+        if (SHAPE_REJECTED_STATUSES.has(res.status)) {
+          if (tryStream && !streamCleared) {
+            // Same turn without `stream` first: some servers reject the field (or stream_options).
+            tryStream = false;
+            continue;
+          }
+          if (!tryStream && streamOn && !streamCleared) {
+            streamCleared = true;
+            tryStream = true;
+          }
+        }
         const lower = LOWER_LEVEL[tryLevel];
         if (auto && lower && SHAPE_REJECTED_STATUSES.has(res.status)) {
           // Same turn, one level lower; does not spend a retry.
@@ -171,6 +222,22 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
         retry = { reason: `HTTP ${res.status}`, error, delayMs: retryAfterMs(res.headers["retry-after"]) };
       } else {
         const f = r.error;
+        if (streamed && streamed.bytes() > 0 && f.kind !== "aborted") {
+          // After the first byte a retry could show the user a second, different answer:
+          // the turn fails with one clear line instead (README "Streaming").
+          const why =
+            f.kind === "timeout"
+              ? `no end within ${timeoutMs} ms`
+              : f.kind === "network"
+                ? f.detail
+                : f.kind === "too_large"
+                  ? "the reply is too large"
+                  : "the connection failed";
+          return fail(
+            "network",
+            `${shown}: the reply stream was cut after ${streamed.bytes()} bytes (${why}); the partial reply was discarded, not retried`,
+          );
+        }
         const error = transportError(f, {
           url: shown,
           what: replyKind,

@@ -24,6 +24,12 @@ export interface HttpCall {
   signal?: AbortSignal;
   /** PEM bundle added to the trusted roots for https URLs. */
   caFile?: string;
+  /**
+   * Streaming (README "Streaming"): called once the status and headers are in. A sink it
+   * returns receives the body as it arrives instead of it being buffered (`body` is then
+   * ""); the sink returns false to stop reading (the exchange then ends as received).
+   */
+  stream?: (status: number, headers: http.IncomingHttpHeaders) => ((chunk: Buffer) => boolean) | undefined;
 }
 
 export interface HttpResponse {
@@ -104,6 +110,18 @@ export function exchange(call: HttpCall): Promise<Result<HttpResponse, Transport
     req.on("response", (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      const sink = call.stream?.(res.statusCode ?? 0, res.headers);
+      const done = () =>
+        finish({
+          ok: true,
+          value: {
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: "",
+            bytes: size,
+            latencyMs: elapsed(),
+          },
+        });
       res.on("data", (chunk: Buffer) => {
         size += chunk.length;
         if (size > MAX_RESPONSE_BYTES) {
@@ -111,9 +129,17 @@ export function exchange(call: HttpCall): Promise<Result<HttpResponse, Transport
           req.destroy();
           return;
         }
+        if (sink) {
+          if (!sink(chunk)) {
+            done();
+            req.destroy();
+          }
+          return;
+        }
         chunks.push(chunk);
       });
       res.on("end", () => {
+        if (sink) return done();
         const body = Buffer.concat(chunks);
         finish({
           ok: true,

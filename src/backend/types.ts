@@ -21,6 +21,8 @@ export interface BackendRequest {
   stepSchema: object;
   /** SIGINT or the run's own deadline; aborting ends the call at once, without retry. */
   signal?: AbortSignal;
+  /** Streaming: each piece of the reply text as it arrives (README "Streaming"). */
+  onDelta?: (text: string) => void;
 }
 
 export interface Usage {
@@ -41,6 +43,8 @@ export interface BackendReply {
   level: StructuredLevel;
   /** HTTP requests this call made, counting retries and downgrades. */
   attempts: number;
+  /** The reply came as an SSE stream (false: plain JSON). */
+  streamed?: boolean;
 }
 
 /**
@@ -73,7 +77,9 @@ export type BackendEvent =
     }
   | { type: "retry"; url: string; attempt: number; delayMs: number; reason: string }
   | { type: "downgrade"; from: StructuredLevel; to: StructuredLevel; status: number; reason: string }
-  | { type: "warning"; message: string };
+  | { type: "warning"; message: string }
+  /** The server does not stream (answered plain JSON, or rejected `stream`): off for this process. */
+  | { type: "stream_off"; reason: string };
 
 export interface Backend {
   complete(req: BackendRequest): Promise<Result<BackendReply, BackendError>>;

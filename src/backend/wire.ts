@@ -13,11 +13,13 @@ export const SERVER_MESSAGE_MAX_CHARS = 300;
 
 /**
  * Keys `extra_body` may not set: Scoot owns what the model sees (`model`, the history) and
- * needs a single JSON reply it can parse (`stream` would turn the reply into SSE).
+ * needs a single JSON reply it can parse (`stream` would turn the reply into SSE). `store`
+ * (server-side retention of the conversation) is set by `backend.store` alone, so a copied
+ * `extra_body` cannot silently turn retention on (issue 17 item 14).
  */
 export const PROTECTED_BODY_KEYS: Record<BackendApi, readonly string[]> = {
-  chat: ["model", "messages", "stream"],
-  responses: ["model", "input", "instructions", "stream"],
+  chat: ["model", "messages", "stream", "store"],
+  responses: ["model", "input", "instructions", "stream", "store"],
 };
 
 /** `<base_url>/<path>`, whatever trailing slashes the base has; a query on the base (Azure style) is kept. */

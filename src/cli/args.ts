@@ -18,6 +18,8 @@ const FLAGS: Record<string, FlagSpec> = {
   "--mode": { key: "mode", takesValue: true },
   "--unattended": { key: "unattended", takesValue: false },
   "--session-id": { key: "session-id", takesValue: true },
+  "--resume": { key: "resume", takesValue: true },
+  "--continue": { key: "continue", takesValue: false },
   "--scoot-home": { key: "scoot-home", takesValue: true },
   "--trace": { key: "trace", takesValue: false },
   "--json": { key: "json", takesValue: false },
@@ -106,6 +108,8 @@ Global options:
   --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
   --retries N             backend retries for transient errors
   --session-id <id>       custom session id ([A-Za-z0-9._-]{1,128})
+  --resume <id>           continue that session (with -e, the REPL, serve)
+  --continue              continue the latest session started in this directory
   --scoot-home DIR        runtime home (default $SCOOT_HOME or ~/.scoot)
   --trace                 stream progress to stderr
   --ticks N               for schedule run / daemon run: poll N times then exit (0 = forever)
@@ -124,10 +128,10 @@ Commands:
   skills                            skill search paths and skills
   skills check [dir]                validate skills (exit 1 if any is invalid)
   skills pack <dir> [out.tar]       validate and pack a skill
-  schedule list                     jobs, triggers, effective modes, next fire times
+  schedule [list]                   jobs, triggers, effective modes, next fire times
   schedule run [--ticks N]          run the scheduler in the foreground
   daemon run [--ticks N]            the daemon, in the foreground
-  daemon status [--json]            the daemon's last recorded state
+  daemon [status] [--json]          the daemon's last recorded state
   daemon stop                       signal the running daemon to stop
   serve [--policy M] [--unattended] NDJSON requests on stdin, responses on stdout
   setup                             write a configuration: interactive on a terminal, or

@@ -17,7 +17,15 @@ export async function runAuditShow(cli: Cli): Promise<number> {
   }
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
-  const { events, warnings } = readAuditEvents(loaded.value.paths.audit, id);
+  let read: ReturnType<typeof readAuditEvents>;
+  try {
+    read = readAuditEvents(loaded.value.paths.audit, id);
+  } catch (e) {
+    // A symlink or FIFO planted in logs/ (issue 17 item 7): say which file, never hang.
+    cli.io.err(`scoot audit show: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+  const { events, warnings } = read;
   for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
   if (events.length === 0) cli.io.err(`no audit events for session "${id}"\n`);
   cli.io.out(events.map((e) => `${formatEvent(e)}\n`).join(""));

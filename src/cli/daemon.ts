@@ -1,4 +1,6 @@
 /** `scoot daemon run [--ticks N]`, `scoot daemon status [--json]`, `scoot daemon stop`. */
+
+import type { HomePaths } from "../config/home.js";
 import {
   acquireDaemonLock,
   currentBootId,
@@ -11,8 +13,10 @@ import {
   releaseDaemonLock,
   writeDaemonState,
 } from "../schedule/daemon.js";
+import { lockHome } from "../schedule/home-lock.js";
 import { hostScheduler, NOT_ENABLED_MESSAGE } from "../schedule/host.js";
 import { createStopControl, runLoop, sleep } from "../schedule/loop.js";
+import { procStartTime } from "../schedule/proc-identity.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -35,15 +39,24 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
   const log = schedulerLog(cli);
   // Signals are caught before the lock exists, so a stop during start-up still cleans up.
   const control = createStopControl(log);
+  // The kernel-held lock first: only its holder may judge and replace the pid file (issue 17 item 2).
+  const held = await lockHome(paths.root);
+  if (!held.ok) {
+    control.dispose();
+    cli.io.err(`scoot daemon run: ${busyMessage(paths, held)}\n`);
+    return EXIT.failed;
+  }
   let lock: ReturnType<typeof acquireDaemonLock>;
   try {
     lock = acquireDaemonLock(paths);
   } catch (e) {
     control.dispose();
+    await held.value.release();
     throw e;
   }
   if (!lock.ok) {
     control.dispose();
+    await held.value.release();
     cli.io.err(`scoot daemon run: ${lock.error}\n`);
     return EXIT.failed;
   }
@@ -55,6 +68,7 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
   try {
     const hosted = hostScheduler({ config, paths, cwd: cli.cwd, env: cli.env, log });
     const bootId = currentBootId();
+    const startTime = procStartTime(process.pid);
     state = {
       status: "running",
       pid: process.pid,
@@ -66,6 +80,7 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
       fired: 0,
       failed: 0,
       ...(bootId ? { boot_id: bootId } : {}),
+      ...(startTime ? { start_time: startTime } : {}),
       ...(lock.value.previousUnclean ? { previous_unclean_stop: lock.value.previousUnclean } : {}),
     };
     const first = writeDaemonState(paths.daemonJson, state);
@@ -111,9 +126,17 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
       if (!w.ok) cli.io.err(`scoot daemon run: ${w.error}\n`);
     }
     releaseDaemonLock(paths);
+    await held.value.release();
     control.dispose();
     log(`daemon stopped (${reason})`);
   }
+}
+
+function busyMessage(paths: HomePaths, held: { busy: boolean; error: string }): string {
+  if (!held.busy) return held.error;
+  const pidFile = readPidFile(paths.daemonPid);
+  const who = pidFile.kind === "pid" ? ` (pid ${pidFile.pid})` : "";
+  return `another daemon${who} is running on this home (${paths.root}); stop it with "scoot daemon stop"`;
 }
 
 export async function runDaemonStatus(cli: Cli): Promise<number> {

@@ -58,7 +58,13 @@ function checkAuditWritable(config: Config, logsDir: string): Check {
 }
 
 function checkRetention(live: string): Check {
-  const { gaps, warnings } = readGaps(live);
+  let read: ReturnType<typeof readGaps>;
+  try {
+    read = readGaps(live);
+  } catch (e) {
+    return { name: "audit.retention", status: "WARN", detail: (e as Error).message };
+  }
+  const { gaps, warnings } = read;
   if (gaps.length > 0) {
     const first = gaps[0]!;
     const last = gaps[gaps.length - 1]!;

@@ -1,5 +1,9 @@
-/** Output helpers: answers to stdout, everything else to stderr, always redacted. */
+/**
+ * Output helpers: answers to stdout, everything else to stderr, always redacted and with
+ * control characters neutralised (README "Hostile inputs": one function for every writer).
+ */
 import { redact } from "../store/redact.js";
+import { terminalText } from "./terminal-text.js";
 
 export interface Io {
   out(text: string): void;
@@ -8,10 +12,10 @@ export interface Io {
 
 export const processIo: Io = {
   out: (text) => {
-    process.stdout.write(redact(text));
+    process.stdout.write(terminalText(redact(text)));
   },
   err: (text) => {
-    process.stderr.write(redact(text));
+    process.stderr.write(terminalText(redact(text)));
   },
 };
 

@@ -7,7 +7,8 @@ import type { Result } from "../tools/types.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
-import { traceLine } from "./trace.js";
+import { type ResumeTarget, resumeFromFlags } from "./resume.js";
+import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 
 /**
  * `--policy` overrides tools.policy freely; with `--unattended` the result is clamped to
@@ -38,46 +39,72 @@ export function resolveRetries(args: ParsedArgs): Result<number | undefined> {
   return flagCount(args, "retries");
 }
 
+export interface CliAgent {
+  agent: AgentSession;
+  trace: boolean;
+  printer: ConsolePrinter;
+  /** `<home>/state/sessions`. */
+  sessionsDir: string;
+  /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
+  reopen(target: { resume?: ResumeTarget }): Promise<Result<CliAgent>>;
+}
+
 /**
  * Loads the configuration and opens an agent session for `-e` or the REPL: mode, session
- * id and retries from the flags, warnings to stderr, the trace printer when `--trace`.
+ * id (or the session `--resume`/`--continue` name) and retries from the flags, warnings to
+ * stderr, the console printer (streamed answer, thought, `--trace`).
  * Returns the exit code instead when something is wrong (usage or configuration: 2).
  */
 export async function openCliAgent(
   cli: Cli,
   kind: "cli" | "repl",
-): Promise<{ ok: true; agent: AgentSession; trace: boolean } | { ok: false; exitCode: number }> {
+  show: { answers: boolean; thoughts: boolean },
+): Promise<({ ok: true } & CliAgent) | { ok: false; exitCode: number }> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
   const mode = resolveMode(cli.args, config);
   const sessionId = resolveSessionId(cli.args, kind);
   const retries = resolveRetries(cli.args);
-  if (!mode.ok || !sessionId.ok || !retries.ok) {
-    for (const r of [mode, sessionId, retries]) if (!r.ok) cli.io.err(`scoot: ${r.error}\n`);
+  const resume = resumeFromFlags(cli.args, paths.sessions, cli.cwd);
+  if (!mode.ok || !sessionId.ok || !retries.ok || !resume.ok) {
+    for (const r of [mode, sessionId, retries, resume]) if (!r.ok) cli.io.err(`scoot: ${r.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
   const trace = flagBool(cli.args, "trace");
-  const opened = await openAgentSession({
-    config,
-    paths,
-    cwd: cli.cwd,
-    env: cli.env,
-    sessionId: sessionId.value,
-    mode: mode.value,
-    retries: retries.value,
-    unattended: flagBool(cli.args, "unattended"),
-    onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
-    onEvent: trace
-      ? (e) => {
-          const line = traceLine(e);
-          if (line) cli.io.err(`${line}\n`);
-        }
-      : undefined,
-  });
-  if (!opened.ok) {
-    cli.io.err(`scoot: ${opened.error}\n`);
+
+  const open = async (id: string, target: ResumeTarget | undefined): Promise<Result<CliAgent>> => {
+    for (const w of target?.warnings ?? []) cli.io.err(`scoot: warning: ${w}\n`);
+    const printer = consolePrinter(cli.io, { ...show, thoughts: show.thoughts || trace, trace });
+    const opened = await openAgentSession({
+      config,
+      paths,
+      cwd: cli.cwd,
+      env: cli.env,
+      sessionId: id,
+      mode: mode.value,
+      retries: retries.value,
+      unattended: flagBool(cli.args, "unattended"),
+      onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
+      onEvent: (e) => printer.listener(e),
+      ...(target ? { resume: target.messages } : {}),
+    });
+    if (!opened.ok) return opened;
+    return {
+      ok: true,
+      value: {
+        agent: opened.value,
+        trace,
+        printer,
+        sessionsDir: paths.sessions,
+        reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
+      },
+    };
+  };
+  const first = await open(resume.value?.sessionId ?? sessionId.value, resume.value);
+  if (!first.ok) {
+    cli.io.err(`scoot: ${first.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
-  return { ok: true, agent: opened.value, trace };
+  return { ok: true, ...first.value };
 }

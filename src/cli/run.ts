@@ -18,9 +18,11 @@ export async function runEval(cli: Cli): Promise<number> {
     cli.io.err('scoot: -e needs a goal, e.g. scoot -e "count the TypeScript files"\n');
     return EXIT.usage;
   }
-  const opened = await openCliAgent(cli, "cli");
+  const json = flagBool(cli.args, "json");
+  // --json prints one object at the end; otherwise the answer streams as it arrives.
+  const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false });
   if (!opened.ok) return opened.exitCode;
-  const { agent, trace } = opened;
+  const { agent, trace, printer } = opened;
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -42,8 +44,9 @@ export async function runEval(cli: Cli): Promise<number> {
     process.off("SIGTERM", onSigint);
     await agent.close();
   }
+  printer.finish(result);
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
-  if (flagBool(cli.args, "json")) {
+  if (json) {
     const out = {
       session_id: agent.sessionId,
       answer: result.answer ?? null,
@@ -53,8 +56,6 @@ export async function runEval(cli: Cli): Promise<number> {
       ...(result.error ? { error: result.error } : {}),
     };
     cli.io.out(`${JSON.stringify(out)}\n`);
-  } else if (result.status === "final") {
-    cli.io.out(`${result.answer ?? ""}\n`);
   }
   if (result.status !== "final" && result.error) cli.io.err(`scoot: ${result.error}\n`);
   return exitCodeFor(result);

@@ -1,6 +1,7 @@
 /** `scoot sessions list` and `scoot session show <id>`: read-only views of the transcripts. */
 import fs from "node:fs";
 import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
+import { readSessionMeta } from "../store/session-meta.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -19,7 +20,10 @@ export async function runSessionsList(cli: Cli): Promise<number> {
   }
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
-  const { sessions, warnings } = listSessions(loaded.value.paths.sessions);
+  const dir = loaded.value.paths.sessions;
+  const { sessions, warnings } = listSessions(dir);
+  // The project a session was started in (README "Resuming a session"); older sessions have none.
+  const project = (id: string) => readSessionMeta(dir, id)?.project_root;
   for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
   if (flagBool(cli.args, "json")) {
     const rows = sessions.map((s) => ({
@@ -27,6 +31,7 @@ export async function runSessionsList(cli: Cli): Promise<number> {
       modified: new Date(s.modified).toISOString(),
       messages: s.messages,
       first_user_message: s.firstUser,
+      project: project(s.id) ?? null,
     }));
     cli.io.out(`${JSON.stringify(rows)}\n`);
     return EXIT.ok;
@@ -36,7 +41,9 @@ export async function runSessionsList(cli: Cli): Promise<number> {
     return EXIT.ok;
   }
   for (const s of sessions) {
-    cli.io.out(`${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${preview(s.firstUser)}\n`);
+    cli.io.out(
+      `${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${preview(s.firstUser)}\t${project(s.id) ?? "-"}\n`,
+    );
   }
   return EXIT.ok;
 }
@@ -61,7 +68,15 @@ export async function runSessionShow(cli: Cli): Promise<number> {
     );
     return EXIT.failed;
   }
-  const { messages, warnings } = readSession(file);
+  let read: ReturnType<typeof readSession>;
+  try {
+    read = readSession(file);
+  } catch (e) {
+    // A symlink or FIFO planted in state/sessions/ (issue 17 item 7).
+    cli.io.err(`scoot session show: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+  const { messages, warnings } = read;
   for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
   cli.io.out(messages.map((m) => `${JSON.stringify({ role: m.role, content: m.content })}\n`).join(""));
   return EXIT.ok;

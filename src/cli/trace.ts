@@ -47,6 +47,7 @@ export function traceLine(e: AgentEvent): string | undefined {
         return `[trace] backend retry ${b.attempt} in ${b.delayMs} ms: ${one(b.reason)}`;
       if (b.type === "downgrade") return `[trace] structured output ${b.from} → ${b.to} (HTTP ${b.status})`;
       if (b.type === "warning") return `[trace] backend warning: ${one(b.message)}`;
+      if (b.type === "stream_off") return `[trace] streaming off for this process: ${one(b.reason)}`;
       return undefined;
     }
   }

@@ -6,9 +6,11 @@
  * CLI turns into exit 2. Soft problems (unknown keys, bad env overrides, unknown policy
  * strings) are warnings the caller prints to stderr.
  */
-import fs from "node:fs";
 import path from "node:path";
+import { splitExtraBody } from "../backend/wire.js";
 import { lazyRequire } from "../lazy.js";
+import { CONFIG_MAX_BYTES, readHomeFile } from "../store/safe-open.js";
+import { registerConfiguredCredentials } from "./credentials.js";
 import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
 
 export interface LoadedConfig {
@@ -41,7 +43,9 @@ function checkValue(spec: KeySpec, value: unknown, where: string): Checked {
       return typeof value === "string" ? { ok: true, value } : wrong("a string");
     case "int":
       if (typeof value !== "number" || !Number.isInteger(value)) return wrong("an integer");
-      if (value < kind.min) return { ok: false, error: `${where}: must be >= ${kind.min}, got ${value}` };
+      if (value < kind.min || value > kind.max) {
+        return { ok: false, error: `${where}: must be in ${kind.min}..${kind.max}, got ${value}` };
+      }
       return { ok: true, value };
     case "bool":
       return typeof value === "boolean" ? { ok: true, value } : wrong("true or false");
@@ -137,6 +141,35 @@ function parseToml(file: string, text: string): { ok: true; data: unknown } | { 
   }
 }
 
+/**
+ * How deep a configuration value may nest (issue 17 item 8). Deeper documents are refused at
+ * load, naming the key, because later walks (printing, cloning, the request body) recurse.
+ */
+export const CONFIG_MAX_DEPTH = 64;
+
+/** The dotted path of the first value nested deeper than `max` levels, found without recursion. */
+export function tooDeep(value: unknown, prefix: string, max = CONFIG_MAX_DEPTH): string | undefined {
+  const stack: { v: unknown; path: string; depth: number }[] = [{ v: value, path: prefix, depth: 0 }];
+  while (stack.length > 0) {
+    const { v, path: at, depth } = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth >= max) return at;
+    const entries = Array.isArray(v) ? v.map((x, i) => [`[${i}]`, x] as const) : Object.entries(v);
+    for (const [k, x] of entries) {
+      const child = k.startsWith("[") ? `${at}${k}` : at ? `${at}.${k}` : k;
+      stack.push({ v: x, path: child, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+function depthError(value: unknown, dotted: string): string | undefined {
+  const deep = tooDeep(value, dotted);
+  if (deep === undefined) return undefined;
+  // Name the configured key, not the 64-level path under it.
+  return `${dotted}: nested deeper than ${CONFIG_MAX_DEPTH} levels (at ${deep.length > 80 ? `${deep.slice(0, 80)}...` : deep}); flatten it`;
+}
+
 /** Applies a parsed document over the defaults, per section and key. */
 function mergeDocument(
   config: Config,
@@ -161,6 +194,8 @@ function mergeDocument(
         warnings.push(`${file}: unknown key "${dotted}" ignored (check the spelling)`);
         continue;
       }
+      const deep = depthError(value, dotted);
+      if (deep) return { message: `${file}: ${deep}` };
       const checked = checkValue(spec, value, dotted);
       if (checked.ok === false) return { message: `${file}: ${checked.error}` };
       if (checked.ok === "warn") warnings.push(`${file}: ${checked.warning}`);
@@ -235,7 +270,12 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fr
       // An empty value counts as unset.
       if (raw === undefined || raw === "") continue;
       const parsed = parseEnvValue(spec, raw);
-      const checked: Checked = parsed.ok ? checkValue(spec, parsed.value, `${section}.${key}`) : parsed;
+      const deep = parsed.ok ? depthError(parsed.value, `${section}.${key}`) : undefined;
+      const checked: Checked = deep
+        ? { ok: false, error: deep }
+        : parsed.ok
+          ? checkValue(spec, parsed.value, `${section}.${key}`)
+          : parsed;
       if (checked.ok === false) {
         warnings.push(`${name} ignored: ${checked.error.replace(/^[^:]+: /, "")}`);
         continue;
@@ -264,14 +304,17 @@ export function loadConfig(
   let file: string | undefined;
   for (const name of ["config.toml", "config.json"]) {
     const candidate = path.join(home, name);
-    let text: string;
-    try {
-      text = fs.readFileSync(candidate, "utf8");
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") continue;
-      return { ok: false, error: { message: `${candidate}: cannot read: ${(e as Error).message}` } };
-    }
+    // Regular file, at most 1 MiB, never a blocking open (issue 17 item 7); may be a symlink.
+    const read = readHomeFile(candidate, { maxBytes: CONFIG_MAX_BYTES, noFollow: false });
+    if (!read.ok && read.missing) continue;
+    if (!read.ok)
+      return {
+        ok: false,
+        error: {
+          message: `${read.error} (the configuration must be a regular file of at most ${CONFIG_MAX_BYTES} bytes)`,
+        },
+      };
+    const text = read.text;
     const parsed = parseFile(candidate, text);
     if (!parsed.ok) return { ok: false, error: { message: parsed.error } };
     const err = mergeDocument(config, parsed.data, candidate, warnings);
@@ -280,6 +323,15 @@ export function loadConfig(
     break;
   }
   applyEnv(config, env, warnings, fromEnv);
+  // Shown on stderr by every command and in `doctor`, not only under --trace (issue 17 item 14).
+  const ignored = splitExtraBody(config.backend.api, config.backend.extra_body).ignored;
+  if (ignored.length > 0) {
+    warnings.push(
+      `backend.extra_body keys ${ignored.join(", ")} are ignored: Scoot sets them itself` +
+        (ignored.includes("store") ? " (use backend.store for store)" : ""),
+    );
+  }
+  registerConfiguredCredentials(config, env);
   if (config.agent.default_mode === "plan") {
     warnings.push('agent.default_mode "plan" is reserved; running as "goal"');
   }

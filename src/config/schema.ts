@@ -54,6 +54,8 @@ export interface Config {
     store: boolean;
     /** Tokens; 0 = discover from the server (issue 15, README "Context window"). */
     context_window: number;
+    /** Ask for SSE streaming (issue 13); a server answering plain JSON still works. */
+    stream: boolean;
     extra_body: Record<string, unknown>;
   };
   agent: {
@@ -99,7 +101,7 @@ export interface Config {
  */
 export type KeyKind =
   | { type: "string"; optional?: boolean }
-  | { type: "int"; min: number }
+  | { type: "int"; min: number; max: number }
   | { type: "bool" }
   | { type: "enum"; values: readonly string[] }
   | { type: "policy" }
@@ -116,6 +118,26 @@ export interface KeySpec {
 
 export type SectionName = keyof Config;
 
+/**
+ * Upper bounds of every duration and size key (README "Configuration", issue 17 item 9).
+ * Durations stay below Node's timer limit (2^31-1 ms), which otherwise silently turns a huge
+ * deadline into 1 ms; sizes and counts stay far below anything a run could use.
+ */
+export const LIMITS = {
+  /** 24 h: longer than any single HTTP attempt or tool call should take. */
+  TIMEOUT_MS_MAX: 86_400_000,
+  /** 1 h between scheduler ticks. */
+  POLL_MS_MAX: 3_600_000,
+  RETRIES_MAX: 100,
+  TURNS_MAX: 100_000,
+  MALFORMED_MAX: 1_000,
+  /** 1 GiB: the context budget and the audit rotation threshold. */
+  BYTES_MAX: 1_073_741_824,
+  GENERATIONS_MAX: 10_000,
+  /** 10 years of 366 days: `every_sec` of a scheduled job. */
+  EVERY_SEC_MAX: 316_224_000,
+} as const;
+
 export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
   backend: {
     api: { kind: { type: "enum", values: ["chat", "responses"] }, default: "chat", doc: "wire API" },
@@ -125,8 +147,16 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       doc: "OpenAI-compatible base URL",
     },
     model: { kind: { type: "string" }, default: "qwen2.5", doc: "model name" },
-    timeout_ms: { kind: { type: "int", min: 0 }, default: 120_000, doc: "per backend call; 0 = default" },
-    max_retries: { kind: { type: "int", min: 0 }, default: 2, doc: "transient errors only" },
+    timeout_ms: {
+      kind: { type: "int", min: 0, max: LIMITS.TIMEOUT_MS_MAX },
+      default: 120_000,
+      doc: "per backend call; 0 = default",
+    },
+    max_retries: {
+      kind: { type: "int", min: 0, max: LIMITS.RETRIES_MAX },
+      default: 2,
+      doc: "transient errors only",
+    },
     structured_output: {
       kind: { type: "enum", values: ["auto", "json_schema", "json_object", "none"] },
       default: "auto",
@@ -142,14 +172,15 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
     ca_file: { kind: { type: "string", optional: true }, default: undefined, doc: "extra trusted PEM roots" },
     store: { kind: { type: "bool" }, default: false, doc: "Responses API store flag" },
     context_window: {
-      kind: { type: "int", min: 0 },
+      kind: { type: "int", min: 0, max: 10_000_000 },
       default: 0,
       doc: "tokens; 0 = discover from the server and fit the history to it",
     },
+    stream: { kind: { type: "bool" }, default: true, doc: "ask for SSE streaming; plain JSON still works" },
     extra_body: { kind: { type: "object" }, default: {}, doc: "merged into every request body" },
   },
   agent: {
-    max_turns: { kind: { type: "int", min: 1 }, default: 32, doc: "turns per run" },
+    max_turns: { kind: { type: "int", min: 1, max: LIMITS.TURNS_MAX }, default: 32, doc: "turns per run" },
     default_mode: {
       kind: { type: "enum", values: ["goal", "plan"] },
       default: "goal",
@@ -160,11 +191,23 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       default: "extractive",
       doc: "summary style",
     },
-    context_budget_bytes: { kind: { type: "int", min: 0 }, default: 80_000, doc: "0 disables compaction" },
-    max_malformed_steps: { kind: { type: "int", min: 1 }, default: 3, doc: "consecutive invalid steps" },
+    context_budget_bytes: {
+      kind: { type: "int", min: 0, max: LIMITS.BYTES_MAX },
+      default: 80_000,
+      doc: "0 disables compaction",
+    },
+    max_malformed_steps: {
+      kind: { type: "int", min: 1, max: LIMITS.MALFORMED_MAX },
+      default: 3,
+      doc: "consecutive invalid steps",
+    },
   },
   tools: {
-    timeout_ms: { kind: { type: "int", min: 0 }, default: 30_000, doc: "every tool call; 0 = default" },
+    timeout_ms: {
+      kind: { type: "int", min: 0, max: LIMITS.TIMEOUT_MS_MAX },
+      default: 30_000,
+      doc: "every tool call; 0 = default",
+    },
     policy: { kind: { type: "policy" }, default: "guarded", doc: "guarded, readonly, unrestricted" },
     confine_writes: { kind: { type: "bool" }, default: true, doc: "guarded: writes stay in the project" },
     block_internal_http: { kind: { type: "bool" }, default: true, doc: "guarded: no internal hosts" },
@@ -201,12 +244,20 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       doc: "threshold",
     },
     to_file: { kind: { type: "bool" }, default: true, doc: "write logs/audit.jsonl" },
-    max_retained_generations: { kind: { type: "int", min: 0 }, default: 8, doc: "retired files kept" },
-    max_file_bytes: { kind: { type: "int", min: 1 }, default: 16_777_216, doc: "rotation threshold" },
+    max_retained_generations: {
+      kind: { type: "int", min: 0, max: LIMITS.GENERATIONS_MAX },
+      default: 8,
+      doc: "retired files kept",
+    },
+    max_file_bytes: {
+      kind: { type: "int", min: 1, max: LIMITS.BYTES_MAX },
+      default: 16_777_216,
+      doc: "rotation threshold",
+    },
   },
   schedule: {
     enabled: { kind: { type: "bool" }, default: false, doc: "allow schedule/daemon runs" },
-    poll_ms: { kind: { type: "int", min: 1 }, default: 1000, doc: "scheduler tick" },
+    poll_ms: { kind: { type: "int", min: 1, max: LIMITS.POLL_MS_MAX }, default: 1000, doc: "scheduler tick" },
     jobs: { kind: { type: "table[]" }, default: [], doc: "[[schedule.jobs]] entries" },
   },
   edge: {

@@ -5,9 +5,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { childProcessModule } from "../net/builtins.js";
 import { registerSecret } from "../store/redact.js";
 import type { Config } from "./schema.js";
+import { runTokenCommandOnce } from "./token-command.js";
 
 export const TOKEN_CMD_TIMEOUT_MS = 10_000;
 export const TOKEN_FILE_MODE = 0o600;
@@ -82,30 +82,27 @@ function readTokenFile(file: string): TokenResolution | undefined {
   return { source: "file", detail: `token file ${file}`, token };
 }
 
+/**
+ * The command runs once per process (issue 17 item 10): `doctor`, `config` and the run share
+ * the answer instead of paying the deadline twice, and a command with side effects (a
+ * password manager prompt, a rate-limited API) is not asked again.
+ */
+const commandResults = new Map<string, TokenResolution>();
+
 function runTokenCommand(cmd: string): TokenResolution {
+  const cached = commandResults.get(cmd);
+  if (cached) return cached;
+  const result = runTokenCommandUncached(cmd);
+  commandResults.set(cmd, result);
+  return result;
+}
+
+function runTokenCommandUncached(cmd: string): TokenResolution {
   const detail = "backend.api_key_cmd";
-  const r = childProcessModule().spawnSync("/bin/sh", ["-c", cmd], {
-    timeout: TOKEN_CMD_TIMEOUT_MS,
-    killSignal: "SIGKILL",
-    stdio: ["ignore", "pipe", "pipe"],
-    maxBuffer: MAX_TOKEN_BYTES,
-    encoding: "utf8",
-  });
-  const out = (r.stdout ?? "").trim();
+  const r = runTokenCommandOnce(cmd, TOKEN_CMD_TIMEOUT_MS, MAX_TOKEN_BYTES);
+  const out = (r.out ?? "").trim();
   registerSecret(out);
-  if (r.error) {
-    const timedOut = (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT";
-    return {
-      source: "cmd",
-      detail,
-      error: timedOut
-        ? `backend.api_key_cmd did not finish within ${TOKEN_CMD_TIMEOUT_MS / 1000} s`
-        : `backend.api_key_cmd failed: ${r.error.message}`,
-    };
-  }
-  if (r.status !== 0) {
-    return { source: "cmd", detail, error: `backend.api_key_cmd exited with ${r.status ?? r.signal}` };
-  }
+  if (!r.ok) return { source: "cmd", detail, error: r.error };
   if (!out) return { source: "cmd", detail, error: "backend.api_key_cmd printed nothing" };
   return { source: "cmd", detail, token: out };
 }

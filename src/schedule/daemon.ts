@@ -12,10 +12,14 @@
  */
 import fs from "node:fs";
 import type { HomePaths } from "../config/home.js";
+import { readHomeFile } from "../store/safe-open.js";
 import { atomicWriteFile } from "../tools/atomic-write.js";
 import type { Result } from "../tools/types.js";
+import { canVerifyIdentity, sameProcess } from "./proc-identity.js";
 
 const STATE_FILE_MODE = 0o600;
+/** daemon.json is a few hundred bytes; anything near this is not Scoot's. */
+const STATE_MAX_BYTES = 1024 * 1024;
 const BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id";
 
 export interface DaemonState {
@@ -31,6 +35,8 @@ export interface DaemonState {
   fired: number;
   failed: number;
   boot_id?: string;
+  /** The daemon's start time from /proc/<pid>/stat (Linux): tells it from a later holder of its pid. */
+  start_time?: string;
   /** Set when this daemon replaced the state of one that died without stopping. */
   previous_unclean_stop?: { pid: number; started_at: string };
 }
@@ -57,12 +63,10 @@ export function isPidAlive(pid: number): boolean {
 export type PidFile = { kind: "missing" } | { kind: "pid"; pid: number } | { kind: "garbage"; text: string };
 
 export function readPidFile(file: string): PidFile {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    return { kind: "missing" };
-  }
+  const read = readHomeFile(file, { noFollow: true, maxBytes: 64 });
+  if (!read.ok && read.missing) return { kind: "missing" };
+  if (!read.ok) return { kind: "garbage", text: read.error.slice(0, 40) };
+  const text = read.text;
   const t = text.trim();
   if (!/^\d{1,10}$/.test(t) || Number(t) < 1) return { kind: "garbage", text: t.slice(0, 40) };
   return { kind: "pid", pid: Number(t) };
@@ -85,13 +89,10 @@ export type StateRead =
   | { kind: "bad"; error: string };
 
 export function readDaemonState(file: string): StateRead {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
-    return { kind: "bad", error: `cannot read ${file}: ${(e as Error).message}` };
-  }
+  const read = readHomeFile(file, { noFollow: true, maxBytes: STATE_MAX_BYTES });
+  if (!read.ok && read.missing) return { kind: "missing" };
+  if (!read.ok) return { kind: "bad", error: `cannot read ${read.error}` };
+  const text = read.text;
   try {
     const data: unknown = JSON.parse(text);
     if (isDaemonState(data)) return { kind: "state", state: data };
@@ -116,6 +117,11 @@ export function recordedPidAlive(
   bootId = currentBootId(),
 ): boolean {
   if (state && state.pid === pid && state.boot_id && bootId && state.boot_id !== bootId) return false;
+  // A pid now held by a process that started at another time is not the daemon (issue 17 item 3).
+  if (state && state.pid === pid && state.start_time !== undefined) {
+    const who = sameProcess(pid, state.start_time);
+    if (who === "other" || who === "gone") return false;
+  }
   return isPidAlive(pid);
 }
 
@@ -263,6 +269,19 @@ export function planStop(paths: HomePaths): StopPlan {
     return {
       ok: false,
       reason: `state/daemon.json names pid ${state.pid} but the pid file names ${pidFile.pid}; they do not agree, so nothing was signalled`,
+    };
+  }
+  const who = sameProcess(state.pid, state.start_time);
+  if (who === "other") {
+    return {
+      ok: false,
+      reason: `pid ${state.pid} now belongs to another process (its start time is not the daemon's): the daemon stopped uncleanly and its pid was reused; nothing was signalled`,
+    };
+  }
+  if (who === "unknown" && canVerifyIdentity() && isPidAlive(state.pid)) {
+    return {
+      ok: false,
+      reason: `cannot verify that pid ${state.pid} is the daemon (state/daemon.json has no start time); nothing was signalled. If it is, stop it with kill ${state.pid}`,
     };
   }
   if (!recordedPidAlive(state.pid, state)) {

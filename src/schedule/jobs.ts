@@ -12,7 +12,7 @@
  * An unknown mode string becomes `readonly` with a warning, as every policy string in the
  * configuration file does: a typo never loosens the gate.
  */
-import type { Config, JobConfig, PolicyMode } from "../config/schema.js";
+import { type Config, type JobConfig, LIMITS, type PolicyMode } from "../config/schema.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import { jobSessionId } from "../store/session.js";
 import { type CronSpec, cronEverFires, parseCron } from "./cron.js";
@@ -93,8 +93,12 @@ function parseTrigger(raw: JobConfig): { ok: true; value: Trigger } | { ok: fals
   const key = present[0]!;
   const value = raw[key];
   if (key === "every_sec") {
-    if (!isWholeNumber(value) || value < 1)
-      return { ok: false, error: `every_sec must be a whole number >= 1, got ${show(value)}` };
+    if (!isWholeNumber(value) || value < 1 || value > LIMITS.EVERY_SEC_MAX) {
+      return {
+        ok: false,
+        error: `every_sec must be a whole number in 1..${LIMITS.EVERY_SEC_MAX}, got ${show(value)}`,
+      };
+    }
     return { ok: true, value: { kind: "every_sec", seconds: value } };
   }
   if (key === "at_unix") {

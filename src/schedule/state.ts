@@ -3,11 +3,13 @@
  * restart neither fires an `at_unix` job twice nor loses an `every_sec` job's cadence.
  * One small record per job id (never a history), written atomically (temp + rename).
  */
-import fs from "node:fs";
+import { readHomeFile } from "../store/safe-open.js";
 import { atomicWriteFile } from "../tools/atomic-write.js";
 
 export const STATE_VERSION = 1;
 const STATE_FILE_MODE = 0o600;
+/** The fire history is one small record per job; a larger file is not Scoot's. */
+const STATE_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface JobState {
   /** `triggerKey` of the job when this record was made; a changed trigger starts afresh. */
@@ -46,16 +48,13 @@ function isJobState(v: unknown): v is JobState {
  * warning (entries that do not parse are dropped one by one, so one bad record costs only itself).
  */
 export function loadState(file: string): { state: ScheduleState; warnings: string[] } {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { state: emptyState(), warnings: [] };
-    return {
-      state: emptyState(),
-      warnings: [`cannot read ${file}: ${(e as Error).message}; starting with no fire history`],
-    };
+  // Never a blocking open or a followed symlink (issue 17 item 7).
+  const read = readHomeFile(file, { noFollow: true, maxBytes: STATE_MAX_BYTES });
+  if (!read.ok && read.missing) return { state: emptyState(), warnings: [] };
+  if (!read.ok) {
+    return { state: emptyState(), warnings: [`cannot read ${read.error}; starting with no fire history`] };
   }
+  const text = read.text;
   let data: unknown;
   try {
     data = JSON.parse(text);

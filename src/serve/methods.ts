@@ -2,8 +2,9 @@
  * The `serve` methods. Each validates its own params (unknown keys are refused so a typo like
  * `gaol` is an error, not an empty run) and returns a result or a coded error.
  *
- * - `run {goal}` → `{session_id, reply, turns, usage}`: a new session per request, id
- *   `serve-<ms>-<pid>-<n>`, run with the policy `serve` was started with.
+ * - `run {goal, resume?}` → `{session_id, reply, turns, usage}`: a new session per request, id
+ *   `serve-<ms>-<pid>-<n>`, or the session `resume` names; run with the policy `serve` was
+ *   started with.
  * - `session.list` → `{sessions: [{id, modified, messages, first_user_message}]}`, newest first.
  * - `session.get {id}` → `{id, messages: [{role, content}]}`.
  * - `audit.query {session_id}` → `{session_id, events: [...]}`, oldest first.
@@ -11,10 +12,12 @@
 import fs from "node:fs";
 import type { AgentEvent } from "../agent/events.js";
 import { openAgentSession } from "../agent/session-runner.js";
+import { loadResumeTarget, type ResumeTarget } from "../cli/resume.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { readAuditEvents } from "../store/audit.js";
 import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
+import { sessionExists } from "../store/session-meta.js";
 import type { ErrorCode } from "./protocol.js";
 
 export type MethodResult =
@@ -69,12 +72,24 @@ export function newServeSessionId(): string {
 export function createMethods(ctx: MethodContext): Record<string, Method> {
   return {
     async run(params, signal) {
-      const bad = unknownKeys(params, ["goal"]);
+      const bad = unknownKeys(params, ["goal", "resume"]);
       if (bad) return bad;
       if (params.goal === undefined) return invalid("params.goal is missing");
       if (typeof params.goal !== "string" || params.goal.trim() === "")
         return invalid("params.goal must be a non-empty string");
-      const sessionId = newServeSessionId();
+      // `resume`: continue that session (README "Resuming a session").
+      let resume: ResumeTarget | undefined;
+      if (params.resume !== undefined) {
+        if (typeof params.resume !== "string") return invalid("params.resume must be a session id string");
+        const loaded = loadResumeTarget(ctx.paths.sessions, params.resume);
+        if (!loaded.ok) {
+          const missing = !sessionExists(ctx.paths.sessions, params.resume);
+          return { ok: false, code: missing ? "not_found" : "invalid_params", message: loaded.error };
+        }
+        resume = loaded.value;
+        for (const w of resume.warnings) ctx.log(`warning: ${w}`);
+      }
+      const sessionId = resume?.sessionId ?? newServeSessionId();
       const opened = await openAgentSession({
         config: ctx.config,
         paths: ctx.paths,
@@ -86,6 +101,7 @@ export function createMethods(ctx: MethodContext): Record<string, Method> {
         unattended: ctx.unattended ?? false,
         onWarning: (w) => ctx.log(`warning: ${w}`),
         onEvent: ctx.onEvent,
+        ...(resume ? { resume: resume.messages } : {}),
       });
       if (!opened.ok)
         return { ok: false, code: "run_failed", message: opened.error, extra: { session_id: sessionId } };

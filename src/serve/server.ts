@@ -1,12 +1,18 @@
 /**
- * The `serve` loop: reads request lines, answers them strictly one at a time (later lines wait
- * in readline's queue), and returns when the input ends — after the request in hand is answered.
+ * The `serve` loop: reads request lines (bounded while read), answers them strictly one at a
+ * time (later lines wait, and reading pauses), and returns when the input ends — after the request in hand is answered.
  * A bad line gets an error response and the loop goes on; nothing but responses is written.
  */
-import readline from "node:readline";
 import type { Readable } from "node:stream";
+import { boundedLines } from "./bounded-lines.js";
 import type { Method } from "./methods.js";
-import { encodeResponse, errorResponse, parseRequest, type ServeResponse } from "./protocol.js";
+import {
+  encodeResponse,
+  errorResponse,
+  MAX_REQUEST_BYTES,
+  parseRequest,
+  type ServeResponse,
+} from "./protocol.js";
 
 export interface ServeOptions {
   input: Readable;
@@ -44,27 +50,21 @@ async function answer(line: string, opts: ServeOptions): Promise<ServeResponse> 
 
 export async function serveLines(opts: ServeOptions): Promise<ServeSummary> {
   const summary: ServeSummary = { requests: 0, errors: 0 };
-  const rl = readline.createInterface({
-    input: opts.input,
-    crlfDelay: Number.POSITIVE_INFINITY,
-    terminal: false,
-  });
-  const onAbort = () => rl.close();
-  if (opts.signal.aborted) rl.close();
-  else opts.signal.addEventListener("abort", onAbort, { once: true });
-  try {
-    for await (const line of rl) {
-      if (opts.signal.aborted) break;
-      // Blank lines (a trailing newline, keep-alives) are not requests.
-      if (line.trim() === "") continue;
-      summary.requests += 1;
-      const response = await answer(line, opts);
-      if (!response.ok) summary.errors += 1;
-      opts.write(encodeResponse(response));
-    }
-  } finally {
-    opts.signal.removeEventListener("abort", onAbort);
-    rl.close();
+  for await (const item of boundedLines(opts.input, MAX_REQUEST_BYTES, opts.signal)) {
+    if (opts.signal.aborted) break;
+    // Blank lines (a trailing newline, keep-alives) are not requests.
+    if ("line" in item && item.line.trim() === "") continue;
+    summary.requests += 1;
+    const response =
+      "line" in item
+        ? await answer(item.line, opts)
+        : errorResponse(
+            null,
+            "invalid_request",
+            `request line is larger than ${MAX_REQUEST_BYTES} bytes (${item.tooLong} bytes discarded); send smaller requests`,
+          );
+    if (!response.ok) summary.errors += 1;
+    opts.write(encodeResponse(response));
   }
   return summary;
 }

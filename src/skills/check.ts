@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type CommandOutput, lines } from "./command.js";
 import { type DiscoverOptions, type RootScan, scanRoot, skillRoots } from "./discover.js";
-import { formatProblem } from "./frontmatter.js";
+import { formatProblem, type SkillMeta } from "./frontmatter.js";
 import { realpathOrUndefined } from "./fsutil.js";
 
 interface Tally {
@@ -17,6 +17,28 @@ interface Tally {
   invalid: number;
   /** name → directory of the first valid skill with that name. */
   seen: Map<string, string>;
+}
+
+const SHOWN_CHARS = 120;
+
+function shown(text: string): string {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > SHOWN_CHARS ? `${one.slice(0, SHOWN_CHARS - 1)}…` : one;
+}
+
+/** The open-standard fields a skill declares, one indented line each (README "Skills"). */
+function standardFields(meta: SkillMeta): string[] {
+  const out: string[] = [];
+  if (meta.license !== undefined) out.push(`  license: ${shown(meta.license)}`);
+  if (meta.compatibility !== undefined) out.push(`  compatibility: ${shown(meta.compatibility)}`);
+  if (meta.metadata !== undefined) {
+    const pairs = Object.entries(meta.metadata).map(([k, v]) => `${k}=${v}`);
+    if (pairs.length > 0) out.push(`  metadata: ${shown(pairs.join(", "))}`);
+  }
+  if (meta.allowed_tools !== undefined && meta.allowed_tools.length > 0) {
+    out.push(`  allowed-tools: ${shown(meta.allowed_tools.join(" "))} (review only: grants nothing)`);
+  }
+  return out;
 }
 
 function report(scan: RootScan, t: Tally): void {
@@ -36,6 +58,7 @@ function report(scan: RootScan, t: Tally): void {
     const winner = t.seen.get(name);
     if (winner === undefined) t.seen.set(name, s.dir);
     t.out.push(`OK ${name}  ${s.dir}${winner === undefined ? "" : `  (shadowed by ${winner})`}`);
+    t.out.push(...standardFields(s.result.meta));
     t.ok++;
   }
 }

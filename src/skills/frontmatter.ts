@@ -11,8 +11,13 @@ import { readRegularFile } from "./fsutil.js";
 export const MAX_SKILL_MD_BYTES = 256 * 1024;
 /** Aliases expanded while converting the YAML; a billion-laughs document trips this. */
 export const MAX_YAML_ALIASES = 16;
-/** Every description goes into every system prompt, so it must stay short. */
+/**
+ * The open Agent Skills standard's limit (agentskills.io). Longer descriptions still load,
+ * with a warning: the prompt clips every description anyway (skills/prompt.ts).
+ */
 export const MAX_DESCRIPTION_CHARS = 1024;
+/** The standard's limit for `compatibility`; longer text loads with a warning. */
+export const MAX_COMPATIBILITY_CHARS = 500;
 
 export const SKILL_NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 export const SKILL_FILE = "SKILL.md";
@@ -20,7 +25,21 @@ export const SKILL_FILE = "SKILL.md";
 /** The YAML parser costs ~80 ms to load: only sessions that have skills pay for it. */
 const yaml = lazyRequire<typeof import("yaml")>("yaml");
 
-const KNOWN_KEYS = new Set(["name", "description", "capabilities", "allowed_tools", "scope"]);
+/**
+ * Scoot's own keys plus the open Agent Skills standard's (issue 13; README "Skills"):
+ * `license`, `compatibility`, `metadata` and `allowed-tools`. None grants anything.
+ */
+const KNOWN_KEYS = new Set([
+  "name",
+  "description",
+  "capabilities",
+  "allowed_tools",
+  "scope",
+  "license",
+  "compatibility",
+  "metadata",
+  "allowed-tools",
+]);
 /** Keys some skill formats use to pin a host version; Scoot refuses them outright. */
 const VERSION_GATE_KEYS = ["scoot_version", "requires_scoot"];
 
@@ -28,9 +47,16 @@ export interface SkillMeta {
   name: string;
   description: string;
   capabilities?: string[];
-  /** Review-only: shown to people, never consulted by the policy gate. */
+  /**
+   * Review-only: shown to people, never consulted by the policy gate. Scoot's `allowed_tools`
+   * list and the standard's `allowed-tools` (space-separated string, or a list) both land here.
+   */
   allowed_tools?: string[];
   scope?: string;
+  /** Open-standard fields, recognised and shown by `skills check`; informational only. */
+  license?: string;
+  compatibility?: string;
+  metadata?: Record<string, string>;
 }
 
 export interface SkillProblem {
@@ -129,6 +155,10 @@ export function parseFrontMatter(text: string, file: string): FrontMatterResult 
     const line = keyLine(key);
     problems.push({ file, message, ...(line === undefined ? {} : { line }) });
   };
+  const warn = (key: string, message: string) => {
+    const line = keyLine(key);
+    warnings.push({ file, message, ...(line === undefined ? {} : { line }) });
+  };
 
   const name = fm.name;
   if (name === undefined || name === null) problem("name", "`name` is required");
@@ -145,10 +175,44 @@ export function parseFrontMatter(text: string, file: string): FrontMatterResult 
   else if (typeof description !== "string") problem("description", "`description` must be a string");
   else if (description.trim() === "") problem("description", "`description` must not be empty");
   else if (description.length > MAX_DESCRIPTION_CHARS) {
-    problem(
+    warn(
       "description",
-      `\`description\` is ${description.length} characters; at most ${MAX_DESCRIPTION_CHARS}`,
+      `\`description\` is ${description.length} characters, over the standard's ${MAX_DESCRIPTION_CHARS}; it loads, and the prompt shows it clipped`,
     );
+  }
+
+  if (fm.license !== undefined && typeof fm.license !== "string")
+    problem("license", "`license` must be a string (a license name or a bundled file's name)");
+  if (fm.compatibility !== undefined) {
+    if (typeof fm.compatibility !== "string") problem("compatibility", "`compatibility` must be a string");
+    else if (fm.compatibility.length > MAX_COMPATIBILITY_CHARS) {
+      warn(
+        "compatibility",
+        `\`compatibility\` is ${fm.compatibility.length} characters, over the standard's ${MAX_COMPATIBILITY_CHARS}`,
+      );
+    }
+  }
+  let metadata: Record<string, string> | undefined;
+  if (fm.metadata !== undefined && fm.metadata !== null) {
+    if (typeof fm.metadata !== "object" || Array.isArray(fm.metadata)) {
+      problem("metadata", "`metadata` must be a mapping of keys to string values");
+    } else {
+      metadata = {};
+      for (const [k, v] of Object.entries(fm.metadata as Record<string, unknown>)) {
+        // `version: 1.0` parses as a number: kept as its text. Nested values are not the standard's.
+        if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") metadata[k] = String(v);
+        else warn("metadata", `\`metadata.${k}\` is not a string value (ignored)`);
+      }
+    }
+  }
+  let standardTools: string[] | undefined;
+  const rawTools = fm["allowed-tools"];
+  if (rawTools !== undefined && rawTools !== null) {
+    if (typeof rawTools === "string") standardTools = rawTools.split(/\s+/).filter((t) => t !== "");
+    else if (Array.isArray(rawTools) && rawTools.every((t) => typeof t === "string"))
+      standardTools = rawTools;
+    else
+      problem("allowed-tools", "`allowed-tools` must be a space-separated string of tool names (or a list)");
   }
 
   for (const key of ["capabilities", "allowed_tools"] as const) {
@@ -180,8 +244,15 @@ export function parseFrontMatter(text: string, file: string): FrontMatterResult 
   if (problems.length > 0) return { ok: false, problems, warnings };
   const meta: SkillMeta = { name: name as string, description: (description as string).trim() };
   if (fm.capabilities !== undefined) meta.capabilities = fm.capabilities as string[];
-  if (fm.allowed_tools !== undefined) meta.allowed_tools = fm.allowed_tools as string[];
+  if (fm.allowed_tools !== undefined || standardTools !== undefined) {
+    meta.allowed_tools = [
+      ...new Set([...((fm.allowed_tools as string[] | undefined) ?? []), ...(standardTools ?? [])]),
+    ];
+  }
   if (fm.scope !== undefined) meta.scope = fm.scope as string;
+  if (typeof fm.license === "string") meta.license = fm.license;
+  if (typeof fm.compatibility === "string") meta.compatibility = fm.compatibility;
+  if (metadata !== undefined) meta.metadata = metadata;
   return { ok: true, meta, body, warnings };
 }
 

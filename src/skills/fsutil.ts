@@ -18,7 +18,7 @@ export type ReadResult =
 export function readRegularFile(
   file: string,
   maxBytes: number,
-  opts: { noFollow?: boolean } = {},
+  opts: { noFollow?: boolean; singleLink?: boolean } = {},
 ): ReadResult {
   let fd: number;
   // O_NOFOLLOW: a packer that walked with lstat must not read through a symlink swapped in since.
@@ -37,6 +37,8 @@ export function readRegularFile(
     const st = fs.fstatSync(fd);
     if (st.isDirectory()) return { ok: false, code: "not_file", error: "is a directory" };
     if (!st.isFile()) return { ok: false, code: "not_file", error: "is not a regular file" };
+    if (opts.singleLink && st.nlink > 1)
+      return { ok: false, code: "not_file", error: hardLinkError(st.nlink) };
     if (st.size > maxBytes) {
       return { ok: false, code: "too_large", error: `is ${st.size} bytes; the limit is ${maxBytes} bytes` };
     }
@@ -57,6 +59,15 @@ export function readRegularFile(
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * A hard link is a second name for a file that may live anywhere on the same filesystem, so
+ * realpath containment cannot see it leave the skill (issue 17 item 13): skill reads and
+ * `skills pack` refuse files with more than one link.
+ */
+export function hardLinkError(nlink: number): string {
+  return `has ${nlink} hard links; refused (a hard link can name a file outside the skill; copy the file instead)`;
 }
 
 /** True when `p` is `root` or below it. Both must already be realpaths. */

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { type CommandOutput, lines } from "./command.js";
 import { scanSkillDir } from "./discover.js";
 import { formatProblem, SKILL_FILE, type SkillMeta } from "./frontmatter.js";
-import { isHidden, readRegularFile, realpathOrUndefined } from "./fsutil.js";
+import { hardLinkError, isHidden, readRegularFile, realpathOrUndefined } from "./fsutil.js";
 import { ustarChunks } from "./tar.js";
 
 export const MANIFEST_FILE = ".scoot-skill.json";
@@ -77,7 +77,9 @@ function walk(root: string, exclude: string | undefined): WalkResult {
         if (depth >= MAX_PACK_DEPTH) out.refused.push(`${childRel} (nested deeper than ${MAX_PACK_DEPTH})`);
         else visit(childAbs, childRel, depth + 1);
       } else if (e.isFile()) {
-        if (out.files.length >= MAX_PACK_FILES) out.tooMany = true;
+        const nlink = fs.lstatSync(childAbs).nlink;
+        if (nlink > 1) out.refused.push(`${childRel} (${hardLinkError(nlink)})`);
+        else if (out.files.length >= MAX_PACK_FILES) out.tooMany = true;
         else out.files.push({ rel: childRel, abs: childAbs, mtime: 0 });
       } else {
         out.refused.push(`${childRel} (${kindOf(e)})`);
@@ -192,7 +194,7 @@ export function runSkillsPack(dir: string, out: string | undefined, opts: PackOp
   let total = 0;
   let newest = 0;
   for (const f of found.files) {
-    const read = readRegularFile(f.abs, MAX_PACK_BYTES - total, { noFollow: true });
+    const read = readRegularFile(f.abs, MAX_PACK_BYTES - total, { noFollow: true, singleLink: true });
     if (!read.ok) {
       const why = read.code === "too_large" ? `the package would exceed ${MAX_PACK_BYTES} bytes` : read.error;
       return fail(1, [...warn, `skills pack: ${f.rel}: ${why}; nothing written`]);

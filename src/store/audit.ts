@@ -12,6 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
 import type { Result } from "../tools/types.js";
+import { clipAuditMessage } from "./audit-clip.js";
 import { withLock } from "./audit-lock.js";
 import { fileSize, needsLeadingNewline, parseJsonl, readTextIfExists } from "./jsonl.js";
 import { redact } from "./redact.js";
@@ -97,7 +98,8 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
   let seq = 0;
   let checkedTail = false;
   return {
-    emit(sessionId, kind, msg, runId) {
+    emit(sessionId, kind, rawMsg, runId) {
+      const msg = clipAuditMessage(rawMsg);
       if (!opts.toFile) return { ok: true, value: undefined };
       if (LEVEL_RANK[KIND_LEVEL[kind]] < LEVEL_RANK[opts.level]) return { ok: true, value: undefined };
       // Key order is the seed's: seq, ts, session_id, run_id?, kind, msg.

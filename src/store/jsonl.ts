@@ -1,5 +1,6 @@
 /** Shared helpers for the append-only JSONL stores. */
 import fs from "node:fs";
+import { readHomeFile } from "./safe-open.js";
 
 /**
  * If a previous writer died mid-line, the file does not end in a newline. Starting the
@@ -62,11 +63,14 @@ export function parseJsonl<T>(text: string, file: string, accept: (v: unknown) =
   return { records, warnings };
 }
 
+/**
+ * The text of a store file, or undefined when it does not exist. A symlink, FIFO or other
+ * non-regular file throws with a clear message instead of being followed or blocking
+ * (issue 17 item 7).
+ */
 export function readTextIfExists(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw e;
-  }
+  const r = readHomeFile(file, { noFollow: true });
+  if (r.ok) return r.text;
+  if (r.missing) return undefined;
+  throw new Error(r.error);
 }

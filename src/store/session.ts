@@ -116,8 +116,16 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
     if (!name.endsWith(".jsonl")) continue;
     const id = name.slice(0, -".jsonl".length);
     const file = path.join(sessionsDir, name);
-    const st = fs.statSync(file);
-    const read = readSession(file);
+    // A planted symlink, FIFO or unreadable entry is skipped with a warning (issue 17 item 7).
+    let st: fs.Stats;
+    let read: ReturnType<typeof readSession>;
+    try {
+      st = fs.lstatSync(file);
+      read = readSession(file);
+    } catch (e) {
+      warnings.push(`skipped ${name}: ${(e as Error).message}`);
+      continue;
+    }
     warnings.push(...read.warnings);
     const first = read.messages.find((m) => m.role === "user");
     sessions.push({

@@ -10,6 +10,7 @@ import http from "node:http";
 import type https from "node:https";
 import { httpsModule } from "../net/builtins.js";
 import { checkedLookup, INTERNAL_ADDRESS_CODE } from "../net/checked-lookup.js";
+import { planRedirect } from "../net/redirect-headers.js";
 import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
 import type { Result, Tool, ToolContext } from "./types.js";
@@ -38,8 +39,6 @@ const KEY_HEADERS = [
   "www-authenticate",
   "content-disposition",
 ];
-/** Dropped when a redirect leaves the origin, as browsers do. */
-const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 const USER_AGENT = "scoot";
 /** Bytes inspected to tell text from binary when the content type does not say. */
 const SNIFF_BYTES = 8192;
@@ -410,7 +409,7 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
   let method = input.method;
   let url = new URL(input.url);
   let body = input.body;
-  const headers = { ...input.headers };
+  let headers = { ...input.headers };
   try {
     for (let redirects = 0; ; redirects++) {
       const agent = agentFor(url);
@@ -448,11 +447,17 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
       if (!decision.allow) {
         return `http_request: redirect ${redirects + 1} (${sent.status} from ${url.href} to ${next.href}) denied by policy: ${decision.reason}`;
       }
-      if (method2 !== method) {
-        body = undefined;
-        delete headers["content-type"];
-      }
-      if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+      const plan = planRedirect({
+        from: url,
+        to: next,
+        status: sent.status,
+        headers,
+        body,
+        methodChanged: method2 !== method,
+      });
+      if (!plan.ok) return `http_request: redirect ${redirects + 1} (${hop}) ${plan.error}`;
+      headers = plan.headers;
+      body = plan.body;
       method = method2;
       url = next;
     }

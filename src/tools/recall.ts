@@ -9,9 +9,8 @@
  * skipped. Recall's own steps and results are skipped by a query, or every query would find
  * itself.
  */
-import * as fs from "node:fs";
+import { readHomeFile } from "../store/safe-open.js";
 import { CLIP } from "./clip.js";
-import { fsErrorText } from "./fs-util.js";
 import { optionalInt, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
@@ -101,13 +100,11 @@ export const recallTool: Tool<RecallInput> = {
 function readTranscript(sessionPath: string): Result<string[]> {
   const lines: string[] = [];
   for (const file of [`${sessionPath}.1`, sessionPath]) {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, "utf8");
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
-      return { ok: false, error: fsErrorText(e) };
-    }
+    // Never a blocking FIFO or a followed symlink (issue 17 item 7).
+    const read = readHomeFile(file, { noFollow: true });
+    if (!read.ok && read.missing) continue;
+    if (!read.ok) return { ok: false, error: read.error };
+    const text = read.text;
     const parts = text.split("\n");
     if (parts[parts.length - 1] === "") parts.pop();
     for (const p of parts) lines.push(p);

@@ -6,7 +6,14 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { isInside, listSkillFiles, readRegularFile, realpathOrUndefined } from "../skills/fsutil.js";
+import { secretLikeName } from "../policy/paths.js";
+import {
+  isHidden,
+  isInside,
+  listSkillFiles,
+  readRegularFile,
+  realpathOrUndefined,
+} from "../skills/fsutil.js";
 import type { SkillRegistry } from "../skills/registry.js";
 import { CLIP, clip } from "./clip.js";
 import type { Effects, Result, Tool, ToolContext } from "./types.js";
@@ -65,12 +72,23 @@ function checkRelativePath(p: string): string | undefined {
   return undefined;
 }
 
+/** Why a relative path inside a skill is private, or undefined. */
+function privateName(rel: string): string | undefined {
+  const segs = rel.split(/[\\/]+/).filter((s) => s !== "" && s !== ".");
+  const hidden = segs.find(isHidden);
+  if (hidden) return `${JSON.stringify(hidden)} is hidden`;
+  const secret = secretLikeName(rel);
+  return secret ? `${JSON.stringify(secret)} looks like a secret` : undefined;
+}
+
 function effects(_input: SkillInput): Effects {
   return { capability: "native" };
 }
 
 function fileList(dir: string): string {
-  const { files, truncated } = listSkillFiles(dir, MAX_LISTED_FILES, MAX_LIST_DEPTH);
+  const listed = listSkillFiles(dir, MAX_LISTED_FILES, MAX_LIST_DEPTH);
+  const files = listed.files.filter((f) => secretLikeName(f) === undefined);
+  const truncated = listed.truncated;
   if (files.length === 0) return "(no files)";
   return files.join(", ") + (truncated ? ", ..." : "");
 }
@@ -98,12 +116,22 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
   if (root === undefined)
     return `${ERROR_PREFIX} skill ${JSON.stringify(skill.name)} directory is gone: ${skill.dir}`;
   const shown = input.path.split(path.sep).join("/");
+  const writtenPrivate = privateName(input.path);
   const target = realpathOrUndefined(path.join(root, input.path));
+  if (target === undefined && writtenPrivate) {
+    return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${writtenPrivate}`;
+  }
   if (target === undefined) {
     return `${ERROR_PREFIX} no file ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`;
   }
   if (!isInside(root, target)) {
     return `${ERROR_PREFIX} ${JSON.stringify(shown)} resolves outside skill ${JSON.stringify(skill.name)}; refused`;
+  }
+  // Hidden and secret-named files are never part of a skill's surface, in any policy mode
+  // (issue 17 item 13): checked on the path as written and on where it resolves to.
+  const refused = writtenPrivate ?? privateName(path.relative(root, target));
+  if (refused) {
+    return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${refused}`;
   }
   let isDir = false;
   try {
@@ -114,7 +142,7 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
   if (isDir) {
     return `${ERROR_PREFIX} ${JSON.stringify(shown)} is a directory in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`;
   }
-  const read = readRegularFile(target, MAX_SKILL_READ_BYTES);
+  const read = readRegularFile(target, MAX_SKILL_READ_BYTES, { singleLink: true });
   if (!read.ok)
     return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} ${read.error}`;
   if (read.data.includes(0)) {

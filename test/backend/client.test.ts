@@ -34,8 +34,9 @@ async function serve(script: ScriptItem[] = []): Promise<ScriptedServer> {
   return s;
 }
 
+/** Plain JSON exchanges (streaming has its own tests: test/backend/stream.test.ts, test/e2e/streaming.test.ts). */
 function backendConfig(over: Partial<Config["backend"]>): Config["backend"] {
-  return { ...defaultConfig().backend, model: "test-model", ...over };
+  return { ...defaultConfig().backend, model: "test-model", stream: false, ...over };
 }
 
 /** A backend whose sleeps are recorded instead of waited, and whose events are kept. */

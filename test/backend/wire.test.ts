@@ -110,6 +110,8 @@ describe("request bodies", () => {
   it.each([
     ["chat", { model: "x", messages: [], stream: true, temperature: 0 }, ["model", "messages", "stream"]],
     ["responses", { model: "x", input: [], instructions: "y", seed: 1 }, ["model", "input", "instructions"]],
+    ["responses", { store: true, seed: 1 }, ["store"]],
+    ["chat", { store: true, seed: 1 }, ["store"]],
   ] as const)("%s: extra_body may not set protected keys", (api, extra, ignored) => {
     const split = splitExtraBody(api, extra);
     expect(split.ignored).toEqual(ignored);

@@ -86,7 +86,7 @@ describe("wrong types are fatal and name the dotted key", () => {
   it.each([
     ['[backend]\ntimeout_ms = "fast"\n', "backend.timeout_ms", "an integer"],
     ["[backend]\ntimeout_ms = 1.5\n", "backend.timeout_ms", "an integer"],
-    ["[agent]\nmax_turns = 0\n", "agent.max_turns", ">= 1"],
+    ["[agent]\nmax_turns = 0\n", "agent.max_turns", "must be in 1..100000, got 0"],
     ['[tools]\nconfine_writes = "yes"\n', "tools.confine_writes", "true or false"],
     ['[tools]\nsecret_paths = "/etc/x"\n', "tools.secret_paths", "a list of strings"],
     ["[backend]\nextra_body = 3\n", "backend.extra_body", "a table"],

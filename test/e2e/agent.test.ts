@@ -36,8 +36,9 @@ async function scoot(script: ScriptItem[], args: string[], env: Record<string, s
   return runCli(args, { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url, ...env } });
 }
 
+/** Transcripts only: `<id>.meta.json` sidecars sit beside them (README "Resuming a session"). */
 function sessionFiles(): string[] {
-  return fs.readdirSync(path.join(home, "state", "sessions"));
+  return fs.readdirSync(path.join(home, "state", "sessions")).filter((f) => /\.jsonl(\.\d+)?$/.test(f));
 }
 function transcript(id: string): { role: string; content: string }[] {
   return fs
@@ -213,9 +214,11 @@ describe("limits and failures", () => {
     expect(server!.completions()).toHaveLength(3);
   });
   it("auto structured output falls back when the backend rejects json_schema", async () => {
+    // Plain JSON: with streaming on, a 400 is first retried without `stream` (test/e2e/streaming.test.ts).
     const r = await scoot(
       [{ rejectFormat: "json_schema" }, step("glob", { pattern: "*" }), step("final", "ok")],
       ["-e", "go"],
+      { SCOOT_BACKEND_STREAM: "false" },
     );
     expect(r.code, r.stderr).toBe(0);
     const formats = server!

@@ -30,7 +30,7 @@ describe("repl", () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("first answer\nsecond answer\n");
-    const files = fs.readdirSync(path.join(home, "state", "sessions"));
+    const files = fs.readdirSync(path.join(home, "state", "sessions")).filter((f) => f.endsWith(".jsonl"));
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^repl-\d+-\d+\.jsonl$/);
     const events = fs

@@ -31,6 +31,25 @@ export type ScriptItem =
    * item answers the request.
    */
   | { rejectFormat: true | "json_schema" | "json_object" }
+  /**
+   * A streamed reply (issue 13): the text in these pieces, each its own SSE event
+   * (`chat.completion.chunk` or `response.output_text.delta`), with `pauseMs` between pieces.
+   * `cut: true` destroys the connection after the pieces (no end marker). A request that did
+   * not ask for `stream: true` gets the joined text as plain JSON.
+   */
+  | {
+      stream: string[];
+      pauseMs?: number;
+      cut?: boolean;
+      /** Called as each piece is written (index), for ordering assertions. */
+      onPiece?: (index: number) => void;
+      /** Stream even when the request did not ask for it (a proxy that always streams). */
+      force?: boolean;
+      /** Content type of the stream (default `text/event-stream`). */
+      contentType?: string;
+    }
+  /** 400 when the request asks for `stream: true` (a server that rejects the field); otherwise skipped. */
+  | { rejectStream: true }
   | ((req: RecordedRequest) => ScriptItem);
 
 export interface RecordedRequest {
@@ -67,6 +86,12 @@ export interface ScriptedServerOptions {
    * ones, so `"GET /v1/models"` can be given another shape. A string body is sent as is.
    */
   routes?: Record<string, (req: RecordedRequest) => RouteAnswer>;
+  /**
+   * How `reply` items answer a request with `stream: true`: "plain" (default) answers plain
+   * JSON, like a server that ignores streaming; "sse" streams the text in `ssePieces` pieces.
+   */
+  streaming?: "plain" | "sse";
+  ssePieces?: number;
 }
 
 const CHAT_PATH = "/v1/chat/completions";
@@ -148,6 +173,150 @@ function replyBody(
   };
 }
 
+function wantsStream(body: unknown): boolean {
+  return typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true;
+}
+
+/** `text` in `pieces` nearly equal parts (by UTF-16 units; never splits a surrogate pair). */
+export function split(text: string, pieces: number): string[] {
+  const chars = [...text];
+  const size = Math.max(1, Math.ceil(chars.length / pieces));
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out.length > 0 ? out : [""];
+}
+
+/** The SSE events of one streamed reply, in the shape of the endpoint asked. */
+function sseEvents(
+  path: string,
+  rec: RecordedRequest,
+  pieces: string[],
+  n: number,
+): { head: string[]; deltas: string[]; tail: string[] } {
+  const text = pieces.join("");
+  const model = (rec.body as { model?: unknown } | undefined)?.model ?? "scripted";
+  const prompt = tokens(rec.raw);
+  const completion = tokens(text);
+  const created = Math.floor(Date.now() / 1000);
+  const ev = (name: string | undefined, data: unknown) =>
+    `${name ? `event: ${name}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
+  if (path === RESPONSES_PATH) {
+    const id = `resp_scripted_${n}`;
+    const typed = (type: string, extra: Record<string, unknown>) => ev(type, { type, ...extra });
+    const response = (status: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      object: "response",
+      created_at: created,
+      status,
+      model,
+      output: [],
+      ...extra,
+    });
+    return {
+      head: [
+        typed("response.created", { response: response("in_progress") }),
+        typed("response.output_item.added", {
+          output_index: 0,
+          item: { type: "message", id: `msg_${n}`, role: "assistant", content: [] },
+        }),
+        typed("response.content_part.added", {
+          output_index: 0,
+          content_index: 0,
+          part: { type: "output_text", text: "" },
+        }),
+      ],
+      deltas: pieces.map((p) =>
+        typed("response.output_text.delta", { output_index: 0, content_index: 0, delta: p }),
+      ),
+      tail: [
+        typed("response.output_text.done", { output_index: 0, content_index: 0, text }),
+        typed("response.completed", {
+          response: response("completed", {
+            output: [
+              {
+                type: "message",
+                id: `msg_${n}`,
+                role: "assistant",
+                content: [{ type: "output_text", text, annotations: [] }],
+              },
+            ],
+            usage: { input_tokens: prompt, output_tokens: completion, total_tokens: prompt + completion },
+          }),
+        }),
+      ],
+    };
+  }
+  const chunk = (delta: Record<string, unknown>, finish: string | null, usage?: unknown) => ({
+    id: `chatcmpl-scripted-${n}`,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: finish === "usage" ? [] : [{ index: 0, delta, finish_reason: finish }],
+    ...(usage ? { usage } : {}),
+  });
+  const includeUsage =
+    (rec.body as { stream_options?: { include_usage?: unknown } } | undefined)?.stream_options
+      ?.include_usage === true;
+  return {
+    head: [ev(undefined, chunk({ role: "assistant", content: "" }, null))],
+    deltas: pieces.map((p) => ev(undefined, chunk({ content: p }, null))),
+    tail: [
+      ev(undefined, chunk({}, "stop")),
+      ...(includeUsage
+        ? [
+            ev(
+              undefined,
+              chunk({}, "usage", {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                total_tokens: prompt + completion,
+              }),
+            ),
+          ]
+        : []),
+      ev(undefined, "[DONE]"),
+    ],
+  };
+}
+
+function streamReply(
+  res: http.ServerResponse,
+  req: http.IncomingMessage,
+  path: string,
+  rec: RecordedRequest,
+  item: {
+    stream: string[];
+    pauseMs?: number;
+    cut?: boolean;
+    onPiece?: (index: number) => void;
+    contentType?: string;
+  },
+  n: number,
+  later: (ms: number, fn: () => void) => void,
+) {
+  const { head, deltas, tail } = sseEvents(path, rec, item.stream, n);
+  res.writeHead(200, {
+    "content-type": item.contentType ?? "text/event-stream",
+    "cache-control": "no-cache",
+  });
+  res.write(head.join(""));
+  const sendPiece = (i: number) => {
+    if (res.destroyed) return;
+    if (i >= deltas.length) {
+      if (item.cut) req.socket.destroy();
+      else res.end(tail.join(""));
+      return;
+    }
+    // The next step waits until this piece is flushed: a cut must come after the bytes.
+    res.write(deltas[i], () => {
+      item.onPiece?.(i);
+      if (item.pauseMs && i + 1 < deltas.length) later(item.pauseMs, () => sendPiece(i + 1));
+      else sendPiece(i + 1);
+    });
+  };
+  sendPiece(0);
+}
+
 export async function startScriptedServer(
   script: ScriptItem[] = [],
   options: ScriptedServerOptions = {},
@@ -179,6 +348,7 @@ export async function startScriptedServer(
         const type = formatType(path, rec.body);
         if (type === undefined || (item.rejectFormat !== true && item.rejectFormat !== type)) continue;
       }
+      if ("rejectStream" in item && !wantsStream(rec.body)) continue;
       return item;
     }
   };
@@ -211,6 +381,20 @@ export async function startScriptedServer(
       res.end("<html>this is not JSON</html>");
       return;
     }
+    if ("rejectStream" in item) {
+      sendJson(res, 400, {
+        error: { message: "stream is not supported by this server", type: "invalid_request_error" },
+      });
+      return;
+    }
+    if ("stream" in item) {
+      if (!wantsStream(rec.body) && !item.force) {
+        sendJson(res, 200, replyBody(path, rec, { reply: item.stream.join("") }, n));
+        return;
+      }
+      streamReply(res, req, path, rec, item, n, later);
+      return;
+    }
     if ("rejectFormat" in item) {
       sendJson(res, 400, {
         error: {
@@ -223,6 +407,11 @@ export async function startScriptedServer(
     }
     const send = () => {
       if ("reply" in item) {
+        if (options.streaming === "sse" && wantsStream(rec.body)) {
+          const text = typeof item.reply === "string" ? item.reply : JSON.stringify(item.reply);
+          streamReply(res, req, path, rec, { stream: split(text, options.ssePieces ?? 3) }, n, later);
+          return;
+        }
         sendJson(res, 200, replyBody(path, rec, item, n));
         return;
       }

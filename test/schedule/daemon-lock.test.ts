@@ -14,6 +14,7 @@ import {
   releaseDaemonLock,
   writeDaemonState,
 } from "../../src/schedule/daemon.js";
+import { procStartTime } from "../../src/schedule/proc-identity.js";
 
 let home: string;
 let paths: HomePaths;
@@ -149,12 +150,31 @@ describe("daemon stop signals only when state and pid file agree on a live pid",
       /is not alive: it stopped uncleanly/,
     ],
     [
-      "agreement on a live pid",
+      "agreement on a live pid whose start time matches",
+      () => {
+        writeDaemonState(
+          paths.daemonJson,
+          state({ pid: sleeper.pid!, start_time: procStartTime(sleeper.pid!) }),
+        );
+        fs.writeFileSync(paths.daemonPid, `${sleeper.pid}\n`);
+      },
+      0,
+    ],
+    [
+      "a live pid with another start time (a reused pid)",
+      () => {
+        writeDaemonState(paths.daemonJson, state({ pid: sleeper.pid!, start_time: "1" }));
+        fs.writeFileSync(paths.daemonPid, `${sleeper.pid}\n`);
+      },
+      /pid \d+ now belongs to another process .*nothing was signalled/,
+    ],
+    [
+      "a live pid and a state without a start time",
       () => {
         writeDaemonState(paths.daemonJson, state({ pid: sleeper.pid! }));
         fs.writeFileSync(paths.daemonPid, `${sleeper.pid}\n`);
       },
-      0,
+      /cannot verify that pid \d+ is the daemon/,
     ],
   ])("%s", (_name, arrange, expected) => {
     arrange();

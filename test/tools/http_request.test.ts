@@ -379,7 +379,6 @@ describe("http_request redirects", () => {
     ["/found", "POST", "GET", ""],
     ["/temporary", "POST", "POST", "payload"],
     ["/see-other", "PUT", "GET", ""],
-    ["/found", "PUT", "PUT", "payload"],
   ])("%s after %s continues as %s", async (route, method, expected, body) => {
     const obs = await call(method, `${base}${route}`, { body: "payload" });
     const seen = JSON.parse(bodyOf(obs));
@@ -393,7 +392,8 @@ describe("http_request redirects", () => {
     });
     const seen = JSON.parse(bodyOf(obs));
     expect(seen.headers.authorization).toBeUndefined();
-    expect(seen.headers["x-plain"]).toBe("kept");
+    // Any header may be a credential: only the safe list crosses origins (issue 17 item 12).
+    expect(seen.headers["x-plain"]).toBeUndefined();
   });
 });
 

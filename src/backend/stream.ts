@@ -1,0 +1,199 @@
+/**
+ * Streaming replies (README "Streaming"): the request fields that ask for SSE, and the
+ * decoders that turn each wire shape's events into text deltas, usage and an end state.
+ *
+ * - chat completions: `chat.completion.chunk` events with `choices[0].delta.content`, a last
+ *   chunk carrying `usage` (asked for with `stream_options.include_usage`), then `[DONE]`;
+ * - Responses API: typed events, `response.output_text.delta` for text and
+ *   `response.completed` (with the usage) as the end; `response.failed`, `response.incomplete`
+ *   and `error` end the stream with the server's reason.
+ *
+ * A stream that stops before its end marker is *cut*: the reply is incomplete and must never
+ * be presented as an answer.
+ */
+import type { BackendApi } from "../config/schema.js";
+import type { Result } from "../tools/types.js";
+import { type SseEvent, SseParser } from "./sse.js";
+import type { Usage } from "./types.js";
+import { excerpt } from "./wire.js";
+
+/** The fields added to a request body to ask for a stream. */
+export function streamFields(api: BackendApi): Record<string, unknown> {
+  return api === "chat" ? { stream: true, stream_options: { include_usage: true } } : { stream: true };
+}
+
+/** A 2xx answer is a stream only when it says so; anything else is read as plain JSON. */
+export function isEventStream(contentType: string | string[] | undefined): boolean {
+  const v = Array.isArray(contentType) ? contentType[0] : contentType;
+  return typeof v === "string" && v.toLowerCase().split(";")[0]!.trim() === "text/event-stream";
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+function usageOf(raw: unknown, inKey: string, outKey: string): Usage | undefined {
+  if (!isObject(raw)) return undefined;
+  const p = num(raw[inKey]);
+  const c = num(raw[outKey]);
+  if (p === undefined && c === undefined) return undefined;
+  return {
+    prompt_tokens: p ?? 0,
+    completion_tokens: c ?? 0,
+    total_tokens: num(raw.total_tokens) ?? (p ?? 0) + (c ?? 0),
+  };
+}
+
+function errorText(e: unknown): string {
+  if (isObject(e) && typeof e.message === "string") return excerpt(e.message);
+  if (typeof e === "string") return excerpt(e);
+  return excerpt(JSON.stringify(e) ?? "an error");
+}
+
+export interface StreamDecoder {
+  /** Raw bytes from the HTTP body. Returns false once the stream has failed (stop reading). */
+  data(chunk: Buffer): boolean;
+  /** Body bytes received so far: after the first one, a failure is not retried (README "Streaming"). */
+  bytes(): number;
+  /** Text received so far (for the error message of a cut stream). */
+  textSoFar(): string;
+  /** At the end of the HTTP body: the whole reply, or why the stream is not one. */
+  finish(): Result<{ text: string; usage?: Usage }>;
+}
+
+export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) => void): StreamDecoder {
+  const parser = new SseParser();
+  let text = "";
+  let usage: Usage | undefined;
+  let ended = false;
+  let sawFinish = false;
+  let failure: string | undefined;
+  let refusal = "";
+  let received = 0;
+
+  const delta = (t: string) => {
+    if (t === "") return;
+    text += t;
+    onDelta?.(t);
+  };
+
+  const chatEvent = (ev: SseEvent) => {
+    if (ev.data.trim() === "[DONE]") {
+      ended = true;
+      return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(ev.data);
+    } catch {
+      failure = `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")`;
+      return;
+    }
+    if (!isObject(json)) return;
+    if (json.error !== undefined && json.error !== null) {
+      failure = `the stream carries an error: ${errorText(json.error)}`;
+      return;
+    }
+    const u = usageOf(json.usage, "prompt_tokens", "completion_tokens");
+    if (u) usage = u;
+    const choice = Array.isArray(json.choices) ? json.choices[0] : undefined;
+    if (!isObject(choice)) return;
+    if (typeof choice.finish_reason === "string") sawFinish = true;
+    const d = choice.delta;
+    if (isObject(d)) {
+      if (typeof d.content === "string") delta(d.content);
+      if (typeof d.refusal === "string") refusal += d.refusal;
+    }
+  };
+
+  const responsesEvent = (ev: SseEvent) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(ev.data);
+    } catch {
+      failure = `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")`;
+      return;
+    }
+    if (!isObject(json)) return;
+    const type = typeof json.type === "string" ? json.type : ev.event;
+    switch (type) {
+      case "response.output_text.delta":
+        if (typeof json.delta === "string") delta(json.delta);
+        return;
+      case "response.refusal.delta":
+        if (typeof json.delta === "string") refusal += json.delta;
+        return;
+      case "response.completed": {
+        const resp = isObject(json.response) ? json.response : {};
+        usage = usageOf(resp.usage, "input_tokens", "output_tokens") ?? usage;
+        ended = true;
+        return;
+      }
+      case "response.failed": {
+        const resp = isObject(json.response) ? json.response : {};
+        failure = `the response failed: ${resp.error ? errorText(resp.error) : "no reason given"}`;
+        return;
+      }
+      case "response.incomplete": {
+        const resp = isObject(json.response) ? json.response : {};
+        const why = isObject(resp.incomplete_details)
+          ? String(resp.incomplete_details.reason)
+          : "no reason given";
+        failure = `the response is incomplete (${why})`;
+        return;
+      }
+      case "error":
+        failure = `the stream carries an error: ${errorText(json.error ?? json)}`;
+        return;
+      default:
+        return;
+    }
+  };
+
+  const handle = api === "chat" ? chatEvent : responsesEvent;
+  const feed = (events: SseEvent[]) => {
+    for (const ev of events) {
+      if (failure || ended) return;
+      handle(ev);
+    }
+  };
+
+  return {
+    data(chunk) {
+      received += chunk.length;
+      if (failure) return false;
+      try {
+        feed(parser.push(chunk));
+      } catch (e) {
+        failure = (e as Error).message;
+      }
+      return failure === undefined;
+    },
+    bytes: () => received,
+    textSoFar: () => text,
+    finish() {
+      if (!failure && !ended) {
+        try {
+          feed(parser.end());
+        } catch (e) {
+          failure = (e as Error).message;
+        }
+      }
+      if (failure) return { ok: false, error: failure };
+      // Some chat servers close after the finish_reason chunk without `[DONE]`: complete enough.
+      if (!ended && !(api === "chat" && sawFinish)) {
+        return {
+          ok: false,
+          error: `the stream was cut after ${received} bytes, before its end (${api === "chat" ? "[DONE]" : "response.completed"})`,
+        };
+      }
+      if (text === "" && refusal !== "")
+        return { ok: false, error: `the model refused: ${excerpt(refusal)}` };
+      return { ok: true, value: { text, ...(usage ? { usage } : {}) } };
+    },
+  };
+}

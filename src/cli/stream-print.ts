@@ -1,0 +1,140 @@
+/**
+ * What `-e`, the REPL and `--trace` show while a step streams (README "Streaming"): the
+ * final answer on stdout as it arrives, the thought on stderr as it arrives, and the line
+ * that ends it all. The printed answer equals the final answer exactly once: the agent
+ * loop either completes what was shown or withdraws it (then this ends the line and says
+ * so, instead of printing the answer again behind a fragment).
+ *
+ * Output is redacted piece by piece, so pieces are cut where no credential can straddle
+ * them: at white space, never right after "Bearer", never inside a PEM private-key block.
+ */
+import type { AgentEvent } from "../agent/events.js";
+import type { RunResult } from "../agent/loop.js";
+import type { Io } from "./io.js";
+import { traceLine } from "./trace.js";
+
+const PEM_BEGIN = "-----BEGIN";
+const PEM_END = /-----END [A-Z0-9 ]*-----/;
+
+/** How much of `text` can go out now without cutting a credential in two. */
+export function safeCut(text: string): number {
+  let limit = text.length;
+  let hardCut = 0;
+  const pem = text.lastIndexOf(PEM_BEGIN);
+  if (pem >= 0) {
+    const end = PEM_END.exec(text.slice(pem));
+    if (end) hardCut = pem + end.index + end[0].length;
+    else {
+      limit = pem;
+      hardCut = pem;
+    }
+  }
+  let cut = 0;
+  for (let i = limit - 1; i >= 0; i--) {
+    if (/\s/.test(text[i]!)) {
+      cut = i + 1;
+      break;
+    }
+  }
+  // "Bearer <token>": the word stays with what follows it.
+  const bearer = /\bBearer\s+$/i.exec(text.slice(0, cut));
+  if (bearer) cut = bearer.index;
+  return Math.max(cut, hardCut);
+}
+
+export interface ConsolePrinter {
+  listener(e: AgentEvent): void;
+  /** After a run: ends what was streamed, or prints the answer when nothing streamed. */
+  finish(r: RunResult): void;
+}
+
+export interface PrinterOptions {
+  /** Stream the final answer to stdout (`-e` without `--json`, the REPL). */
+  answers: boolean;
+  /** Show the thought on stderr as it arrives (`--trace`, the REPL). */
+  thoughts: boolean;
+  /** `--trace` lines on stderr. */
+  trace: boolean;
+}
+
+export function consolePrinter(io: Io, opts: PrinterOptions): ConsolePrinter {
+  let shown = "";
+  let pending = "";
+  let thoughtOpen = false;
+  let thoughtTurn = -1;
+  let withdrawn: string | undefined;
+
+  const flush = (all: boolean) => {
+    const n = all ? pending.length : safeCut(pending);
+    if (n <= 0) return;
+    io.out(pending.slice(0, n));
+    pending = pending.slice(n);
+  };
+  const closeThought = () => {
+    if (thoughtOpen) io.err("\n");
+    thoughtOpen = false;
+  };
+
+  return {
+    listener(e) {
+      if (e.type === "thought_delta") {
+        if (!opts.thoughts) return;
+        if (!thoughtOpen) io.err(opts.trace ? "[trace] thought: " : "thought: ");
+        thoughtOpen = true;
+        thoughtTurn = e.turn;
+        io.err(e.text.replace(/\n/g, " "));
+        return;
+      }
+      if (e.type === "answer_delta") {
+        if (!opts.answers) return;
+        closeThought();
+        if (withdrawn !== undefined) {
+          io.err(`scoot: the text printed above was withdrawn (${withdrawn}); the model answers again\n`);
+          withdrawn = undefined;
+        }
+        shown += e.text;
+        pending += e.text;
+        flush(false);
+        return;
+      }
+      if (e.type === "answer_withdrawn") {
+        if (!opts.answers || shown === "") return;
+        flush(true);
+        io.out("\n");
+        shown = "";
+        withdrawn = e.reason;
+        return;
+      }
+      // Any other line ends the thought shown so far.
+      closeThought();
+      if (!opts.trace) return;
+      if (e.type === "step" && thoughtTurn === e.turn) {
+        // The thought is already on screen; the trace adds the action.
+        const line = traceLine(e)?.split("\n").slice(1).join("\n");
+        if (line) io.err(`${line}\n`);
+        return;
+      }
+      const line = traceLine(e);
+      if (line) io.err(`${line}\n`);
+    },
+    finish(r) {
+      closeThought();
+      if (!opts.answers) return;
+      flush(true);
+      if (r.status === "final") {
+        const answer = r.answer ?? "";
+        if (withdrawn !== undefined && shown === "") {
+          io.err(`scoot: the text printed above was withdrawn (${withdrawn}); the answer follows\n`);
+        }
+        if (shown === answer) io.out("\n");
+        else if (shown === "") io.out(`${answer}\n`);
+        else io.out(`\n${answer}\n`);
+      } else if (shown !== "") {
+        io.out("\n");
+      }
+      shown = "";
+      pending = "";
+      withdrawn = undefined;
+    },
+  };
+}

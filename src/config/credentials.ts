@@ -1,0 +1,36 @@
+/**
+ * The one place that tells the redactor about every credential the configuration names
+ * (issue 17 item 4; README "Hostile inputs"): MCP header values (inline `value`, the value of
+ * the variable named by `value_env`, and both with their `prefix`) and the `env` values given
+ * to MCP stdio servers. A server that echoes a header or its environment in an error must not
+ * put it in clear text into the audit log, the transcript, the trace or the terminal. Called
+ * by `loadConfig`, so every command that loads the configuration (doctor included) registers
+ * them before anything is written. The backend token registers itself where it is resolved.
+ */
+import { registerSecret } from "../store/redact.js";
+import type { Config } from "./schema.js";
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Works on the raw server tables, so even an entry that fails validation is covered. */
+export function registerConfiguredCredentials(config: Config, env: NodeJS.ProcessEnv): void {
+  for (const server of config.mcp.servers) {
+    if (!isObject(server)) continue;
+    const headers = Array.isArray(server.headers) ? server.headers : [];
+    for (const h of headers) {
+      if (!isObject(h)) continue;
+      const prefix = typeof h.prefix === "string" ? h.prefix : "";
+      const values: unknown[] = [h.value];
+      if (typeof h.value_env === "string") values.push(env[h.value_env]);
+      for (const v of values) {
+        if (typeof v !== "string" || v === "") continue;
+        registerSecret(v);
+        if (prefix) registerSecret(prefix + v);
+      }
+    }
+    const vars = Array.isArray(server.env) ? server.env : [];
+    for (const e of vars) if (isObject(e) && typeof e.value === "string") registerSecret(e.value);
+  }
+}

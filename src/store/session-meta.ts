@@ -1,0 +1,78 @@
+/**
+ * Session metadata (README "Resuming a session"): a sidecar `<id>.meta.json` beside the
+ * transcript records the project root the session was started in, so `--continue` can find
+ * the latest session of this project and `sessions list` can show it. The transcript itself
+ * stays one `{"role","content"}` message per line (SPEC 9).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { Result } from "../tools/types.js";
+import { listSessions, sessionPath } from "./session.js";
+
+/** A sidecar larger than this is not ours: it is ignored. */
+const MAX_META_BYTES = 64 * 1024;
+
+export interface SessionMeta {
+  project_root: string;
+  created: string;
+}
+
+export function metaPath(sessionsDir: string, id: string): string {
+  return path.join(sessionsDir, `${id}.meta.json`);
+}
+
+/** The canonical form of a project directory (symlinks resolved) so two spellings match. */
+export function projectRoot(cwd: string): string {
+  try {
+    return fs.realpathSync(cwd);
+  } catch {
+    return path.resolve(cwd);
+  }
+}
+
+/** Writes the sidecar when the session has none yet (the first run of a session decides). */
+export function recordSessionMeta(sessionsDir: string, id: string, cwd: string): void {
+  const file = metaPath(sessionsDir, id);
+  if (fs.existsSync(file)) return;
+  const meta: SessionMeta = { project_root: projectRoot(cwd), created: new Date().toISOString() };
+  try {
+    fs.writeFileSync(file, `${JSON.stringify(meta)}\n`, { mode: 0o600, flag: "wx" });
+  } catch (e) {
+    // Another process wrote it first: theirs stands.
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+}
+
+export function readSessionMeta(sessionsDir: string, id: string): SessionMeta | undefined {
+  try {
+    const file = metaPath(sessionsDir, id);
+    if (fs.statSync(file).size > MAX_META_BYTES) return undefined;
+    const v = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<SessionMeta>;
+    if (typeof v.project_root !== "string") return undefined;
+    return { project_root: v.project_root, created: typeof v.created === "string" ? v.created : "" };
+  } catch {
+    return undefined;
+  }
+}
+
+export function sessionExists(sessionsDir: string, id: string): boolean {
+  const file = sessionPath(sessionsDir, id);
+  return fs.existsSync(file) || fs.existsSync(`${file}.1`);
+}
+
+/**
+ * The most recently modified session started in this project directory. Scheduled jobs'
+ * sessions (`job-*`) are not conversations a person continues, so they are skipped.
+ */
+export function latestSessionOfProject(sessionsDir: string, cwd: string): Result<string> {
+  const root = projectRoot(cwd);
+  const { sessions } = listSessions(sessionsDir);
+  for (const s of sessions) {
+    if (s.id.startsWith("job-")) continue;
+    if (readSessionMeta(sessionsDir, s.id)?.project_root === root) return { ok: true, value: s.id };
+  }
+  return {
+    ok: false,
+    error: `no session to continue in ${root}: none was started in this directory (see scoot sessions list, or use --resume <id>)`,
+  };
+}

@@ -1,0 +1,286 @@
+/**
+ * Resuming sessions (issue 13, README "Resuming a session") through the real built CLI and
+ * the scripted server: `-e`, then `--resume`, then `--continue` carry the earlier goals and
+ * answers; one transcript; three run ids; refusals exit 2 naming the session; REPL commands;
+ * `serve`'s `run {resume}`; bare `schedule` and `daemon`.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+
+let home: string;
+let project: string;
+let server: ScriptedServer;
+
+beforeEach(async () => {
+  home = tempDir("scoot-home-");
+  project = tempDir("scoot-proj-");
+  server = await startScriptedServer([]);
+});
+afterEach(async () => {
+  await server.close();
+  removeDir(home);
+  removeDir(project);
+});
+
+const final = (answer: string): ScriptItem => ({
+  reply: { thought: "answering", action: "final", action_input: answer },
+});
+
+function scoot(args: string[], opts: { cwd?: string; input?: string } = {}) {
+  return runCli(args, {
+    home,
+    cwd: opts.cwd ?? project,
+    env: { SCOOT_BACKEND_BASE_URL: server.url },
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+  });
+}
+
+const sessionsDir = () => path.join(home, "state", "sessions");
+function auditEvents(): Record<string, string>[] {
+  return fs
+    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+/** All message contents the server received in completion request `i`, joined. */
+function requestText(i: number): string {
+  const body = server.completions()[i]!.body as { messages: { content: string }[] };
+  return body.messages.map((m) => m.content).join("\n---\n");
+}
+
+describe("-e, --resume, --continue", () => {
+  it("each later request carries the earlier goals and answers; one transcript; three run ids", async () => {
+    server.push(final("first answer ALPHA"), final("second answer BETA"), final("third answer GAMMA"));
+    const one = await scoot(["--json", "-e", "goal one: remember ALPHA"]);
+    expect(one.code).toBe(0);
+    const id = JSON.parse(one.stdout).session_id as string;
+
+    const two = await scoot(["--json", "--resume", id, "-e", "goal two"]);
+    expect(two.code).toBe(0);
+    expect(JSON.parse(two.stdout)).toMatchObject({ session_id: id, answer: "second answer BETA" });
+    const req2 = requestText(1);
+    expect(req2).toContain("goal one: remember ALPHA");
+    expect(req2).toContain("first answer ALPHA");
+    expect(req2).toContain("goal two");
+
+    const three = await scoot(["--continue", "-e", "goal three"]);
+    expect(three.code).toBe(0);
+    expect(three.stdout).toBe("third answer GAMMA\n");
+    const req3 = requestText(2);
+    for (const t of [
+      "goal one: remember ALPHA",
+      "first answer ALPHA",
+      "goal two",
+      "second answer BETA",
+      "goal three",
+    ]) {
+      expect(req3).toContain(t);
+    }
+    // One system prompt at the head of each request: the resumed history does not repeat it.
+    const body3 = server.completions()[2]!.body as { messages: { role: string }[] };
+    expect(body3.messages.filter((m) => m.role === "system")).toHaveLength(1);
+
+    // One transcript holds all three runs.
+    const transcripts = fs.readdirSync(sessionsDir()).filter((f) => f.endsWith(".jsonl"));
+    expect(transcripts).toEqual([`${id}.jsonl`]);
+    const transcript = fs.readFileSync(path.join(sessionsDir(), `${id}.jsonl`), "utf8");
+    for (const t of ["goal one", "goal two", "goal three", "third answer GAMMA"])
+      expect(transcript).toContain(t);
+
+    // Three distinct run ids; the later two name the session they resumed.
+    const runs = auditEvents().filter((e) => e.kind === "run");
+    expect(runs).toHaveLength(3);
+    expect(new Set(runs.map((e) => e.run_id)).size).toBe(3);
+    expect(runs.every((e) => e.session_id === id)).toBe(true);
+    expect(runs[0]!.msg).toBe("goal: goal one: remember ALPHA");
+    expect(runs[1]!.msg).toBe(`goal: goal two (resumes session ${id})`);
+    expect(runs[2]!.msg).toBe(`goal: goal three (resumes session ${id})`);
+
+    // sessions list shows the project the session was started in.
+    const list = await scoot(["sessions", "list", "--json"]);
+    const rows = JSON.parse(list.stdout) as { id: string; project: string }[];
+    expect(rows).toEqual([expect.objectContaining({ id, project: fs.realpathSync(project) })]);
+    const plain = await scoot(["sessions", "list"]);
+    expect(plain.stdout).toContain(`\t${fs.realpathSync(project)}\n`);
+  });
+
+  it("--continue picks the latest session of this directory, not another project's", async () => {
+    const other = tempDir("scoot-other-");
+    try {
+      server.push(final("here"), final("there"), final("continued here"));
+      const mine = await scoot(["--json", "-e", "mine"]);
+      const theirs = await scoot(["--json", "-e", "theirs"], { cwd: other });
+      expect(theirs.code).toBe(0);
+      const r = await scoot(["--json", "--continue", "-e", "more"]);
+      expect(JSON.parse(r.stdout).session_id).toBe(JSON.parse(mine.stdout).session_id);
+      expect(requestText(2)).toContain("mine");
+      expect(requestText(2)).not.toContain("theirs");
+    } finally {
+      removeDir(other);
+    }
+  });
+
+  it.each([
+    [["--resume", "no-such-session", "-e", "x"], /no session "no-such-session" to resume/],
+    [["--resume", "../etc", "-e", "x"], /invalid session id "..\/etc"/],
+    [["--continue", "-e", "x"], /no session to continue in .*scoot-proj-/],
+    [["--resume", "a", "--continue", "-e", "x"], /either --resume <id> or --continue/],
+    [["--resume", "a", "--session-id", "b", "-e", "x"], /--session-id cannot be combined with --resume/],
+  ])("refusals exit 2: %j", async (args, message) => {
+    const r = await scoot(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(server.completions()).toHaveLength(0);
+  });
+
+  it("a session in use by a live process is refused with exit 2; a stale marker is taken over", async () => {
+    server.push(final("one"), final("two"));
+    const one = await scoot(["--json", "-e", "first"]);
+    const id = JSON.parse(one.stdout).session_id as string;
+    // A live process other than the CLI holds it (this test process's parent stands in).
+    const marker = path.join(sessionsDir(), `${id}.inuse`);
+    fs.writeFileSync(marker, `${process.pid}\n`);
+    const busy = await scoot(["--resume", id, "-e", "second"]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toMatch(
+      new RegExp(`session "${id}" is in use by a running Scoot process \\(pid ${process.pid}\\)`),
+    );
+    expect(server.completions()).toHaveLength(1);
+    // A pid that no longer runs: stale, taken over, and released at the end.
+    fs.writeFileSync(marker, "999999999\n");
+    const ok = await scoot(["--resume", id, "-e", "second"]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe("two\n");
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
+describe("a session in use by a real running scoot", () => {
+  it("a second process is refused with exit 2 while the first runs; afterwards it resumes", async () => {
+    server.push({ hang: true }, final("after the wait"));
+    const first = spawnCli(["--session-id", "busy-one", "-e", "wait for the model"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
+    });
+    const firstDone = collect(first);
+    // The first run has written its goal and is waiting on the (hanging) backend.
+    const transcript = path.join(sessionsDir(), "busy-one.jsonl");
+    for (let i = 0; i < 200 && server.completions().length === 0; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(fs.readFileSync(transcript, "utf8")).toContain("wait for the model");
+
+    const busy = await scoot(["--resume", "busy-one", "-e", "me too"]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(
+      `session "busy-one" is in use by a running Scoot process (pid ${first.pid})`,
+    );
+    const sameId = await scoot(["--session-id", "busy-one", "-e", "me too"]);
+    expect(sameId.code).toBe(2);
+    expect(sameId.stderr).toContain("is in use");
+
+    first.kill("SIGINT");
+    expect((await firstDone).code).toBe(130);
+    const later = await scoot(["--resume", "busy-one", "-e", "now"]);
+    expect(later.code, later.stderr).toBe(0);
+    expect(later.stdout).toBe("after the wait\n");
+  });
+});
+
+describe("REPL commands", () => {
+  it("/help, /sessions, /new and /resume <id> switch sessions and bring the history back", async () => {
+    server.push(final("A1"), final("B1"), final("A2"));
+    const first = await scoot(["--json", "-e", "goal in A"]);
+    const a = JSON.parse(first.stdout).session_id as string;
+    const input = [
+      "/help",
+      "/sessions",
+      "goal in repl",
+      "/new",
+      "/resume nope",
+      `/resume ${a}`,
+      "back in A",
+      "/exit",
+      "",
+    ].join("\n");
+    const r = await scoot(["repl"], { input });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("/resume <id>");
+    expect(r.stdout).toContain(`  ${a}\t`);
+    expect(r.stdout).toContain("B1\n");
+    expect(r.stdout).toContain("A2\n");
+    expect(r.stderr).toMatch(/new session repl-/);
+    expect(r.stderr).toContain('no session "nope" to resume');
+    expect(r.stderr).toContain(`resumed session ${a}`);
+    // The goal after /resume saw session A's history, not the REPL's first goal.
+    const last = requestText(2);
+    expect(last).toContain("goal in A");
+    expect(last).toContain("A1");
+    expect(last).not.toContain("goal in repl");
+    expect(last).toContain("back in A");
+  });
+
+  it("scoot --resume <id> opens the REPL in that session", async () => {
+    server.push(final("A1"), final("A2"));
+    const first = await scoot(["--json", "-e", "goal in A"]);
+    const a = JSON.parse(first.stdout).session_id as string;
+    const r = await scoot(["--resume", a], { input: "more in A\n" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("A2\n");
+    expect(requestText(1)).toContain("goal in A");
+    expect(requestText(1)).toContain("more in A");
+  });
+
+  it("a goal that starts with a slash but is not a command is a goal", async () => {
+    server.push(final("tmp is a directory"));
+    const r = await scoot(["repl"], { input: "/tmp is what?\n" });
+    expect(r.stdout).toBe("tmp is a directory\n");
+    expect(requestText(0)).toContain("/tmp is what?");
+  });
+});
+
+describe("serve run {resume}", () => {
+  it("continues the named session; an unknown one is not_found", async () => {
+    server.push(final("first"), final("second"));
+    const one = await scoot(["--json", "-e", "served goal one"]);
+    const id = JSON.parse(one.stdout).session_id as string;
+    const child = spawnCli(["serve"], { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    const lines = [
+      { id: 1, method: "run", params: { goal: "served goal two", resume: id } },
+      { id: 2, method: "run", params: { goal: "x", resume: "missing-one" } },
+    ];
+    const r = await collect(child, { input: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n` });
+    const replies = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l)) as {
+      id: number;
+      result?: Record<string, unknown>;
+      error?: { code: string; message: string };
+    }[];
+    const byId = new Map(replies.map((x) => [x.id, x]));
+    expect(byId.get(1)!.result).toMatchObject({ session_id: id, reply: "second" });
+    expect(byId.get(2)!.error).toMatchObject({ code: "not_found" });
+    expect(byId.get(2)!.error?.message).toContain('"missing-one"');
+    expect(requestText(1)).toContain("served goal one");
+  });
+});
+
+describe("bare command words", () => {
+  it("scoot schedule = schedule list, scoot daemon = daemon status", async () => {
+    for (const [bare, full] of [
+      [["schedule"], ["schedule", "list"]],
+      [["daemon"], ["daemon", "status"]],
+    ]) {
+      const a = await scoot(bare!);
+      const b = await scoot(full!);
+      expect(a.code).toBe(b.code);
+      expect(a.stdout).toBe(b.stdout);
+      expect(a.stderr).toBe(b.stderr);
+    }
+  });
+});
