@@ -18,6 +18,7 @@ import type { Message } from "../store/session.js";
 import { clip } from "../tools/clip.js";
 import type { Result } from "../tools/types.js";
 import { type Compaction, compactHistory, historyBytes } from "./compact.js";
+import { compactWithHysteresis } from "./hysteresis.js";
 
 /** Share of the window left free for the model's answer. */
 export const ANSWER_RESERVE = 0.25;
@@ -146,7 +147,7 @@ export class ContextFit {
     style: Config["agent"]["compactor"],
   ): Result<Compaction | undefined> {
     const budget = this.budget();
-    if (!budget.windowDriven) return compactHistory(history, pinned, budget.bytes, style);
+    if (!budget.windowDriven) return compactWithHysteresis(history, pinned, budget.bytes, style);
     const pinnedBytes = historyBytes(history.filter((_, i) => pinned.has(i)));
     if (pinnedBytes + MIN_TURN_BYTES > budget.bytes)
       return {
