@@ -20,6 +20,7 @@ const BENCHES = [
   "audit.mjs",
   "tools.mjs",
   "sandbox.mjs",
+  "scale.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

@@ -33,78 +33,237 @@ function short(text: string): string {
   return one.length > SUMMARY_ITEM_MAX ? `${one.slice(0, SUMMARY_ITEM_MAX - 1)}…` : one;
 }
 
-function pushCapped(list: string[], item: string): void {
-  if (list.includes(item)) return;
-  list.push(item);
-  if (list.length > SUMMARY_LIST_MAX) list.shift();
+/**
+ * Counts the step parses compaction does, so a test can check that each message is parsed
+ * once (issue 16) without timing anything.
+ */
+export const compactStats = { stepParses: 0 };
+
+/** What one message contributes to the digest, found by parsing it once. */
+type Fact =
+  | { kind: "earlier"; text: string }
+  | {
+      kind: "step";
+      action: string;
+      input: string;
+      /** From the call's declared effects (issue 10), never from its action name. */
+      reads: readonly string[];
+      writes: readonly string[];
+      shell: boolean;
+      thought: string;
+    }
+  | { kind: "observation"; text: string }
+  | { kind: "none" };
+
+/**
+ * Facts are cached per message object: the loop keeps the same objects from turn to turn, so
+ * a message is parsed once per run, not once per turn. The content is compared too, so a
+ * message changed in place is parsed again rather than summarised from stale facts.
+ */
+const factCache = new WeakMap<Message, { content: string; fact: Fact }>();
+
+function factOf(m: Message): Fact {
+  const cached = factCache.get(m);
+  if (cached && cached.content === m.content) return cached.fact;
+  const fact = parseFact(m);
+  factCache.set(m, { content: m.content, fact });
+  return fact;
+}
+
+function parseFact(m: Message): Fact {
+  if (m.content.startsWith(SUMMARY_MARKER))
+    return { kind: "earlier", text: m.content.split("\n").slice(1).join("\n") };
+  if (m.role === "assistant") {
+    compactStats.stepParses += 1;
+    const step = extractStep(m.content);
+    if (!step.ok) return { kind: "none" };
+    const action = String(step.value.action ?? "");
+    const rawInput = step.value.action_input;
+    const input = typeof rawInput === "string" ? rawInput : JSON.stringify(rawInput ?? "");
+    // What the call read or wrote comes from its declared effects, not its action name.
+    const effects = declaredEffects(action, input);
+    const thought = typeof step.value.thought === "string" ? step.value.thought : "";
+    return {
+      kind: "step",
+      action,
+      input,
+      // The project root itself (glob's default root) names nothing worth remembering.
+      reads: (effects?.readPaths ?? []).filter((p) => p !== "."),
+      writes: effects?.writePaths ?? [],
+      shell: effects?.command !== undefined,
+      thought,
+    };
+  }
+  if (m.role === "user") return { kind: "observation", text: m.content };
+  return { kind: "none" };
+}
+
+/** A list of the digest, with its rendered size kept up to date as items come and go. */
+class CappedList {
+  readonly items: string[] = [];
+  private readonly sizes: number[] = [];
+  bytes = 0;
+
+  push(item: string): void {
+    if (this.items.includes(item)) return;
+    const size = Buffer.byteLength(item);
+    this.items.push(item);
+    this.sizes.push(size);
+    this.bytes += size;
+    if (this.items.length > SUMMARY_LIST_MAX) {
+      this.items.shift();
+      this.bytes -= this.sizes.shift()!;
+    }
+  }
+
+  /** Bytes of `title: a; b; c`, or 0 when the list is empty (the line is left out). */
+  lineBytes(title: string): number {
+    const n = this.items.length;
+    return n === 0 ? 0 : Buffer.byteLength(title) + 2 + this.bytes + 2 * (n - 1);
+  }
+}
+
+const LIST_TITLES = ["Files read", "Files changed", "Commands", "Denied", "Errors", "Notes"] as const;
+
+function headerLine(removed: number): string {
+  return `${SUMMARY_MARKER} ${removed} earlier messages were summarised; use the recall action to read any of them exactly.`;
+}
+const EARLIER_TITLE = "Earlier summary: ";
+
+/**
+ * The running digest of what older turns did: files, commands, denials, errors, findings.
+ * Messages are added oldest first; after each one the digest can say the exact byte size of
+ * the summary it would render, without rendering it (issue 16: linear compaction).
+ */
+class Digest {
+  private readonly lists = {
+    read: new CappedList(),
+    changed: new CappedList(),
+    commands: new CappedList(),
+    denials: new CappedList(),
+    errors: new CappedList(),
+    findings: new CappedList(),
+  };
+  private readonly earlier: string[] = [];
+  /** short(earlier.join(" ")), kept current; once it is cut, more text cannot change it. */
+  private earlierShort = "";
+  private earlierSaturated = false;
+  private pending: { action: string; input: string; shell: boolean } | undefined;
+  count = 0;
+
+  add(fact: Fact): void {
+    this.count += 1;
+    const l = this.lists;
+    switch (fact.kind) {
+      case "earlier":
+        this.earlier.push(fact.text);
+        if (!this.earlierSaturated) {
+          // Once the text is longer than the cut, appending more leaves the cut text unchanged.
+          const one = this.earlier.join(" ").replace(/\s+/g, " ").trim();
+          this.earlierShort = short(one);
+          this.earlierSaturated = one.length > SUMMARY_ITEM_MAX;
+        }
+        return;
+      case "step": {
+        const { action, input, reads, writes, shell, thought } = fact;
+        this.pending = { action, input, shell };
+        for (const p of reads) l.read.push(p);
+        for (const p of writes) l.changed.push(p);
+        if (thought) l.findings.push(short(thought));
+        return;
+      }
+      case "observation": {
+        const pending = this.pending;
+        if (!pending) return;
+        const text = fact.text;
+        if (/denied/i.test(text.slice(0, 200)) && /policy/i.test(text.slice(0, 300))) {
+          l.denials.push(short(`${pending.action} ${pending.input}`));
+        } else if (pending.shell) {
+          const exit = /exit code: (-?\d+)|killed by signal (\w+)|timed out after \d+ ms/.exec(text);
+          l.commands.push(short(`${pending.input} → ${exit ? exit[0] : "ran"}`));
+        } else if (/\berror\b/i.test(firstLines(text, 3).join(" "))) {
+          l.errors.push(short(`${pending.action}: ${firstLines(text, 3).slice(1, 3).join(" ")}`));
+        }
+        this.pending = undefined;
+        return;
+      }
+      case "none":
+        return;
+    }
+  }
+
+  private listsInOrder(): CappedList[] {
+    const l = this.lists;
+    return [l.read, l.changed, l.commands, l.denials, l.errors, l.findings];
+  }
+
+  /** Buffer.byteLength(this.render()), in time independent of the history's length. */
+  bytes(): number {
+    let lines = 1;
+    let n = Buffer.byteLength(headerLine(this.count));
+    if (this.earlier.length > 0) {
+      lines += 1;
+      n += EARLIER_TITLE.length + Buffer.byteLength(this.earlierShort);
+    }
+    this.listsInOrder().forEach((list, i) => {
+      const b = list.lineBytes(LIST_TITLES[i]!);
+      if (b > 0) {
+        lines += 1;
+        n += b;
+      }
+    });
+    return n + lines - 1;
+  }
+
+  render(): string {
+    const lines = [headerLine(this.count)];
+    if (this.earlier.length > 0) lines.push(`${EARLIER_TITLE}${this.earlierShort}`);
+    this.listsInOrder().forEach((list, i) => {
+      if (list.items.length > 0) lines.push(`${LIST_TITLES[i]}: ${list.items.join("; ")}`);
+    });
+    return lines.join("\n");
+  }
+}
+
+/** The first `n` lines of text, without splitting all of it (an observation can be long). */
+function firstLines(text: string, n: number): string[] {
+  const out: string[] = [];
+  let from = 0;
+  while (out.length < n) {
+    const nl = text.indexOf("\n", from);
+    if (nl === -1) {
+      out.push(text.slice(from));
+      break;
+    }
+    out.push(text.slice(from, nl));
+    from = nl + 1;
+  }
+  return out;
 }
 
 /** A deterministic digest of what older turns did: files, commands, denials, errors, findings. */
 export function extractiveSummary(removed: readonly Message[]): string {
-  const read: string[] = [];
-  const changed: string[] = [];
-  const commands: string[] = [];
-  const denials: string[] = [];
-  const errors: string[] = [];
-  const findings: string[] = [];
-  const earlier: string[] = [];
-  let pending: { action: string; input: string; shell: boolean } | undefined;
-  for (const m of removed) {
-    if (m.content.startsWith(SUMMARY_MARKER)) {
-      earlier.push(m.content.split("\n").slice(1).join("\n"));
-      continue;
-    }
-    if (m.role === "assistant") {
-      const step = extractStep(m.content);
-      if (!step.ok) continue;
-      const action = String(step.value.action ?? "");
-      const rawInput = step.value.action_input;
-      const input = typeof rawInput === "string" ? rawInput : JSON.stringify(rawInput ?? "");
-      // What the call read or wrote comes from its declared effects, not its action name.
-      const effects = declaredEffects(action, input);
-      for (const p of effects?.readPaths ?? []) pushCapped(read, p);
-      for (const p of effects?.writePaths ?? []) pushCapped(changed, p);
-      pending = { action, input, shell: effects?.command !== undefined };
-      if (typeof step.value.thought === "string" && step.value.thought)
-        pushCapped(findings, short(step.value.thought));
-      continue;
-    }
-    if (m.role === "user" && pending) {
-      const text = m.content;
-      if (/denied/i.test(text.slice(0, 200)) && /policy/i.test(text.slice(0, 300))) {
-        pushCapped(denials, short(`${pending.action} ${pending.input}`));
-      } else if (pending.shell) {
-        const exit = /exit code: (-?\d+)|killed by signal (\w+)|timed out after \d+ ms/.exec(text);
-        pushCapped(commands, short(`${pending.input} → ${exit ? exit[0] : "ran"}`));
-      } else if (/\berror\b/i.test(text.split("\n").slice(0, 3).join(" "))) {
-        pushCapped(errors, short(`${pending.action}: ${text.split("\n").slice(1, 3).join(" ")}`));
-      }
-      pending = undefined;
-    }
-  }
-  const lines = [
-    `${SUMMARY_MARKER} ${removed.length} earlier messages were summarised; use the recall action to read any of them exactly.`,
-  ];
-  if (earlier.length > 0) lines.push(`Earlier summary: ${short(earlier.join(" "))}`);
-  const list = (title: string, items: string[]) => {
-    if (items.length > 0) lines.push(`${title}: ${items.join("; ")}`);
-  };
-  list("Files read", read);
-  list("Files changed", changed);
-  list("Commands", commands);
-  list("Denied", denials);
-  list("Errors", errors);
-  list("Notes", findings);
-  return lines.join("\n");
+  const digest = new Digest();
+  for (const m of removed) digest.add(factOf(m));
+  return digest.render();
 }
 
-function dropSummary(removed: readonly Message[]): string {
-  return `${SUMMARY_MARKER} ${removed.length} earlier messages were dropped to fit the context budget; use the recall action to read them.`;
+function dropSummary(removed: number): string {
+  return `${SUMMARY_MARKER} ${removed} earlier messages were dropped to fit the context budget; use the recall action to read them.`;
+}
+
+function dropBytes(removed: number): number {
+  return Buffer.byteLength(dropSummary(removed));
 }
 
 /**
  * `pinned` are indexes kept whatever happens (system prompt, the run's goal). Returns the
  * compacted history, or an error when even the minimum does not fit the budget.
+ *
+ * The result is the one the obvious search gives (try keeping the newest message, then two,
+ * … and stop at the first that does not fit with its summary), computed in linear time
+ * (issue 16): one pass oldest-first builds the digest and notes the summary's size for every
+ * possible cut, one pass newest-first picks the cut, and the summary is rendered once.
  */
 export function compactHistory(
   messages: readonly Message[],
@@ -116,34 +275,53 @@ export function compactHistory(
   if (budget <= 0 || beforeBytes <= budget) return { ok: true, value: undefined };
   const pinnedMsgs = messages.filter((_, i) => pinned.has(i));
   const lastPinned = Math.max(...pinned);
-  // Keep the newest messages after the last pinned one while they fit.
-  const tail: Message[] = [];
   const candidates = messages.map((m, i) => ({ m, i })).filter(({ i }) => !pinned.has(i));
   const fixed = historyBytes(pinnedMsgs);
-  let removedCount = candidates.length;
-  let summary = "";
-  for (let keep = candidates.length - 1; keep >= 0; keep--) {
-    const kept = candidates.slice(keep);
-    if (kept.some(({ i }) => i < lastPinned)) break;
-    const removed = candidates.slice(0, keep).map(({ m }) => m);
-    const s = style === "extractive" ? extractiveSummary(removed) : dropSummary(removed);
-    const size = fixed + historyBytes(kept.map(({ m }) => m)) + Buffer.byteLength(s) + MESSAGE_OVERHEAD;
-    if (size > budget) break;
-    tail.splice(0, tail.length, ...kept.map(({ m }) => m));
-    removedCount = removed.length;
-    summary = s;
+  const n = candidates.length;
+  // summaryBytes[k]: size of the summary of the oldest k candidates.
+  const summaryBytes = new Array<number>(n);
+  const facts: Fact[] = [];
+  if (style === "extractive") {
+    const digest = new Digest();
+    for (let k = 0; k < n; k++) {
+      summaryBytes[k] = digest.bytes();
+      const fact = factOf(candidates[k]!.m);
+      facts.push(fact);
+      digest.add(fact);
+    }
+  } else {
+    for (let k = 0; k < n; k++) summaryBytes[k] = dropBytes(k);
   }
-  if (tail.length === 0) {
-    const last = candidates[candidates.length - 1];
+  // Keep the newest messages after the last pinned one while they fit.
+  let keptBytes = 0;
+  let best = -1; // the smallest `keep` that fits: candidates[best..] stay
+  for (let keep = n - 1; keep >= 0; keep--) {
+    if (candidates[keep]!.i < lastPinned) break;
+    keptBytes += historyBytes([candidates[keep]!.m]);
+    const size = fixed + keptBytes + summaryBytes[keep]! + MESSAGE_OVERHEAD;
+    if (size > budget) break;
+    best = keep;
+  }
+  if (best === -1) {
+    const last = candidates[n - 1];
     const minimum = fixed + (last ? historyBytes([last.m]) : 0);
     return {
       ok: false,
       error: `the context budget (agent.context_budget_bytes = ${budget}) is too small: the system prompt, the goal and the latest observation alone need ${minimum} bytes. Raise the budget or set it to 0 to disable compaction`,
     };
   }
+  let summary: string;
+  if (style === "extractive") {
+    const digest = new Digest();
+    for (let k = 0; k < best; k++) digest.add(facts[k]!);
+    summary = digest.render();
+  } else {
+    summary = dropSummary(best);
+  }
+  const tail = candidates.slice(best).map(({ m }) => m);
   const out: Message[] = [...pinnedMsgs, { role: "user", content: summary }, ...tail];
   return {
     ok: true,
-    value: { messages: out, removed: removedCount, beforeBytes, afterBytes: historyBytes(out) },
+    value: { messages: out, removed: best, beforeBytes, afterBytes: historyBytes(out) },
   };
 }

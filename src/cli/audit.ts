@@ -1,5 +1,5 @@
 /** `scoot audit show <session-id>`: that session's events from every retained generation, oldest first. */
-import { formatEvent, readAuditEvents } from "../store/audit.js";
+import { formatEvent, streamAuditEvents } from "../store/audit.js";
 import { validateSessionId } from "../store/session.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -17,17 +17,23 @@ export async function runAuditShow(cli: Cli): Promise<number> {
   }
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
-  let read: ReturnType<typeof readAuditEvents>;
+  // Printed as read, whatever the log's size (issue 16): nothing is held but one line.
+  let printed = 0;
   try {
-    read = readAuditEvents(loaded.value.paths.audit, id);
+    for await (const item of streamAuditEvents(loaded.value.paths.audit, id)) {
+      if (item.warning !== undefined) {
+        cli.io.err(`scoot: warning: ${item.warning}\n`);
+        continue;
+      }
+      cli.io.out(`${formatEvent(item.record)}\n`);
+      printed += 1;
+      if ((await cli.io.drain?.()) === false) return EXIT.ok; // the reader has gone: stop reading
+    }
   } catch (e) {
     // A symlink or FIFO planted in logs/ (issue 17 item 7): say which file, never hang.
     cli.io.err(`scoot audit show: ${(e as Error).message}\n`);
     return EXIT.failed;
   }
-  const { events, warnings } = read;
-  for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
-  if (events.length === 0) cli.io.err(`no audit events for session "${id}"\n`);
-  cli.io.out(events.map((e) => `${formatEvent(e)}\n`).join(""));
+  if (printed === 0) cli.io.err(`no audit events for session "${id}"\n`);
   return EXIT.ok;
 }

@@ -8,6 +8,28 @@ import { terminalText } from "./terminal-text.js";
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Resolves once written output has drained, so a long stream never piles up in memory; false
+   * when the reader has gone (`scoot audit show id | head`): the caller stops reading.
+   */
+  drain?(): Promise<boolean>;
+}
+
+let stdoutGone = false;
+let watchingStdout = false;
+
+/**
+ * Streaming commands (issue 16) write many times; once the reader closes the pipe each write
+ * fails with EPIPE, which would crash the process with a stack trace. Watched from the first
+ * drain(), so commands that write once keep Node's default handling.
+ */
+function watchStdout(): void {
+  if (watchingStdout) return;
+  watchingStdout = true;
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") throw e;
+    stdoutGone = true;
+  });
 }
 
 export const processIo: Io = {
@@ -16,6 +38,21 @@ export const processIo: Io = {
   },
   err: (text) => {
     process.stderr.write(terminalText(redact(text)));
+  },
+  drain: () => {
+    watchStdout();
+    if (stdoutGone) return Promise.resolve(false);
+    if (!process.stdout.writableNeedDrain) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      // A failed write destroys the stream: "close" comes instead of "drain".
+      const done = () => {
+        process.stdout.off("drain", done);
+        process.stdout.off("close", done);
+        resolve(!stdoutGone && !process.stdout.destroyed);
+      };
+      process.stdout.once("drain", done);
+      process.stdout.once("close", done);
+    });
   },
 };
 

@@ -1,6 +1,6 @@
 /** `scoot sessions list` and `scoot session show <id>`: read-only views of the transcripts. */
 import fs from "node:fs";
-import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
+import { listSessions, sessionPath, streamSession, validateSessionId } from "../store/session.js";
 import { readSessionMeta } from "../store/session-meta.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
@@ -68,16 +68,20 @@ export async function runSessionShow(cli: Cli): Promise<number> {
     );
     return EXIT.failed;
   }
-  let read: ReturnType<typeof readSession>;
+  // Printed as read (issue 16): a long transcript starts showing at once and is never held whole.
   try {
-    read = readSession(file);
+    for await (const item of streamSession(file)) {
+      if (item.warning !== undefined) {
+        cli.io.err(`scoot: warning: ${item.warning}\n`);
+        continue;
+      }
+      cli.io.out(`${JSON.stringify({ role: item.record.role, content: item.record.content })}\n`);
+      if ((await cli.io.drain?.()) === false) return EXIT.ok; // the reader has gone: stop reading
+    }
   } catch (e) {
     // A symlink or FIFO planted in state/sessions/ (issue 17 item 7).
     cli.io.err(`scoot session show: ${(e as Error).message}\n`);
     return EXIT.failed;
   }
-  const { messages, warnings } = read;
-  for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
-  cli.io.out(messages.map((m) => `${JSON.stringify({ role: m.role, content: m.content })}\n`).join(""));
   return EXIT.ok;
 }

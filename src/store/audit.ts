@@ -14,7 +14,8 @@ import type { AuditLevel } from "../config/schema.js";
 import type { Result } from "../tools/types.js";
 import { clipAuditMessage } from "./audit-clip.js";
 import { withLock } from "./audit-lock.js";
-import { fileSize, needsLeadingNewline, parseJsonl, readTextIfExists } from "./jsonl.js";
+import { fileSize, needsLeadingNewline, readTextIfExists } from "./jsonl.js";
+import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
 import { redact } from "./redact.js";
 
 export type AuditKind =
@@ -211,12 +212,16 @@ function isGap(v: unknown): v is GapRecord {
   return typeof g === "object" && g !== null && Number.isInteger(g.gap_from) && Number.isInteger(g.gap_to);
 }
 
+/** The gap records, read line by line (issue 16: bounded memory whatever the file size). */
 export function readGaps(live: string): { gaps: GapRecord[]; warnings: string[] } {
   const files = auditFiles(live);
-  const text = readTextIfExists(files.gaps);
-  if (text === undefined) return { gaps: [], warnings: [] };
-  const parsed = parseJsonl(text, files.gaps, isGap);
-  return { gaps: parsed.records, warnings: parsed.warnings };
+  const gaps: GapRecord[] = [];
+  const warnings: string[] = [];
+  for (const item of readJsonlSync(files.gaps, isGap)) {
+    if (item.warning !== undefined) warnings.push(item.warning);
+    else gaps.push(item.record);
+  }
+  return { gaps, warnings };
 }
 
 function isEvent(v: unknown): v is AuditEvent {
@@ -232,6 +237,10 @@ function isEvent(v: unknown): v is AuditEvent {
   );
 }
 
+function auditSources(live: string): string[] {
+  return [...retiredGenerations(live).map((g) => `${live}.${g}`), live];
+}
+
 /** Every retained event, oldest generation first, then the live file. Optionally one session only. */
 export function readAuditEvents(
   live: string,
@@ -239,15 +248,34 @@ export function readAuditEvents(
 ): { events: AuditEvent[]; warnings: string[] } {
   const events: AuditEvent[] = [];
   const warnings: string[] = [];
-  const sources = [...retiredGenerations(live).map((g) => `${live}.${g}`), live];
-  for (const file of sources) {
-    const text = readTextIfExists(file);
-    if (text === undefined) continue;
-    const parsed = parseJsonl(text, file, isEvent);
-    warnings.push(...parsed.warnings);
-    for (const e of parsed.records) if (sessionId === undefined || e.session_id === sessionId) events.push(e);
+  for (const file of auditSources(live)) {
+    for (const item of readJsonlSync(file, isEvent)) {
+      if (item.warning !== undefined) warnings.push(item.warning);
+      else if (sessionId === undefined || item.record.session_id === sessionId) events.push(item.record);
+    }
   }
   return { events, warnings };
+}
+
+/**
+ * The same events and warnings as readAuditEvents, in the same order, as they are read: a
+ * caller can print each one at once and hold none (issue 16: `audit show` on a log of any size).
+ */
+export async function* streamAuditEvents(
+  live: string,
+  sessionId?: string,
+): AsyncGenerator<JsonlItem<AuditEvent>> {
+  // A line that does not contain the session id cannot be one of its events (the writer's
+  // JSON.stringify never escapes an id's characters), so it is not parsed unless it looks
+  // damaged: a line that is not a whole object still gets its warning.
+  const id = sessionId === undefined ? undefined : Buffer.from(JSON.stringify(sessionId));
+  const skip = id && ((line: Buffer) => !line.includes(id) && looksLikeObject(line));
+  for (const file of auditSources(live)) {
+    for await (const item of readJsonl(file, isEvent, skip)) {
+      if (item.warning !== undefined || sessionId === undefined || item.record.session_id === sessionId)
+        yield item;
+    }
+  }
 }
 
 /** Canonical key order for printing, whatever order the line was written in. */

@@ -102,3 +102,56 @@ export function appendTargetProblem(file: string): string | undefined {
   if (!st.isFile()) return `${file} is ${kindOf(st)}, not a regular file; refused`;
   return undefined;
 }
+
+/** Flags for every store read: never block on a FIFO, never follow a final-component symlink. */
+const STORE_READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW;
+
+/** The error for a store file that is there but may not be read, or undefined when it may. */
+function storeOpenProblem(file: string, e: unknown): Error {
+  if ((e as NodeJS.ErrnoException).code === "ELOOP") {
+    return new Error(`${file} is a symlink; Scoot does not follow it here (remove it)`);
+  }
+  return e as Error;
+}
+
+function notRegular(file: string, st: fs.Stats): Error | undefined {
+  return st.isFile() ? undefined : new Error(`${file} is ${kindOf(st)}, not a regular file; refused`);
+}
+
+/**
+ * Opens a store file (audit log, gaps, transcript) for a line reader: a descriptor of a
+ * regular file, undefined when the file does not exist, and a clear error for a symlink,
+ * FIFO, device or directory planted in its place (issue 17 item 7).
+ */
+export function openStoreFileSync(file: string): number | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, STORE_READ_FLAGS);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw storeOpenProblem(file, e);
+  }
+  const problem = notRegular(file, fs.fstatSync(fd));
+  if (problem) {
+    fs.closeSync(fd);
+    throw problem;
+  }
+  return fd;
+}
+
+/** openStoreFileSync for the asynchronous readers. */
+export async function openStoreFile(file: string): Promise<fs.promises.FileHandle | undefined> {
+  let fh: fs.promises.FileHandle;
+  try {
+    fh = await fs.promises.open(file, STORE_READ_FLAGS);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw storeOpenProblem(file, e);
+  }
+  const problem = notRegular(file, await fh.stat());
+  if (problem) {
+    await fh.close();
+    throw problem;
+  }
+  return fh;
+}

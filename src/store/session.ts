@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Result } from "../tools/types.js";
-import { fileSize, needsLeadingNewline, parseJsonl, readTextIfExists } from "./jsonl.js";
+import { fileSize, needsLeadingNewline } from "./jsonl.js";
+import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
 import { redact } from "./redact.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
@@ -82,18 +83,22 @@ function isMessage(v: unknown): v is Message {
   );
 }
 
-/** Reads a transcript, rotated part first. Bad lines are skipped with warnings. */
+/** Reads a transcript, rotated part first, line by line. Bad lines are skipped with warnings. */
 export function readSession(file: string): { messages: Message[]; warnings: string[] } {
   const messages: Message[] = [];
   const warnings: string[] = [];
   for (const f of [`${file}.1`, file]) {
-    const text = readTextIfExists(f);
-    if (text === undefined) continue;
-    const parsed = parseJsonl(text, f, isMessage);
-    messages.push(...parsed.records);
-    warnings.push(...parsed.warnings);
+    for (const item of readJsonlSync(f, isMessage)) {
+      if (item.warning !== undefined) warnings.push(item.warning);
+      else messages.push(item.record);
+    }
   }
   return { messages, warnings };
+}
+
+/** readSession as it reads: each message or warning as soon as its line is read (issue 16). */
+export async function* streamSession(file: string): AsyncGenerator<JsonlItem<Message>> {
+  for (const f of [`${file}.1`, file]) yield* readJsonl(f, isMessage);
 }
 
 export interface SessionSummary {
@@ -103,6 +108,62 @@ export interface SessionSummary {
   firstUser: string;
 }
 
+const ROLE_PREFIXES = ["system", "user", "assistant"].map((r) => Buffer.from(`{"role":"${r}","content":"`));
+
+function startsWith(data: Buffer, start: number, end: number, prefix: Buffer): boolean {
+  if (end - start < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[start + i] !== prefix[i]) return false;
+  return true;
+}
+
+/**
+ * True when `data[start, end)` is a message exactly as openSession writes it:
+ * `{"role":…,"content":"…"}` with the content string closed (an unescaped quote before the
+ * final brace). Such a line is counted without being decoded or parsed; any other line goes
+ * through the full parser, which names it in a warning if it is bad.
+ */
+function isWriterRecord(data: Buffer, start: number, end: number): boolean {
+  let e = end;
+  if (e > start && data[e - 1] === 13) e -= 1; // "\r\n" line ends
+  if (e - start < 2 || data[e - 1] !== 0x7d || data[e - 2] !== 0x22) return false;
+  let backslashes = 0;
+  for (let i = e - 3; i >= start && data[i] === 0x5c; i--) backslashes += 1;
+  if (backslashes % 2 !== 0) return false;
+  for (const p of ROLE_PREFIXES) if (e - 2 - start >= p.length && startsWith(data, start, e, p)) return true;
+  return false;
+}
+
+/**
+ * The first user message and the message count of one transcript, read line by line: lines
+ * up to the first user message are parsed, later ones are only counted (issue 16: `sessions
+ * list` reads what it prints and keeps nothing of the file). `parts` are the files to read,
+ * the rotated part first.
+ */
+function summariseTranscript(parts: string[], warnings: string[]): { messages: number; firstUser: string } {
+  let messages = 0;
+  let firstUser: string | undefined;
+  for (const f of parts) {
+    scanLinesSync(f, (data, start, end, number, bytes, unterminated) => {
+      if (firstUser !== undefined && data !== undefined && isWriterRecord(data, start, end)) {
+        messages += 1;
+        return true;
+      }
+      const text = data?.toString("utf8", start, end);
+      const item = jsonlItem({ number, text, bytes, unterminated }, f, isMessage);
+      if (item === undefined) return true;
+      if (item.warning !== undefined) {
+        warnings.push(item.warning);
+        return true;
+      }
+      messages += 1;
+      if (firstUser === undefined && item.record.role === "user") firstUser = item.record.content;
+      return true;
+    });
+  }
+  return { messages, firstUser: firstUser ?? "" };
+}
+
+/** Every transcript, newest first by modification time; `.1` rotated parts are read with their live file. */
 export function listSessions(sessionsDir: string): { sessions: SessionSummary[]; warnings: string[] } {
   let names: string[];
   try {
@@ -110,31 +171,40 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
   } catch {
     return { sessions: [], warnings: [] };
   }
-  const sessions: SessionSummary[] = [];
+  const present = new Set(names);
   const warnings: string[] = [];
+  const found: { id: string; file: string; modified: number }[] = [];
   for (const name of names) {
     if (!name.endsWith(".jsonl")) continue;
-    const id = name.slice(0, -".jsonl".length);
     const file = path.join(sessionsDir, name);
-    // A planted symlink, FIFO or unreadable entry is skipped with a warning (issue 17 item 7).
+    // A planted symlink or FIFO is skipped with a warning, never followed (issue 17 item 7).
     let st: fs.Stats;
-    let read: ReturnType<typeof readSession>;
     try {
       st = fs.lstatSync(file);
-      read = readSession(file);
-    } catch (e) {
-      warnings.push(`skipped ${name}: ${(e as Error).message}`);
+    } catch {
+      continue; // removed since readdir
+    }
+    if (!st.isFile()) {
+      warnings.push(
+        `skipped ${name}: ${st.isSymbolicLink() ? "a symlink" : st.isFIFO() ? "a FIFO" : "not a regular file"}; Scoot does not follow it`,
+      );
       continue;
     }
-    warnings.push(...read.warnings);
-    const first = read.messages.find((m) => m.role === "user");
-    sessions.push({
-      id,
-      modified: st.mtimeMs,
-      messages: read.messages.length,
-      firstUser: first ? first.content : "",
-    });
+    const modified = st.mtimeMs;
+    found.push({ id: name.slice(0, -".jsonl".length), file, modified });
   }
-  sessions.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
+  // Sorted before any file is opened: a caller that shows only the newest reads only those.
+  found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
+  const sessions: SessionSummary[] = [];
+  for (const s of found) {
+    // The rotated part is looked up in the listing: opening a file that is not there costs more.
+    const parts = present.has(`${s.id}.jsonl.1`) ? [`${s.file}.1`, s.file] : [s.file];
+    try {
+      const { messages, firstUser } = summariseTranscript(parts, warnings);
+      sessions.push({ id: s.id, modified: s.modified, messages, firstUser });
+    } catch (e) {
+      warnings.push(`skipped ${path.basename(s.file)}: ${(e as Error).message}`);
+    }
+  }
   return { sessions, warnings };
 }

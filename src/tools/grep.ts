@@ -102,7 +102,7 @@ export const grepTool: Tool<GrepInput> = {
         return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
       }
       if (!st.isFile()) return `grep: ${shown} is not a regular file`;
-      return await search(fh, input, shown, ctx.signal);
+      return await search(fh, input, shown, ctx.signal, st.size);
     } catch (e) {
       return `grep: cannot read ${shown}: ${fsErrorText(e)}`;
     } finally {
@@ -116,8 +116,18 @@ export const grepTool: Tool<GrepInput> = {
  * flight (on libuv's thread pool) while this chunk is searched: on a big file the read time
  * mostly hides behind the search.
  */
-async function search(fh: FileHandle, input: GrepInput, shown: string, signal: AbortSignal): Promise<string> {
-  const bufs = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)];
+async function search(
+  fh: FileHandle,
+  input: GrepInput,
+  shown: string,
+  signal: AbortSignal,
+  size: number,
+): Promise<string> {
+  // A small file gets buffers its size, not two full chunks: an agent greps many small files,
+  // and 2 MiB of short-lived buffers per call kept a long run's RSS high (issue 16). A file
+  // that grows meanwhile is still read whole: the buffers grow as below.
+  const first0 = Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, size + 1));
+  const bufs = [Buffer.allocUnsafe(first0), Buffer.allocUnsafe(first0)];
   let cur = 0; // which buffer the pending read fills
   let have = 0; // bytes already in it (the partial line carried over)
   let pos = 0; // file offset of the pending read

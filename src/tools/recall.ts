@@ -9,8 +9,9 @@
  * skipped. Recall's own steps and results are skipped by a query, or every query would find
  * itself.
  */
-import { readHomeFile } from "../store/safe-open.js";
+import { readLinesSync } from "../store/lines.js";
 import { CLIP } from "./clip.js";
+import { fsErrorText } from "./fs-util.js";
 import { optionalInt, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
@@ -88,32 +89,31 @@ export const recallTool: Tool<RecallInput> = {
 
   async run(input, ctx) {
     if (!ctx.sessionPath) return "recall: this run has no session transcript to search";
-    const lines = readTranscript(ctx.sessionPath);
-    if (!lines.ok) return `recall: cannot read the session transcript: ${lines.error}`;
-    return "query" in input
-      ? byQuery(lines.value, input.query, input.limit)
-      : bySeq(lines.value, input.seq, input.context);
+    const lines = transcriptLines(ctx.sessionPath);
+    try {
+      return "query" in input
+        ? byQuery(lines, input.query, input.limit)
+        : bySeq(lines, input.seq, input.context);
+    } catch (e) {
+      return `recall: cannot read the session transcript: ${fsErrorText(e)}`;
+    }
   },
 };
 
-/** All transcript lines, the rotated part first. */
-function readTranscript(sessionPath: string): Result<string[]> {
-  const lines: string[] = [];
+/**
+ * The transcript's lines, the rotated part first, read one at a time (issue 16: a transcript
+ * of any size is searched in bounded memory). An over-long line comes as undefined text: it
+ * keeps its number and reads as unreadable, like a torn line.
+ */
+function* transcriptLines(sessionPath: string): Generator<string | undefined> {
   for (const file of [`${sessionPath}.1`, sessionPath]) {
-    // Never a blocking FIFO or a followed symlink (issue 17 item 7).
-    const read = readHomeFile(file, { noFollow: true });
-    if (!read.ok && read.missing) continue;
-    if (!read.ok) return { ok: false, error: read.error };
-    const text = read.text;
-    const parts = text.split("\n");
-    if (parts[parts.length - 1] === "") parts.pop();
-    for (const p of parts) lines.push(p);
+    for (const line of readLinesSync(file)) yield line.text;
   }
-  return { ok: true, value: lines };
 }
 
-/** The message on line `seq`, or undefined for a torn or foreign line. */
-function parseLine(line: string, seq: number): Message | undefined {
+/** The message on line `seq`, or undefined for a torn, foreign or over-long line. */
+function parseLine(line: string | undefined, seq: number): Message | undefined {
+  if (line === undefined) return undefined;
   let v: unknown;
   try {
     v = JSON.parse(line);
@@ -132,12 +132,14 @@ function isRecallTraffic(m: Message): boolean {
   return m.content.includes(`${RESULT_MARKER} `);
 }
 
-function byQuery(lines: string[], query: string, limit: number): string {
+function byQuery(lines: Iterable<string | undefined>, query: string, limit: number): string {
   const needle = query.toLowerCase();
   const hits: { m: Message; at: number }[] = [];
   let more = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const m = parseLine(lines[i]!, i + 1);
+  let count = 0;
+  for (const line of lines) {
+    count += 1;
+    const m = parseLine(line, count);
     if (!m || isRecallTraffic(m)) continue;
     const at = m.content.toLowerCase().indexOf(needle);
     if (at === -1) continue;
@@ -145,7 +147,7 @@ function byQuery(lines: string[], query: string, limit: number): string {
     else more++;
   }
   if (hits.length === 0)
-    return `${RESULT_MARKER} no messages contain ${JSON.stringify(query)} (${lines.length} searched)`;
+    return `${RESULT_MARKER} no messages contain ${JSON.stringify(query)} (${count} searched)`;
   const budget = Math.max(MIN_CONTENT_CHARS, Math.floor(CONTENT_BUDGET_CHARS / hits.length));
   const out = hits.map(({ m, at }) => render(m, excerpt(m.content, at, query.length, budget)));
   const head = `${RESULT_MARKER} ${hits.length + more} message(s) contain ${JSON.stringify(query)}`;
@@ -156,11 +158,17 @@ function byQuery(lines: string[], query: string, limit: number): string {
   return [head, ...out, ...(tail ? [tail] : [])].join("\n");
 }
 
-function bySeq(lines: string[], seq: number, context: number): string {
-  if (seq > lines.length)
-    return `recall: seq ${seq} is past the end; the transcript has ${lines.length} messages`;
+function bySeq(all: Iterable<string | undefined>, seq: number, context: number): string {
+  // Only the window around `seq` is kept; the rest is counted.
+  const window = new Map<number, string | undefined>();
+  let total = 0;
+  for (const line of all) {
+    total += 1;
+    if (total >= seq - context && total <= seq + context) window.set(total, line);
+  }
+  if (seq > total) return `recall: seq ${seq} is past the end; the transcript has ${total} messages`;
   const from = Math.max(1, seq - context);
-  const to = Math.min(lines.length, seq + context);
+  const to = Math.min(total, seq + context);
   const neighbours = to - from;
   // The asked-for message gets most of the budget; neighbours share the rest.
   const mainBudget = Math.max(
@@ -169,9 +177,9 @@ function bySeq(lines: string[], seq: number, context: number): string {
   );
   const sideBudget =
     neighbours > 0 ? Math.max(MIN_CONTENT_CHARS, (CONTENT_BUDGET_CHARS - mainBudget) / neighbours) : 0;
-  const out: string[] = [`${RESULT_MARKER} messages ${from}-${to} of ${lines.length}`];
+  const out: string[] = [`${RESULT_MARKER} messages ${from}-${to} of ${total}`];
   for (let s = from; s <= to; s++) {
-    const m = parseLine(lines[s - 1]!, s);
+    const m = parseLine(window.get(s), s);
     if (!m) {
       if (s === seq) out.push(`[seq ${s} is not a readable message (torn or malformed line)]`);
       continue;

@@ -219,7 +219,8 @@ describe("compaction driven by the window keeps a stable prefix (hysteresis)", (
     const budget = Number(/history budget (\d+) bytes \(set by the window\)/.exec(r.stderr)?.[1]);
     await windowed.close();
 
-    // The same budget as a plain byte budget compacts to the limit on every turn once it binds.
+    // The same budget as a plain byte budget takes the same hysteresis (src/agent/hysteresis.ts,
+    // test/e2e/prefix-reuse.test.ts): both compact rarely and keep most of each prefix.
     const plain = await serve(flavourRoutes("none", 0), script());
     const p = await scoot(["-e", "read medium.txt forty times", "--trace"], {
       SCOOT_AGENT_CONTEXT_BUDGET_BYTES: String(budget),
@@ -229,12 +230,15 @@ describe("compaction driven by the window keeps a stable prefix (hysteresis)", (
     const plainCompactions = (p.stderr.match(/\[trace\] compacted /g) ?? []).length;
     const plainShare = prefixReuse(plain.completions());
     console.log(
-      `prefix reuse: window-driven ${(windowShare * 100).toFixed(1)}% (${compactions} compactions), byte budget at the limit ${(plainShare * 100).toFixed(1)}% (${plainCompactions} compactions)`,
+      `prefix reuse: window-driven ${(windowShare * 100).toFixed(1)}% (${compactions} compactions), byte budget ${(plainShare * 100).toFixed(1)}% (${plainCompactions} compactions)`,
     );
     expect(compactions).toBeGreaterThan(0);
-    expect(compactions).toBeLessThan(plainCompactions / 2);
-    // Measured here: about 79% against 35% (5 compactions against 30 over 40 turns).
-    expect(windowShare).toBeGreaterThan(plainShare + 0.25);
+    // Compacting to the limit would compact on nearly every turn once the budget binds (about
+    // 30 of 40 here, reuse about 35%); halving it compacts about 5 times (reuse about 79%).
+    expect(compactions).toBeLessThan(turns / 4);
+    expect(plainCompactions).toBeLessThan(turns / 4);
+    expect(windowShare).toBeGreaterThan(0.7);
+    expect(plainShare).toBeGreaterThan(0.7);
   });
 });
 

@@ -146,6 +146,27 @@ describe("recall by seq", () => {
     expect(await recall({ seq: 99 })).toBe("recall: seq 99 is past the end; the transcript has 7 messages");
   });
 
+  it("reads a transcript line by line: an over-long line keeps its number and reads as unreadable", async () => {
+    // Issue 16: a line over the reader's 32 MiB cap is never held in memory.
+    const huge = msg("user", `needle ${"x".repeat(33 * 1024 * 1024)}`);
+    fs.writeFileSync(
+      session,
+      `${msg("user", "before")}
+${huge}
+${msg("user", "after needle")}
+`,
+    );
+    expect(await recall({ seq: 2, context: 1 })).toBe(
+      [
+        "[recall] messages 1-3 of 3",
+        JSON.stringify({ seq: 1, role: "user", content: "before" }),
+        "[seq 2 is not a readable message (torn or malformed line)]",
+        JSON.stringify({ seq: 3, role: "user", content: "after needle" }),
+      ].join("\n"),
+    );
+    expect(results(await recall({ query: "needle" })).map((r) => r.seq)).toEqual([3]);
+  });
+
   it("works without a rotated part", async () => {
     fs.writeFileSync(session, `${msg("user", "only")}\n`);
     expect(results(await recall({ seq: 1 }))).toEqual([{ seq: 1, role: "user", content: "only" }]);

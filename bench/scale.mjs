@@ -1,0 +1,418 @@
+#!/usr/bin/env node
+/**
+ * Cost as the work grows (issue 16): does Scoot's own cost stay flat when runs get long,
+ * logs get big and sessions pile up?
+ *
+ *  - turns:    a 300-turn scripted run with the default context budget: own time per turn
+ *              for turns 2–50 against turns 250–300, peak RSS at the end, and the first
+ *              turn whose request carried a compacted history;
+ *  - audit:    `scoot audit show <id>` on a generated 600 MB audit log: wall time and peak
+ *              RSS beside `grep -c <id>` over the same file;
+ *  - sessions: `scoot sessions list` with 5,000 sessions of 40 messages;
+ *  - grep:     the grep tool on a 200 MB log beside GNU `grep -c`, for a literal and a class
+ *              pattern (the tool runs in a fresh node process, so both sides pay a start-up).
+ *
+ * Big files are generated under the OS temp dir and deleted at the end.
+ *
+ *   npm run build && node bench/scale.mjs [turns|audit|sessions|grep ...]
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { iqr, median, publish, row } from "./lib/report.mjs";
+import { startBenchServer } from "./lib/server.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const GREP_JS = path.join(here, "..", "dist", "tools", "grep.js");
+const TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const TURNS = 300;
+const AUDIT_BYTES = 600 * 1024 * 1024;
+const SESSIONS = 5000;
+const SESSION_MESSAGES = 40;
+const GREP_BYTES = 200 * 1024 * 1024;
+const MB = 1024 * 1024;
+
+const only = process.argv.slice(2);
+const wanted = (part) => only.length === 0 || only.includes(part);
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-scale-"));
+const rows = [];
+const notes = [];
+
+/** Runs a command; wall ms, peak RSS in MB (via /usr/bin/time), stdout size and line count. */
+function measure(cmd, args, { env = process.env, cwd = work } = {}) {
+  return new Promise((resolve) => {
+    // Peak RSS and CPU seconds (user + system): CPU time is what a loaded machine distorts least.
+    const full = TIME ? [TIME, "-f", "%U %S %M", cmd, ...args] : [cmd, ...args];
+    const t0 = performance.now();
+    const child = spawn(full[0], full.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    let outBytes = 0;
+    let outLines = 0;
+    let head = "";
+    child.stdout.on("data", (d) => {
+      outBytes += d.length;
+      if (head.length < 4096) head += d.toString("utf8");
+      for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) outLines++;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("close", (code) => {
+      const ms = performance.now() - t0;
+      const errLines = err.trim().split("\n");
+      const [user, sys, kb] = TIME
+        ? (errLines.at(-1) ?? "").split(" ").map(Number)
+        : [Number.NaN, Number.NaN, Number.NaN];
+      resolve({
+        code,
+        ms,
+        cpuMs: (user + sys) * 1000,
+        mb: kb / 1024,
+        outBytes,
+        outLines,
+        head,
+        err: TIME ? errLines.slice(0, -1).join("\n") : err,
+      });
+    });
+  });
+}
+
+function scootEnv(home, extra = {}) {
+  const env = { ...process.env, SCOOT_HOME: home, ...extra };
+  for (const k of Object.keys(env))
+    if (k.startsWith("SCOOT_") && !(k in extra) && k !== "SCOOT_HOME") delete env[k];
+  return env;
+}
+
+/** Writes `total` bytes to `file` by repeating chunks from `makeChunk(i)` (each a run of whole lines). */
+function writeRepeated(file, total, makeChunk) {
+  const fd = fs.openSync(file, "w");
+  let written = 0;
+  for (let i = 0; written < total; i++) {
+    const chunk = makeChunk(i);
+    fs.writeSync(fd, chunk);
+    written += chunk.length;
+  }
+  fs.closeSync(fd);
+}
+
+// ---------------------------------------------------------------------------------------------
+// turns: a 300-turn run with the default context budget
+
+async function benchTurns() {
+  const project = path.join(work, "project");
+  const home = path.join(work, "home-turns");
+  for (let d = 0; d < 5; d++) {
+    fs.mkdirSync(path.join(project, `pkg${d}`), { recursive: true });
+    for (let f = 0; f < 10; f++) {
+      const lines = Array.from(
+        { length: 60 },
+        (_, i) => `export function f${d}_${f}_${i}() { return ${i}; } // note ${i % 7}`,
+      );
+      fs.writeFileSync(path.join(project, `pkg${d}`, `m${f}.ts`), `${lines.join("\n")}\n`);
+    }
+  }
+  const step = (i, action, input) =>
+    JSON.stringify({
+      thought: `turn ${i}: looking at the next module`,
+      action,
+      action_input: JSON.stringify(input),
+    });
+  const toolSteps = Array.from({ length: TURNS - 1 }, (_, i) => {
+    const d = i % 5;
+    const f = i % 10;
+    if (i % 3 === 0) return step(i, "file_read", { path: `pkg${d}/m${f}.ts`, limit: 20 });
+    if (i % 3 === 1) return step(i, "grep", { pattern: "note [0-3]", path: `pkg${d}/m${f}.ts` });
+    return step(i, "glob", { pattern: `pkg${d}/*.ts` });
+  });
+  const finalStep = JSON.stringify({ thought: "done", action: "final", action_input: "done" });
+  const server = await startBenchServer([]);
+  const env = scootEnv(home, {
+    SCOOT_BACKEND_BASE_URL: server.url,
+    SCOOT_AGENT_MAX_TURNS: String(TURNS + 5),
+  });
+  const early = [];
+  const late = [];
+  const rss = [];
+  let firstCompacted = -1;
+  for (let r = 0; r < RUNS; r++) {
+    server.reset([...toolSteps, finalStep]);
+    const run = await measure(process.execPath, [CLI, "-e", "scale benchmark goal"], { env, cwd: project });
+    if (run.code !== 0) throw new Error(`300-turn run exited ${run.code}: ${run.err}`);
+    if (server.stamps.length !== TURNS)
+      throw new Error(`expected ${TURNS} requests, saw ${server.stamps.length}`);
+    rss.push(run.mb);
+    const gaps = server.gaps(); // gaps[j] is Scoot's own cost before the request of turn j + 2
+    early.push(median(gaps.slice(0, 49)));
+    late.push(median(gaps.slice(248, 299)));
+    firstCompacted = server.bodies.findIndex((b) => b.includes("[Compacted history]")) + 1;
+  }
+  await server.close();
+  const e = median(early);
+  const l = median(late);
+  rows.push(
+    row({
+      bench: "scale",
+      figure: `own time per turn, turns 250–300 vs turns 2–50 (${TURNS}-turn run, default budget; compaction from turn ${firstCompacted})`,
+      value: l,
+      valueSpread: iqr(late),
+      baseline: e,
+      baselineSpread: iqr(early),
+      unit: "ms",
+      ratio: l / e,
+      aim: "≤ 1.5x and ≤ 6 ms",
+      met: l / e <= 1.5 && l <= 6,
+    }),
+  );
+  if (TIME) {
+    rows.push(
+      row({
+        bench: "scale",
+        figure: `peak RSS (${TURNS}-turn run)`,
+        value: median(rss),
+        unit: "MB",
+        aim: "≤ 70 MB",
+        met: median(rss) <= 70,
+      }),
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// audit show on a 600 MB log
+
+async function benchAudit() {
+  const home = path.join(work, "home-audit");
+  fs.mkdirSync(path.join(home, "logs"), { recursive: true, mode: 0o700 });
+  const log = path.join(home, "logs", "audit.jsonl");
+  const target = "cli-target-1";
+  let seq = 0;
+  const t0 = performance.now();
+  writeRepeated(log, AUDIT_BYTES, () => {
+    const lines = [];
+    for (let i = 0; i < 4000; i++, seq++) {
+      const sid = seq % 1000 === 7 ? target : `cli-${1_000_000 + (seq % 997)}-${seq % 13}`;
+      const kind = ["tool_call", "observation", "thought", "backend"][seq % 4];
+      lines.push(
+        JSON.stringify({
+          seq,
+          ts: 1_790_000_000_000 + seq,
+          session_id: sid,
+          run_id: `r-${seq % 31}`,
+          kind,
+          msg: `${kind} number ${seq}: file_read {"path":"src/module${seq % 50}.ts","limit":200} → 200 lines read, 6120 bytes`,
+        }),
+      );
+    }
+    return Buffer.from(`${lines.join("\n")}\n`);
+  });
+  const size = fs.statSync(log).size;
+  console.error(
+    `generated ${(size / MB).toFixed(0)} MB audit log in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  const env = scootEnv(home);
+  const show = await measure(process.execPath, [CLI, "audit", "show", target], { env });
+  const grep = await measure("grep", ["-c", target, log]);
+  fs.rmSync(log, { force: true });
+  const expected = Number(grep.head.trim());
+  if (show.code !== 0 || show.outLines !== expected) {
+    const why = show.err.split("\n").find((l) => /error|Error|string/.test(l)) ?? show.err.slice(0, 200);
+    notes.push(
+      `- audit show on ${(size / MB).toFixed(0)} MB: exited ${show.code} after ${(show.ms / 1000).toFixed(1)} s at ${show.mb.toFixed(0)} MB RSS, printed ${show.outLines} of ${expected} events: ${why.trim()}`,
+    );
+  }
+  rows.push(
+    row({
+      bench: "scale",
+      figure: `audit show, ${(size / MB).toFixed(0)} MB log (${show.outLines}/${expected} events${show.code === 0 ? "" : `, exit ${show.code}`}) vs grep -c: wall`,
+      value: show.ms,
+      baseline: grep.ms,
+      unit: "ms",
+      ratio: show.ms / grep.ms,
+      aim: "(informational)",
+    }),
+    row({
+      bench: "scale",
+      figure: `audit show, ${(size / MB).toFixed(0)} MB log vs grep -c: peak RSS`,
+      value: show.mb,
+      baseline: grep.mb,
+      unit: "MB",
+      ratio: show.mb / grep.mb,
+      aim: "≤ 150 MB",
+      met: show.code === 0 && show.outLines === expected && show.mb <= 150,
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// sessions list with 5,000 sessions
+
+async function benchSessions() {
+  const home = path.join(work, "home-sessions");
+  const dir = path.join(home, "state", "sessions");
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const system = { role: "system", content: `You are Scoot. ${"Rules and tools. ".repeat(150)}` };
+  const now = Date.now() / 1000;
+  const t0 = performance.now();
+  for (let s = 0; s < SESSIONS; s++) {
+    const msgs = [system, { role: "user", content: `goal number ${s}: tidy the module ${s % 50}` }];
+    for (let m = 2; m < SESSION_MESSAGES; m++) {
+      msgs.push(
+        m % 2 === 0
+          ? {
+              role: "assistant",
+              content: JSON.stringify({
+                thought: `step ${m}`,
+                action: "file_read",
+                action_input: `{"path":"src/m${m}.ts"}`,
+              }),
+            }
+          : { role: "user", content: `Observation: ${"export const x = 1;\n".repeat(25)}` },
+      );
+    }
+    const file = path.join(dir, `cli-${1_700_000_000_000 + s}-1.jsonl`);
+    fs.writeFileSync(file, `${msgs.map((m) => JSON.stringify(m)).join("\n")}\n`, { mode: 0o600 });
+    fs.utimesSync(file, now - s, now - s);
+  }
+  console.error(`generated ${SESSIONS} sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const env = scootEnv(home);
+  const times = [];
+  const cpu = [];
+  const rss = [];
+  const base = [];
+  const baseCpu = [];
+  let lines = 0;
+  let code = 0;
+  for (let r = 0; r < RUNS; r++) {
+    const list = await measure(process.execPath, [CLI, "sessions", "list"], { env });
+    times.push(list.ms);
+    cpu.push(list.cpuMs);
+    rss.push(list.mb);
+    lines = list.outLines;
+    code = list.code;
+    const version = await measure(process.execPath, [CLI, "--version"], { env });
+    base.push(version.ms);
+    baseCpu.push(version.cpuMs);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  rows.push(
+    row({
+      bench: "scale",
+      figure: `sessions list, ${SESSIONS} sessions of ${SESSION_MESSAGES} messages (${lines} rows${code === 0 ? "" : `, exit ${code}`}) vs scoot --version`,
+      value: median(times),
+      valueSpread: iqr(times),
+      baseline: median(base),
+      baselineSpread: iqr(base),
+      unit: "ms",
+      ratio: median(times) / median(base),
+      aim: "≤ 400 ms",
+      met: code === 0 && lines === SESSIONS && median(times) <= 400,
+    }),
+  );
+  if (TIME)
+    rows.push(
+      row({
+        bench: "scale",
+        figure: `sessions list, ${SESSIONS} sessions: CPU time (user + sys) vs scoot --version`,
+        value: median(cpu),
+        baseline: median(baseCpu),
+        unit: "ms",
+        ratio: median(cpu) / median(baseCpu),
+        aim: "(context for the wall time on a loaded machine)",
+      }),
+      row({
+        bench: "scale",
+        figure: `sessions list, ${SESSIONS} sessions: peak RSS`,
+        value: median(rss),
+        unit: "MB",
+      }),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// grep tool on a 200 MB log vs GNU grep -c
+
+/** A child that runs the grep tool once and prints its output; the count is read from it. */
+const GREP_CHILD = `
+const { grepTool } = await import(process.argv[1]);
+const parsed = grepTool.parse(JSON.stringify({ pattern: process.argv[2], path: process.argv[3] }));
+if (!parsed.ok) { console.error(parsed.error); process.exit(2); }
+const out = await grepTool.run(parsed.value, { cwd: process.cwd(), signal: new AbortController().signal, timeoutMs: 600000, services: {} });
+const all = /\\((\\d+) in all\\)/.exec(out);
+console.log(all ? all[1] : out.startsWith("no matches") ? "0" : String(out.split("\\n").filter((l) => /^\\d+:/.test(l)).length));
+`;
+
+async function benchGrep() {
+  if (!fs.existsSync(GREP_JS)) {
+    notes.push(`- grep: skipped, ${GREP_JS} is missing (run npm run build)`);
+    return;
+  }
+  const file = path.join(work, "big.log");
+  let n = 0;
+  const levels = ["INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR"];
+  writeRepeated(file, GREP_BYTES, () => {
+    const lines = [];
+    for (let i = 0; i < 10_000; i++, n++) {
+      const x = (n * 2654435761) >>> 0;
+      lines.push(
+        `2026-11-30T12:${String(n % 60).padStart(2, "0")}:00Z ${levels[x % 6]} worker${x % 40} handled request id=${x % 1_000_000} path=/api/v1/items/${x % 5000} took=${x % 900}ms`,
+      );
+    }
+    return Buffer.from(`${lines.join("\n")}\n`);
+  });
+  for (const [pattern, greArgs, label] of [
+    ["worker17 handled", ["-c", "-F", "worker17 handled"], "literal"],
+    ["took=[0-9]{3}ms", ["-c", "-E", "took=[0-9]{3}ms"], "class"],
+  ]) {
+    const tool = [];
+    const toolRss = [];
+    const base = [];
+    let toolCount = -1;
+    let baseCount = -2;
+    for (let r = 0; r < RUNS; r++) {
+      const t = await measure(process.execPath, [
+        "--input-type=module",
+        "-e",
+        GREP_CHILD,
+        GREP_JS,
+        pattern,
+        file,
+      ]);
+      tool.push(t.ms);
+      toolRss.push(t.mb);
+      toolCount = Number(t.head.trim());
+      const g = await measure("grep", [...greArgs, file]);
+      base.push(g.ms);
+      baseCount = Number(g.head.trim());
+    }
+    rows.push(
+      row({
+        bench: "scale",
+        figure: `grep tool ${label} \`${pattern}\`, ${GREP_BYTES / MB} MB (${toolCount} lines${toolCount === baseCount ? "" : `; grep says ${baseCount}`}) vs grep -c; tool peak RSS ${median(toolRss).toFixed(0)} MB`,
+        value: median(tool),
+        valueSpread: iqr(tool),
+        baseline: median(base),
+        baselineSpread: iqr(base),
+        unit: "ms",
+        ratio: median(tool) / median(base),
+        aim: "(informational)",
+      }),
+    );
+  }
+  fs.rmSync(file, { force: true });
+}
+
+try {
+  if (wanted("turns")) await benchTurns();
+  if (wanted("audit")) await benchAudit();
+  if (wanted("sessions")) await benchSessions();
+  if (wanted("grep")) await benchGrep();
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
+}
+publish(rows);
+if (notes.length > 0) console.log(`\n${notes.join("\n")}`);
