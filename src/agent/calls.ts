@@ -10,9 +10,10 @@
  * (`ctx.gate`) and `scoot policy check` (prepare only) all come through here, so the gate
  * cannot judge one file while a tool opens another.
  */
+
+import { clip } from "../core/clip.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
-import { clip } from "../tools/clip.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool, Decision, Effects, Result, Target, ToolContext } from "../tools/types.js";
 import { runToolWithDeadline } from "./execute.js";

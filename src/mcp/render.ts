@@ -3,7 +3,7 @@
  * never dumped (base64 would flood the context for nothing the model can read), and
  * `isError` results become error values so the observation says the tool failed.
  */
-import { clip } from "../tools/clip.js";
+import { clip } from "../core/clip.js";
 import type { Result } from "../tools/types.js";
 
 /** Cap on rendered text; the agent loop clips the observation much further. */

@@ -3,6 +3,7 @@
  * reads to the model, and whether bytes look like text.
  */
 import * as fs from "node:fs";
+import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
 
 /** How many leading bytes decide "binary" (the same window git and grep use, roughly). */
@@ -31,33 +32,7 @@ export const OPEN_JUDGED_READ = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW 
 export const SWAPPED_FOR_SYMLINK =
   "it was replaced by a symlink after the policy check; not followed (try again)";
 
-/** One readable phrase for a Node fs error, e.g. "no such file or directory". */
-export function fsErrorText(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  switch (code) {
-    case "ENOENT":
-      return "no such file or directory";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "EISDIR":
-      return "is a directory";
-    case "ENOTDIR":
-      return "a parent of the path is not a directory";
-    case "EROFS":
-      return "read-only file system";
-    case "ENOSPC":
-      return "no space left on device";
-    case "ENAMETOOLONG":
-      return "file name too long";
-    case "ELOOP":
-      return "too many levels of symbolic links (or a symlink where the policy check found none)";
-    case "EEXIST":
-      return "already exists";
-    default:
-      return e instanceof Error ? e.message : String(e);
-  }
-}
+export { fsErrorText };
 
 /**
  * True when the bytes look binary: a NUL byte, or a sequence that is not valid UTF-8. A multi-byte
