@@ -5,8 +5,8 @@
  * window is read, so `offset`/`limit` is the way into big logs. Binary files are described by
  * size, never dumped.
  */
-import type { FileHandle } from "node:fs/promises";
-import { open } from "node:fs/promises";
+import * as fs from "node:fs";
+import { promisify } from "node:util";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import {
@@ -16,6 +16,7 @@ import {
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,
+  readPrefix,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import type { Tool } from "./types.js";
@@ -53,16 +54,16 @@ export const fileReadTool: Tool<FileReadInput> = {
     const shown = JSON.stringify(input.path);
     const judged = judgedPath(target.read, "file_read");
     if (!judged.ok) return judged.error;
-    let fh: FileHandle;
+    let fd: number;
     try {
-      fh = await open(judged.value, OPEN_JUDGED_READ);
+      fd = fs.openSync(judged.value, OPEN_JUDGED_READ);
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
       return `file_read: cannot read ${shown}: ${why}`;
     }
     try {
       // Stat what was opened, not the name: nothing can change between the check and the read.
-      const st = await fh.stat();
+      const st = fs.fstatSync(fd);
       if (st.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
       if (!st.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
       const size = st.size;
@@ -73,16 +74,19 @@ export const fileReadTool: Tool<FileReadInput> = {
           `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
         );
       }
-      if (looksBinary(await readAt(fh, 0, Math.min(size, BINARY_SNIFF_BYTES)))) {
+      if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
         return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
       }
-      if (windowed) return await readWindow(fh, shown, size, input.offset ?? 1, input.limit, ctx.signal);
-      return await readWhole(fh, shown, size);
+      // A window may be far into a file of any size: asynchronous chunks that stop at the
+      // deadline. A whole read is bounded (1 MiB) and stays synchronous: it is the common case
+      // and an async round trip per call costs more than the read itself.
+      if (windowed) return await readWindow(fd, shown, size, input.offset ?? 1, input.limit, ctx.signal);
+      return readWhole(fd, shown, size);
     } catch (e) {
       if (e instanceof Stopped) return `file_read: stopped reading ${shown}: ${e.message}`;
       return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
     } finally {
-      await fh.close();
+      fs.closeSync(fd);
     }
   },
 };
@@ -90,22 +94,30 @@ export const fileReadTool: Tool<FileReadInput> = {
 /** The read was abandoned because the call's signal fired (deadline or Ctrl-C). */
 class Stopped extends Error {}
 
-/** Up to `n` bytes at `pos` (fewer at the end of the file). */
-async function readAt(fh: FileHandle, pos: number, n: number): Promise<Buffer> {
+/** Asynchronous positioned read of an open descriptor. */
+const readAsync = promisify(fs.read);
+
+/** Up to `n` bytes at `pos` (fewer at the end of the file), without blocking the event loop. */
+async function readAt(fd: number, pos: number, n: number): Promise<Buffer> {
   const buf = Buffer.alloc(n);
   let got = 0;
   while (got < n) {
-    const { bytesRead } = await fh.read(buf, got, n - got, pos + got);
+    const { bytesRead } = await readAsync(fd, buf, got, n - got, pos + got);
     if (bytesRead === 0) break;
     got += bytesRead;
   }
   return buf.subarray(0, got);
 }
 
-async function readWhole(fh: FileHandle, shown: string, size: number): Promise<string> {
+function readWhole(fd: number, shown: string, size: number): string {
   // Read what is there now (the size may have changed since stat), but never past the limit.
-  const buf = await readAt(fh, 0, Math.min(size, MAX_READ_BYTES) + 1);
-  const got = buf.length;
+  const buf = Buffer.alloc(Math.min(size, MAX_READ_BYTES) + 1);
+  let got = 0;
+  while (got < buf.length) {
+    const r = fs.readSync(fd, buf, got, buf.length - got, got);
+    if (r === 0) break;
+    got += r;
+  }
   if (got === 0) return `(${shown} is empty, 0 bytes)`;
   const text = buf.toString("utf8", 0, Math.min(got, MAX_READ_BYTES));
   if (got > MAX_READ_BYTES)
@@ -125,7 +137,7 @@ async function readWhole(fh: FileHandle, shown: string, size: number): Promise<s
  * between chunks, so a far offset in a huge or slow file stops at the deadline (issue 10).
  */
 async function readWindow(
-  fh: FileHandle,
+  fd: number,
   shown: string,
   size: number,
   offset: number,
@@ -148,7 +160,7 @@ async function readWindow(
       const why = (signal.reason as Error | undefined)?.name === "TimeoutError" ? "timed out" : "interrupted";
       throw new Stopped(`${why} at line ${lineNo} (byte ${pos})`);
     }
-    const { bytesRead: n } = await fh.read(chunk, 0, chunk.length, pos);
+    const { bytesRead: n } = await readAsync(fd, chunk, 0, chunk.length, pos);
     if (n === 0) {
       eof = true;
       break;
@@ -191,7 +203,7 @@ async function readWindow(
   if (total === undefined && !overflow && size <= MAX_READ_BYTES) {
     // A small file costs nothing to count to the end, and "of N" tells the model where it is.
     total =
-      lineNo - 1 + countLines((await readAt(fh, consumed, Math.max(0, size - consumed))).toString("utf8"));
+      lineNo - 1 + countLines((await readAt(fd, consumed, Math.max(0, size - consumed))).toString("utf8"));
   }
   if (kept.length === 0) {
     if (overflow) return `file_read: line ${lineNo} of ${shown} alone is over ${formatBytes(MAX_READ_BYTES)}`;

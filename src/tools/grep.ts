@@ -97,7 +97,8 @@ export const grepTool: Tool<GrepInput> = {
       return `grep: cannot read ${shown}: ${why}`;
     }
     try {
-      const st = await fh.stat();
+      // fstat of the open descriptor: cheap, and nothing can change between the check and the read.
+      const st = fs.fstatSync(fh.fd);
       if (st.isDirectory()) {
         return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
       }
