@@ -143,6 +143,13 @@ describe("secret-like names (segments, case-insensitive)", () => {
     ["GitHub.Token.JSON", "github.token.json"],
     ["docs/secret_santa.md", "secret_santa.md"],
     ["tokens/list", "tokens"],
+    // Case and width folding apply to the words too; the source-code exemption never covers
+    // the name rules (`.env.ts` is still `.env*`).
+    ["My.Secret.Backup", "my.secret.backup"],
+    ["\uff41\uff50\uff49\uff3f\uff54\uff4f\uff4b\uff45\uff4e.txt", "api_token.txt"],
+    ["deploy-token.", "deploy-token"],
+    [".env.ts", ".env.ts"],
+    ["id_rsa.py", "id_rsa.py"],
   ])("%j is secret-like (%s)", (p, name) => {
     expect(secretLikeName(p)).toBe(name);
   });
