@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 /**
- * The audit log: events per second appended through Scoot's writer with rotation on (a
- * small max_file_bytes so many generations are retired, and eviction with gap records),
- * against a bare `fs.appendFileSync` loop writing lines of the same size in the same run.
+ * The audit log (issue 12): events per second through Scoot's writer — lock per append, hash
+ * chain, descriptor kept open, `tool_call`/`policy_deny` fdatasync'ed before emit returns,
+ * rotation with eviction — against the writer as it was before (bench/lib/audit-before.mjs:
+ * reopen + append per event, no fsync, no chain) and against a bare appendFileSync loop, all
+ * in the same run. The event mix is an info-level tool turn: run/thought/tool_call/observation
+ * (one synced event in four); a second figure is tool_call only (every event synced).
  *
  *   npm run build && node bench/audit.mjs [runs]
  */
@@ -10,29 +13,49 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { createBeforeLog } from "./lib/audit-before.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { createAuditLog } = await import(path.join(here, "..", "dist", "store", "audit.js"));
-const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 7);
-const EVENTS = 20_000;
+const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 5);
+const EVENTS = 4_000;
 const MAX_FILE_BYTES = 256 * 1024;
 const MSG = `glob {"pattern":"src/**/*.ts"} ${"x".repeat(60)}`;
+const MIX = ["thought", "tool_call", "observation", "final"];
 
-function scoot(dir) {
+function rate(log, kinds) {
+  const t0 = performance.now();
+  for (let i = 0; i < EVENTS; i++) {
+    const r = log.emit("bench-session", kinds[i % kinds.length], MSG, "run-1");
+    if (!r.ok) throw new Error(r.error);
+  }
+  log.flush?.();
+  return EVENTS / ((performance.now() - t0) / 1000);
+}
+
+function scoot(dir, kinds) {
   const log = createAuditLog({
-    file: path.join(dir, "audit.jsonl"),
+    file: path.join(dir, `audit-${kinds.length}.jsonl`),
     level: "info",
     toFile: true,
     maxRetained: 4,
     maxFileBytes: MAX_FILE_BYTES,
   });
-  const t0 = performance.now();
-  for (let i = 0; i < EVENTS; i++) {
-    const r = log.emit("bench-session", "tool_call", MSG, "run-1");
-    if (!r.ok) throw new Error(r.error);
-  }
-  return EVENTS / ((performance.now() - t0) / 1000);
+  const v = rate(log, kinds);
+  log.close();
+  return v;
+}
+
+function before(dir, kinds) {
+  return rate(
+    createBeforeLog({
+      file: path.join(dir, `before-${kinds.length}.jsonl`),
+      maxFileBytes: MAX_FILE_BYTES,
+      maxRetained: 4,
+    }),
+    kinds,
+  );
 }
 
 function bare(dir) {
@@ -43,34 +66,48 @@ function bare(dir) {
   return EVENTS / ((performance.now() - t0) / 1000);
 }
 
-const ours = [];
-const base = [];
+const m = { mix: [], mixBefore: [], calls: [], callsBefore: [], obs: [], obsBefore: [], bare: [] };
 for (let r = 0; r < RUNS; r++) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-audit-"));
   // Alternate the order so neither side always runs on a warmer cache.
-  if (r % 2) {
-    ours.push(scoot(dir));
-    base.push(bare(dir));
-  } else {
-    base.push(bare(dir));
-    ours.push(scoot(dir));
-  }
+  const jobs = [
+    () => m.mix.push(scoot(dir, MIX)),
+    () => m.mixBefore.push(before(dir, MIX)),
+    () => m.calls.push(scoot(dir, ["tool_call"])),
+    () => m.callsBefore.push(before(dir, ["tool_call"])),
+    () => m.obs.push(scoot(dir, ["observation", "thought"])),
+    () => m.obsBefore.push(before(dir, ["observation", "thought"])),
+    () => m.bare.push(bare(dir)),
+  ];
+  for (const j of r % 2 ? jobs.reverse() : jobs) j();
   fs.rmSync(dir, { recursive: true, force: true });
 }
-const v = median(ours);
-const b = median(base);
-publish([
+const rows = [
+  [
+    "info-level tool turns (1 event in 4 fdatasync'ed), chain + lock per append, vs the writer before issue 12",
+    m.mix,
+    m.mixBefore,
+  ],
+  ["tool_call only (every event fdatasync'ed), vs the writer before issue 12", m.calls, m.callsBefore],
+  [
+    "unsynced kinds only: the price of the lock per append and the chain, vs the writer before issue 12",
+    m.obs,
+    m.obsBefore,
+  ],
+  ["info-level tool turns, vs a bare appendFileSync loop", m.mix, m.bare],
+].map(([figure, ours, base]) =>
   row({
     bench: "audit",
-    figure: `append rate, rotation every ${MAX_FILE_BYTES / 1024} KiB`,
-    value: v,
+    figure,
+    value: median(ours),
     valueSpread: iqr(ours),
-    baseline: b,
+    baseline: median(base),
     baselineSpread: iqr(base),
     unit: "ev/s",
-    ratio: v / b,
-    // No aim is set: each Scoot event also pays a size check, redaction and, per rotation,
-    // an fsync'd generation sidecar and a cross-process lock. The ratio is what to watch.
+    ratio: median(ours) / median(base),
+    // No aim: the price of a record that is on disk before its effect, and of a chain. The
+    // per-turn cost that matters to a user is bench/loop's own cost per tool turn.
     aim: "(informational)",
   }),
-]);
+);
+publish(rows);

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   sessions: async () => (await import("./cli/sessions.js")).runSessionsList,
   "session show": async () => (await import("./cli/sessions.js")).runSessionShow,
   "audit show": async () => (await import("./cli/audit.js")).runAuditShow,
+  "audit verify": async () => (await import("./cli/audit.js")).runAuditVerify,
   skills: async () => (await import("./cli/skills.js")).runSkills,
   "schedule list": async () => (await import("./cli/schedule.js")).runScheduleList,
   schedule: async () => (await import("./cli/schedule.js")).runScheduleList,

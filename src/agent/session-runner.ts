@@ -18,9 +18,9 @@ import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
+import { loadAuditKey } from "../store/audit-chain.js";
 import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
-import { type Message, openSession } from "../store/session.js";
-import { claimSession } from "../store/session-inuse.js";
+import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
@@ -88,9 +88,6 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   if (token.error) return { ok: false, error: token.error };
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
   // One live process per session: a second one would interleave two conversations.
-  const claimed = claimSession(paths.sessions, opts.sessionId);
-  if (!claimed.ok) return { ok: false, error: claimed.error };
-  const release = claimed.value;
 
   const childEnv: NodeJS.ProcessEnv = { ...env };
   // The backend token never reaches a child process.
@@ -134,9 +131,21 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     retries: opts.retries,
     onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
   });
+  const auditOpts = auditOptions(config.audit, paths.audit);
+  const key = loadAuditKey(auditOpts.hmacKeyFile);
+  if (!key.ok) {
+    await pool?.close();
+    return { ok: false, error: key.error };
+  }
   // Guarded: no write through a symlink or special file planted in the home (issue 17 item 7).
-  const audit = guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit);
+  const audit = guardAuditLog(createAuditLog(auditOpts), paths.audit);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
+  // One live process per session id (issue 12): a second one is refused, not interleaved.
+  const claim = claimSession(paths.sessions, opts.sessionId);
+  if (!claim.ok) {
+    await pool?.close();
+    return { ok: false, error: claim.error };
+  }
   const session = guardSession(openSession(paths.sessions, opts.sessionId));
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
@@ -187,7 +196,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
         });
         const resumedNow = resumePending;
         resumePending = false;
-        return runGoal(
+        const result = await runGoal(
           {
             config,
             mode: opts.mode,
@@ -210,10 +219,14 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           },
           goal,
         );
+        // Batched records reach the disk at run end (tool_call and policy_deny already did).
+        audit.flush();
+        return result;
       },
       contextWindow: () => fit?.window.tokens,
       async close() {
-        release();
+        audit.close();
+        claim.value.release();
         await pool?.close();
       },
     },

@@ -125,6 +125,7 @@ Commands:
   sessions list [--json]            sessions, newest first
   session show <id>                 a transcript as JSONL
   audit show <session-id>           a session's audit events, oldest first, as JSONL
+  audit verify [--json]             check the audit hash chain (exit 1 naming the first break)
   skills                            skill search paths and skills
   skills check [dir]                validate skills (exit 1 if any is invalid)
   skills pack <dir> [out.tar]       validate and pack a skill

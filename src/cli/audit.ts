@@ -1,6 +1,9 @@
 /** `scoot audit show <session-id>`: that session's events from every retained generation, oldest first. */
-import { formatEvent, streamAuditEvents } from "../store/audit.js";
+import { auditOptions, formatEvent, streamAuditEvents } from "../store/audit.js";
+import { loadAuditKey } from "../store/audit-chain.js";
+import { describeReport, type VerifyReport, verifyAudit } from "../store/audit-verify.js";
 import { validateSessionId } from "../store/session.js";
+import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 
@@ -36,4 +39,41 @@ export async function runAuditShow(cli: Cli): Promise<number> {
   }
   if (printed === 0) cli.io.err(`no audit events for session "${id}"\n`);
   return EXIT.ok;
+}
+
+/**
+ * `scoot audit verify [--json]`: the hash chain over every retained generation (issue 12).
+ * Exit 0 intact, 1 on the first break (named by file, line and kind), 2 when the HMAC key
+ * file configured in audit.hmac_key_file cannot be used.
+ */
+export async function runAuditVerify(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(
+      `scoot audit verify: unexpected argument "${cli.args.words[0]}" (usage: scoot audit verify [--json])\n`,
+    );
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, paths } = loaded.value;
+  const key = loadAuditKey(auditOptions(config.audit, paths.audit).hmacKeyFile);
+  if (!key.ok) {
+    cli.io.err(`scoot audit verify: ${key.error}\n`);
+    return EXIT.usage;
+  }
+  let report: VerifyReport;
+  try {
+    report = verifyAudit(paths.audit, { key: key.value });
+  } catch (e) {
+    cli.io.err(`scoot audit verify: cannot read the audit log: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+  if (flagBool(cli.args, "json")) cli.io.out(`${JSON.stringify(report)}\n`);
+  else
+    cli.io.out(
+      describeReport(report)
+        .map((l) => `${l}\n`)
+        .join(""),
+    );
+  return report.ok ? EXIT.ok : EXIT.failed;
 }

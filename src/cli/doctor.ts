@@ -11,6 +11,7 @@ import { auditFiles, readGaps } from "../store/audit.js";
 import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
+import { auditChecks } from "./doctor-audit.js";
 import type { Check } from "./doctor-check.js";
 import { EXIT } from "./io.js";
 
@@ -164,6 +165,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(checkPolicy(config));
     checks.push(checkAuditWritable(config, paths.logs));
     checks.push(checkRetention(paths.audit));
+    checks.push(...auditChecks(config, paths.audit));
     checks.push(...(await capabilityChecks(config, cli, root)));
     const token = resolveToken(config, root, cli.env);
     checks.push(await checkBackend(config, token.token));

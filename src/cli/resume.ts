@@ -6,7 +6,6 @@
 
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath, validateSessionId } from "../store/session.js";
-import { inUseMessage, sessionHolder } from "../store/session-inuse.js";
 import { latestSessionOfProject, sessionExists } from "../store/session-meta.js";
 import type { Result } from "../tools/types.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
@@ -27,8 +26,8 @@ export function loadResumeTarget(sessionsDir: string, id: string): Result<Resume
       error: `no session "${id}" to resume in ${sessionsDir} (see scoot sessions list)`,
     };
   }
-  const holder = sessionHolder(sessionsDir, id);
-  if (holder !== undefined) return { ok: false, error: inUseMessage(id, holder) };
+  // A session in use by a live run is refused when the agent session claims it
+  // (claimSession in src/store/session.ts), before anything is written.
   const { messages, warnings } = readSession(sessionPath(sessionsDir, id));
   return { ok: true, value: { sessionId: id, messages, warnings } };
 }

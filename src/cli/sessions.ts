@@ -1,6 +1,12 @@
 /** `scoot sessions list` and `scoot session show <id>`: read-only views of the transcripts. */
 import fs from "node:fs";
-import { listSessions, sessionPath, streamSession, validateSessionId } from "../store/session.js";
+import {
+  listSessions,
+  sessionPath,
+  streamSession,
+  transcriptFiles,
+  validateSessionId,
+} from "../store/session.js";
 import { readSessionMeta } from "../store/session-meta.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
@@ -62,7 +68,7 @@ export async function runSessionShow(cli: Cli): Promise<number> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const file = sessionPath(loaded.value.paths.sessions, id);
-  if (!fs.existsSync(file) && !fs.existsSync(`${file}.1`)) {
+  if (!transcriptFiles(file).some((f) => fs.existsSync(f))) {
     cli.io.err(
       `scoot session show: no session "${id}" in ${loaded.value.paths.sessions} (see scoot sessions list)\n`,
     );

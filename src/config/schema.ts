@@ -89,6 +89,7 @@ export interface Config {
     to_file: boolean;
     max_retained_generations: number;
     max_file_bytes: number;
+    hmac_key_file?: string;
   };
   /** Raw job tables; `schedule/jobs.ts` validates each one and skips the bad ones with a warning. */
   schedule: { enabled: boolean; poll_ms: number; jobs: JobConfig[] };
@@ -253,6 +254,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       kind: { type: "int", min: 1, max: LIMITS.BYTES_MAX },
       default: 16_777_216,
       doc: "rotation threshold",
+    },
+    hmac_key_file: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "0600 key file: the event chain becomes an HMAC chain",
     },
   },
   schedule: {

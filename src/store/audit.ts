@@ -1,20 +1,30 @@
 /**
- * The audit log: `logs/audit.jsonl`, one event per line written with a single append, so
- * concurrent Scoot processes never interleave inside a line.
+ * The audit log: `logs/audit.jsonl`, one event per line, written under a cross-process lock
+ * (`audit-lock.ts`) with one write(2) on a descriptor kept open between events.
  *
- * Rotation retires the live file as `audit.jsonl.<gen>`. The next generation number lives
- * in `audit.jsonl.gen` and is written *before* the retirement, and retirement uses link()
- * (which refuses to overwrite), so a number is never reused even across crashes. At most
- * `max_retained_generations` retired files stay; each eviction is recorded in
- * `audit.jsonl.gaps.jsonl` so bounded retention never becomes an invisible loss.
+ * Durability (issue 12): `tool_call` and `policy_deny` records are fdatasync'ed before emit
+ * returns, so the record is on disk before the effect it announces starts; other kinds are
+ * flushed by `flush()` at run end and by an exit hook (signal paths end in process.exit).
+ *
+ * Tamper evidence: every event carries `prev`, the hash of the previous line in file order
+ * (`audit-chain.ts`). The lock is taken for every append so racing processes still build one
+ * chain; `scoot audit verify` walks it (`audit-verify.ts`).
+ *
+ * Rotation retires the live file as `audit.jsonl.<gen>`. The next generation number and the
+ * chain head (hash of the retired file's last line) live in `audit.jsonl.gen`, written
+ * durably *before* the retirement, and retirement uses link() (which refuses to overwrite),
+ * so a number is never reused even across crashes. At most `max_retained_generations`
+ * retired files stay; each eviction is first recorded (and flushed) in
+ * `audit.jsonl.gaps.jsonl`, and only then is the file deleted.
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
 import type { Result } from "../tools/types.js";
+import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
-import { withLock } from "./audit-lock.js";
-import { fileSize, needsLeadingNewline, readTextIfExists } from "./jsonl.js";
+import { acquireLock } from "./audit-lock.js";
+import { lastLineOf, needsLeadingNewline, readLinesSync, readTextIfExists } from "./jsonl.js";
 import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
 import { redact } from "./redact.js";
 
@@ -39,7 +49,14 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   backend: "debug",
 };
 
+/** The security record: written whatever `audit.level` says (issue 12). */
+export const ALWAYS_WRITTEN: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny", "system_error"]);
+/** Flushed to disk before emit returns: the effect (or its refusal) must never outlive its record. */
+export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny"]);
+
 const LEVEL_RANK: Record<AuditLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+/** `,"prev":"<64 hex>"` plus the newline: what the chain adds to each line. */
+const PREV_FIELD_BYTES = 75;
 
 export interface AuditEvent {
   seq: number;
@@ -48,12 +65,20 @@ export interface AuditEvent {
   run_id?: string;
   kind: string;
   msg: string;
+  /** Hash of the previous line (see audit-chain.ts); absent only on lines older than the chain. */
+  prev?: string;
 }
 
 export interface GapRecord {
   gap_from: number;
   gap_to: number;
   ts: number;
+  /** Chain hash of the evicted generation's last line: where the next retained file picks up. */
+  last?: string;
+  /** The `prev` of its first line: lets verify prove a skipped number was never used. */
+  first?: string;
+  /** With an HMAC key: the record cannot be forged without it. */
+  mac?: string;
 }
 
 export interface AuditFiles {
@@ -67,43 +92,242 @@ export function auditFiles(live: string): AuditFiles {
   return { live, genSidecar: `${live}.gen`, gaps: `${live}.gaps.jsonl`, lock: `${live}.lock` };
 }
 
+/** Points inside a rotation, for the crash drill (test/drills/crash.test.ts) to die at. */
+export type RotationStep = "sidecar" | "link" | "unlink" | "gap" | "evict";
+
 export interface AuditOptions {
   file: string;
   level: AuditLevel;
   toFile: boolean;
   maxRetained: number;
   maxFileBytes: number;
+  /** `audit.hmac_key_file`, resolved: the chain becomes an HMAC chain. */
+  hmacKeyFile?: string;
+  /** Test hook: called at each step of a rotation. */
+  onRotationStep?: (step: RotationStep) => void;
 }
 
 export interface AuditLog {
   /** Writes one event. An error means the event is not on disk: the caller must stop (fail closed). */
   emit(sessionId: string, kind: AuditKind, msg: string, runId?: string): Result<AuditEvent | undefined>;
+  /** fdatasync whatever was written since the last flush (run end, exit). */
+  flush(): Result<void>;
+  /** Flushes and closes the descriptor; a later emit reopens it. */
+  close(): void;
 }
 
-/** The audit options a loaded configuration asks for. */
+/** The audit options a loaded configuration asks for. A relative key file is under the home. */
 export function auditOptions(
-  audit: { level: AuditLevel; to_file: boolean; max_retained_generations: number; max_file_bytes: number },
+  audit: {
+    level: AuditLevel;
+    to_file: boolean;
+    max_retained_generations: number;
+    max_file_bytes: number;
+    hmac_key_file?: string;
+  },
   file: string,
 ): AuditOptions {
+  const home = path.dirname(path.dirname(file));
   return {
     file,
     level: audit.level,
     toFile: audit.to_file,
     maxRetained: audit.max_retained_generations,
     maxFileBytes: audit.max_file_bytes,
+    ...(audit.hmac_key_file ? { hmacKeyFile: path.resolve(home, audit.hmac_key_file) } : {}),
   };
 }
 
+/** Logs with unflushed writes; the exit hook flushes them (a signal path ends in process.exit). */
+const openLogs = new Set<AuditLog>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const log of openLogs) log.close();
+  });
+}
+
+/** Flushes every open audit log of this process (signal handlers call it before exiting). */
+export function flushAllAuditLogs(): void {
+  for (const log of openLogs) log.flush();
+}
+
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function writeAll(fd: number, buf: Buffer): void {
+  const n = fs.writeSync(fd, buf);
+  // One write(2) keeps the line whole; a short write means the disk is full: fail closed.
+  if (n !== buf.length) throw new Error(`short write (${n} of ${buf.length} bytes): is the disk full?`);
+}
+
+/** Chain hash of a file's last line (the fragment when torn); undefined for an empty or missing file. */
+function lastHashOfFile(file: string, key: Buffer | undefined): string | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const last = lastLineOf(fd, fs.fstatSync(fd).size);
+    return last ? linkHash(last.bytes, key) : undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Inode plus birth time: an inode number freed by an eviction and reused is another file. */
+function fileId(st: fs.Stats): string {
+  return `${st.dev}-${st.ino}-${st.birthtimeMs}`;
+}
+
+/** The `prev` of a file's first line, when it has one. */
+function firstPrevOfFile(file: string): string | undefined {
+  for (const l of readLinesSync(file)) {
+    try {
+      const prev = (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev;
+      return typeof prev === "string" ? prev : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+function readSidecar(files: AuditFiles): { next?: number; head?: string } {
+  const [n, h] = (readTextIfExists(files.genSidecar) ?? "").split("\n");
+  const next = Number.parseInt(n?.trim() ?? "", 10);
+  const head = h?.trim();
+  return {
+    ...(Number.isInteger(next) ? { next } : {}),
+    ...(head && /^[0-9a-f]{64}$/.test(head) ? { head } : {}),
+  };
+}
+
+/** "a+" without following a final-component symlink or blocking on a FIFO. */
+const LIVE_OPEN_FLAGS =
+  fs.constants.O_RDWR |
+  fs.constants.O_APPEND |
+  fs.constants.O_CREAT |
+  fs.constants.O_NOFOLLOW |
+  fs.constants.O_NONBLOCK;
+
 export function createAuditLog(opts: AuditOptions): AuditLog {
   const files = auditFiles(opts.file);
+  const dir = path.dirname(opts.file);
   let seq = 0;
-  let checkedTail = false;
-  return {
+  let fd: number | undefined;
+  let dirty = false;
+  let key: Buffer | undefined;
+  let keyLoaded = false;
+  /** The chain head as this process last left the live file: valid while nobody else appended. */
+  let cache: { id: string; size: number; hash: string } | undefined;
+
+  const closeFd = () => {
+    if (fd !== undefined) fs.closeSync(fd);
+    fd = undefined;
+    cache = undefined;
+  };
+
+  /** Under the lock: `fd` is the current live file (someone may have rotated it away). */
+  const ensureOpen = (): number => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let onDisk: fs.Stats | undefined;
+      try {
+        onDisk = fs.statSync(files.live);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+      }
+      if (onDisk && onDisk.nlink > 1) {
+        // A rotation died between link and unlink: this inode is already a retired
+        // generation. Finish that rotation rather than append to it or retire it twice —
+        // also when our descriptor was opened on it before that writer died.
+        closeFd();
+        fs.unlinkSync(files.live);
+        continue;
+      }
+      if (fd !== undefined && onDisk && fs.fstatSync(fd).ino === onDisk.ino) return fd;
+      closeFd();
+      // Never through a symlink, never blocking on a FIFO planted at the name (issue 17 item 7).
+      fd = fs.openSync(files.live, LIVE_OPEN_FLAGS, 0o600);
+      if (!fs.fstatSync(fd).isFile()) {
+        closeFd();
+        throw new Error(`${files.live} is not a regular file; refused`);
+      }
+      if (fs.fstatSync(fd).nlink > 1) {
+        closeFd();
+        fs.unlinkSync(files.live);
+        continue;
+      }
+      // A new live file: its directory entry must be durable with the first record.
+      if (!onDisk) fsyncDir(dir);
+      return fd;
+    }
+    throw new Error(`${files.live} keeps reappearing as a hard link to a retired generation`);
+  };
+
+  /** Under the lock: the `prev` for the next line, and whether the file ends in a torn line. */
+  const chainHead = (liveFd: number, id: string, size: number): { prev: string; torn: boolean } => {
+    if (size === 0) {
+      const sidecar = readSidecar(files);
+      if (sidecar.head) return { prev: sidecar.head, torn: false };
+      const gens = retiredGenerations(files.live);
+      const newest = gens[gens.length - 1];
+      const fromFile = newest !== undefined ? lastHashOfFile(`${files.live}.${newest}`, key) : undefined;
+      return { prev: fromFile ?? GENESIS, torn: false };
+    }
+    if (cache && cache.id === id && cache.size === size) return { prev: cache.hash, torn: false };
+    const last = lastLineOf(liveFd, size)!;
+    return { prev: linkHash(last.bytes, key), torn: last.unterminated };
+  };
+
+  const rotate = (liveFd: number, id: string, size: number): void => {
+    // The retiring file's content is durable before its name changes.
+    fs.fdatasyncSync(liveFd);
+    const head = chainHead(liveFd, id, size).prev;
+    let gen = nextGeneration(files);
+    for (;;) {
+      opts.onRotationStep?.("sidecar");
+      writeSidecar(files, gen + 1, head);
+      opts.onRotationStep?.("link");
+      try {
+        fs.linkSync(files.live, `${files.live}.${gen}`);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        gen += 1;
+      }
+    }
+    fsyncDir(dir);
+    opts.onRotationStep?.("unlink");
+    fs.unlinkSync(files.live);
+    fsyncDir(dir);
+    closeFd();
+    evict(files, opts.maxRetained, key, opts.onRotationStep);
+  };
+
+  const log: AuditLog = {
     emit(sessionId, kind, rawMsg, runId) {
       const msg = clipAuditMessage(rawMsg);
       if (!opts.toFile) return { ok: true, value: undefined };
-      if (LEVEL_RANK[KIND_LEVEL[kind]] < LEVEL_RANK[opts.level]) return { ok: true, value: undefined };
-      // Key order is the seed's: seq, ts, session_id, run_id?, kind, msg.
+      if (!ALWAYS_WRITTEN.has(kind) && LEVEL_RANK[KIND_LEVEL[kind]] < LEVEL_RANK[opts.level])
+        return { ok: true, value: undefined };
+      if (!keyLoaded) {
+        const k = loadAuditKey(opts.hmacKeyFile);
+        if (!k.ok) return { ok: false, error: `cannot write the audit log ${files.live}: ${k.error}` };
+        key = k.value;
+        keyLoaded = true;
+      }
+      // Key order is the seed's: seq, ts, session_id, run_id?, kind, msg; then the chain.
       const event: AuditEvent = {
         seq,
         ts: Date.now(),
@@ -112,46 +336,63 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
         kind,
         msg: redact(msg),
       };
-      let line = `${JSON.stringify(event)}\n`;
+      let written: number;
       try {
-        const bytes = Buffer.byteLength(line);
-        const size = fileSize(files.live);
-        if (size > 0 && size + bytes > opts.maxFileBytes) {
-          withLock(files.lock, () => rotateIfStillFull(files, bytes, opts));
+        const lock = acquireLock(files.lock);
+        try {
+          let liveFd = ensureOpen();
+          let st = fs.fstatSync(liveFd);
+          const bytes = Buffer.byteLength(JSON.stringify(event)) + PREV_FIELD_BYTES;
+          if (st.size > 0 && st.size + bytes > opts.maxFileBytes) {
+            rotate(liveFd, fileId(st), st.size);
+            liveFd = ensureOpen();
+            st = fs.fstatSync(liveFd);
+          }
+          const { prev, torn } = chainHead(liveFd, fileId(st), st.size);
+          event.prev = prev;
+          const line = JSON.stringify(event);
+          // After a torn last line the record starts on a fresh line; the chain covers the
+          // fragment, so verify can tell this repair from an inserted line.
+          const buf = Buffer.from(`${torn ? "\n" : ""}${line}\n`);
+          cache = undefined;
+          writeAll(liveFd, buf);
+          cache = { id: fileId(st), size: st.size + buf.length, hash: linkHash(Buffer.from(line), key) };
+          written = liveFd;
+        } finally {
+          lock.release();
         }
-        if (!checkedTail) {
-          checkedTail = true;
-          if (needsLeadingNewline(files.live)) line = `\n${line}`;
-        }
-        fs.appendFileSync(files.live, line, { mode: 0o600 });
+        // Outside the lock: the data is in the file already; only our wait depends on the disk.
+        if (SYNCED_KINDS.has(kind)) fs.fdatasyncSync(written);
+        else dirty = true;
       } catch (e) {
         return { ok: false, error: `cannot write the audit log ${files.live}: ${(e as Error).message}` };
       }
+      openLogs.add(log);
       seq += 1;
       return { ok: true, value: event };
     },
+    flush() {
+      if (fd === undefined || !dirty) return { ok: true, value: undefined };
+      try {
+        fs.fdatasyncSync(fd);
+        dirty = false;
+        return { ok: true, value: undefined };
+      } catch (e) {
+        return { ok: false, error: `cannot flush the audit log ${files.live}: ${(e as Error).message}` };
+      }
+    },
+    close() {
+      log.flush();
+      try {
+        closeFd();
+      } catch {
+        // closing a descriptor that is already gone
+      }
+      openLogs.delete(log);
+    },
   };
-}
-
-/** Re-checked under the lock: another process may have rotated while we waited. */
-function rotateIfStillFull(files: AuditFiles, incoming: number, opts: AuditOptions): void {
-  const size = fileSize(files.live);
-  if (size === 0 || size + incoming <= opts.maxFileBytes) return;
-  let gen = nextGeneration(files);
-  for (;;) {
-    writeNextGeneration(files, gen + 1);
-    try {
-      fs.linkSync(files.live, `${files.live}.${gen}`);
-      break;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return;
-      if (code !== "EEXIST") throw e;
-      gen += 1;
-    }
-  }
-  fs.unlinkSync(files.live);
-  evict(files, opts.maxRetained);
+  installExitHook();
+  return log;
 }
 
 /** Retired generation numbers present on disk, ascending. */
@@ -174,8 +415,8 @@ export function retiredGenerations(live: string): number[] {
 /** The next number: the sidecar, but never at or below anything already on disk or in a gap. */
 function nextGeneration(files: AuditFiles): number {
   let next = 1;
-  const sidecar = Number.parseInt(readTextIfExists(files.genSidecar)?.trim() ?? "", 10);
-  if (Number.isInteger(sidecar) && sidecar > next) next = sidecar;
+  const sidecar = readSidecar(files).next;
+  if (sidecar !== undefined && sidecar > next) next = sidecar;
   const onDisk = retiredGenerations(files.live);
   const maxOnDisk = onDisk[onDisk.length - 1];
   if (maxOnDisk !== undefined && maxOnDisk + 1 > next) next = maxOnDisk + 1;
@@ -183,13 +424,14 @@ function nextGeneration(files: AuditFiles): number {
   return next;
 }
 
-function writeNextGeneration(files: AuditFiles, next: number): void {
-  // Written only under the rotation lock, so one fixed name suffices, and a writer killed
-  // mid-rotation leaves at most this one file, which the next rotation overwrites.
-  const tmp = `${files.genSidecar}.tmp`;
-  const fd = fs.openSync(tmp, "w", 0o600);
+/** `audit.jsonl.gen`: the next generation number, then the chain head of the file being retired. */
+function writeSidecar(files: AuditFiles, next: number, head: string): void {
+  // A unique temp name: a writer killed here leaves litter, never a file another writer
+  // could rename into place half-written.
+  const tmp = `${files.genSidecar}.tmp-${process.pid}-${Date.now().toString(36)}`;
+  const fd = fs.openSync(tmp, "wx", 0o600);
   try {
-    fs.writeSync(fd, `${next}\n`);
+    fs.writeSync(fd, `${next}\n${head}\n`);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -197,14 +439,56 @@ function writeNextGeneration(files: AuditFiles, next: number): void {
   fs.renameSync(tmp, files.genSidecar);
 }
 
-function evict(files: AuditFiles, maxRetained: number): void {
+/** Appends one line and flushes it before returning. */
+function appendDurable(file: string, line: string): void {
+  const created = !fs.existsSync(file);
+  const prefix = !created && needsLeadingNewline(file) ? "\n" : "";
+  const fd = fs.openSync(file, "a", 0o600);
+  try {
+    writeAll(fd, Buffer.from(`${prefix}${line}\n`));
+    fs.fdatasyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (created) fsyncDir(path.dirname(file));
+}
+
+/**
+ * Removes the oldest retired generations beyond `maxRetained`. The gap record is on disk
+ * before the file goes, so a crash in between leaves a recorded gap for a file that still
+ * exists (harmless, and not recorded twice), never a silent loss.
+ */
+function evict(
+  files: AuditFiles,
+  maxRetained: number,
+  key: Buffer | undefined,
+  onStep?: (step: RotationStep) => void,
+): void {
   const gens = retiredGenerations(files.live);
+  if (gens.length <= maxRetained) return;
+  const recorded = new Set<number>();
+  for (const g of readGaps(files.live).gaps) for (let n = g.gap_from; n <= g.gap_to; n++) recorded.add(n);
   while (gens.length > maxRetained) {
     const oldest = gens.shift()!;
-    fs.rmSync(`${files.live}.${oldest}`, { force: true });
-    const gap: GapRecord = { gap_from: oldest, gap_to: oldest, ts: Date.now() };
-    fs.appendFileSync(files.gaps, `${JSON.stringify(gap)}\n`, { mode: 0o600 });
+    const file = `${files.live}.${oldest}`;
+    if (!recorded.has(oldest)) {
+      const last = lastHashOfFile(file, key);
+      const first = firstPrevOfFile(file);
+      const gap: GapRecord = {
+        gap_from: oldest,
+        gap_to: oldest,
+        ts: Date.now(),
+        ...(last ? { last } : {}),
+        ...(first ? { first } : {}),
+      };
+      if (key) gap.mac = gapMac(gap, key);
+      onStep?.("gap");
+      appendDurable(files.gaps, JSON.stringify(gap));
+    }
+    onStep?.("evict");
+    fs.rmSync(file, { force: true });
   }
+  fsyncDir(path.dirname(files.live));
 }
 
 function isGap(v: unknown): v is GapRecord {

@@ -2,8 +2,8 @@
  * The audit log and the session transcript with their append target checked before every
  * write (issue 17 item 7): a symlink or a special file at `logs/audit.jsonl` or
  * `state/sessions/<id>.jsonl` fails the write with a clear error (the run then stops: no
- * tool runs without its record) instead of writing through it. The writers themselves are
- * unchanged (issue 12 owns them); this wraps them.
+ * tool runs without its record) instead of writing through it. The audit writer also opens its
+ * file without following links; the check here names the problem before any write.
  */
 import { type AuditLog, auditFiles } from "./audit.js";
 import { appendTargetProblem } from "./safe-open.js";
@@ -11,6 +11,7 @@ import type { SessionWriter } from "./session.js";
 
 export function guardAuditLog(inner: AuditLog, file: string): AuditLog {
   return {
+    ...inner,
     emit(sessionId, kind, msg, runId) {
       // The live file and the gap record are appended to; the generation sidecar and the lock
       // are created by rename and O_EXCL, which never write through a link.
@@ -23,8 +24,7 @@ export function guardAuditLog(inner: AuditLog, file: string): AuditLog {
 
 export function guardSession(inner: SessionWriter): SessionWriter {
   return {
-    id: inner.id,
-    path: inner.path,
+    ...inner,
     append(message) {
       const problem = appendTargetProblem(inner.path);
       if (problem) throw new Error(problem);

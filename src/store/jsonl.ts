@@ -1,5 +1,6 @@
 /** Shared helpers for the append-only JSONL stores. */
 import fs from "node:fs";
+import { MAX_RECORD_LINE_BYTES, readByteLinesSync } from "./lines.js";
 import { readHomeFile } from "./safe-open.js";
 
 /**
@@ -73,4 +74,58 @@ export function readTextIfExists(file: string): string | undefined {
   if (r.ok) return r.text;
   if (r.missing) return undefined;
   throw new Error(r.error);
+}
+
+export interface RawLine {
+  /** The line's bytes without its newline (empty for a line over the reader's cap). */
+  bytes: Buffer;
+  /** 1-based. */
+  lineNo: number;
+  /** True for the file's last line when the file does not end in a newline (a torn write). */
+  unterminated: boolean;
+}
+
+/**
+ * A file's lines as owned buffers, read in bounded memory by the store's one line reader
+ * (`lines.ts`). Yields nothing for a missing file. A line over MAX_RECORD_LINE_BYTES comes as
+ * empty bytes, which no checker accepts as a record.
+ */
+export function* readLinesSync(file: string, openFd?: number): Generator<RawLine> {
+  for (const l of readByteLinesSync(file, MAX_RECORD_LINE_BYTES, openFd)) {
+    yield {
+      bytes: l.data ? Buffer.from(l.data) : Buffer.alloc(0),
+      lineNo: l.number,
+      unterminated: l.unterminated,
+    };
+  }
+}
+
+/** Bytes read per step when lastLineOf walks back from the end. */
+const BACKWARD_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The last line of an open file (the fragment itself when the file does not end in a newline),
+ * read backwards a chunk at a time. undefined for an empty file.
+ */
+export function lastLineOf(fd: number, size: number): { bytes: Buffer; unterminated: boolean } | undefined {
+  if (size === 0) return undefined;
+  const one = Buffer.alloc(1);
+  fs.readSync(fd, one, 0, 1, size - 1);
+  const unterminated = one[0] !== 0x0a;
+  const end = unterminated ? size : size - 1;
+  const parts: Buffer[] = [];
+  let pos = end;
+  while (pos > 0) {
+    const len = Math.min(BACKWARD_CHUNK_BYTES, pos);
+    const buf = Buffer.alloc(len);
+    fs.readSync(fd, buf, 0, len, pos - len);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl !== -1) {
+      parts.unshift(buf.subarray(nl + 1));
+      return { bytes: Buffer.concat(parts), unterminated };
+    }
+    parts.unshift(buf);
+    pos -= len;
+  }
+  return { bytes: Buffer.concat(parts), unterminated };
 }

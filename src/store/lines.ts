@@ -173,8 +173,14 @@ export function* readLinesSync(file: string, maxLine = MAX_RECORD_LINE_BYTES): G
 }
 
 /** Reads `file` line by line as bytes, for callers that can skip decoding. */
-export function* readByteLinesSync(file: string, maxLine = MAX_RECORD_LINE_BYTES): Generator<ByteLine> {
-  const fd = openStoreFileSync(file);
+export function* readByteLinesSync(
+  file: string,
+  maxLine = MAX_RECORD_LINE_BYTES,
+  openFd?: number,
+): Generator<ByteLine> {
+  // `openFd`: a descriptor the caller opened earlier and keeps (audit verify pins the live file
+  // before its walk); it is read from its current offset and not closed here.
+  const fd = openFd ?? openStoreFileSync(file);
   if (fd === undefined) return;
   try {
     const buf = Buffer.allocUnsafe(chunkFor(fs.fstatSync(fd).size));
@@ -190,7 +196,7 @@ export function* readByteLinesSync(file: string, maxLine = MAX_RECORD_LINE_BYTES
     split.end(visit);
     yield* lines.splice(0);
   } finally {
-    fs.closeSync(fd);
+    if (openFd === undefined) fs.closeSync(fd);
   }
 }
 

@@ -1,16 +1,25 @@
 /**
  * Session transcripts: `state/sessions/<id>.jsonl`, one `{"role","content"}` message per
- * line, appended as it happens. At the size cap the file is rotated to `.1` before the
- * append (one backup kept), so a long-running daemon job never grows one file without bound.
+ * line, appended as it happens. At the size cap the live file is retired as the next part,
+ * `<id>.jsonl.1`, `.2`, … (oldest first), before the append; up to SESSION_MAX_PARTS parts are
+ * kept and readers (`session show`, `recall`, `sessions list`) read every part, then the live
+ * file. Beyond the count the oldest part is removed and readers say so (README "Sessions").
+ *
+ * A live run holds `<id>.jsonl.lock` (the audit lock's owner-token protocol, audit-lock.ts)
+ * for as long as the session is open: a second process on the same id is refused rather
+ * than interleaving, and rotation happens only under that lock (issue 12).
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { Result } from "../tools/types.js";
+import { type HeldLock, tryLock } from "./audit-lock.js";
 import { fileSize, needsLeadingNewline } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
 import { redact } from "./redact.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
+/** Retired parts kept per session: 64 × 8 MiB of one conversation before the oldest goes. */
+export const SESSION_MAX_PARTS = 64;
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 export type Role = "system" | "user" | "assistant";
@@ -47,9 +56,108 @@ export interface SessionWriter {
   append(message: Message): void;
 }
 
-export function openSession(sessionsDir: string, id: string, maxBytes = SESSION_MAX_BYTES): SessionWriter {
+/** Retired part numbers of a transcript on disk, ascending (`<id>.jsonl.<n>`). */
+export function transcriptParts(file: string): number[] {
+  const prefix = `${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.dirname(file));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+    .map((n) => Number(n.slice(prefix.length)))
+    .sort((a, b) => a - b);
+}
+
+/** Every file of a transcript in reading order: retired parts oldest first, then the live file. */
+export function transcriptFiles(file: string): string[] {
+  return [...transcriptParts(file).map((n) => `${file}.${n}`), file];
+}
+
+/** Claims of this process, by lock file: a process may reopen a session it already holds. */
+const claims = new Map<string, { lock: HeldLock; count: number }>();
+
+export interface SessionClaim {
+  release(): void;
+}
+
+/**
+ * Claims session `id` for a live run: refused (with a message naming the holder) when
+ * another live process holds it. A claim left by a dead process is taken over. Issue 13's
+ * `--resume` calls this before it reads a transcript to continue.
+ */
+export function claimSession(sessionsDir: string, id: string): Result<SessionClaim> {
+  const lockFile = `${sessionPath(sessionsDir, id)}.lock`;
+  releaseClaimsAtExit();
+  const mine = claims.get(lockFile);
+  let entry = mine;
+  if (!entry) {
+    const r = tryLock(lockFile);
+    if (!("release" in r)) {
+      return {
+        ok: false,
+        error: `session "${id}" is in use by a live run${r.holder ? ` (pid ${r.holder})` : ""}; wait for it to finish or choose another --session-id (if no Scoot process holds it, remove ${lockFile})`,
+      };
+    }
+    entry = { lock: r, count: 0 };
+    claims.set(lockFile, entry);
+  }
+  entry.count += 1;
+  let released = false;
+  const held = entry;
+  return {
+    ok: true,
+    value: {
+      release() {
+        if (released) return;
+        released = true;
+        held.count -= 1;
+        if (held.count === 0) {
+          claims.delete(lockFile);
+          held.lock.release();
+        }
+      },
+    },
+  };
+}
+
+let claimExitHook = false;
+function releaseClaimsAtExit(): void {
+  if (claimExitHook) return;
+  claimExitHook = true;
+  process.on("exit", () => {
+    for (const c of claims.values()) c.lock.release();
+    claims.clear();
+  });
+}
+
+export function openSession(
+  sessionsDir: string,
+  id: string,
+  maxBytes = SESSION_MAX_BYTES,
+  maxParts = SESSION_MAX_PARTS,
+): SessionWriter {
   const file = sessionPath(sessionsDir, id);
   let checkedTail = false;
+  const rotate = () => {
+    const parts = transcriptParts(file);
+    // link() never overwrites: a number in use (another writer's) is skipped, not clobbered.
+    let n = (parts[parts.length - 1] ?? 0) + 1;
+    for (;;) {
+      try {
+        fs.linkSync(file, `${file}.${n}`);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        n += 1;
+      }
+    }
+    fs.unlinkSync(file);
+    const kept = transcriptParts(file);
+    while (kept.length > maxParts) fs.rmSync(`${file}.${kept.shift()!}`, { force: true });
+  };
   return {
     id,
     path: file,
@@ -58,11 +166,17 @@ export function openSession(sessionsDir: string, id: string, maxBytes = SESSION_
       const bytes = Buffer.byteLength(line);
       const size = fileSize(file);
       if (size > 0 && size + bytes > maxBytes) {
-        fs.renameSync(file, `${file}.1`);
+        rotate();
         checkedTail = true;
       }
       if (!checkedTail) {
         checkedTail = true;
+        // A rotation that died between link and unlink: the live name is already a part.
+        if (size > 0 && fs.statSync(file).nlink > 1) {
+          fs.unlinkSync(file);
+          fs.appendFileSync(file, line, { mode: 0o600 });
+          return;
+        }
         if (needsLeadingNewline(file)) {
           fs.appendFileSync(file, `\n${line}`, { mode: 0o600 });
           return;
@@ -83,11 +197,16 @@ function isMessage(v: unknown): v is Message {
   );
 }
 
-/** Reads a transcript, rotated part first, line by line. Bad lines are skipped with warnings. */
+/** Reads a transcript line by line, every retired part first. Bad lines are skipped with warnings. */
 export function readSession(file: string): { messages: Message[]; warnings: string[] } {
   const messages: Message[] = [];
   const warnings: string[] = [];
-  for (const f of [`${file}.1`, file]) {
+  const parts = transcriptParts(file);
+  if (parts.length > 0 && parts[0]! > 1)
+    warnings.push(
+      `${file}: parts 1..${parts[0]! - 1} were removed (more than ${SESSION_MAX_PARTS} parts); the transcript starts at part ${parts[0]}`,
+    );
+  for (const f of transcriptFiles(file)) {
     for (const item of readJsonlSync(f, isMessage)) {
       if (item.warning !== undefined) warnings.push(item.warning);
       else messages.push(item.record);
@@ -98,7 +217,7 @@ export function readSession(file: string): { messages: Message[]; warnings: stri
 
 /** readSession as it reads: each message or warning as soon as its line is read (issue 16). */
 export async function* streamSession(file: string): AsyncGenerator<JsonlItem<Message>> {
-  for (const f of [`${file}.1`, file]) yield* readJsonl(f, isMessage);
+  for (const f of transcriptFiles(file)) yield* readJsonl(f, isMessage);
 }
 
 export interface SessionSummary {
@@ -171,7 +290,14 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
   } catch {
     return { sessions: [], warnings: [] };
   }
-  const present = new Set(names);
+  const retired = new Map<string, number[]>();
+  for (const n of names) {
+    const m = /^(.*\.jsonl)\.(\d+)$/.exec(n);
+    if (!m) continue;
+    const list = retired.get(m[1]!) ?? [];
+    list.push(Number(m[2]));
+    retired.set(m[1]!, list);
+  }
   const warnings: string[] = [];
   const found: { id: string; file: string; modified: number }[] = [];
   for (const name of names) {
@@ -197,8 +323,11 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
   found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
   const sessions: SessionSummary[] = [];
   for (const s of found) {
-    // The rotated part is looked up in the listing: opening a file that is not there costs more.
-    const parts = present.has(`${s.id}.jsonl.1`) ? [`${s.file}.1`, s.file] : [s.file];
+    // Retired parts are found in the listing: a readdir per session would cost more.
+    const parts = [
+      ...(retired.get(`${s.id}.jsonl`) ?? []).sort((a, b) => a - b).map((n) => `${s.file}.${n}`),
+      s.file,
+    ];
     try {
       const { messages, firstUser } = summariseTranscript(parts, warnings);
       sessions.push({ id: s.id, modified: s.modified, messages, firstUser });

@@ -10,6 +10,7 @@
  * itself.
  */
 import { readLinesSync } from "../store/lines.js";
+import { transcriptFiles } from "../store/session.js";
 import { CLIP } from "./clip.js";
 import { fsErrorText } from "./fs-util.js";
 import { optionalInt, parseObject, requireString } from "./json-input.js";
@@ -101,12 +102,13 @@ export const recallTool: Tool<RecallInput> = {
 };
 
 /**
- * The transcript's lines, the rotated part first, read one at a time (issue 16: a transcript
- * of any size is searched in bounded memory). An over-long line comes as undefined text: it
- * keeps its number and reads as unreadable, like a torn line.
+ * The transcript's lines, every retired part first (oldest first), then the live file, read
+ * one at a time (issue 16: a transcript of any size is searched in bounded memory). An
+ * over-long line comes as undefined text: it keeps its number and reads as unreadable, like a
+ * torn line.
  */
 function* transcriptLines(sessionPath: string): Generator<string | undefined> {
-  for (const file of [`${sessionPath}.1`, sessionPath]) {
+  for (const file of transcriptFiles(sessionPath)) {
     for (const line of readLinesSync(file)) yield line.text;
   }
 }

@@ -65,6 +65,8 @@ function harness(replies: string[], opts: { mode?: PolicyMode; failKind?: AuditK
       audited.push({ kind, msg, runId });
       return { ok: true, value: undefined };
     },
+    flush: () => ({ ok: true, value: undefined }),
+    close: () => {},
   };
   const config = defaultConfig();
   const mode = opts.mode ?? "guarded";
@@ -213,6 +215,8 @@ describe("loop phases", () => {
         if (kind === "tool_call" && ++toolCalls === 2) return { ok: false, error: "disk full (test)" };
         return real.emit(sid, kind, msg, runId);
       },
+      flush: () => real.flush(),
+      close: () => real.close(),
     };
     const r = await runGoal(h.deps, "g");
     expect(r.status).toBe("failed");

@@ -17,10 +17,13 @@
  * tool in its own group precisely so one signal can end all of it; the drill proves that by
  * killing the leftover's group itself and asserting nothing of it keeps running.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { readAuditEvents } from "../../src/store/audit.js";
+import { verifyAudit } from "../../src/store/audit-verify.js";
+import { type CliResult, collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 import {
   allAuditEvents,
@@ -49,6 +52,9 @@ const AUDIT_MAX_FILE_BYTES = 2048;
 const AUDIT_RETAINED = 3;
 /** File read each rapid turn: about half an audit file per observation. */
 const NOTE_BYTES = 900;
+/** Audit writers SIGKILLed inside a rotation (issue 12). */
+const ROTATION_KILLS = 12;
+const AUDIT_WRITER = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
 /** Generous guard against a hung CLI; the drill never waits on it in the normal case. */
 const RUN_GUARD_MS = 30_000;
 
@@ -275,10 +281,15 @@ describe("crash drill", () => {
     // 3. No generation number is reused; the sidecar is above every one of them.
     const numbers = [...retired(), ...gapNumbers()];
     expect(new Set(numbers).size, `retired ${retired()} gaps ${gapNumbers()}`).toBe(numbers.length);
-    const sidecar = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").trim());
+    const sidecar = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0]);
     for (const n of [...numbers, ...generationIdentity.keys()]) expect(sidecar).toBeGreaterThan(n);
     // Evicted numbers are gone from disk for good.
     for (const n of gapNumbers()) expect(fs.existsSync(`${auditLive(home)}.${n}`)).toBe(false);
+    // 5. The hash chain survived every kill (issue 12): only retention gaps, never-used
+    //    numbers and tears are reported, never a break.
+    const chain = verifyAudit(auditLive(home));
+    expect(chain.ok, `${JSON.stringify(chain.break)} ${chain.notes.join("; ")}`).toBe(true);
+    for (const n of chain.notes) expect(n).toMatch(/removed by retention|never used|torn/);
   });
 
   it("a SIGKILLed bash tool's process group is left behind, and one group signal ends all of it", async () => {
@@ -318,7 +329,7 @@ describe("crash drill", () => {
       fs.utimesSync(lock, old, old);
     }
     const id = `crash-after-lock-${how}`;
-    const gensBefore = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").trim());
+    const gensBefore = Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0]);
     const server = await startScriptedServer([...rapidReads(4)]);
     try {
       const r = await runCli(["-e", "after the crashes", "--session-id", id], {
@@ -333,7 +344,9 @@ describe("crash drill", () => {
       await server.close();
     }
     expect(fs.existsSync(lock)).toBe(false);
-    expect(Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").trim())).toBeGreaterThan(gensBefore);
+    expect(Number(fs.readFileSync(`${auditLive(home)}.gen`, "utf8").split("\n")[0])).toBeGreaterThan(
+      gensBefore,
+    );
     const events = allAuditEvents(home).filter((e) => e.session_id === id);
     expect(events.at(-1)).toMatchObject({ kind: "final", msg: "read" });
   });
@@ -424,4 +437,79 @@ describe("crash drill", () => {
       }
     },
   );
+
+  it("SIGKILL at seeded points inside rotation: audit verify reports only legitimate gaps or a torn last line", async () => {
+    // Writers (test/helpers/audit-writer.mjs) kill themselves at the n-th time a rotation
+    // reaches a step: after the sidecar, before the link, between link and unlink, before the
+    // gap record, between the gap record and the deletion. Each dies holding the audit lock.
+    const dir = path.join(base, "rotation-kills");
+    fs.mkdirSync(dir);
+    const file = path.join(dir, "audit.jsonl");
+    const steps = ["sidecar", "link", "unlink", "gap", "evict"] as const;
+    const plan: string[] = [];
+    for (let i = 0; i < ROTATION_KILLS; i++) {
+      const killAt = `${rng.pick(steps)}:${rng.int(1, 4)}`;
+      const child = spawn(
+        process.execPath,
+        [AUDIT_WRITER, file, String(i), "120", "1024", "3", "0", killAt],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+      const r = await collect(child, { timeoutMs: RUN_GUARD_MS });
+      plan.push(`${killAt}=${r.signal ?? r.code}`);
+      expect(r.signal === "SIGKILL" || r.code === 0, r.stderr).toBe(true);
+    }
+    // A clean writer after all the kills: it takes over the dead lock and finishes the work.
+    const last = await collect(
+      spawn(process.execPath, [AUDIT_WRITER, file, "final", "5", "1024", "3"], {
+        stdio: ["ignore", "ignore", "pipe"],
+      }),
+      { timeoutMs: RUN_GUARD_MS },
+    );
+    expect(last.code, last.stderr).toBe(0);
+    console.log(`[drill crash] rotation kills: ${plan.join(" ")}`);
+    expect(plan.filter((p) => p.endsWith("=SIGKILL")).length).toBeGreaterThanOrEqual(ROTATION_KILLS / 2);
+    const report = verifyAudit(file);
+    expect(report.ok, `${JSON.stringify(report.break)} ${report.notes.join("; ")}`).toBe(true);
+    // What verify may report: retention gaps, numbers a killed rotation never used, tears.
+    for (const n of report.notes) expect(n).toMatch(/removed by retention|never used|torn/);
+    // No event twice (an interrupted rotation is finished, never retired a second time).
+    const msgs = readAuditEvents(file).events.map((e) => e.msg);
+    expect(new Set(msgs).size).toBe(msgs.length);
+    expect(msgs.filter((m) => m.startsWith("final:"))).toHaveLength(5);
+  });
+
+  it("concurrent writers, some SIGKILLed inside rotations while others write on: one valid chain", async () => {
+    const dir = path.join(base, "concurrent-rotation-kills");
+    fs.mkdirSync(dir);
+    const file = path.join(dir, "audit.jsonl");
+    const steps = ["sidecar", "link", "unlink", "gap", "evict"] as const;
+    const run = (args: string[]) =>
+      collect(
+        spawn(process.execPath, [AUDIT_WRITER, file, ...args], { stdio: ["ignore", "ignore", "pipe"] }),
+        {
+          timeoutMs: RUN_GUARD_MS,
+        },
+      );
+    const plan: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(
+        [0, 1, 2, 3].map((w) => {
+          const killAt = w < 2 ? `${rng.pick(steps)}:${rng.int(1, 3)}` : "";
+          if (killAt) plan.push(killAt);
+          return run([`${round}-${w}`, "150", "900", String(w === 3 ? 2 : 100), "0", killAt]);
+        }),
+      );
+      for (const r of results) expect(r.signal === "SIGKILL" || r.code === 0, r.stderr).toBe(true);
+    }
+    expect((await run(["final", "5", "900", "100"])).code).toBe(0);
+    console.log(`[drill crash] concurrent rotation kills: ${plan.join(" ")}`);
+    const report = verifyAudit(file);
+    expect(report.ok, `${JSON.stringify(report.break)} ${report.notes.join("; ")}`).toBe(true);
+    for (const n of report.notes) expect(n).toMatch(/removed by retention|never used|torn/);
+    const inodes = fs
+      .readdirSync(dir)
+      .filter((n) => /^audit\.jsonl\.\d+$/.test(n))
+      .map((n) => fs.statSync(path.join(dir, n)).ino);
+    expect(new Set(inodes).size, "an inode retired under two numbers").toBe(inodes.length);
+  });
 });

@@ -103,7 +103,7 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     for (const e of events) {
       expect(e.session_id).toBe(id);
       expect(typeof e.run_id).toBe("string");
-      expect(Object.keys(e)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg"]);
+      expect(Object.keys(e)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg", "prev"]);
     }
     expect(events[0]!.msg).toBe("goal: count the ts files");
     expect(events[2]!.msg).toContain("glob");

@@ -142,16 +142,17 @@ describe("-e, --resume, --continue", () => {
     const one = await scoot(["--json", "-e", "first"]);
     const id = JSON.parse(one.stdout).session_id as string;
     // A live process other than the CLI holds it (this test process's parent stands in).
-    const marker = path.join(sessionsDir(), `${id}.inuse`);
-    fs.writeFileSync(marker, `${process.pid}\n`);
+    // The transcript lock's owner token is "<pid> <nonce>" (src/store/audit-lock.ts).
+    const marker = path.join(sessionsDir(), `${id}.jsonl.lock`);
+    fs.writeFileSync(marker, `${process.pid} 7e57\n`);
     const busy = await scoot(["--resume", id, "-e", "second"]);
     expect(busy.code).toBe(2);
     expect(busy.stderr).toMatch(
-      new RegExp(`session "${id}" is in use by a running Scoot process \\(pid ${process.pid}\\)`),
+      new RegExp(`session "${id}" is in use by a live run \\(pid ${process.pid}\\)`),
     );
     expect(server.completions()).toHaveLength(1);
     // A pid that no longer runs: stale, taken over, and released at the end.
-    fs.writeFileSync(marker, "999999999\n");
+    fs.writeFileSync(marker, "999999999 7e57\n");
     const ok = await scoot(["--resume", id, "-e", "second"]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toBe("two\n");
@@ -176,9 +177,7 @@ describe("a session in use by a real running scoot", () => {
 
     const busy = await scoot(["--resume", "busy-one", "-e", "me too"]);
     expect(busy.code).toBe(2);
-    expect(busy.stderr).toContain(
-      `session "busy-one" is in use by a running Scoot process (pid ${first.pid})`,
-    );
+    expect(busy.stderr).toContain(`session "busy-one" is in use by a live run (pid ${first.pid})`);
     const sameId = await scoot(["--session-id", "busy-one", "-e", "me too"]);
     expect(sameId.code).toBe(2);
     expect(sameId.stderr).toContain("is in use");

@@ -3,7 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readAuditEvents, readGaps, retiredGenerations } from "../../src/store/audit.js";
-import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { verifyAudit } from "../../src/store/audit-verify.js";
+import { REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
 
 const WRITER = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
 const WRITERS = 4;
@@ -13,7 +14,9 @@ let dir: string;
 let file: string;
 beforeEach(() => {
   dir = tempDir();
-  file = path.join(dir, "audit.jsonl");
+  // A Scoot home layout, so the built CLI's `audit verify` can read the same log.
+  fs.mkdirSync(path.join(dir, "logs"));
+  file = path.join(dir, "logs", "audit.jsonl");
 });
 afterEach(() => removeDir(dir));
 
@@ -46,6 +49,34 @@ function allLinesParse(): void {
 }
 
 describe("several processes writing and rotating at once", () => {
+  it("four writers with a tiny max_file_bytes and a reader running audit verify throughout: one valid chain", async () => {
+    const each = 600;
+    const writers = Array.from({ length: WRITERS }, (_, i) => exit(writer(i, each, 2048, 100_000)));
+    let done = false;
+    const all = Promise.all(writers).finally(() => {
+      done = true;
+    });
+    const verdicts: { code: number | null; out: string }[] = [];
+    while (!done || verdicts.length === 0) {
+      const r = await runCli(["audit", "verify", "--json"], { home: dir });
+      verdicts.push({ code: r.code, out: (r.stdout || r.stderr).slice(-600) });
+    }
+    for (const r of await all) expect(r.code, r.stderr).toBe(0);
+    // Every walk taken while they wrote and rotated saw one intact chain.
+    for (const v of verdicts) expect(v.code, v.out).toBe(0);
+    const final = verifyAudit(file);
+    expect(final.ok, JSON.stringify(final.break)).toBe(true);
+    expect(final.events).toBe(WRITERS * each);
+    const gens = retiredGenerations(file);
+    expect(gens.length).toBeGreaterThan(20);
+    expect(gens).toEqual(gens.map((_, i) => i + 1));
+    const msgs = readAuditEvents(file).events.map((e) => e.msg);
+    expect(new Set(msgs).size).toBe(WRITERS * each);
+    console.log(
+      `[audit concurrency] ${verdicts.length} verify walks during the writes, ${gens.length} generations`,
+    );
+  });
+
   it("lose nothing and never reuse a generation when everything is retained", async () => {
     const results = await Promise.all(
       Array.from({ length: WRITERS }, (_, i) => exit(writer(i, EVENTS_EACH, 4096, 100_000))),

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -9,6 +10,8 @@ import {
   readGaps,
   retiredGenerations,
 } from "../../src/store/audit.js";
+import { GENESIS } from "../../src/store/audit-chain.js";
+import { verifyAudit } from "../../src/store/audit-verify.js";
 import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
@@ -42,13 +45,17 @@ function lines(f = file): Record<string, unknown>[] {
 }
 
 describe("event format", () => {
-  it("writes {seq, ts, session_id, run_id?, kind, msg} in that order, seq from 0", () => {
+  it("writes {seq, ts, session_id, run_id?, kind, msg, prev} in that order, seq from 0", () => {
     const a = log();
     a.emit("cli-1-2", "run", "goal: count files", "r1");
     a.emit("cli-1-2", "thought", "look");
     const [first, second] = lines();
-    expect(Object.keys(first!)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg"]);
-    expect(Object.keys(second!)).toEqual(["seq", "ts", "session_id", "kind", "msg"]);
+    expect(Object.keys(first!)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg", "prev"]);
+    expect(Object.keys(second!)).toEqual(["seq", "ts", "session_id", "kind", "msg", "prev"]);
+    // The chain: the first event starts from GENESIS, the next names the first line's hash.
+    expect(first!.prev).toBe(GENESIS);
+    const firstLine = fs.readFileSync(file, "utf8").split("\n")[0]!;
+    expect(second!.prev).toBe(createHash("sha256").update(firstLine).digest("hex"));
     expect(first).toMatchObject({
       seq: 0,
       session_id: "cli-1-2",
@@ -83,8 +90,10 @@ describe("level filter", () => {
   it.each([
     ["debug", all],
     ["info", all.filter((k) => k !== "backend")],
-    ["warn", ["policy_deny", "system_error"]],
-    ["error", ["system_error"]],
+    // The security record is written whatever the level says (issue 12): on main, "warn"
+    // dropped tool_call and "error" dropped tool_call and policy_deny.
+    ["warn", ["tool_call", "policy_deny", "system_error"]],
+    ["error", ["tool_call", "policy_deny", "system_error"]],
   ] as const)("level %s keeps %j", (level, kept) => {
     const a = log({ level });
     for (const k of all) a.emit("s", k, k);
@@ -104,7 +113,15 @@ describe("rotation into generations", () => {
     const gens = retiredGenerations(file);
     expect(gens.length).toBeGreaterThan(3);
     expect(gens).toEqual(gens.map((_, i) => i + 1));
-    expect(Number(fs.readFileSync(`${file}.gen`, "utf8"))).toBe(gens[gens.length - 1]! + 1);
+    const [next, head] = fs.readFileSync(`${file}.gen`, "utf8").split("\n");
+    expect(Number(next)).toBe(gens[gens.length - 1]! + 1);
+    // The sidecar carries the chain head of the file it retired last.
+    const retiredLast = fs
+      .readFileSync(`${file}.${gens.at(-1)}`, "utf8")
+      .trimEnd()
+      .split("\n")
+      .at(-1)!;
+    expect(head).toBe(createHash("sha256").update(retiredLast).digest("hex"));
     for (const g of gens) expect(fs.statSync(`${file}.${g}`).size).toBeLessThanOrEqual(300);
     const { events } = readAuditEvents(file);
     expect(events.map((e) => e.msg.split(" ")[1])).toEqual(Array.from({ length: 30 }, (_, i) => String(i)));
@@ -174,5 +191,130 @@ describe("readers", () => {
     const r = log().emit("s", "run", "x");
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatch(/cannot write the audit log/);
+  });
+});
+
+function openFdsTo(target: string): number {
+  let n = 0;
+  for (const fd of fs.readdirSync("/proc/self/fd")) {
+    try {
+      if (fs.readlinkSync(`/proc/self/fd/${fd}`) === target) n += 1;
+    } catch {
+      // closed between readdir and readlink
+    }
+  }
+  return n;
+}
+
+describe("durability (issue 12)", () => {
+  it("keeps one descriptor open between events and reopens it after a rotation", () => {
+    const a = log({ maxFileBytes: 400, maxRetained: 100 });
+    a.emit("s", "run", "one");
+    expect(openFdsTo(file)).toBe(1);
+    a.emit("s", "thought", "two");
+    expect(openFdsTo(file)).toBe(1);
+    for (let i = 0; i < 10; i++) a.emit("s", "observation", "x".repeat(60));
+    expect(retiredGenerations(file).length).toBeGreaterThan(0);
+    // The descriptor follows the live file, not the retired one.
+    expect(openFdsTo(file)).toBe(1);
+    a.close();
+    expect(openFdsTo(file)).toBe(0);
+  });
+
+  it("writes and flushes the gap record before it deletes the generation", () => {
+    const seen: { step: string; gapRecorded: boolean; fileThere: boolean }[] = [];
+    const a = createAuditLog({
+      file,
+      level: "info",
+      toFile: true,
+      maxRetained: 1,
+      maxFileBytes: 200,
+      onRotationStep: (step) => {
+        if (step !== "evict") return;
+        const gaps = readGaps(file).gaps;
+        const oldest = retiredGenerations(file)[0]!;
+        seen.push({
+          step,
+          gapRecorded: gaps.some((g) => g.gap_from === oldest),
+          fileThere: fs.existsSync(`${file}.${oldest}`),
+        });
+      },
+    });
+    for (let i = 0; i < 20; i++) a.emit("s", "observation", "y".repeat(80));
+    expect(seen.length).toBeGreaterThan(0);
+    for (const s of seen) expect(s).toEqual({ step: "evict", gapRecorded: true, fileThere: true });
+    // Each gap record carries the evicted file's last chain hash, where the next file resumes.
+    for (const g of readGaps(file).gaps) expect(g.last).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("the chain continues across rotation: each generation's first prev is the last hash before it", () => {
+    const a = log({ maxFileBytes: 300, maxRetained: 100 });
+    for (let i = 0; i < 30; i++) a.emit("s", "observation", `e${i} ${"z".repeat(40)}`);
+    const files = [...retiredGenerations(file).map((g) => `${file}.${g}`), file];
+    let prevLine: string | undefined;
+    for (const f of files) {
+      for (const line of fs.readFileSync(f, "utf8").trimEnd().split("\n")) {
+        const expected =
+          prevLine === undefined ? GENESIS : createHash("sha256").update(prevLine).digest("hex");
+        expect(JSON.parse(line).prev, `${f}: ${line.slice(0, 40)}`).toBe(expected);
+        prevLine = line;
+      }
+    }
+  });
+
+  it("a torn last line is chained over: the next record names the fragment's hash", () => {
+    const a = log();
+    a.emit("s", "run", "one");
+    const fragment = '{"seq":1,"ts":1,"session_id":"s","ki';
+    fs.appendFileSync(file, fragment);
+    log().emit("s", "final", "two");
+    const last = JSON.parse(fs.readFileSync(file, "utf8").trimEnd().split("\n").at(-1)!);
+    expect(last.prev).toBe(createHash("sha256").update(fragment).digest("hex"));
+  });
+
+  it("an HMAC key file must be mode 0600; with it the chain is an HMAC chain", () => {
+    const keyFile = path.join(dir, "audit.key");
+    fs.writeFileSync(keyFile, "k".repeat(32), { mode: 0o644 });
+    fs.chmodSync(keyFile, 0o644);
+    const bad = createAuditLog({ ...baseOpts(), hmacKeyFile: keyFile }).emit("s", "run", "x");
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.error).toMatch(/mode 0644; it must be 0600.*chmod 600/);
+    expect(fs.existsSync(file)).toBe(false);
+    fs.chmodSync(keyFile, 0o600);
+    const good = createAuditLog({ ...baseOpts(), hmacKeyFile: keyFile });
+    good.emit("s", "run", "x");
+    good.emit("s", "run", "y");
+    const [l1, l2] = fs.readFileSync(file, "utf8").trimEnd().split("\n");
+    expect(JSON.parse(l2!).prev).toBe(createHmac("sha256", "k".repeat(32)).update(l1!).digest("hex"));
+  });
+});
+
+function baseOpts() {
+  return { file, level: "info" as const, toFile: true, maxRetained: 8, maxFileBytes: 1 << 20 };
+}
+
+describe("a rotation that died between link and unlink (issue 12)", () => {
+  it("is finished by the next writer, even one whose descriptor was already open on that file", () => {
+    const opts = { ...baseOpts(), maxFileBytes: 600, maxRetained: 100 };
+    const survivor = createAuditLog(opts);
+    survivor.emit("a", "observation", "survivor opens its descriptor");
+    // The other writer dies right after linking the live file as a generation.
+    const dying = createAuditLog({
+      ...opts,
+      onRotationStep: (step) => {
+        if (step === "unlink") throw new Error("killed between link and unlink");
+      },
+    });
+    let r: ReturnType<typeof dying.emit> = { ok: true, value: undefined };
+    for (let i = 0; i < 20 && r.ok; i++) r = dying.emit("b", "observation", `b ${i} ${"x".repeat(40)}`);
+    expect(r.ok).toBe(false);
+    expect(fs.statSync(file).nlink).toBe(2);
+    for (let i = 0; i < 20; i++) survivor.emit("a", "observation", `a ${i} ${"y".repeat(40)}`);
+    // No inode retired under two numbers (main's writer would link it again: events twice).
+    const inodes = retiredGenerations(file).map((g) => fs.statSync(`${file}.${g}`).ino);
+    expect(new Set(inodes).size).toBe(inodes.length);
+    expect(verifyAudit(file).ok).toBe(true);
+    survivor.close();
+    dying.close();
   });
 });

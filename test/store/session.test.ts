@@ -8,9 +8,12 @@ import {
   newSessionId,
   openSession,
   readSession,
+  transcriptParts,
   validateSessionId,
 } from "../../src/store/session.js";
+import { recallTool } from "../../src/tools/recall.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -62,18 +65,42 @@ describe("transcript file", () => {
     expect(text).not.toContain("sk-abcdefghijklmnop");
     expect(text).toContain("[REDACTED]");
   });
-  it("rotates to .1 before the append that would pass the cap, keeping one backup", () => {
+  it("rotates into parts .1, .2, … before the append that would pass the cap, keeping every part", () => {
+    // On main only `.1` was kept: each rotation renamed over it and older history was lost.
     const s = openSession(dir, "t3", 200);
     for (let i = 0; i < 20; i++) s.append({ role: "user", content: `message number ${i} ${"x".repeat(20)}` });
-    const live = fs.statSync(s.path).size;
-    const backup = fs.statSync(`${s.path}.1`).size;
-    expect(live).toBeLessThanOrEqual(200);
-    expect(backup).toBeLessThanOrEqual(200);
-    expect(fs.existsSync(`${s.path}.2`)).toBe(false);
-    const { messages } = readSession(s.path);
-    // The newest message is last and the read spans the backup then the live file.
-    expect(messages[messages.length - 1]!.content).toContain("message number 19");
-    expect(messages[0]!.content).not.toContain("message number 19");
+    expect(fs.statSync(s.path).size).toBeLessThanOrEqual(200);
+    const parts = transcriptParts(s.path);
+    expect(parts.length).toBeGreaterThan(3);
+    expect(parts).toEqual(parts.map((_, i) => i + 1));
+    for (const p of parts) expect(fs.statSync(`${s.path}.${p}`).size).toBeLessThanOrEqual(200);
+    const { messages, warnings } = readSession(s.path);
+    expect(warnings).toEqual([]);
+    // Nothing lost, in order: parts oldest first, then the live file.
+    expect(messages.map((m) => m.content.split(" ")[2])).toEqual(
+      Array.from({ length: 20 }, (_, i) => String(i)),
+    );
+  });
+  it("beyond the configured count the oldest part goes, and readers say so", () => {
+    const s = openSession(dir, "t5", 120, 2);
+    for (let i = 0; i < 12; i++) s.append({ role: "user", content: `message number ${i} ${"x".repeat(20)}` });
+    expect(transcriptParts(s.path)).toHaveLength(2);
+    const { messages, warnings } = readSession(s.path);
+    expect(warnings.join()).toMatch(/parts 1\.\.\d+ were removed/);
+    expect(messages.at(-1)!.content).toContain("message number 11");
+  });
+  it("recall reads every part", async () => {
+    const s = openSession(dir, "t6", 150);
+    for (let i = 0; i < 12; i++) s.append({ role: "user", content: `needle-${i} ${"x".repeat(30)}` });
+    expect(transcriptParts(s.path).length).toBeGreaterThan(2);
+    const out = await runTool(
+      recallTool,
+      { query: "needle-0 ", limit: 20 },
+      makeToolContext({ sessionPath: s.path }),
+    );
+    expect(out).toContain("needle-0 ");
+    const first = await runTool(recallTool, { seq: 1, context: 0 }, makeToolContext({ sessionPath: s.path }));
+    expect(first).toContain("needle-0 ");
   });
   it("a torn last line is skipped with a warning and repaired by the next append", () => {
     const file = path.join(dir, "t4.jsonl");

@@ -1,0 +1,92 @@
+/**
+ * One live process per session id (issue 12): a second `-e --session-id X` while a run holds
+ * X is refused with exit 2 and writes nothing into X's transcript; after the run ends the id
+ * is free again; a claim left by a dead process is taken over. On main the second process
+ * interleaved its messages into the same file (and could clobber its rotation).
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { step, waitFor } from "../drills/lib.js";
+import { collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
+
+let home: string;
+beforeEach(() => {
+  home = tempDir();
+});
+afterEach(() => removeDir(home));
+
+const transcript = (id: string) => path.join(home, "state", "sessions", `${id}.jsonl`);
+
+describe("a session id in use by a live run", () => {
+  it("is refused to a second process (exit 2), which writes nothing into it; free again afterwards", async () => {
+    const slow = step("final", "first run done") as { reply: object };
+    const server = await startScriptedServer([{ ...slow, delayMs: 2_000 }, step("final", "third run done")]);
+    try {
+      const first = spawnCli(["-e", "first goal", "--session-id", "shared"], {
+        home,
+        env: { SCOOT_BACKEND_BASE_URL: server.url },
+      });
+      const firstDone = collect(first, { timeoutMs: 30_000 });
+      await waitFor("the first run's backend call", () => server.completions().length > 0);
+      const second = await runCli(["-e", "second goal", "--session-id", "shared"], {
+        home,
+        env: { SCOOT_BACKEND_BASE_URL: server.url },
+      });
+      expect(second.code).toBe(2);
+      expect(second.stderr).toMatch(
+        /session "shared" is in use by a live run \(pid \d+\); wait for it to finish or choose another --session-id/,
+      );
+      const a = await firstDone;
+      expect(a.code, a.stderr).toBe(0);
+      expect(a.stdout).toBe("first run done\n");
+      expect(fs.readFileSync(transcript("shared"), "utf8")).not.toContain("second goal");
+      const third = await runCli(["-e", "third goal", "--session-id", "shared"], {
+        home,
+        env: { SCOOT_BACKEND_BASE_URL: server.url },
+      });
+      expect(third.code, third.stderr).toBe(0);
+      expect(fs.existsSync(`${transcript("shared")}.lock`)).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a claim left by a process that died is taken over", async () => {
+    const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
+    fs.mkdirSync(path.dirname(transcript("orphan")), { recursive: true });
+    fs.writeFileSync(`${transcript("orphan")}.lock`, `${dead} 0123456789abcdef`);
+    const server = await startScriptedServer([step("final", "ok")]);
+    try {
+      const r = await runCli(["-e", "go", "--session-id", "orphan"], {
+        home,
+        env: { SCOOT_BACKEND_BASE_URL: server.url },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(fs.existsSync(`${transcript("orphan")}.lock`)).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("claimSession: re-entrant in one process, refused to another, released on exit", () => {
+    const dir = path.join(home, "sessions");
+    fs.mkdirSync(dir);
+    const script = `
+      const m = await import(${JSON.stringify(path.join(REPO_ROOT, "dist", "store", "session.js"))});
+      const a = m.claimSession(${JSON.stringify(dir)}, "x");
+      const b = m.claimSession(${JSON.stringify(dir)}, "x");
+      console.log(JSON.stringify({ a: a.ok, b: b.ok }));
+      if (process.argv[1] === "hold") await new Promise((r) => setTimeout(r, 1500));
+    `;
+    const holder = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(JSON.parse(holder.stdout)).toEqual({ a: true, b: true });
+    // Released at exit: a later process gets it.
+    expect(fs.existsSync(path.join(dir, "x.jsonl.lock"))).toBe(false);
+    fs.writeFileSync(path.join(dir, "x.jsonl.lock"), `${process.pid} 0123456789abcdef`);
+    const refused = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(JSON.parse(refused.stdout)).toEqual({ a: false, b: false });
+  });
+});
