@@ -4,7 +4,7 @@
  * `isError` results become error values so the observation says the tool failed.
  */
 import { clip } from "../core/clip.js";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 /** Cap on rendered text; the agent loop clips the observation much further. */
 export const MAX_RENDERED_BYTES = 1024 * 1024;

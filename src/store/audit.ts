@@ -20,7 +20,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
 import { acquireLock } from "./audit-lock.js";
