@@ -166,7 +166,13 @@ function fsyncDir(dir: string): void {
 function writeAll(fd: number, buf: Buffer): void {
   const n = fs.writeSync(fd, buf);
   // One write(2) keeps the line whole; a short write means the disk is full: fail closed.
-  if (n !== buf.length) throw new Error(`short write (${n} of ${buf.length} bytes): is the disk full?`);
+  // The kernel only shortens a regular-file write when space or quota runs out; name it, so the
+  // error reads like the ENOSPC a write that fits nothing gives (test/drills/disk-full.test.ts).
+  if (n !== buf.length) {
+    throw new Error(
+      `short write (${n} of ${buf.length} bytes): no space left on device (ENOSPC) or over quota`,
+    );
+  }
 }
 
 /** Chain hash of a file's last line (the fragment when torn); undefined for an empty or missing file. */
