@@ -4,7 +4,14 @@
  * input shape and example shown in the prompt, and a JSON schema of the input.
  */
 import type { Result } from "../core/types.js";
-import { type Fields, optionalInt, optionalString, parseObject, requireString } from "./json-input.js";
+import {
+  type Fields,
+  kindOf,
+  optionalInt,
+  optionalString,
+  parseObject,
+  requireString,
+} from "./json-input.js";
 
 interface FieldBase {
   /** How the field reads in the prompt's input shape (a JSON value or a placeholder). */
@@ -26,7 +33,12 @@ export interface IntField extends FieldBase {
   min: number;
 }
 
-export type FieldSpec = StringField | IntField;
+export interface ObjectField extends FieldBase {
+  kind: "object";
+  required: false;
+}
+
+export type FieldSpec = StringField | IntField | ObjectField;
 export type FieldSpecs = Record<string, FieldSpec>;
 
 /** A required string; `nonEmpty` (default true) also refuses blank text. */
@@ -45,12 +57,21 @@ export function optStr(
   return { kind: "string", required: false, nonEmpty: opts.nonEmpty ?? true, shape, example: opts.example };
 }
 
+/** An optional JSON object (`null` counts as absent). */
+export function optObj(shape = "{...}"): ObjectField {
+  return { kind: "object", required: false, shape };
+}
+
 /** An optional integer no smaller than `min`. */
 export function optInt(min: number, shape: string): IntField {
   return { kind: "int", required: false, min, shape };
 }
 
-type ValueOf<F extends FieldSpec> = F extends StringField ? string : number;
+type ValueOf<F extends FieldSpec> = F extends StringField
+  ? string
+  : F extends ObjectField
+    ? Record<string, unknown>
+    : number;
 type RequiredKeys<D extends FieldSpecs> = {
   [K in keyof D]: D[K]["required"] extends true ? K : never;
 }[keyof D];
@@ -100,7 +121,9 @@ export function declareInput<D extends FieldSpecs, T = InputOf<D>>(
             k,
             f.kind === "int"
               ? { type: "integer", minimum: f.min }
-              : { type: "string", ...(f.nonEmpty ? { minLength: 1 } : {}) },
+              : f.kind === "object"
+                ? { type: "object" }
+                : { type: "string", ...(f.nonEmpty ? { minLength: 1 } : {}) },
           ];
         }),
       ),
@@ -125,6 +148,14 @@ export function declareInput<D extends FieldSpecs, T = InputOf<D>>(
 
 function readField(tool: string, obj: Fields, key: string, f: FieldSpec): Result<unknown> {
   if (f.kind === "int") return optionalInt(tool, obj, key, f.min);
+  if (f.kind === "object") {
+    const v = obj[key];
+    if (v === undefined || v === null) return { ok: true, value: undefined };
+    if (typeof v !== "object" || Array.isArray(v)) {
+      return { ok: false, error: `${tool}: "${key}" must be a JSON object, got ${kindOf(v)}` };
+    }
+    return { ok: true, value: v };
+  }
   const opts = { nonEmpty: f.nonEmpty };
   return f.required ? requireString(tool, obj, key, opts) : optionalString(tool, obj, key, opts);
 }

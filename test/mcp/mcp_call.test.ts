@@ -21,13 +21,22 @@ describe("mcp_call input", () => {
   it.each([
     ["not JSON", "demo lookup", /must be a JSON object/],
     ["an array", "[]", /must be a JSON object/],
-    ["no server", '{"tool":"t"}', /needs `server`/],
-    ["empty server", '{"server":"","tool":"t"}', /needs `server`/],
-    ["no tool", '{"server":"s"}', /needs `tool`/],
-    ["tool not a string", '{"server":"s","tool":3}', /needs `tool`/],
-    ["args an array", '{"server":"s","tool":"t","args":[1]}', /`args` must be a JSON object/],
-    ["args a string", '{"server":"s","tool":"t","args":"q=1"}', /`args` must be a JSON object/],
-    ["arguments instead of args", '{"server":"s","tool":"t","arguments":{}}', /unknown key\(s\): arguments/],
+    // The declared-input messages every tool shares (issue 10).
+    ["no server", '{"tool":"t"}', /^mcp_call: "server" is required$/],
+    ["empty server", '{"server":"","tool":"t"}', /^mcp_call: "server" must be a non-empty string$/],
+    ["no tool", '{"server":"s"}', /^mcp_call: "tool" is required$/],
+    ["tool not a string", '{"server":"s","tool":3}', /^mcp_call: "tool" must be a string, got the number 3$/],
+    [
+      "args an array",
+      '{"server":"s","tool":"t","args":[1]}',
+      /^mcp_call: "args" must be a JSON object, got an array$/,
+    ],
+    ["args a string", '{"server":"s","tool":"t","args":"q=1"}', /"args" must be a JSON object, got a string/],
+    [
+      "arguments instead of args",
+      '{"server":"s","tool":"t","arguments":{}}',
+      /^mcp_call: unknown field "arguments"; allowed: server, tool, args$/,
+    ],
   ])("rejects %s", (_what, raw, message) => {
     const r = mcpCallTool.parse(raw);
     expect(r.ok).toBe(false);

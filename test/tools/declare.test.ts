@@ -1,7 +1,7 @@
 /** One input declaration per tool gives the type, the validation, the prompt shape and a schema (issue 10). */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { buildSystemPrompt } from "../../src/agent/prompt.js";
-import { declareInput, type InputOf, optInt, optStr, str } from "../../src/tools/declare.js";
+import { declareInput, type InputOf, optInt, optObj, optStr, str } from "../../src/tools/declare.js";
 import { TOOLS } from "../../src/tools/registry.js";
 
 const DECL = declareInput("demo", {
@@ -52,6 +52,20 @@ describe("declareInput", () => {
     ],
   ])("parse(%s)", (raw, want) => {
     expect(DECL.parse(raw)).toEqual(want);
+  });
+
+  it("an optional object field: null counts as absent, anything else must be an object", () => {
+    const d = declareInput("obj", { name: str(), args: optObj() });
+    expect(d.inputShape).toBe('{"name": "...", "args": {...}}');
+    expect(d.parse('{"name":"a","args":null}')).toEqual({ ok: true, value: { name: "a" } });
+    expect(d.parse('{"name":"a","args":{"q":1}}')).toEqual({
+      ok: true,
+      value: { name: "a", args: { q: 1 } },
+    });
+    expect(d.parse('{"name":"a","args":[1]}')).toEqual({
+      ok: false,
+      error: 'obj: "args" must be a JSON object, got an array',
+    });
   });
 
   it("refine adds checks the field list cannot say, with their own corrections", () => {
