@@ -20,7 +20,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
-import type { Result } from "../core/types.js";
+import type { Result } from "../tools/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
 import { acquireLock } from "./audit-lock.js";
@@ -164,14 +164,14 @@ function fsyncDir(dir: string): void {
 }
 
 function writeAll(fd: number, buf: Buffer): void {
-  const n = fs.writeSync(fd, buf);
-  // One write(2) keeps the line whole; a short write means the disk is full: fail closed.
-  // The kernel only shortens a regular-file write when space or quota runs out; name it, so the
-  // error reads like the ENOSPC a write that fits nothing gives (test/drills/disk-full.test.ts).
-  if (n !== buf.length) {
-    throw new Error(
-      `short write (${n} of ${buf.length} bytes): no space left on device (ENOSPC) or over quota`,
-    );
+  // Appends happen under the lock, so finishing a short write cannot interleave with another
+  // writer. When the disk is full the next write throws ENOSPC, which names the cause; the
+  // torn line it leaves is repaired by the next append (README "Sessions and audit").
+  let done = 0;
+  while (done < buf.length) {
+    const n = fs.writeSync(fd, buf, done, buf.length - done);
+    if (n === 0) throw new Error(`short write (${done} of ${buf.length} bytes): is the disk full?`);
+    done += n;
   }
 }
 
