@@ -47,6 +47,11 @@ function startServer(script) {
   const requests = [];
   let next = 0;
   const server = http.createServer((req, res) => {
+    // Context-window discovery probes (GET /models, /props, …) find nothing here.
+    if (req.method !== "POST") {
+      res.writeHead(404).end();
+      return;
+    }
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
