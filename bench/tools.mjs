@@ -37,6 +37,9 @@ if (!fs.existsSync(path.join(dist, "grep.js")) || !fs.existsSync(path.join(dist,
 }
 const { grepTool } = await import(path.join(dist, "grep.js"));
 const { globTool } = await import(path.join(dist, "glob.js"));
+// Tools open only the paths the gate resolved (README "One call pipeline"): judge them once here.
+const { judgeReadPath } = await import(path.join(dist, "..", "policy", "paths.js"));
+const { resolvePhysical } = await import(path.join(dist, "..", "policy", "realpath.js"));
 
 // ---------------------------------------------------------------------------------------------
 // data
@@ -121,11 +124,14 @@ async function timeTool(tool, input) {
   const parsed = tool.parse(JSON.stringify(input));
   if (!parsed.ok) throw new Error(parsed.error);
   const ctx = { cwd: WORK, signal: new AbortController().signal, timeoutMs: 600_000, services: {} };
-  let out = await tool.run(parsed.value, ctx); // warm-up (JIT, page cache)
+  const settings = { mode: "unrestricted", projectRoot: WORK, secretPaths: [], realpath: resolvePhysical };
+  const read = (tool.effects(parsed.value).readPaths ?? []).map((p) => judgeReadPath(p, settings).target);
+  const target = { read, write: [] };
+  let out = await tool.run(parsed.value, ctx, target); // warm-up (JIT, page cache)
   const times = [];
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now();
-    out = await tool.run(parsed.value, ctx);
+    out = await tool.run(parsed.value, ctx, target);
     times.push(performance.now() - t);
   }
   return { ms: median(times), spread: iqr(times), out };

@@ -5,6 +5,7 @@
  */
 import type { Message } from "../store/session.js";
 import type { Result } from "../tools/types.js";
+import { declaredEffects } from "./calls.js";
 import { extractStep } from "./step.js";
 
 /** Bytes a message costs beyond its content on the wire (role, quotes, separators). */
@@ -41,7 +42,16 @@ export const compactStats = { stepParses: 0 };
 /** What one message contributes to the digest, found by parsing it once. */
 type Fact =
   | { kind: "earlier"; text: string }
-  | { kind: "step"; action: string; input: string; pathOf: string; thought: string }
+  | {
+      kind: "step";
+      action: string;
+      input: string;
+      /** From the call's declared effects (issue 10), never from its action name. */
+      reads: readonly string[];
+      writes: readonly string[];
+      shell: boolean;
+      thought: string;
+    }
   | { kind: "observation"; text: string }
   | { kind: "none" };
 
@@ -70,15 +80,19 @@ function parseFact(m: Message): Fact {
     const action = String(step.value.action ?? "");
     const rawInput = step.value.action_input;
     const input = typeof rawInput === "string" ? rawInput : JSON.stringify(rawInput ?? "");
-    let pathOf = "";
-    try {
-      const obj = JSON.parse(input) as { path?: unknown; pattern?: unknown };
-      pathOf = typeof obj.path === "string" ? obj.path : "";
-    } catch {
-      // bash and final take plain text
-    }
+    // What the call read or wrote comes from its declared effects, not its action name.
+    const effects = declaredEffects(action, input);
     const thought = typeof step.value.thought === "string" ? step.value.thought : "";
-    return { kind: "step", action, input, pathOf, thought };
+    return {
+      kind: "step",
+      action,
+      input,
+      // The project root itself (glob's default root) names nothing worth remembering.
+      reads: (effects?.readPaths ?? []).filter((p) => p !== "."),
+      writes: effects?.writePaths ?? [],
+      shell: effects?.command !== undefined,
+      thought,
+    };
   }
   if (m.role === "user") return { kind: "observation", text: m.content };
   return { kind: "none" };
@@ -134,7 +148,7 @@ class Digest {
   /** short(earlier.join(" ")), kept current; once it is cut, more text cannot change it. */
   private earlierShort = "";
   private earlierSaturated = false;
-  private pending: { action: string; input: string } | undefined;
+  private pending: { action: string; input: string; shell: boolean } | undefined;
   count = 0;
 
   add(fact: Fact): void {
@@ -151,10 +165,10 @@ class Digest {
         }
         return;
       case "step": {
-        const { action, input, pathOf, thought } = fact;
-        this.pending = { action, input };
-        if (["file_read", "grep", "outline"].includes(action) && pathOf) l.read.push(pathOf);
-        if (["file_write", "file_edit"].includes(action) && pathOf) l.changed.push(pathOf);
+        const { action, input, reads, writes, shell, thought } = fact;
+        this.pending = { action, input, shell };
+        for (const p of reads) l.read.push(p);
+        for (const p of writes) l.changed.push(p);
         if (thought) l.findings.push(short(thought));
         return;
       }
@@ -164,7 +178,7 @@ class Digest {
         const text = fact.text;
         if (/denied/i.test(text.slice(0, 200)) && /policy/i.test(text.slice(0, 300))) {
           l.denials.push(short(`${pending.action} ${pending.input}`));
-        } else if (pending.action === "bash") {
+        } else if (pending.shell) {
           const exit = /exit code: (-?\d+)|killed by signal (\w+)|timed out after \d+ ms/.exec(text);
           l.commands.push(short(`${pending.input} → ${exit ? exit[0] : "ran"}`));
         } else if (/\berror\b/i.test(firstLines(text, 3).join(" "))) {

@@ -3,7 +3,7 @@
  * fence or prose around exactly one JSON object; validation checks the fields, the action
  * and the tool's own input schema. Nothing reaches a tool before both pass.
  */
-import { clip } from "../tools/clip.js";
+import { clip } from "../core/clip.js";
 import type { AnyTool, Result } from "../tools/types.js";
 
 /**

@@ -3,7 +3,7 @@
  * stepped down through the structured-output levels when `auto` meets a server that rejects them.
  */
 import { type Config, effectiveBackendTimeout } from "../config/schema.js";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import {
   abortedMessage,
   backendError,

@@ -3,7 +3,7 @@
  * so a dead or misconfigured backend is reported in seconds with the same one-line errors as a run.
  */
 import type { Config } from "../config/schema.js";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import { backendError, httpMessage, protocolMessage, transportError } from "./errors.js";
 import { exchange } from "./transport.js";
 import type { BackendError } from "./types.js";

@@ -12,7 +12,7 @@
  * be presented as an answer.
  */
 import type { BackendApi } from "../config/schema.js";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import type { Usage } from "./types.js";
 import { excerpt } from "./wire.js";

@@ -5,9 +5,9 @@
  */
 import http from "node:http";
 import type https from "node:https";
+import type { Result } from "../core/types.js";
 import { httpsModule } from "../net/builtins.js";
 import { makeHttpsAgent } from "../net/tls.js";
-import type { Result } from "../tools/types.js";
 
 /** A model reply is a few KB; anything this large is a misconfigured endpoint, not an answer. */
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;

@@ -2,7 +2,7 @@
  * The backend client's public shapes. Scoot speaks plain JSON to OpenAI-compatible servers,
  * so these are our own minimal types, not the SDK's: only the fields Scoot sends or reads.
  */
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 /** How hard Scoot asks the server to keep to the step shape (SPEC 5). `auto` resolves to one of these. */
 export type StructuredLevel = "json_schema" | "json_object" | "none";

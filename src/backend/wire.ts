@@ -3,7 +3,7 @@
  * Pure functions, so every rule here is tested as a table without a server.
  */
 import type { BackendApi } from "../config/schema.js";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import type { ChatMessage, StructuredLevel, Usage } from "./types.js";
 
 /** Name of the schema in `response_format` / `text.format`; servers echo it in errors. */

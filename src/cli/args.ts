@@ -2,7 +2,7 @@
  * Command-line parsing. Flags may stand anywhere; what is left forms the command words.
  * Unknown flags and missing values are usage errors (exit 2), never silently ignored.
  */
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 interface FlagSpec {
   /** The key the value is stored under. */

@@ -4,7 +4,7 @@ import type { Config } from "../config/schema.js";
 import { auditOptions } from "../store/audit.js";
 import { loadAuditKey } from "../store/audit-chain.js";
 import { verifyAudit } from "../store/audit-verify.js";
-import type { Check } from "./doctor.js";
+import type { Check } from "./doctor-check.js";
 
 export function auditChecks(config: Config, live: string): Check[] {
   const checks: Check[] = [];

@@ -21,7 +21,7 @@ import { mcpPromptSection } from "../mcp/prompt.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { enabledTools } from "../tools/registry.js";
-import type { Check } from "./doctor.js";
+import type { Check } from "./doctor-check.js";
 
 /** Below this many tokens a run spends most of its window on the system prompt and compacts every turn. */
 export const COMFORTABLE_WINDOW_TOKENS = 8_192;

@@ -7,7 +7,7 @@ import { sandboxCheck } from "../sandbox/doctor.js";
 import { validateJobs } from "../schedule/jobs.js";
 import { discoverSkills } from "../skills/discover.js";
 import type { Cli } from "./context.js";
-import type { Check } from "./doctor.js";
+import type { Check } from "./doctor-check.js";
 
 function skillChecks(config: Config, cli: Cli, root: string): Check[] {
   if (!config.skills.enabled)

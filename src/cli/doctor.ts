@@ -12,18 +12,14 @@ import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { auditChecks } from "./doctor-audit.js";
+import type { Check } from "./doctor-check.js";
 import { EXIT } from "./io.js";
 
 /** Doctor must answer quickly even when the backend hangs. */
 export const DOCTOR_BACKEND_TIMEOUT_MS = 3_000;
 const MIN_NODE_MAJOR = 20;
 
-export type Status = "OK" | "WARN" | "FAIL";
-export interface Check {
-  name: string;
-  status: Status;
-  detail: string;
-}
+export type { Check, Status } from "./doctor-check.js";
 
 function modeString(mode: number): string {
   return (mode & 0o777).toString(8).padStart(4, "0");

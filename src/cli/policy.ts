@@ -1,11 +1,13 @@
 /**
- * `scoot policy check <action> <input> [--mode M]`: dry-runs the very gate the agent uses,
+ * `scoot policy check <action> <input> [--mode M]`: a dry run of the very call pipeline the
+ * agent uses, up to the gate (validation, effects, the gate; `parallel` children included),
  * with the loaded configuration (hardening flags, secret paths, MCP allowlists).
  */
-import { decideCall } from "../agent/decide-call.js";
+import { dryRunDecision, prepareCall } from "../agent/calls.js";
 import { tokenFilePath } from "../config/secrets.js";
 import { buildGateSettings } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
+import { TOOLS_BY_NAME } from "../tools/registry.js";
 import { flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -34,7 +36,7 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
     mode = parsed;
   }
   const settings = buildGateSettings(config, cli.cwd, { mode, tokenFile: tokenFilePath(config, paths.root) });
-  const decision = decideCall(action, input, settings);
+  const decision = dryRunDecision(prepareCall(action, input, { settings, tools: TOOLS_BY_NAME }));
   cli.io.out(`mode=${mode}\n`);
   if (decision.allow) {
     cli.io.out("decision=allow\n");

@@ -4,10 +4,10 @@
  * and `serve`'s `run {resume}`. Every refusal is a usage error (exit 2) naming the session.
  */
 
+import type { Result } from "../core/types.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath, validateSessionId } from "../store/session.js";
 import { latestSessionOfProject, sessionExists } from "../store/session-meta.js";
-import type { Result } from "../tools/types.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
 
 export interface ResumeTarget {

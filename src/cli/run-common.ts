@@ -1,9 +1,9 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import type { Config, PolicyMode } from "../config/schema.js";
+import type { Result } from "../core/types.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
-import type { Result } from "../tools/types.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";

@@ -4,6 +4,7 @@
  * go to stderr; stdout carries responses only. Exits 0 when stdin ends; SIGINT/SIGTERM abort
  * the request in hand, answer it, and exit 130.
  */
+import { consoleToStderr } from "../core/console-guard.js";
 import { createMethods } from "../serve/methods.js";
 import { serveLines } from "../serve/server.js";
 import { flagBool } from "./args.js";
@@ -17,6 +18,8 @@ export async function runServe(cli: Cli): Promise<number> {
     cli.io.err(`scoot serve: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
+  // stdout carries responses only: a library's console.log must not land in the stream.
+  consoleToStderr();
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;

@@ -4,8 +4,8 @@
  */
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
+import { clip } from "../core/clip.js";
 import { redact } from "../store/redact.js";
-import { clip } from "../tools/clip.js";
 
 const TRACE_INPUT_MAX = 300;
 

@@ -58,11 +58,12 @@ function checkValue(spec: KeySpec, value: unknown, where: string): Checked {
       if (typeof value !== "string") return wrong("a policy name (readonly, guarded, unrestricted)");
       const mode = normalisePolicy(value);
       if (mode) return { ok: true, value: mode };
-      // A typo must never loosen the gate: unknown policy strings become guarded.
+      // A typo must never loosen the gate: an unknown policy in the file becomes readonly, the
+      // strictest mode (an environment typo is ignored instead, see applyEnv; README "Policy modes").
       return {
         ok: "warn",
-        value: "guarded",
-        warning: `${where}: unknown policy "${value}"; using "guarded" (valid: readonly, guarded, unrestricted)`,
+        value: "readonly",
+        warning: `${where}: unknown policy "${value}"; using "readonly" (valid: readonly, guarded, unrestricted, yolo)`,
       };
     }
     case "string[]":
@@ -277,6 +278,13 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fr
           : parsed;
       if (checked.ok === false) {
         warnings.push(`${name} ignored: ${checked.error.replace(/^[^:]+: /, "")}`);
+        continue;
+      }
+      if (checked.ok === "warn" && spec.kind.type === "policy") {
+        // An override typo keeps the configured value: it can neither loosen nor surprise.
+        warnings.push(
+          `${name} ignored: ${checked.warning.replace(/^[^:]+: /, "").replace(/; using "readonly"/, `; keeping "${String(target[section]![key])}"`)}`,
+        );
         continue;
       }
       if (checked.ok === "warn") warnings.push(`${name}: ${checked.warning.replace(/^[^:]+: /, "")}`);

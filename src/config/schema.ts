@@ -96,7 +96,10 @@ export interface Config {
   edge: { max_job_policy: PolicyMode };
 }
 
-/** How a key's value is checked. `policy` is an enum whose unknown values fall back to `guarded`. */
+/**
+ * How a key's value is checked. `policy` is an enum whose unknown values become `readonly` in
+ * the file and are ignored in the environment (a typo never loosens the gate).
+ */
 export type KeyKind =
   | { type: "string"; optional?: boolean }
   | { type: "int"; min: number; max: number }

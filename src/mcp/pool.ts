@@ -18,9 +18,9 @@
 import * as fs from "node:fs";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpServerConfig } from "../config/schema.js";
+import type { Result } from "../core/types.js";
 import type { McpService } from "../tools/mcp_call.js";
 import { terminateGroup } from "../tools/process-group.js";
-import type { Result } from "../tools/types.js";
 import { resolveHeaders } from "./config.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
 import { renderToolResult } from "./render.js";

@@ -3,8 +3,8 @@
  * never dumped (base64 would flood the context for nothing the model can read), and
  * `isError` results become error values so the observation says the tool failed.
  */
-import { clip } from "../tools/clip.js";
-import type { Result } from "../tools/types.js";
+import { clip } from "../core/clip.js";
+import type { Result } from "../core/types.js";
 
 /** Cap on rendered text; the agent loop clips the observation much further. */
 export const MAX_RENDERED_BYTES = 1024 * 1024;

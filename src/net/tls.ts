@@ -8,7 +8,7 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type https from "node:https";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import { httpsModule, tlsModule } from "./builtins.js";
 
 /** A CA file larger than this is not a certificate bundle. */

@@ -1,25 +1,28 @@
 /**
- * The execution-policy gate (SPEC 8): one decision function for the agent loop, `parallel`
- * children, redirect hops and `scoot policy check`.
+ * The execution-policy gate (README "Policy"): one decision function for every call, reached
+ * only through the call pipeline (`agent/calls.ts`): the agent loop, `parallel` children,
+ * redirect hops and `scoot policy check`.
  *
- * It reads like a table, in this order:
+ * It decides from the call's declared effects only, never from its action name. It reads
+ * like a table, in this order:
  * 1. capability: `native` (skill, recall) is always allowed; in readonly `write`, `net_read`,
  *    `net_write` and `exec` are denied outright.
  * 2. read paths (every mode, see paths.ts), then write paths.
  * 3. shell text (bash) → shell.ts; URL (http_request) → urls.ts; MCP target → allowlist.
  * A call that claims a capability but omits what the gate needs to judge it (a write with
- * no path, a network call with no URL, an exec with neither command nor MCP target) is
- * refused unless the mode is unrestricted: fail closed.
+ * no path, a network call with no URL) is refused unless the mode is unrestricted; an exec
+ * with neither command nor MCP target is refused in every mode: fail closed.
  *
  * `decide` does no I/O of its own; `buildGateSettings` is where the configuration and the
- * filesystem resolver come in.
+ * filesystem resolver come in. An allowed verdict carries the resolved paths it judged (the
+ * target); the tool opens those and nothing else.
  */
 import os from "node:os";
 import path from "node:path";
 import type { Config, PolicyMode } from "../config/schema.js";
+import type { Capability, Decision, Effects, Verdict } from "../core/types.js";
 import { validateMcpServers } from "../mcp/config.js";
-import type { Capability, Decision, Effects } from "../tools/types.js";
-import { checkReadPath, checkWritePath } from "./paths.js";
+import { judgeReadPath, judgeWritePath } from "./paths.js";
 import { resolvePhysical } from "./realpath.js";
 import { checkShell } from "./shell.js";
 import type { GateSettings } from "./types.js";
@@ -39,7 +42,7 @@ export const CAPABILITIES: ReadonlySet<Capability> = new Set([
 
 const ALLOW: Decision = { allow: true };
 
-function deny(reason: string): Decision {
+function deny(reason: string): { allow: false; reason: string } {
   return { allow: false, reason };
 }
 
@@ -48,22 +51,25 @@ function clipName(s: string): string {
   return oneLine.length > MAX_REASON_NAME ? `${oneLine.slice(0, MAX_REASON_NAME)}...` : oneLine;
 }
 
-/** Decides one call from its effects. */
-export function decide(action: string, effects: Effects, settings: GateSettings): Decision {
+/** Decides one call from its declared effects; when allowed, with the resolved target. */
+export function decide(effects: Effects, settings: GateSettings): Verdict {
   const cap = effects.capability;
   const mode = settings.mode;
   const strict = mode !== "unrestricted";
-  const isShell = action === "bash" || effects.command !== undefined;
-  const isMcp = action === "mcp_call" || effects.mcp !== undefined;
-  const isNet =
-    action === "http_request" || effects.url !== undefined || cap === "net_read" || cap === "net_write";
+  const isShell = effects.command !== undefined;
+  const isMcp = effects.mcp !== undefined;
+  const isNet = effects.url !== undefined || cap === "net_read" || cap === "net_write";
 
   if (!CAPABILITIES.has(cap)) return deny(`policy: unknown capability ${clipName(String(cap))}`);
-  if (cap === "native") return ALLOW;
+  if (cap === "native") return { allow: true, target: { read: [], write: [] } };
+  // Nothing to judge is never allowed, whatever the mode (the gate knows no action names).
+  if (cap === "exec" && !isShell && !isMcp) {
+    return deny("policy: exec call names neither a command nor an MCP target");
+  }
 
   if (mode === "readonly") {
     if (cap === "write") return deny("readonly mode denies writes; run with --policy guarded");
-    if (cap === "net_read" || cap === "net_write" || isNet) {
+    if (isNet) {
       return deny("readonly mode denies network access (GET and HEAD included); run with --policy guarded");
     }
     if (isMcp) return deny("readonly mode denies MCP calls; run with --policy guarded");
@@ -71,15 +77,19 @@ export function decide(action: string, effects: Effects, settings: GateSettings)
       return deny("readonly mode denies shell commands; run with --policy guarded");
   }
 
+  const read: string[] = [];
   for (const p of effects.readPaths ?? []) {
-    const d = checkReadPath(p, settings);
+    const d = judgeReadPath(p, settings);
     if (!d.allow) return d;
+    read.push(d.target);
   }
   const writes = effects.writePaths ?? [];
   if (cap === "write" && writes.length === 0 && strict) return deny("write: the call names no path to check");
+  const write: string[] = [];
   for (const p of writes) {
-    const d = checkWritePath(p, settings);
+    const d = judgeWritePath(p, settings);
     if (!d.allow) return d;
+    write.push(d.target);
   }
 
   if (isShell) {
@@ -98,10 +108,8 @@ export function decide(action: string, effects: Effects, settings: GateSettings)
     const d = checkMcp(effects.mcp, settings);
     if (!d.allow) return d;
   }
-  if (cap === "exec" && !isShell && !isMcp && strict) {
-    return deny("policy: exec call names neither a command nor an MCP target");
-  }
-  return ALLOW;
+
+  return { allow: true, target: { read, write } };
 }
 
 /** MCP fails closed: readonly, unknown server, empty allowlist, unlisted tool. */

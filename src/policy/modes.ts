@@ -1,5 +1,5 @@
 /**
- * Policy modes and their privilege lattice (SPEC 3, 4, 8).
+ * Policy modes and their privilege lattice (README "Policy modes", "Unattended operation").
  *
  * readonly < guarded < unrestricted. `--unattended` runs may never exceed the
  * configured ceiling (`edge.max_job_policy`) and never run `guarded`: a job nobody
@@ -20,8 +20,8 @@ const MODE_NAMES: Readonly<Record<string, PolicyMode>> = {
 
 /**
  * Parses a mode name, case-insensitively and trimmed. Unknown input (including non-strings)
- * gives undefined: the caller decides whether that is a usage error (CLI) or a fallback to
- * `guarded` with a warning (configuration) — never a silent loosening.
+ * gives undefined: the caller decides whether that is a usage error (CLI), `readonly` with a
+ * warning (file, job), or an ignored override (environment) — never a looser mode.
  */
 export function parsePolicyMode(s: unknown): PolicyMode | undefined {
   if (typeof s !== "string") return undefined;

@@ -1,12 +1,11 @@
 /**
- * Read-path and write-path rules (SPEC 8).
+ * Read-path and write-path rules (README "Policy modes", "Paths are judged where they are opened").
  *
- * Pure decisions: the only filesystem knowledge comes from `settings.realpath`, which
- * resolves symlinks physically (the way the kernel walks a path, `..` after a symlink
- * included) and re-joins the part that does not exist yet. Paths are judged where Scoot's
- * file tools will open them: `~` and `~/x` mean the home directory (as `tools/fs-util`
- * resolves them, from the same `os.homedir()`), `$VAR` is not expanded (a literal name),
- * anything else is relative to the project root.
+ * Pure decisions: the only filesystem knowledge comes from `settings.realpath`. Each path is
+ * resolved once: normalised lexically against the project root (`~` and `~/x`: the home
+ * directory; `$VAR` is not expanded, a literal name), then every symlink followed
+ * (realpath.ts). That resolved path is both what is judged and, on allow, the target the
+ * file tool opens (issue 10; test/agent/equivalence.test.ts).
  *
  * Read rules
  * - unrestricted: everything.
@@ -34,7 +33,7 @@
  */
 import os from "node:os";
 import path from "node:path";
-import type { Decision } from "../tools/types.js";
+import type { Decision } from "../core/types.js";
 import type { GateSettings } from "./types.js";
 
 /** Path segments that are secrets themselves or directories full of them (compared lower-case). */
@@ -63,25 +62,66 @@ export const SECRET_NAMES: ReadonlySet<string> = new Set([
 export const SECRET_PREFIXES: readonly string[] = [".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
 
 /**
- * Segments that are one of these words alone or with a data-file extension (`secrets.yaml`,
- * `credentials.json`, `token`); `token.ts` or `secret_santa.md` stay readable.
+ * Words that make a name secret wherever they stand inside one segment: the segment is split
+ * into words on `-`, `_`, `.` and spaces (case-insensitively), so `demo-token`,
+ * `api_token.txt`, `prod-secrets.yaml` and `db.password` are secrets, while `tokenizer.ts`
+ * and `secretariat.md` are not (whole words only). README "Secret-like names".
  */
-export const SECRET_STEMS: readonly string[] = ["credentials", "secret", "secrets", "token", "tokens"];
-const SECRET_STEM_EXTENSIONS: readonly string[] = [
-  "",
-  ".json",
-  ".yaml",
-  ".yml",
-  ".toml",
-  ".ini",
-  ".txt",
-  ".conf",
-  ".cfg",
-  ".env",
-  ".properties",
-  ".xml",
-  ".csv",
+export const SECRET_WORDS: ReadonlySet<string> = new Set([
+  "token",
+  "tokens",
+  "secret",
+  "secrets",
+  "credential",
+  "credentials",
+  "creds",
+  "password",
+  "passwords",
+  "passwd",
+  "privkey",
+  "privatekey",
+  "apikey",
+  "apikeys",
+]);
+/** Two-word spellings of the same (`private_key.pem`, `api-key.txt`). */
+export const SECRET_WORD_PAIRS: readonly (readonly [string, string])[] = [
+  ["private", "key"],
+  ["api", "key"],
 ];
+
+/**
+ * A file named after a secret word but written in a programming language is code about the
+ * secret, not the secret (`token.ts`, `password_hash.py`): the word rule skips names whose
+ * last extension is one of these. Data and config names (`.txt`, `.json`, `.yaml`, no
+ * extension) stay covered. README "Secret-like names".
+ */
+export const SOURCE_CODE_EXTENSIONS: ReadonlySet<string> = new Set([
+  "ts",
+  "tsx",
+  "mts",
+  "cts",
+  "js",
+  "jsx",
+  "mjs",
+  "cjs",
+  "py",
+  "rb",
+  "go",
+  "rs",
+  "java",
+  "kt",
+  "scala",
+  "swift",
+  "c",
+  "h",
+  "cc",
+  "cpp",
+  "hpp",
+  "cs",
+  "php",
+  "lua",
+  "zig",
+]);
 
 /** Private-key and keystore file extensions. */
 export const SECRET_EXTENSIONS: readonly string[] = [
@@ -111,10 +151,21 @@ function foldSegment(seg: string): string {
   return trimmed === "" ? folded : trimmed;
 }
 
+function secretWords(seg: string): boolean {
+  const words = seg.split(/[-_. ]+/).filter((w) => w !== "");
+  const last = seg.includes(".") ? seg.slice(seg.lastIndexOf(".") + 1) : "";
+  if (SOURCE_CODE_EXTENSIONS.has(last)) return false;
+  for (let i = 0; i < words.length; i++) {
+    if (SECRET_WORDS.has(words[i]!)) return true;
+    if (SECRET_WORD_PAIRS.some(([a, b]) => words[i] === a && words[i + 1] === b)) return true;
+  }
+  return false;
+}
+
 function secretSegment(seg: string): boolean {
   if (SECRET_NAMES.has(seg)) return true;
   if (SECRET_PREFIXES.some((p) => seg.startsWith(p))) return true;
-  if (SECRET_STEMS.some((stem) => SECRET_STEM_EXTENSIONS.some((ext) => seg === stem + ext))) return true;
+  if (secretWords(seg)) return true;
   if (/(^|[._-])(privkey|private[._-]?key)([._-]|$)/.test(seg)) return true;
   return SECRET_EXTENSIONS.some((ext) => seg.endsWith(ext) && seg.length > ext.length);
 }
@@ -170,7 +221,9 @@ function isInsideFolded(child: string, parent: string): boolean {
 
 /** Where a path points: lexically (for matching) and physically (symlinks followed). */
 interface Located {
+  /** Normalised against the project root (or home for `~`), no symlink followed. */
   lexical: string;
+  /** `lexical` with every symlink followed: the file the tool will open. */
   physical: string | undefined;
   realRoot: string | undefined;
 }
@@ -178,20 +231,10 @@ interface Located {
 function locate(p: string, settings: GateSettings): Located {
   const root = path.resolve(settings.projectRoot);
   let lexical: string;
-  let walked: string;
-  if (p === "~" || p.startsWith("~/")) {
-    const home = os.homedir();
-    lexical = path.resolve(home, p.slice(2));
-    walked = `${home}/${p.slice(2)}`;
-  } else if (path.isAbsolute(p)) {
-    lexical = path.resolve(p);
-    walked = p;
-  } else {
-    lexical = path.resolve(root, p);
-    // Not path.join: `link/../x` must reach the resolver unnormalised so `..` follows the link.
-    walked = `${root}/${p}`;
-  }
-  return { lexical, physical: settings.realpath(walked), realRoot: settings.realpath(root) };
+  if (p === "~" || p.startsWith("~/")) lexical = path.resolve(os.homedir(), p.slice(2));
+  else lexical = path.resolve(root, p);
+  // One resolution, lexical first: the same string the tool is then handed (issue 10).
+  return { lexical, physical: settings.realpath(lexical), realRoot: settings.realpath(root) };
 }
 
 /** The secret a located path is, or is reached through; undefined when none. */
@@ -220,13 +263,36 @@ function secretReason(p: string, loc: Located, settings: GateSettings): string |
   return undefined;
 }
 
-function denied(reason: string): Decision {
+/** A path decision; when it allows, `target` is the resolved file the tool must open. */
+export type PathVerdict = { allow: true; target: string } | { allow: false; reason: string };
+
+function denied(reason: string): { allow: false; reason: string } {
   return { allow: false, reason };
+}
+
+/** The decision alone, for callers that only ask "allowed?" (tests, diagnostics). */
+function decisionOf(v: PathVerdict): Decision {
+  return v.allow ? { allow: true } : v;
 }
 
 /** Read-path rule for one path a read tool touches. */
 export function checkReadPath(p: string, settings: GateSettings): Decision {
-  if (settings.mode === "unrestricted") return { allow: true };
+  return decisionOf(judgeReadPath(p, settings));
+}
+
+/** Write-path rule for one path a write tool touches. */
+export function checkWritePath(p: string, settings: GateSettings): Decision {
+  return decisionOf(judgeWritePath(p, settings));
+}
+
+/** Read-path rule for one path, with the file it resolves to. */
+export function judgeReadPath(p: string, settings: GateSettings): PathVerdict {
+  if (p === "") return denied("read: empty path");
+  if (p.includes("\0")) return denied("read: path contains a NUL byte");
+  if (settings.mode === "unrestricted") {
+    const loc = locate(p, settings);
+    return { allow: true, target: loc.physical ?? loc.lexical };
+  }
   if (p === "") return denied("read: empty path");
   if (p.includes("\0")) return denied("read: path contains a NUL byte");
   if (settings.mode === "readonly") {
@@ -249,15 +315,27 @@ export function checkReadPath(p: string, settings: GateSettings): Decision {
       return denied("read: path leads outside the project root through a symlink (readonly mode)");
     }
   }
+  if (loc.physical === undefined) {
+    return denied("read: path cannot be resolved (symlink loop or unreadable directory)");
+  }
   const secret = secretReason(p, loc, settings);
   if (secret) return denied(`read: ${secret}; Scoot does not read secrets`);
-  return { allow: true };
+  return { allow: true, target: loc.physical };
 }
 
-/** Write-path rule for one path a write tool touches. */
-export function checkWritePath(p: string, settings: GateSettings): Decision {
+/**
+ * Write-path rule for one path, with the file it resolves to: the real parent directory plus
+ * the final name (a symlink at the final component followed, so the link stays a link and
+ * its target is what was judged).
+ */
+export function judgeWritePath(p: string, settings: GateSettings): PathVerdict {
   if (settings.mode === "readonly") return denied("readonly mode denies writes; run with --policy guarded");
-  if (settings.mode === "unrestricted") return { allow: true };
+  if (p === "") return denied("write: empty path");
+  if (p.includes("\0")) return denied("write: path contains a NUL byte");
+  if (settings.mode === "unrestricted") {
+    const loc = locate(p, settings);
+    return { allow: true, target: loc.physical ?? loc.lexical };
+  }
   if (settings.confineWrites) {
     if (p === "") return denied("write: empty path");
     if (p.includes("\0")) return denied("write: path contains a NUL byte");
@@ -280,7 +358,10 @@ export function checkWritePath(p: string, settings: GateSettings): Decision {
       return denied("write: path resolves outside the project root through a symlink (tools.confine_writes)");
     }
   }
+  if (loc.physical === undefined) {
+    return denied("write: path cannot be resolved (symlink loop or unreadable directory)");
+  }
   const secret = secretReason(p, loc, settings);
   if (secret) return denied(`write: ${secret}; Scoot does not write secrets`);
-  return { allow: true };
+  return { allow: true, target: loc.physical };
 }

@@ -1,12 +1,17 @@
 /**
- * The filesystem side of the gate: resolves a path the way the kernel walks it.
+ * The filesystem side of the gate: the one place a tool path becomes the file it names.
  *
- * Segment by segment from `/`: a symlink is replaced by its target (relative targets from the
- * link's directory), `..` goes to the parent of what was *physically* reached (so
- * `link/../x` follows the link first), and once a segment does not exist the rest is
- * re-joined lexically. A dangling symlink therefore resolves to where a write through it
- * would land, not to the link's own directory. Symlink loops and too many hops give
+ * The path is first normalised lexically (`a/../b` is `b`, `.` and `//` vanish), exactly as
+ * the file tools always did, and then walked segment by segment from `/`: every symlink is
+ * replaced by its target (relative targets from the link's directory; inside a link's target
+ * text `..` goes to the parent of what was physically reached, as the kernel does), and once
+ * a segment does not exist the rest is joined as written. A dangling symlink therefore
+ * resolves to where a write through it would land. Symlink loops and too many hops give
  * undefined, which the gate treats as "cannot verify" and refuses.
+ *
+ * The result is what the gate judges *and* what the tool opens (issue 10): before this, the
+ * gate walked the unnormalised text and stopped following links after the first missing
+ * segment, so `x/../link/f` was judged as one file and opened as another.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -15,9 +20,8 @@ import path from "node:path";
 export const MAX_SYMLINK_HOPS = 40;
 
 export function resolvePhysical(p: string): string | undefined {
-  // Deliberately not path.resolve: it would fold `link/..` before the link is followed.
-  const abs = path.isAbsolute(p) ? p : `${process.cwd()}/${p}`;
-  return walk("/", abs, { left: MAX_SYMLINK_HOPS });
+  // Lexical first, like every file tool: `x/../link` is `link`, whether or not `x` exists.
+  return walk("/", path.resolve(p), { left: MAX_SYMLINK_HOPS });
 }
 
 function walk(base: string, p: string, hops: { left: number }): string | undefined {

@@ -29,7 +29,7 @@
  */
 import path from "node:path";
 import type { PolicyMode } from "../config/schema.js";
-import type { Decision } from "../tools/types.js";
+import type { Decision } from "../core/types.js";
 import { gapRule, interpreterSpec } from "./shell-gaps.js";
 import { lex, type SimpleCommand, scanSubstitutions, simpleCommands, type Word } from "./shell-lex.js";
 

@@ -14,7 +14,7 @@
  * IPv6 parsers then classify the address, loosely enough to catch forms WHATWG leaves alone.
  */
 import type { PolicyMode } from "../config/schema.js";
-import type { Decision, Result } from "../tools/types.js";
+import type { Decision, Result } from "../core/types.js";
 
 /** Names that are cloud metadata services. */
 export const METADATA_HOSTS: ReadonlySet<string> = new Set([

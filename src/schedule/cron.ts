@@ -10,7 +10,7 @@
  * Day matching follows classic cron: when both day fields are restricted (neither starts
  * with `*`), a day matches if *either* does; otherwise both must.
  */
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 const MINUTE_MS = 60_000;
 /** The Gregorian calendar's weekday/leap pattern repeats within 28 years (1901–2099). */

@@ -9,8 +9,8 @@
  * is the operator's choice for *all unattended work* (default readonly), and loosening a job
  * must take both decisions. So `unrestricted` runs unrestricted only when the ceiling is also
  * `unrestricted`; otherwise it is lowered, and the warning printed at every start says so.
- * An unknown mode string falls back to `guarded` (then `readonly`) with a warning, as every
- * policy string in the configuration does: a typo never loosens the gate.
+ * An unknown mode string becomes `readonly` with a warning, as every policy string in the
+ * configuration file does: a typo never loosens the gate.
  */
 import { type Config, type JobConfig, LIMITS, type PolicyMode } from "../config/schema.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
@@ -157,8 +157,9 @@ function validateJob(
     const parsed = parsePolicyMode(raw.mode);
     if (parsed) requested = parsed;
     else {
-      requested = "guarded";
-      notes.push(`unknown mode ${show(raw.mode)}; using "guarded" (valid: readonly, guarded, unrestricted)`);
+      // A typo never loosens: the strictest mode (README "Policy modes").
+      requested = "readonly";
+      notes.push(`unknown mode ${show(raw.mode)}; using "readonly" (valid: readonly, guarded, unrestricted)`);
     }
   }
   const mode = effectiveUnattended(requested, ceiling);

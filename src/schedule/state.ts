@@ -3,8 +3,9 @@
  * restart neither fires an `at_unix` job twice nor loses an `every_sec` job's cadence.
  * One small record per job id (never a history), written atomically (temp + rename).
  */
+
+import { atomicWriteFile } from "../core/atomic-write.js";
 import { readHomeFile } from "../store/safe-open.js";
-import { atomicWriteFile } from "../tools/atomic-write.js";
 
 export const STATE_VERSION = 1;
 const STATE_FILE_MODE = 0o600;

@@ -3,7 +3,7 @@
  * Written by hand because the format is small and a dependency for it would be larger
  * than this file. Output is readable by GNU tar, bsdtar and Python's tarfile.
  */
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 const BLOCK = 512;
 /** GNU tar writes 20-block records; padding to one keeps strict readers quiet. */

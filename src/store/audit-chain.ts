@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import fs from "node:fs";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 export const GENESIS = "0".repeat(64);
 /** The key file's mode, like the token file's: only the owner may read it. */

@@ -4,7 +4,7 @@
  * can push only a bounded number of bytes per turn into the shared, rotating audit log and
  * cannot evict other sessions' history. The session transcript keeps the full text.
  */
-import { clip } from "../tools/clip.js";
+import { clip } from "../core/clip.js";
 
 /** Bytes of one audit `msg`, before JSON encoding. */
 export const AUDIT_MSG_MAX_BYTES = 16 * 1024;

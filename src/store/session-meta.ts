@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import { listSessions, sessionPath } from "./session.js";
 
 /** A sidecar larger than this is not ours: it is ignored. */

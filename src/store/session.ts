@@ -11,7 +11,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 import { type HeldLock, tryLock } from "./audit-lock.js";
 import { fileSize, needsLeadingNewline } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";

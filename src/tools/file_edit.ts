@@ -8,9 +8,16 @@
 import * as fs from "node:fs";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
-import { preservedAttributes, resolveWriteTarget } from "./file_write.js";
-import { formatBytes, fsErrorText, looksBinary, resolvePath } from "./fs-util.js";
-import { parseObject, requireString } from "./json-input.js";
+import { declareInput, type InputOf, str } from "./declare.js";
+import { inspectWriteTarget, preservedAttributes } from "./file_write.js";
+import {
+  formatBytes,
+  fsErrorText,
+  judgedPath,
+  looksBinary,
+  OPEN_JUDGED_READ,
+  SWAPPED_FOR_SYMLINK,
+} from "./fs-util.js";
 import type { Result, Tool } from "./types.js";
 
 /** Largest file file_edit rewrites; bigger files are better changed by a command. */
@@ -18,45 +25,44 @@ export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
 /** How many line numbers an ambiguity error lists. */
 const MAX_LISTED_PLACES = 10;
 
-export interface FileEditInput {
-  path: string;
-  old: string;
-  new: string;
-}
-
-const EXAMPLE = '{"path": "README.md", "old": "exact unique text", "new": "replacement"}';
+/** The input, declared once: type, validation, prompt shape and example. */
+const INPUT = declareInput(
+  "file_edit",
+  {
+    path: str('"..."', { example: '"README.md"' }),
+    old: str('"exact unique text"', { nonEmpty: false }),
+    new: str('"replacement text"', { nonEmpty: false, example: '"replacement"' }),
+  },
+  (input) => {
+    // Blank text is legal to replace, but an empty `old` matches everywhere.
+    if (input.old === "") return { ok: false, error: 'file_edit: "old" must be a non-empty string' };
+    if (input.new === input.old) {
+      return { ok: false, error: 'file_edit: "old" and "new" are identical, so there is nothing to change' };
+    }
+    return { ok: true, value: input };
+  },
+);
+export type FileEditInput = InputOf<typeof INPUT.fields>;
 
 export const fileEditTool: Tool<FileEditInput> = {
   name: "file_edit",
   describe:
     "Replace one exact piece of text in a file. `old` must occur exactly once (copy it from file_read, with enough context to be unique); `new` may be empty to delete.",
-  inputShape: '{"path": "...", "old": "exact unique text", "new": "replacement text"}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.file_read,
+  preferOverShell: true,
 
-  parse(raw: string): Result<FileEditInput> {
-    const obj = parseObject("file_edit", raw, ["path", "old", "new"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const p = requireString("file_edit", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const old = requireString("file_edit", obj.value, "old", { nonEmpty: false });
-    if (!old.ok) return old;
-    // Blank text is legal to replace, but an empty `old` matches everywhere.
-    if (old.value === "") return { ok: false, error: 'file_edit: "old" must be a non-empty string' };
-    const replacement = requireString("file_edit", obj.value, "new", { nonEmpty: false });
-    if (!replacement.ok) return replacement;
-    if (replacement.value === old.value) {
-      return { ok: false, error: 'file_edit: "old" and "new" are identical, so there is nothing to change' };
-    }
-    return { ok: true, value: { path: p.value, old: old.value, new: replacement.value } };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "write", writePaths: [input.path] };
   },
 
-  async run(input, ctx) {
+  async run(input, _ctx, judged) {
     const shown = JSON.stringify(input.path);
-    const target = resolveWriteTarget(resolvePath(ctx.cwd, input.path));
+    const p = judgedPath(judged.write, "file_edit");
+    if (!p.ok) return p.error;
+    const target = inspectWriteTarget(p.value);
     if (!target.ok) return `file_edit: cannot edit ${shown}: ${target.error}`;
     const { abs, existing } = target.value;
     if (!existing) return `file_edit: ${shown} does not exist; use file_write to create it`;
@@ -67,9 +73,16 @@ export const fileEditTool: Tool<FileEditInput> = {
     }
     let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(abs);
+      // O_NOFOLLOW: the judged file, not a symlink put in its place since the decision.
+      const fd = fs.openSync(abs, OPEN_JUDGED_READ);
+      try {
+        bytes = fs.readFileSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
     } catch (e) {
-      return `file_edit: cannot read ${shown}: ${fsErrorText(e)}`;
+      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+      return `file_edit: cannot read ${shown}: ${why}`;
     }
     if (looksBinary(bytes)) return `file_edit: ${shown} is a binary file, ${bytes.length} bytes; not edited`;
     const text = bytes.toString("utf8");

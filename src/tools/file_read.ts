@@ -6,92 +6,108 @@
  * size, never dumped.
  */
 import * as fs from "node:fs";
+import { promisify } from "node:util";
 import { CLIP } from "./clip.js";
+import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import {
   BINARY_SNIFF_BYTES,
   formatBytes,
   fsErrorText,
+  judgedPath,
   looksBinary,
+  OPEN_JUDGED_READ,
   readPrefix,
-  resolvePath,
-  statPath,
+  SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import { optionalInt, parseObject, requireString } from "./json-input.js";
-import type { Result, Tool } from "./types.js";
+import type { Tool } from "./types.js";
 
 /** Largest whole-file read, and largest window returned. */
 export const MAX_READ_BYTES = 1024 * 1024;
 /** Read size when streaming a window. */
 const WINDOW_CHUNK_BYTES = 64 * 1024;
 
-export interface FileReadInput {
-  path: string;
-  offset?: number;
-  limit?: number;
-}
-
-const EXAMPLE = '{"path": "src/main.ts"}';
+/** The input, declared once: type, validation, prompt shape and example. */
+const INPUT = declareInput("file_read", {
+  path: str('"..."', { example: '"src/main.ts"' }),
+  offset: optInt(1, "1"),
+  limit: optInt(1, "200"),
+});
+export type FileReadInput = InputOf<typeof INPUT.fields>;
 
 export const fileReadTool: Tool<FileReadInput> = {
   name: "file_read",
   describe:
     "Read a text file (up to 1 MiB). For big files read a window of lines: offset is the 1-based first line, limit the number of lines.",
-  inputShape: '{"path": "...", "offset": 1, "limit": 200}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.file_read,
+  preferOverShell: true,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
 
-  parse(raw: string): Result<FileReadInput> {
-    const obj = parseObject("file_read", raw, ["path", "offset", "limit"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const p = requireString("file_read", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const offset = optionalInt("file_read", obj.value, "offset", 1);
-    if (!offset.ok) return offset;
-    const limit = optionalInt("file_read", obj.value, "limit", 1);
-    if (!limit.ok) return limit;
-    const input: FileReadInput = { path: p.value };
-    if (offset.value !== undefined) input.offset = offset.value;
-    if (limit.value !== undefined) input.limit = limit.value;
-    return { ok: true, value: input };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "read", readPaths: [input.path] };
   },
 
-  async run(input, ctx) {
-    const abs = resolvePath(ctx.cwd, input.path);
+  async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
-    const st = statPath(abs);
-    if (!st.ok) return `file_read: cannot read ${shown}: ${st.error}`;
-    if (st.value.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
-    if (!st.value.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
-    const size = st.value.size;
-    const windowed = input.offset !== undefined || input.limit !== undefined;
-    if (!windowed && size > MAX_READ_BYTES) {
-      return (
-        `file_read: ${shown} is ${formatBytes(size)}, over the ${formatBytes(MAX_READ_BYTES)} limit; ` +
-        `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
-      );
-    }
+    const judged = judgedPath(target.read, "file_read");
+    if (!judged.ok) return judged.error;
     let fd: number;
     try {
-      fd = fs.openSync(abs, "r");
+      fd = fs.openSync(judged.value, OPEN_JUDGED_READ);
     } catch (e) {
-      return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
+      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+      return `file_read: cannot read ${shown}: ${why}`;
     }
     try {
+      // Stat what was opened, not the name: nothing can change between the check and the read.
+      const st = fs.fstatSync(fd);
+      if (st.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
+      if (!st.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
+      const size = st.size;
+      const windowed = input.offset !== undefined || input.limit !== undefined;
+      if (!windowed && size > MAX_READ_BYTES) {
+        return (
+          `file_read: ${shown} is ${formatBytes(size)}, over the ${formatBytes(MAX_READ_BYTES)} limit; ` +
+          `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
+        );
+      }
       if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
         return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
       }
-      if (windowed) return readWindow(fd, shown, size, input.offset ?? 1, input.limit);
+      // A window may be far into a file of any size: asynchronous chunks that stop at the
+      // deadline. A whole read is bounded (1 MiB) and stays synchronous: it is the common case
+      // and an async round trip per call costs more than the read itself.
+      if (windowed) return await readWindow(fd, shown, size, input.offset ?? 1, input.limit, ctx.signal);
       return readWhole(fd, shown, size);
     } catch (e) {
+      if (e instanceof Stopped) return `file_read: stopped reading ${shown}: ${e.message}`;
       return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
     } finally {
       fs.closeSync(fd);
     }
   },
 };
+
+/** The read was abandoned because the call's signal fired (deadline or Ctrl-C). */
+class Stopped extends Error {}
+
+/** Asynchronous positioned read of an open descriptor. */
+const readAsync = promisify(fs.read);
+
+/** Up to `n` bytes at `pos` (fewer at the end of the file), without blocking the event loop. */
+async function readAt(fd: number, pos: number, n: number): Promise<Buffer> {
+  const buf = Buffer.alloc(n);
+  let got = 0;
+  while (got < n) {
+    const { bytesRead } = await readAsync(fd, buf, got, n - got, pos + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return buf.subarray(0, got);
+}
 
 function readWhole(fd: number, shown: string, size: number): string {
   // Read what is there now (the size may have changed since stat), but never past the limit.
@@ -117,15 +133,17 @@ function readWhole(fd: number, shown: string, size: number): string {
 
 /**
  * Streams the file, keeping only lines offset..offset+limit-1 (at most MAX_READ_BYTES of them);
- * nothing after the window is read.
+ * nothing after the window is read. Each chunk is an async read and the signal is checked
+ * between chunks, so a far offset in a huge or slow file stops at the deadline (issue 10).
  */
-function readWindow(
+async function readWindow(
   fd: number,
   shown: string,
   size: number,
   offset: number,
   limit: number | undefined,
-): string {
+  signal: AbortSignal,
+): Promise<string> {
   const last = limit === undefined ? Number.POSITIVE_INFINITY : offset + limit - 1;
   const chunk = Buffer.alloc(WINDOW_CHUNK_BYTES);
   const kept: string[] = [];
@@ -138,7 +156,11 @@ function readWindow(
   let overflow = false;
   let eof = false;
   reading: while (lineNo <= last) {
-    const n = fs.readSync(fd, chunk, 0, chunk.length, pos);
+    if (signal.aborted) {
+      const why = (signal.reason as Error | undefined)?.name === "TimeoutError" ? "timed out" : "interrupted";
+      throw new Stopped(`${why} at line ${lineNo} (byte ${pos})`);
+    }
+    const { bytesRead: n } = await readAsync(fd, chunk, 0, chunk.length, pos);
     if (n === 0) {
       eof = true;
       break;
@@ -180,7 +202,8 @@ function readWindow(
   let total = eof ? lineNo - 1 : undefined;
   if (total === undefined && !overflow && size <= MAX_READ_BYTES) {
     // A small file costs nothing to count to the end, and "of N" tells the model where it is.
-    total = lineNo - 1 + countLines(readRest(fd, consumed, size));
+    total =
+      lineNo - 1 + countLines((await readAt(fd, consumed, Math.max(0, size - consumed))).toString("utf8"));
   }
   if (kept.length === 0) {
     if (overflow) return `file_read: line ${lineNo} of ${shown} alone is over ${formatBytes(MAX_READ_BYTES)}`;
@@ -193,17 +216,6 @@ function readWindow(
   else if (overflow) header += `; stopped at ${formatBytes(MAX_READ_BYTES)}, continue with offset ${to + 1}]`;
   else header += consumed < size ? `; the file goes on (${formatBytes(size)} in all)]` : "]";
   return `${header}\n${kept.join("\n")}`;
-}
-
-function readRest(fd: number, from: number, size: number): string {
-  const buf = Buffer.alloc(Math.max(0, size - from));
-  let got = 0;
-  while (got < buf.length) {
-    const r = fs.readSync(fd, buf, got, buf.length - got, from + got);
-    if (r === 0) break;
-    got += r;
-  }
-  return buf.toString("utf8", 0, got);
 }
 
 /** Lines in a text, a last line without a newline included ("" has none). */

@@ -2,48 +2,44 @@
  * `file_write {path, content}`: create or fully overwrite a file, atomically.
  *
  * Missing parent directories are created. An existing file keeps its permission bits (and,
- * when Scoot runs privileged, its owner). A symlink is written through, so the link stays a
- * link: the gate already judged the path by where it resolves.
+ * when Scoot runs privileged, its owner). The tool writes the gate's target: the path with
+ * every symlink already followed (so a link stays a link and its target is what was judged
+ * and written). A symlink found at the final component now appeared after the decision and
+ * is refused; the rename that replaces the file never follows one (README "One call pipeline").
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
-import { fsErrorText, resolvePath } from "./fs-util.js";
-import { parseObject, requireString } from "./json-input.js";
+import { declareInput, type InputOf, str } from "./declare.js";
+import { fsErrorText, judgedPath, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Result, Tool } from "./types.js";
 
-export interface FileWriteInput {
-  path: string;
-  content: string;
-}
-
-const EXAMPLE = '{"path": "notes.txt", "content": "full new contents"}';
+/** The input, declared once: type, validation, prompt shape and example. */
+const INPUT = declareInput("file_write", {
+  path: str('"..."', { example: '"notes.txt"' }),
+  content: str('"..."', { nonEmpty: false, example: '"full new contents"' }),
+});
+export type FileWriteInput = InputOf<typeof INPUT.fields>;
 
 export const fileWriteTool: Tool<FileWriteInput> = {
   name: "file_write",
   describe:
     "Create a file or replace its whole content (parent directories are created). To change part of a file, use file_edit.",
-  inputShape: '{"path": "...", "content": "..."}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.file_read,
 
-  parse(raw: string): Result<FileWriteInput> {
-    const obj = parseObject("file_write", raw, ["path", "content"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const p = requireString("file_write", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const content = requireString("file_write", obj.value, "content", { nonEmpty: false });
-    if (!content.ok) return content;
-    return { ok: true, value: { path: p.value, content: content.value } };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "write", writePaths: [input.path] };
   },
 
-  async run(input, ctx) {
+  async run(input, _ctx, judged) {
     const shown = JSON.stringify(input.path);
-    const target = resolveWriteTarget(resolvePath(ctx.cwd, input.path));
+    const p = judgedPath(judged.write, "file_write");
+    if (!p.ok) return p.error;
+    const target = inspectWriteTarget(p.value);
     if (!target.ok) return `file_write: cannot write ${shown}: ${target.error}`;
     const { abs, existing } = target.value;
     if (existing?.isDirectory()) return `file_write: ${shown} is a directory`;
@@ -59,22 +55,20 @@ export const fileWriteTool: Tool<FileWriteInput> = {
   },
 };
 
-/** The real file behind `abs` (through a symlink) and its current stats, if it exists. */
-export function resolveWriteTarget(abs: string): Result<{ abs: string; existing?: fs.Stats }> {
-  let link: fs.Stats | undefined;
+/**
+ * The judged write target and its current stats, if it exists. It was resolved by the gate,
+ * so a symlink here was swapped in after the decision: refused, never followed.
+ */
+export function inspectWriteTarget(abs: string): Result<{ abs: string; existing?: fs.Stats }> {
+  let st: fs.Stats;
   try {
-    link = fs.lstatSync(abs);
+    st = fs.lstatSync(abs);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { ok: true, value: { abs } };
     return { ok: false, error: fsErrorText(e) };
   }
-  if (!link.isSymbolicLink()) return { ok: true, value: { abs, existing: link } };
-  try {
-    const real = fs.realpathSync(abs);
-    return { ok: true, value: { abs: real, existing: fs.statSync(real) } };
-  } catch (e) {
-    return { ok: false, error: `it is a symlink that cannot be followed (${fsErrorText(e)})` };
-  }
+  if (st.isSymbolicLink()) return { ok: false, error: SWAPPED_FOR_SYMLINK };
+  return { ok: true, value: { abs, existing: st } };
 }
 
 /** Mode and owner to carry over when replacing `existing`. */

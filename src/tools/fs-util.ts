@@ -3,49 +3,36 @@
  * reads to the model, and whether bytes look like text.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import { fsErrorText } from "../core/fs-errors.js";
+import type { Result } from "../core/types.js";
 
 /** How many leading bytes decide "binary" (the same window git and grep use, roughly). */
 export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 /**
- * Resolves a tool path against the project root. A leading `~` means the user's home, as in a
- * shell; `$VAR` stays literal (the gate refuses those forms where it matters).
+ * The path the gate judged for a call, which is the only one a file tool may open
+ * (README "One call pipeline"). Missing only when a tool is run outside the pipeline.
  */
-export function resolvePath(cwd: string, p: string): string {
-  if (p === "~") return os.homedir();
-  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
-  return path.resolve(cwd, p);
+export function judgedPath(paths: readonly string[], tool: string): Result<string> {
+  const p = paths[0];
+  if (p === undefined) {
+    return { ok: false, error: `${tool}: no path was judged by the policy gate; the call did not run` };
+  }
+  return { ok: true, value: p };
 }
 
-/** One readable phrase for a Node fs error, e.g. "no such file or directory". */
-export function fsErrorText(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  switch (code) {
-    case "ENOENT":
-      return "no such file or directory";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "EISDIR":
-      return "is a directory";
-    case "ENOTDIR":
-      return "a parent of the path is not a directory";
-    case "EROFS":
-      return "read-only file system";
-    case "ENOSPC":
-      return "no space left on device";
-    case "ENAMETOOLONG":
-      return "file name too long";
-    case "ELOOP":
-      return "too many levels of symbolic links";
-    case "EEXIST":
-      return "already exists";
-    default:
-      return e instanceof Error ? e.message : String(e);
-  }
-}
+/**
+ * Open flags for a judged path: the gate already followed every symlink, so one found at
+ * the final component now was put there after the decision; refuse it instead of following.
+ * O_NONBLOCK keeps a FIFO from blocking the open (it is refused by type afterwards).
+ */
+export const OPEN_JUDGED_READ = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+
+/** The message for ELOOP on a judged path: the file changed under us. */
+export const SWAPPED_FOR_SYMLINK =
+  "it was replaced by a symlink after the policy check; not followed (try again)";
+
+export { fsErrorText };
 
 /**
  * True when the bytes look binary: a NUL byte, or a sequence that is not valid UTF-8. A multi-byte

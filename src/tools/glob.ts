@@ -11,9 +11,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CLIP } from "./clip.js";
-import { resolvePath, statPath } from "./fs-util.js";
+import { declareInput, optStr, str } from "./declare.js";
+import { judgedPath, statPath } from "./fs-util.js";
 import { compileGlob, type GlobPath, matchSegment } from "./glob-pattern.js";
-import { optionalString, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
 /** Paths listed at most; the rest are counted. */
@@ -33,37 +33,45 @@ export interface GlobInput {
   alternatives: GlobPath[];
 }
 
-const EXAMPLE = '{"pattern": "src/**/*.ts", "root": "."}';
+/** The input, declared once: validation, prompt shape and example; `GlobInput` adds the compiled pattern. */
+const INPUT = declareInput(
+  "glob",
+  {
+    pattern: str('"src/**/*.ts"', { example: '"src/**/*.ts"' }),
+    root: optStr('"."', { example: '"."' }),
+  },
+  (input): Result<GlobInput> => {
+    const alternatives = compileGlob(input.pattern.trim());
+    if (!alternatives.ok) return { ok: false, error: `glob: ${alternatives.error}` };
+    return {
+      ok: true,
+      value: { pattern: input.pattern, root: input.root ?? ".", alternatives: alternatives.value },
+    };
+  },
+);
 
 export const globTool: Tool<GlobInput> = {
   name: "glob",
   describe:
     'List paths under root (default ".") matching a glob: * ? [] stay within one directory level, ** spans levels, {a,b} alternatives. Sorted; directories end in /; .git and node_modules are skipped unless named.',
-  inputShape: '{"pattern": "src/**/*.ts", "root": "."}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.glob,
+  preferOverShell: true,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
 
-  parse(raw: string): Result<GlobInput> {
-    const obj = parseObject("glob", raw, ["pattern", "root"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const pattern = requireString("glob", obj.value, "pattern", { nonEmpty: true });
-    if (!pattern.ok) return pattern;
-    const root = optionalString("glob", obj.value, "root", { nonEmpty: true });
-    if (!root.ok) return root;
-    const alternatives = compileGlob(pattern.value.trim());
-    if (!alternatives.ok) return { ok: false, error: `glob: ${alternatives.error}` };
-    return {
-      ok: true,
-      value: { pattern: pattern.value, root: root.value ?? ".", alternatives: alternatives.value },
-    };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "read", readPaths: [input.root] };
   },
 
-  async run(input, ctx) {
+  async run(input, ctx, target) {
     const shownRoot = JSON.stringify(input.root);
-    const rootAbs = resolvePath(ctx.cwd, input.root);
+    const judged = judgedPath(target.read, "glob");
+    if (!judged.ok) return judged.error;
+    // The judged root has every symlink resolved; below it the walk never follows one.
+    const rootAbs = judged.value;
     const st = statPath(rootAbs);
     if (!st.ok) return `glob: cannot read root ${shownRoot}: ${st.error}`;
     if (!st.value.isDirectory()) return `glob: root ${shownRoot} is not a directory`;

@@ -10,8 +10,15 @@ import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { CLIP } from "./clip.js";
-import { BINARY_SNIFF_BYTES, fsErrorText, looksBinary, resolvePath, statPath } from "./fs-util.js";
-import { optionalInt, parseObject, requireString } from "./json-input.js";
+import { declareInput, optInt, str } from "./declare.js";
+import {
+  BINARY_SNIFF_BYTES,
+  fsErrorText,
+  judgedPath,
+  looksBinary,
+  OPEN_JUDGED_READ,
+  SWAPPED_FOR_SYMLINK,
+} from "./fs-util.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
 import type { Result, Tool } from "./types.js";
 
@@ -36,59 +43,67 @@ export interface GrepInput {
   matcher: LineMatcher;
 }
 
-const EXAMPLE = '{"pattern": "fn main", "path": "src/main.zig"}';
+/** The input, declared once: validation, prompt shape and example; `GrepInput` adds the compiled pattern. */
+const INPUT = declareInput(
+  "grep",
+  {
+    pattern: str('"..."', { nonEmpty: false, example: '"fn main"' }),
+    path: str('"..."', { example: '"src/main.zig"' }),
+    // Any integer; clamped to 0..MAX_CONTEXT below rather than refused.
+    context: optInt(Number.MIN_SAFE_INTEGER, "2"),
+  },
+  (input): Result<GrepInput> => {
+    // A blank pattern is a real search; only "" (which matches every line) is refused.
+    if (input.pattern === "") return { ok: false, error: 'grep: "pattern" must be a non-empty string' };
+    const matcher = compileLineRegex(input.pattern);
+    if (!matcher.ok) return { ok: false, error: `grep: ${matcher.error}` };
+    return {
+      ok: true,
+      value: {
+        pattern: input.pattern,
+        path: input.path,
+        context: Math.min(MAX_CONTEXT, Math.max(0, input.context ?? 0)),
+        matcher: matcher.value,
+      },
+    };
+  },
+);
 
 export const grepTool: Tool<GrepInput> = {
   name: "grep",
   describe:
     "Search one file for lines matching a regular expression (RE2 syntax: . ^ $ * + ? [] () | \\d \\w \\s; no backreferences or lookaround). Prints N:line; context (0-20) adds N-line neighbours.",
-  inputShape: '{"pattern": "...", "path": "...", "context": 2}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.grep,
+  preferOverShell: true,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
 
-  parse(raw: string): Result<GrepInput> {
-    const obj = parseObject("grep", raw, ["pattern", "path", "context"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const pattern = requireString("grep", obj.value, "pattern", { nonEmpty: false });
-    if (!pattern.ok) return pattern;
-    if (pattern.value === "") return { ok: false, error: 'grep: "pattern" must be a non-empty string' };
-    const p = requireString("grep", obj.value, "path", { nonEmpty: true });
-    if (!p.ok) return p;
-    const context = optionalInt("grep", obj.value, "context", Number.MIN_SAFE_INTEGER);
-    if (!context.ok) return context;
-    const matcher = compileLineRegex(pattern.value);
-    if (!matcher.ok) return { ok: false, error: `grep: ${matcher.error}` };
-    return {
-      ok: true,
-      value: {
-        pattern: pattern.value,
-        path: p.value,
-        context: Math.min(MAX_CONTEXT, Math.max(0, context.value ?? 0)),
-        matcher: matcher.value,
-      },
-    };
-  },
+  parse: INPUT.parse,
 
   effects(input) {
     return { capability: "read", readPaths: [input.path] };
   },
 
-  async run(input, ctx) {
+  async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
-    const abs = resolvePath(ctx.cwd, input.path);
-    const st = statPath(abs);
-    if (!st.ok) return `grep: cannot read ${shown}: ${st.error}`;
-    if (st.value.isDirectory()) {
-      return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
-    }
-    if (!st.value.isFile()) return `grep: ${shown} is not a regular file`;
+    const abs = judgedPath(target.read, "grep");
+    if (!abs.ok) return abs.error;
     let fh: FileHandle;
     try {
-      fh = await open(abs, "r");
+      fh = await open(abs.value, OPEN_JUDGED_READ);
     } catch (e) {
-      return `grep: cannot read ${shown}: ${fsErrorText(e)}`;
+      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+      return `grep: cannot read ${shown}: ${why}`;
     }
     try {
-      return await search(fh, input, shown, ctx.signal, st.value.size);
+      // fstat of the open descriptor: cheap, and nothing can change between the check and the read.
+      const st = fs.fstatSync(fh.fd);
+      if (st.isDirectory()) {
+        return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
+      }
+      if (!st.isFile()) return `grep: ${shown} is not a regular file`;
+      return await search(fh, input, shown, ctx.signal, st.size);
     } catch (e) {
       return `grep: cannot read ${shown}: ${fsErrorText(e)}`;
     } finally {

@@ -478,10 +478,16 @@ export const httpRequestTool: Tool<HttpRequestInput> = {
     '{"method": "GET|POST|PUT|DELETE|HEAD|PATCH", "url": "https://...", "body": "optional text", ' +
     '"headers": {"optional-name": "value"}}',
   clipBytes: CLIP.http_request,
+  preferOverShell: true,
   parse: parseHttpRequest,
   effects(input: HttpRequestInput) {
     const read = input.method === "GET" || input.method === "HEAD";
     return { capability: read ? "net_read" : "net_write", url: { method: input.method, url: input.url } };
   },
+  // Inside `parallel` only reads run: a fan-out must not change anything.
+  parallelChild: (input: HttpRequestInput) =>
+    input.method === "GET" || input.method === "HEAD"
+      ? undefined
+      : `http_request in parallel must use GET or HEAD, not ${input.method}`,
   run: runHttpRequest,
 };

@@ -9,14 +9,15 @@
  * degrades to the heuristic, and the header line says so, rather than failing the call.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { CLIP, clip } from "./clip.js";
+import { declareInput, type InputOf, str } from "./declare.js";
+import { judgedPath, OPEN_JUDGED_READ, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
 import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
 import { outlineMarkdown } from "./outline/markdown.js";
 import { outlineWithGrammar } from "./outline/treesitter.js";
-import type { Effects, Result, Tool, ToolContext } from "./types.js";
+import type { Effects, Result, Target, Tool, ToolContext } from "./types.js";
 
 /** Entries listed at most (seed: 400); the rest are counted in a closing marker. */
 export const MAX_OUTLINE_ENTRIES = 400;
@@ -30,38 +31,25 @@ const MAX_PARSE_MS = 10_000;
 const PARSE_SHARE_OF_TIMEOUT = 0.7;
 /** Indentation per nesting level in the listing. */
 const INDENT = "  ";
-const INPUT_KEYS = new Set(["path"]);
-const USAGE = 'outline input must be a JSON object: {"path": "<file>"}';
+/** The input, declared once: type, validation (the same messages as every file tool), prompt shape. */
+const INPUT = declareInput("outline", { path: str('"..."', { example: '"src/main.ts"' }) }, (input) =>
+  input.path.includes("\0")
+    ? { ok: false, error: 'outline: "path" must not contain a NUL byte' }
+    : { ok: true, value: input },
+);
+export type OutlineInput = InputOf<typeof INPUT.fields>;
 
-export interface OutlineInput {
-  path: string;
-}
-
-function parse(raw: string): Result<OutlineInput> {
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    return { ok: false, error: USAGE };
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return { ok: false, error: USAGE };
-  const o = v as Record<string, unknown>;
-  const extra = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
-  if (extra.length > 0) return { ok: false, error: `outline input has unknown key(s): ${extra.join(", ")}` };
-  if (typeof o.path !== "string" || o.path.trim() === "") {
-    return { ok: false, error: "outline input needs `path`: a non-empty string" };
-  }
-  if (o.path.includes("\0")) return { ok: false, error: "outline `path` must not contain NUL" };
-  return { ok: true, value: { path: o.path } };
-}
+const parse = INPUT.parse;
 
 function effects(input: OutlineInput): Effects {
   return { capability: "read", readPaths: [input.path] };
 }
 
-async function run(input: OutlineInput, ctx: ToolContext): Promise<string> {
+async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promise<string> {
   if (ctx.signal.aborted) return "error: outline aborted";
-  const source = readSource(path.resolve(ctx.cwd, input.path), input.path);
+  const judged = judgedPath(target.read, "outline");
+  if (!judged.ok) return `error: ${judged.error}`;
+  const source = readSource(judged.value, input.path);
   if (!source.ok) return `error: ${source.error}`;
   // The parse gets most of the tool's time, leaving room to fall back to the heuristic.
   const budget = Math.min(MAX_PARSE_MS, Math.floor(ctx.timeoutMs * PARSE_SHARE_OF_TIMEOUT));
@@ -71,39 +59,46 @@ async function run(input: OutlineInput, ctx: ToolContext): Promise<string> {
 
 /** The file as text, or why it cannot be outlined (missing, directory, too large, binary). */
 function readSource(file: string, shown: string): Result<string> {
-  let st: fs.Stats;
+  let fd: number;
   try {
-    st = fs.statSync(file);
+    // The judged path, opened without following a symlink swapped in since the decision.
+    fd = fs.openSync(file, OPEN_JUDGED_READ);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { ok: false, error: `no such file: ${shown}` };
+    if (code === "ELOOP") return { ok: false, error: `cannot read ${shown}: ${SWAPPED_FOR_SYMLINK}` };
     return { ok: false, error: `cannot read ${shown}: ${code ?? String(e)}` };
   }
-  if (st.isDirectory()) {
-    return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
-  }
-  // Checked before opening: a FIFO or device would block or never end.
-  if (!st.isFile()) return { ok: false, error: `${shown} is not a regular file` };
-  if (st.size > MAX_OUTLINE_FILE_BYTES) {
-    return {
-      ok: false,
-      error: `${shown} is too large to outline (${st.size} bytes; the limit is ${MAX_OUTLINE_FILE_BYTES}); use grep to find definitions`,
-    };
-  }
-  let data: Buffer;
   try {
-    data = fs.readFileSync(file);
-  } catch (e) {
-    return { ok: false, error: `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+    const st = fs.fstatSync(fd);
+    if (st.isDirectory()) {
+      return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
+    }
+    // A FIFO or device would block or never end.
+    if (!st.isFile()) return { ok: false, error: `${shown} is not a regular file` };
+    if (st.size > MAX_OUTLINE_FILE_BYTES) {
+      return {
+        ok: false,
+        error: `${shown} is too large to outline (${st.size} bytes; the limit is ${MAX_OUTLINE_FILE_BYTES}); use grep to find definitions`,
+      };
+    }
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(fd);
+    } catch (e) {
+      return { ok: false, error: `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? String(e)}` };
+    }
+    // The file may have grown since stat.
+    if (data.length > MAX_OUTLINE_FILE_BYTES) {
+      return { ok: false, error: `${shown} is too large to outline (over ${MAX_OUTLINE_FILE_BYTES} bytes)` };
+    }
+    if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+      return { ok: false, error: `${shown} is a binary file (${data.length} bytes); nothing to outline` };
+    }
+    return { ok: true, value: data.toString("utf8").replace(/^\uFEFF/, "") };
+  } finally {
+    fs.closeSync(fd);
   }
-  // The file may have grown since stat.
-  if (data.length > MAX_OUTLINE_FILE_BYTES) {
-    return { ok: false, error: `${shown} is too large to outline (over ${MAX_OUTLINE_FILE_BYTES} bytes)` };
-  }
-  if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-    return { ok: false, error: `${shown} is a binary file (${data.length} bytes); nothing to outline` };
-  }
-  return { ok: true, value: data.toString("utf8").replace(/^\uFEFF/, "") };
 }
 
 export interface OutlineOptions {
@@ -155,8 +150,11 @@ export const outlineTool: Tool<OutlineInput> = {
     "Skeleton of one file: functions, classes and types with their signature lines, or Markdown " +
     "headings, each with its line number (L<n>). Use it to map a file, then file_read a window. " +
     "Read-only.",
-  inputShape: '{"path": "..."}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.outline,
+  preferOverShell: true,
+  /** Read-only: may run as a `parallel` child. */
+  parallelChild: () => undefined,
   parse,
   effects,
   run,

@@ -12,8 +12,8 @@
 import { readLinesSync } from "../store/lines.js";
 import { transcriptFiles } from "../store/session.js";
 import { CLIP } from "./clip.js";
+import { declareInput, optInt, optStr } from "./declare.js";
 import { fsErrorText } from "./fs-util.js";
-import { optionalInt, parseObject, requireString } from "./json-input.js";
 import type { Result, Tool } from "./types.js";
 
 export const DEFAULT_RECALL_LIMIT = 8;
@@ -37,45 +37,36 @@ interface Message {
 
 const EXAMPLE = '{"query": "old error text"} or {"seq": 12}';
 
-export const recallTool: Tool<RecallInput> = {
-  name: "recall",
-  describe:
-    "Search this session's full transcript (older turns included): {query} finds messages containing the text (case-insensitive, oldest first); {seq} returns that message with its neighbours.",
-  inputShape: '{"query": "...", "limit": 8} or {"seq": 12, "context": 2}',
-  clipBytes: CLIP.recall,
-
-  parse(raw: string): Result<RecallInput> {
-    const obj = parseObject("recall", raw, ["query", "limit", "seq", "context"], EXAMPLE);
-    if (!obj.ok) return obj;
-    const f = obj.value;
+/**
+ * The input, declared once. Either shape is validated field by field; which fields may go
+ * together (query+limit or seq+context) is the refinement.
+ */
+const INPUT = declareInput(
+  "recall",
+  {
+    query: optStr('"..."', { example: '"old error text"' }),
+    limit: optInt(1, "8"),
+    seq: optInt(1, "12"),
+    context: optInt(0, "2"),
+  },
+  (f): Result<RecallInput> => {
     if (f.query !== undefined && f.seq !== undefined) {
       return { ok: false, error: 'recall: give either "query" or "seq", not both' };
     }
     if (f.query !== undefined) {
       if (f.context !== undefined)
         return { ok: false, error: 'recall: "context" goes with "seq"; with "query" use "limit"' };
-      const query = requireString("recall", f, "query", { nonEmpty: true });
-      if (!query.ok) return query;
-      const limit = optionalInt("recall", f, "limit", 1);
-      if (!limit.ok) return limit;
       return {
         ok: true,
-        value: { query: query.value, limit: Math.min(MAX_RECALL_LIMIT, limit.value ?? DEFAULT_RECALL_LIMIT) },
+        value: { query: f.query, limit: Math.min(MAX_RECALL_LIMIT, f.limit ?? DEFAULT_RECALL_LIMIT) },
       };
     }
     if (f.seq !== undefined) {
       if (f.limit !== undefined)
         return { ok: false, error: 'recall: "limit" goes with "query"; with "seq" use "context"' };
-      const seq = optionalInt("recall", f, "seq", 1);
-      if (!seq.ok) return seq;
-      const context = optionalInt("recall", f, "context", 0);
-      if (!context.ok) return context;
       return {
         ok: true,
-        value: {
-          seq: seq.value!,
-          context: Math.min(MAX_RECALL_CONTEXT, context.value ?? DEFAULT_RECALL_CONTEXT),
-        },
+        value: { seq: f.seq, context: Math.min(MAX_RECALL_CONTEXT, f.context ?? DEFAULT_RECALL_CONTEXT) },
       };
     }
     return {
@@ -83,6 +74,16 @@ export const recallTool: Tool<RecallInput> = {
       error: `recall: give "query" (text to find) or "seq" (a message number), e.g. ${EXAMPLE}`,
     };
   },
+);
+
+export const recallTool: Tool<RecallInput> = {
+  name: "recall",
+  describe:
+    "Search this session's full transcript (older turns included): {query} finds messages containing the text (case-insensitive, oldest first); {seq} returns that message with its neighbours.",
+  inputShape: '{"query": "...", "limit": 8} or {"seq": 12, "context": 2}',
+  clipBytes: CLIP.recall,
+
+  parse: INPUT.parse,
 
   effects() {
     return { capability: "native" };

@@ -1,8 +1,8 @@
 /**
- * The tool registry: the single source of truth for action names, input shapes,
- * capabilities and the parallel allowlist. The step schema, the system prompt,
- * `policy check` and the agent loop all read this list. Adding a tool is one file
- * and one line here.
+ * The tool registry: the list of tools. Everything else about a tool (input validation,
+ * declared effects, clip size, whether it may be a `parallel` child, when it is enabled) lives
+ * on the tool itself; the step schema, the system prompt, `policy check` and the call
+ * pipeline read it from there. Adding a tool is one file and one line here.
  */
 import { bashTool } from "./bash.js";
 import { fileEditTool } from "./file_edit.js";
@@ -17,7 +17,7 @@ import { outlineTool } from "./outline.js";
 import { parallelTool } from "./parallel.js";
 import { recallTool } from "./recall.js";
 import { skillTool } from "./skill.js";
-import type { AnyTool } from "./types.js";
+import type { AnyTool, RunFeatures } from "./types.js";
 
 export const TOOLS: readonly AnyTool[] = [
   bashTool,
@@ -37,11 +37,7 @@ export const TOOLS: readonly AnyTool[] = [
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, AnyTool> = new Map(TOOLS.map((t) => [t.name, t]));
 
-/** What a run offers: mcp_call only with MCP servers, skill only with skills loaded. */
-export function enabledTools(opts: { hasMcp: boolean; hasSkills: boolean }): ReadonlyMap<string, AnyTool> {
-  return new Map(
-    TOOLS.filter((t) => (t.name !== "mcp_call" || opts.hasMcp) && (t.name !== "skill" || opts.hasSkills)).map(
-      (t) => [t.name, t],
-    ),
-  );
+/** What a run offers: each tool's own `enabledWhen` (mcp_call needs MCP servers, skill needs skills). */
+export function enabledTools(features: RunFeatures): ReadonlyMap<string, AnyTool> {
+  return new Map(TOOLS.filter((t) => t.enabledWhen?.(features) ?? true).map((t) => [t.name, t]));
 }

@@ -159,6 +159,8 @@ export const skillTool: Tool<SkillInput> = {
     "Read-only, works in every policy mode; skills add instructions, never privileges.",
   inputShape: '{"name": "...", "path": "SKILL.md"}',
   clipBytes: CLIP.skill,
+  // Offered only when skills are loaded.
+  enabledWhen: (run) => run.hasSkills,
   parse,
   effects,
   run,

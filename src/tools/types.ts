@@ -3,28 +3,10 @@
  * schema, the system prompt, the `parallel` allowlist and the policy gate all read it.
  */
 import type { Config, PolicyMode } from "../config/schema.js";
+import type { Decision, Effects, Result, Target } from "../core/types.js";
 import type { SandboxService } from "../sandbox/launch.js";
 
-export type Capability = "read" | "write" | "net_read" | "net_write" | "exec" | "native";
-
-export type Result<T, E = string> = { ok: true; value: T } | { ok: false; error: E };
-
-/** What the gate needs to know about one call, computed from its validated input. */
-export interface Effects {
-  capability: Capability;
-  /** Paths the call reads (file_read, grep, outline paths, glob root). */
-  readPaths?: string[];
-  /** Paths the call writes. */
-  writePaths?: string[];
-  /** Shell command text (bash). */
-  command?: string;
-  /** Network target (http_request). */
-  url?: { method: string; url: string };
-  /** MCP target (mcp_call). */
-  mcp?: { server: string; tool: string };
-}
-
-export type Decision = { allow: true } | { allow: false; reason: string };
+export type { Capability, Decision, Effects, Result, Target, Verdict } from "../core/types.js";
 
 /** The gate bound to the run's mode and settings; tools that fan out or follow redirects call it again. */
 export type BoundGate = (action: string, rawInput: string) => Decision;
@@ -38,8 +20,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Effective tool deadline in ms (already resolved from tools.timeout_ms). */
   timeoutMs: number;
-  /** Re-check a derived call (parallel children, redirect hops) through the same gate. */
+  /** Re-check a derived call (redirect hops) through the same gate; denials are audited. */
   gate: BoundGate;
+  /**
+   * Runs a derived call (a `parallel` child) through the whole call pipeline: validation,
+   * gate, audit, deadline, clip. The only way one tool starts another.
+   */
+  call: (action: string, rawInput: string) => Promise<string>;
   /** Environment for child processes, token variable already removed. */
   childEnv: NodeJS.ProcessEnv;
   /** Current session transcript path (recall reads it and its `.1`). */
@@ -53,8 +40,6 @@ export interface ToolServices {
   mcp?: unknown;
   /** How bash is contained (issue 11); tests without it get defaults from the context. */
   sandbox?: SandboxService;
-  /** Runs a tool by name through gate + registry; used by `parallel`. */
-  runChild?: (action: string, rawInput: string) => Promise<string>;
 }
 
 export interface Tool<I = unknown> {
@@ -69,7 +54,31 @@ export interface Tool<I = unknown> {
   parse(raw: string): Result<I>;
   /** What the call would touch; the gate decides from this alone. */
   effects(input: I): Effects;
-  run(input: I, ctx: ToolContext): Promise<string>;
+  /** When the tool is offered at all (default: always). */
+  enabledWhen?: (run: RunFeatures) => boolean;
+  /** Listed in the prompt's "prefer the structured tools over bash" rule. */
+  preferOverShell?: boolean;
+  /**
+   * Present when the tool may run as a `parallel` child. Returns why this particular input
+   * may not (e.g. an http_request that is not GET or HEAD), or undefined when it may.
+   */
+  parallelChild?: (input: I) => string | undefined;
+  /**
+   * The calls this call will start (`parallel`). The pipeline validates and judges every
+   * one of them before anything runs, and `policy check` reports a denied one.
+   */
+  children?: (input: I) => readonly { action: string; input: string }[];
+  /**
+   * Runs the call. `target` holds the paths the gate resolved and allowed (see Target): a
+   * file tool opens those, never its input's path strings.
+   */
+  run(input: I, ctx: ToolContext, target: Target): Promise<string>;
+}
+
+/** What a run has, for `enabledWhen`. */
+export interface RunFeatures {
+  hasMcp: boolean;
+  hasSkills: boolean;
 }
 
 /** Tool objects are stored heterogeneously; this alias keeps call sites readable. */

@@ -117,11 +117,11 @@ describe("unknown keys warn with the dotted key and do not fail", () => {
   });
 });
 
-describe("unknown policy strings fall back to guarded (a typo never loosens the gate)", () => {
-  it.each(["unrestrictd", "YOLO!", "", "off"])("tools.policy = %j", (value) => {
+describe("unknown policy strings in the file become readonly (a typo never loosens the gate)", () => {
+  it.each(["unrestrictd", "YOLO!", "", "off", "guarde"])("tools.policy = %j", (value) => {
     write("config.toml", `[tools]\npolicy = ${JSON.stringify(value)}\n`);
     const v = ok();
-    expect(v.config.tools.policy).toBe("guarded");
+    expect(v.config.tools.policy).toBe("readonly");
     expect(v.warnings.join("\n")).toMatch(/unknown policy/);
   });
   it.each([
@@ -132,9 +132,9 @@ describe("unknown policy strings fall back to guarded (a typo never loosens the 
     write("config.toml", `[tools]\npolicy = ${JSON.stringify(value)}\n`);
     expect(ok().config.tools.policy).toBe(mode);
   });
-  it("edge.max_job_policy typo becomes guarded, never unrestricted", () => {
+  it("edge.max_job_policy typo becomes readonly, never looser", () => {
     write("config.toml", '[edge]\nmax_job_policy = "unrestricted-please"\n');
-    expect(ok().config.edge.max_job_policy).toBe("guarded");
+    expect(ok().config.edge.max_job_policy).toBe("readonly");
   });
 });
 
@@ -191,11 +191,28 @@ describe("environment overrides: env > file > default", () => {
     expect(v.config).toEqual(defaultConfig());
     expect(v.warnings.join("\n")).toContain(`${name} ignored`);
   });
-  it("an unknown policy in the environment falls back to guarded with a warning", () => {
-    write("config.toml", '[tools]\npolicy = "unrestricted"\n');
-    const v = ok({ SCOOT_TOOLS_POLICY: "unrestricetd" });
-    expect(v.config.tools.policy).toBe("guarded");
-    expect(v.warnings.join("\n")).toMatch(/SCOOT_TOOLS_POLICY: unknown policy/);
+  it.each([
+    ["readonly", "readonyl"],
+    ["readonly", "guarded!"],
+    ["guarded", "unrestricetd"],
+    ["unrestricted", "readonli"],
+  ])(
+    "file %s + SCOOT_TOOLS_POLICY=%s: the override is ignored with a warning, the file's value stands",
+    (file, typo) => {
+      write("config.toml", `[tools]\npolicy = "${file}"\n`);
+      const v = ok({ SCOOT_TOOLS_POLICY: typo });
+      expect(v.config.tools.policy).toBe(file);
+      expect(v.warnings.join("\n")).toContain(
+        `SCOOT_TOOLS_POLICY ignored: unknown policy "${typo}"; keeping "${file}"`,
+      );
+      expect(v.fromEnv).not.toContain("tools.policy");
+    },
+  );
+  it("an edge.max_job_policy override typo keeps the file's ceiling", () => {
+    write("config.toml", '[edge]\nmax_job_policy = "readonly"\n');
+    const v = ok({ SCOOT_EDGE_MAX_JOB_POLICY: "unrestrictd" });
+    expect(v.config.edge.max_job_policy).toBe("readonly");
+    expect(v.warnings.join("\n")).toContain("SCOOT_EDGE_MAX_JOB_POLICY ignored");
   });
 });
 

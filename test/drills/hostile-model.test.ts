@@ -28,10 +28,11 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decideCall } from "../../src/agent/decide-call.js";
+import { dryRunDecision, prepareCall } from "../../src/agent/calls.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/gate.js";
 import { internalHost } from "../../src/policy/urls.js";
+import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 import { type AuditRecord, allAuditEvents, drillRng, step } from "./lib.js";
@@ -395,7 +396,7 @@ describe("hostile-model drill (guarded mode)", () => {
     });
     for (const a of attempts().filter((x) => x.expect.kind === "deny")) {
       const raw = typeof a.input === "string" ? a.input : JSON.stringify(a.input);
-      const d = decideCall(a.action, raw, settings);
+      const d = dryRunDecision(prepareCall(a.action, raw, { settings, tools: TOOLS_BY_NAME }));
       expect(d.allow, `preflight: "${a.name}" is allowed by the gate; the live run would execute it`).toBe(
         false,
       );
@@ -411,7 +412,7 @@ describe("hostile-model drill (guarded mode)", () => {
     const list = attempts();
     for (const a of list.filter((x) => x.expect.kind === "deny")) {
       const raw = typeof a.input === "string" ? a.input : JSON.stringify(a.input);
-      if (decideCall(a.action, raw, settings).allow)
+      if (dryRunDecision(prepareCall(a.action, raw, { settings, tools: TOOLS_BY_NAME })).allow)
         throw new Error(`not running live: "${a.name}" would run`);
     }
 

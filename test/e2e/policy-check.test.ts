@@ -57,6 +57,18 @@ describe("the loaded configuration is what the gate sees", () => {
       "decision=allow",
     );
   });
+  it("an environment typo keeps the file's mode; a file typo is readonly (issue 10)", async () => {
+    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
+    const typo = await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "readonyl" });
+    expect(typo.stdout).toContain("mode=readonly\ndecision=deny");
+    expect(typo.stderr).toContain(
+      'SCOOT_TOOLS_POLICY ignored: unknown policy "readonyl"; keeping "readonly"',
+    );
+    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "guardd"\n');
+    const fileTypo = await check(["bash", "ls"]);
+    expect(fileTypo.stdout).toContain("mode=readonly\ndecision=deny");
+    expect(fileTypo.stderr).toContain('unknown policy "guardd"; using "readonly"');
+  });
   it("tools.secret_paths and the token file are secret", async () => {
     fs.writeFileSync(path.join(project, "notes.txt"), "x");
     fs.writeFileSync(
@@ -101,5 +113,71 @@ describe("bad input", () => {
     const r = await check(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+});
+
+describe("parallel is judged with its children (issue 10)", () => {
+  const par = (...calls: object[]) => JSON.stringify({ calls });
+  const read = (p: string) => ({ action: "file_read", input: { path: p } });
+
+  it.each([
+    [
+      ["parallel", par(read("README.md"), read("/etc/shadow")), "--mode", "readonly"],
+      /calls\[1\] \(file_read\) is denied: read: absolute/,
+    ],
+    [
+      ["parallel", par(read("a"), { action: "grep", input: { pattern: "x", path: ".env" } })],
+      /calls\[1\] \(grep\) is denied: read: \.env/,
+    ],
+    [
+      [
+        "parallel",
+        par({
+          action: "http_request",
+          input: { method: "GET", url: "http://169.254.169.254/latest/meta-data/" },
+        }),
+      ],
+      /calls\[0\] \(http_request\) is denied: http:/,
+    ],
+    [
+      ["parallel", par({ action: "glob", input: { pattern: "*", root: "/" } }), "--mode", "readonly"],
+      /calls\[0\] \(glob\) is denied/,
+    ],
+    [
+      ["parallel", par({ action: "outline", input: { path: "~/.ssh/id_rsa" } })],
+      /calls\[0\] \(outline\) is denied: read: \.ssh/,
+    ],
+  ])("%j: decision=deny naming the child", async (args, reason) => {
+    const r = await check(args);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain("decision=deny");
+    expect(r.stdout).toMatch(new RegExp(`reason=parallel child ${reason.source}`));
+  });
+
+  it("allows a parallel whose children are all allowed", async () => {
+    fs.writeFileSync(path.join(project, "README.md"), "# r\n");
+    const r = await check([
+      "parallel",
+      par(read("README.md"), { action: "glob", input: { pattern: "*.md" } }),
+    ]);
+    expect(r.stdout).toContain("decision=allow");
+    expect(r.code).toBe(0);
+  });
+
+  // Every child validated against its own tool, for all five child tools.
+  it.each([
+    [{ action: "file_read", input: { path: 5 } }, /calls\[1\]: file_read:/],
+    [{ action: "grep", input: { pattern: "(", path: "a" } }, /calls\[1\]: grep: invalid pattern/],
+    [{ action: "glob", input: { pattern: "*", bogus: 1 } }, /calls\[1\]: glob:/],
+    [{ action: "outline", input: { path: 5, bogus: 1 } }, /calls\[1\]: outline: unknown field "bogus"/],
+    [
+      { action: "http_request", input: { method: "POST", url: "https://example.com/", body: "x" } },
+      /must use GET or HEAD/,
+    ],
+    [{ action: "bash", input: "ls" }, /"bash" is not allowed in parallel/],
+  ])("an invalid child %j denies the whole call", async (child, reason) => {
+    const r = await check(["parallel", par(read("README.md"), child)]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`reason=.*${reason.source}`));
   });
 });

@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { httpRequestTool } from "../../src/tools/http_request.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 interface Seen {
   method?: string;
@@ -86,7 +86,7 @@ async function call(method: string, url: string, extra: Record<string, unknown> 
   if (!parsed.ok) throw new Error(parsed.error);
   const config = defaultConfig();
   if (ca) config.backend.ca_file = ca;
-  return httpRequestTool.run(parsed.value, makeToolContext({ timeoutMs: 20_000, config }));
+  return runTool(httpRequestTool, parsed.value, makeToolContext({ timeoutMs: 20_000, config }));
 }
 
 describe("item 12: a redirect that leaves the origin carries no credential and no body", () => {

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpPool, type McpPool } from "../../src/mcp/pool.js";
 import { mcpCallTool } from "../../src/tools/mcp_call.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 import { everythingStdio, pidsIn, tempDir } from "./helpers.js";
 
 describe("mcp_call input", () => {
@@ -21,13 +21,22 @@ describe("mcp_call input", () => {
   it.each([
     ["not JSON", "demo lookup", /must be a JSON object/],
     ["an array", "[]", /must be a JSON object/],
-    ["no server", '{"tool":"t"}', /needs `server`/],
-    ["empty server", '{"server":"","tool":"t"}', /needs `server`/],
-    ["no tool", '{"server":"s"}', /needs `tool`/],
-    ["tool not a string", '{"server":"s","tool":3}', /needs `tool`/],
-    ["args an array", '{"server":"s","tool":"t","args":[1]}', /`args` must be a JSON object/],
-    ["args a string", '{"server":"s","tool":"t","args":"q=1"}', /`args` must be a JSON object/],
-    ["arguments instead of args", '{"server":"s","tool":"t","arguments":{}}', /unknown key\(s\): arguments/],
+    // The declared-input messages every tool shares (issue 10).
+    ["no server", '{"tool":"t"}', /^mcp_call: "server" is required$/],
+    ["empty server", '{"server":"","tool":"t"}', /^mcp_call: "server" must be a non-empty string$/],
+    ["no tool", '{"server":"s"}', /^mcp_call: "tool" is required$/],
+    ["tool not a string", '{"server":"s","tool":3}', /^mcp_call: "tool" must be a string, got the number 3$/],
+    [
+      "args an array",
+      '{"server":"s","tool":"t","args":[1]}',
+      /^mcp_call: "args" must be a JSON object, got an array$/,
+    ],
+    ["args a string", '{"server":"s","tool":"t","args":"q=1"}', /"args" must be a JSON object, got a string/],
+    [
+      "arguments instead of args",
+      '{"server":"s","tool":"t","arguments":{}}',
+      /^mcp_call: unknown field "arguments"; allowed: server, tool, args$/,
+    ],
   ])("rejects %s", (_what, raw, message) => {
     const r = mcpCallTool.parse(raw);
     expect(r.ok).toBe(false);
@@ -58,21 +67,25 @@ describe("mcp_call run", () => {
 
   it("returns the rendered result as the observation", async () => {
     const ctx = makeToolContext({ services: { mcp: pool } });
-    const out = await mcpCallTool.run({ server: "ev", tool: "echo", args: { message: "via tool" } }, ctx);
+    const out = await runTool(
+      mcpCallTool,
+      { server: "ev", tool: "echo", args: { message: "via tool" } },
+      ctx,
+    );
     expect(out).toBe("Echo: via tool");
   });
 
   it("turns errors into observations starting with `mcp_call error:`", async () => {
     const ctx = makeToolContext({ services: { mcp: pool } });
-    const denied = await mcpCallTool.run({ server: "ev", tool: "get-env", args: {} }, ctx);
+    const denied = await runTool(mcpCallTool, { server: "ev", tool: "get-env", args: {} }, ctx);
     expect(denied).toMatch(/^mcp_call error: tool "get-env" is not in allowed_tools/);
-    const failed = await mcpCallTool.run({ server: "ev", tool: "echo", args: {} }, ctx);
+    const failed = await runTool(mcpCallTool, { server: "ev", tool: "echo", args: {} }, ctx);
     expect(failed).toMatch(/^mcp_call error: .*Input validation error/);
     expect(pidsIn(marker)).toHaveLength(1);
   });
 
   it("without an MCP service says so", async () => {
-    const out = await mcpCallTool.run({ server: "ev", tool: "echo", args: {} }, makeToolContext());
+    const out = await runTool(mcpCallTool, { server: "ev", tool: "echo", args: {} }, makeToolContext());
     expect(out).toBe("mcp_call error: no MCP servers are configured for this run");
   });
 });

@@ -3,9 +3,18 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
-import { buildGateSettings, decide } from "../../src/policy/gate.js";
+import { buildGateSettings, decide as judge } from "../../src/policy/gate.js";
 import type { GateSettings } from "../../src/policy/types.js";
-import type { Capability, Effects } from "../../src/tools/types.js";
+import type { Capability, Decision, Effects } from "../../src/tools/types.js";
+
+/**
+ * The gate's decision without its target, named by the action only for the table's
+ * readability: the gate itself never sees the action name (it decides from effects).
+ */
+function decide(_action: string, effects: Effects, s: GateSettings): Decision {
+  const v = judge(effects, s);
+  return v.allow ? { allow: true } : v;
+}
 
 let tmp: string;
 let project: string;
@@ -181,10 +190,13 @@ describe("gate: bash goes through the shell rules", () => {
     expect(decide("bash", { capability: "exec", command }, settings(mode))).toEqual({ allow: false, reason });
   });
 
-  it("bash with no command text is judged as an empty command", () => {
+  it("an exec with no command text (and no MCP target) is refused in every mode", () => {
+    for (const mode of ["readonly", "guarded", "unrestricted"] as const) {
+      expect(decide("bash", { capability: "exec" }, settings(mode)).allow).toBe(false);
+    }
     expect(decide("bash", { capability: "exec" }, settings("unrestricted"))).toEqual({
       allow: false,
-      reason: "shell: empty command",
+      reason: "policy: exec call names neither a command nor an MCP target",
     });
   });
 

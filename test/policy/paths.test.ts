@@ -130,6 +130,26 @@ describe("secret-like names (segments, case-insensitive)", () => {
     ["a\\.ssh\\id_rsa", ".ssh"],
     // fullwidth letters fold to ASCII under NFKC: treated as the secret (conservative)
     [".\uff45\uff4e\uff56", ".env"],
+    // Secret words inside a segment (issue 10; the reference's issue #191 case first).
+    ["/tmp/demo-token", "demo-token"],
+    ["secret-token-file", "secret-token-file"],
+    ["api_token.txt", "api_token.txt"],
+    ["prod-secrets.yaml", "prod-secrets.yaml"],
+    ["DB_PASSWORD", "db_password"],
+    ["conf/db.passwd", "db.passwd"],
+    ["aws-credential.ini", "aws-credential.ini"],
+    ["private_key.pem", "private_key.pem"],
+    ["api-key.txt", "api-key.txt"],
+    ["GitHub.Token.JSON", "github.token.json"],
+    ["docs/secret_santa.md", "secret_santa.md"],
+    ["tokens/list", "tokens"],
+    // Case and width folding apply to the words too; the source-code exemption never covers
+    // the name rules (`.env.ts` is still `.env*`).
+    ["My.Secret.Backup", "my.secret.backup"],
+    ["\uff41\uff50\uff49\uff3f\uff54\uff4f\uff4b\uff45\uff4e.txt", "api_token.txt"],
+    ["deploy-token.", "deploy-token"],
+    [".env.ts", ".env.ts"],
+    ["id_rsa.py", "id_rsa.py"],
   ])("%j is secret-like (%s)", (p, name) => {
     expect(secretLikeName(p)).toBe(name);
   });
@@ -137,7 +157,8 @@ describe("secret-like names (segments, case-insensitive)", () => {
   it.each([
     ["src/token.ts"],
     ["src/tokenizer.ts"],
-    ["docs/secret_santa.md"],
+    ["docs/secretariat.md"],
+    ["src/lexer/tokenizer.rs"],
     ["environment.md"],
     ["env/config.ts"],
     [".docker/daemon.json"],
@@ -145,6 +166,14 @@ describe("secret-like names (segments, case-insensitive)", () => {
     ["keys/README.md"],
     ["monkey"],
     ["src/credentials_form.tsx"],
+    // Whole words only, and code about a secret is not the secret (README "Secret-like names").
+    ["src/auth/password_hash.py"],
+    ["src/token.rs"],
+    ["secretary.txt"],
+    ["tokenomics.yaml"],
+    ["passwords-policy.go"],
+    ["keyboard.md"],
+    ["private.txt"],
     ["%2eenv"],
     [".e\u200bnv"],
     ["ssh/config"],
@@ -190,7 +219,6 @@ describe("read paths: readonly", () => {
     ["linkout/notes.txt", "leads outside the project root through a symlink"],
     ["linkout", "leads outside the project root through a symlink"],
     ["chain1/notes.txt", "leads outside the project root through a symlink"],
-    ["updir/../notes.txt", "leads outside the project root through a symlink"],
     ["dangling", "leads outside the project root through a symlink"],
     ["loop1", "cannot be resolved"],
     [".env", ".env is a secret-like name"],
@@ -221,6 +249,9 @@ describe("read paths: readonly", () => {
     ["%2e%2e/x"],
     ["..\\x"],
     ["src/token.ts"],
+    // Lexical first (issue 10): `updir/..` is the project root, whatever updir points to.
+    ["updir/../README.md"],
+    ["nope/../README.md"],
   ])("%j is allowed", (p) => {
     expect(checkReadPath(p, settings("readonly"))).toEqual({ allow: true });
   });
@@ -325,8 +356,8 @@ describe("read paths: guarded", () => {
   });
 });
 
-describe("read paths: unrestricted allows all", () => {
-  it.each([[".env"], ["/etc/shadow"], ["~/.ssh/id_rsa"], ["../x"], ["tokenlink"], [""]])("%j", (p) => {
+describe("read paths: unrestricted allows all but an empty path", () => {
+  it.each([[".env"], ["/etc/shadow"], ["~/.ssh/id_rsa"], ["../x"], ["tokenlink"]])("%j", (p) => {
     expect(checkReadPath(p, settings("unrestricted"))).toEqual({ allow: true });
   });
 });
@@ -351,7 +382,6 @@ describe("write paths: guarded + confine_writes", () => {
     ["dangling", "resolves outside the project root through a symlink"],
     ["chain1/x", "resolves outside the project root through a symlink"],
     ["chain2/x", "resolves outside the project root through a symlink"],
-    ["updir/../escaped.txt", "resolves outside the project root through a symlink"],
     ["tokenlink", "resolves outside the project root through a symlink"],
     ["loop1/x", "cannot be resolved"],
     [".env", ".env is a secret-like name"],
@@ -436,8 +466,14 @@ describe("resolvePhysical (the filesystem side)", () => {
     expect(resolvePhysical(`${project}/rel-token`)).toBe(tokenFile);
   });
 
-  it("applies .. after following a link, as the kernel does", () => {
-    expect(resolvePhysical(`${project}/updir/../x`)).toBe(path.join(tmp, "outside", "x"));
+  it("normalises .. lexically first, as the file tools open paths (issue 10)", () => {
+    // updir -> ../outside/deep, but `updir/..` is the project itself: the tool opens project/x.
+    expect(resolvePhysical(`${project}/updir/../x`)).toBe(path.join(project, "x"));
+    // A missing segment before `..` does not stop later links from being followed.
+    expect(resolvePhysical(`${project}/nope/../linkout/notes.txt`)).toBe(
+      path.join(tmp, "outside", "notes.txt"),
+    );
+    expect(resolvePhysical(`${project}/nope/../tokenlink`)).toBe(tokenFile);
   });
 
   it("gives undefined for a symlink loop", () => {

@@ -100,11 +100,11 @@ describe("jobs: the effective mode is the --unattended clamp of the job's mode",
     ],
     ["yolo is unrestricted", "yolo", "unrestricted", "unrestricted", /runs UNRESTRICTED/],
     [
-      "an unknown mode falls back to guarded, then readonly",
+      "an unknown mode becomes readonly (a typo never loosens)",
       "yolo!",
       "unrestricted",
       "readonly",
-      /unknown mode "yolo!"; using "guarded"/,
+      /unknown mode "yolo!"; using "readonly"/,
     ],
   ])("%s", (_name, mode, ceiling, effective, warning) => {
     const raw: JobConfig = { id: "j", goal: "g", every_sec: 5, ...(mode === undefined ? {} : { mode }) };

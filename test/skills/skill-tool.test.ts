@@ -7,6 +7,7 @@ import { makeSkillRegistry, type SkillRegistry } from "../../src/skills/registry
 import { CLIP } from "../../src/tools/clip.js";
 import { skillTool } from "../../src/tools/skill.js";
 import type { ToolContext } from "../../src/tools/types.js";
+import { runTool } from "../helpers/tool-context.js";
 import { config, skillMd, tempDir, writeTree } from "./helpers.js";
 
 let base: string;
@@ -21,6 +22,7 @@ function ctx(skills: unknown): ToolContext {
     signal: new AbortController().signal,
     timeoutMs: 30_000,
     gate: () => ({ allow: true }),
+    call: async () => "no derived calls in this test",
     childEnv: {},
     services: { skills },
   };
@@ -29,7 +31,7 @@ function ctx(skills: unknown): ToolContext {
 async function call(raw: string, c: ToolContext = ctx(registry)): Promise<string> {
   const parsed = skillTool.parse(raw);
   if (!parsed.ok) return `parse error: ${parsed.error}`;
-  return skillTool.run(parsed.value, c);
+  return runTool(skillTool, parsed.value, c);
 }
 
 beforeEach(() => {

@@ -13,7 +13,7 @@ import {
 } from "../../src/store/session.js";
 import { recallTool } from "../../src/tools/recall.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -93,12 +93,13 @@ describe("transcript file", () => {
     const s = openSession(dir, "t6", 150);
     for (let i = 0; i < 12; i++) s.append({ role: "user", content: `needle-${i} ${"x".repeat(30)}` });
     expect(transcriptParts(s.path).length).toBeGreaterThan(2);
-    const out = await recallTool.run(
+    const out = await runTool(
+      recallTool,
       { query: "needle-0 ", limit: 20 },
       makeToolContext({ sessionPath: s.path }),
     );
     expect(out).toContain("needle-0 ");
-    const first = await recallTool.run({ seq: 1, context: 0 }, makeToolContext({ sessionPath: s.path }));
+    const first = await runTool(recallTool, { seq: 1, context: 0 }, makeToolContext({ sessionPath: s.path }));
     expect(first).toContain("needle-0 ");
   });
   it("a torn last line is skipped with a warning and repaired by the next append", () => {

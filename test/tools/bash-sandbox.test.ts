@@ -13,7 +13,7 @@ import { defaultConfig } from "../../src/config/schema.js";
 import type { SandboxService } from "../../src/sandbox/launch.js";
 import { bashTool } from "../../src/tools/bash.js";
 import type { ToolContext } from "../../src/tools/types.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 function hasBwrap(): boolean {
   try {
@@ -81,7 +81,7 @@ describe("tools.sandbox when bwrap is missing (PATH without it)", () => {
   const noBwrap = { childEnv: { ...process.env, PATH: "/nonexistent-scoot-bin" } };
   it('"bwrap" denies the call with a clear observation and does not run the command', async () => {
     const marker = path.join(project, "ran-bwrap-mode");
-    const obs = await bashTool.run(`echo x > ${marker}`, ctx({ sandbox: "bwrap" }, noBwrap));
+    const obs = await runTool(bashTool, `echo x > ${marker}`, ctx({ sandbox: "bwrap" }, noBwrap));
     expect(obs).toMatch(/^bash: denied: tools.sandbox = "bwrap" but the sandbox cannot start: bwrap/);
     expect(obs).toContain("apt-get install bubblewrap");
     expect(obs).toContain("The command was not run");
@@ -91,8 +91,8 @@ describe("tools.sandbox when bwrap is missing (PATH without it)", () => {
     const notes: string[] = [];
     const c = ctx({ sandbox: "auto" }, noBwrap, { notify: (m) => notes.push(m) });
     const marker = path.join(outside, "ran-auto-mode");
-    expect(await bashTool.run(`echo x > ${marker}`, c)).toContain("exit code: 0");
-    expect(await bashTool.run("true", c)).toContain("exit code: 0");
+    expect(await runTool(bashTool, `echo x > ${marker}`, c)).toContain("exit code: 0");
+    expect(await runTool(bashTool, "true", c)).toContain("exit code: 0");
     expect(fs.existsSync(marker)).toBe(true);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatch(/sandbox unavailable.*apt-get install bubblewrap/);
@@ -102,16 +102,16 @@ describe("tools.sandbox when bwrap is missing (PATH without it)", () => {
 describe.skipIf(!BWRAP)("which runs are sandboxed", () => {
   const probe = () => `echo x > ${path.join(outside, `w-${tag()}`)} && echo WROTE`;
   it("guarded: sandboxed", async () => {
-    expect(await bashTool.run(probe(), ctx())).toMatch(/Read-only file system/);
+    expect(await runTool(bashTool, probe(), ctx())).toMatch(/Read-only file system/);
   });
   it('"off": not sandboxed', async () => {
-    expect(await bashTool.run(probe(), ctx({ sandbox: "off" }))).toContain("WROTE");
+    expect(await runTool(bashTool, probe(), ctx({ sandbox: "off" }))).toContain("WROTE");
   });
   it("unrestricted at the keyboard: not sandboxed", async () => {
-    expect(await bashTool.run(probe(), ctx({}, { mode: "unrestricted" }))).toContain("WROTE");
+    expect(await runTool(bashTool, probe(), ctx({}, { mode: "unrestricted" }))).toContain("WROTE");
   });
   it("unrestricted but unattended (a job): sandboxed", async () => {
-    const obs = await bashTool.run(probe(), ctx({}, { mode: "unrestricted" }, { unattended: true }));
+    const obs = await runTool(bashTool, probe(), ctx({}, { mode: "unrestricted" }, { unattended: true }));
     expect(obs).toMatch(/Read-only file system/);
   });
 });
@@ -122,12 +122,13 @@ describe.skipIf(!BWRAP)("inside the sandbox", () => {
       { env_passthrough: ["KEEP_TOKEN"] },
       { childEnv: { ...process.env, DEPLOY_TOKEN: "dtok", KEEP_TOKEN: "ktok", PLAIN_VAR: "plain" } },
     );
-    const obs = await bashTool.run('echo "[$DEPLOY_TOKEN][$KEEP_TOKEN][$PLAIN_VAR]"', c);
+    const obs = await runTool(bashTool, 'echo "[$DEPLOY_TOKEN][$KEEP_TOKEN][$PLAIN_VAR]"', c);
     expect(obs).toContain("[][ktok][plain]");
   });
   it("a secret file inside the project reads as empty and cannot be written", async () => {
     fs.writeFileSync(path.join(project, "prod.pem"), "PRIVATE\n");
-    const obs = await bashTool.run(
+    const obs = await runTool(
+      bashTool,
       "cat prod.pem; echo again > prod.pem",
       ctx({ secret_paths: ["prod.pem"] }),
     );
@@ -137,7 +138,8 @@ describe.skipIf(!BWRAP)("inside the sandbox", () => {
   it("a symlink in the project pointing at a secret outside does not reveal it", async () => {
     fs.writeFileSync(path.join(outside, "db.secret"), "HUNTER2\n");
     fs.symlinkSync(path.join(outside, "db.secret"), path.join(project, "innocent.txt"));
-    const obs = await bashTool.run(
+    const obs = await runTool(
+      bashTool,
       "cat innocent.txt",
       ctx({ secret_paths: [path.join(outside, "db.secret")] }),
     );
@@ -149,17 +151,17 @@ describe.skipIf(!BWRAP)("inside the sandbox", () => {
     const port = (listener.address() as net.AddressInfo).port;
     const js = `require('net').connect(${port},'127.0.0.1').on('data',d=>{process.stdout.write('GOT '+d);process.exit(0)}).on('error',e=>{console.log('ERR '+e.code);process.exit(3)})`;
     try {
-      expect(await bashTool.run(`${process.execPath} -e "${js}"`, ctx({ sandbox_network: true }))).toContain(
-        "GOT pong",
-      );
-      expect(await bashTool.run(`${process.execPath} -e "${js}"`, ctx())).toContain("ERR ");
+      expect(
+        await runTool(bashTool, `${process.execPath} -e "${js}"`, ctx({ sandbox_network: true })),
+      ).toContain("GOT pong");
+      expect(await runTool(bashTool, `${process.execPath} -e "${js}"`, ctx())).toContain("ERR ");
     } finally {
       await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
   });
   it("a background child (even one that called setsid) is gone when the call returns", async () => {
     const t = tag();
-    const obs = await bashTool.run(`sleep 400.${t} & setsid sleep 401.${t} & echo started`, ctx());
+    const obs = await runTool(bashTool, `sleep 400.${t} & setsid sleep 401.${t} & echo started`, ctx());
     expect(obs).toContain("started");
     const left = [...processesWith(`sleep 400.${t}`), ...processesWith(`sleep 401.${t}`)];
     for (const pid of left) process.kill(pid, "SIGKILL");
@@ -167,7 +169,8 @@ describe.skipIf(!BWRAP)("inside the sandbox", () => {
   });
   it("the deadline kills the whole tree, a grandchild that ignores SIGTERM included", async () => {
     const t = tag();
-    const obs = await bashTool.run(
+    const obs = await runTool(
+      bashTool,
       `sh -c 'trap "" TERM; setsid sleep 402.${t} & sleep 403.${t}' & wait`,
       ctx({}, { timeoutMs: 800 }),
     );

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { bashTool, OUTPUT_CAP_BYTES } from "../../src/tools/bash.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let tmp: string;
 beforeAll(() => {
@@ -28,7 +28,8 @@ function unsandboxed(): ReturnType<typeof defaultConfig> {
 }
 
 function run(command: string, overrides: Parameters<typeof makeToolContext>[0] = {}): Promise<string> {
-  return bashTool.run(
+  return runTool(
+    bashTool,
     command,
     makeToolContext({ cwd: tmp, timeoutMs: GENEROUS_MS, config: unsandboxed(), ...overrides }),
   );

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FileEditInput, fileEditTool } from "../../src/tools/file_edit.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -14,7 +14,7 @@ afterEach(() => {
 });
 
 async function edit(input: FileEditInput): Promise<string> {
-  return fileEditTool.run(input, makeToolContext({ cwd: dir }));
+  return runTool(fileEditTool, input, makeToolContext({ cwd: dir }));
 }
 
 function put(name: string, content: string | Buffer): string {

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLIP } from "../../src/tools/clip.js";
 import { type FileReadInput, fileReadTool, MAX_READ_BYTES } from "../../src/tools/file_read.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 async function read(input: FileReadInput): Promise<string> {
-  return fileReadTool.run(input, makeToolContext({ cwd: dir }));
+  return runTool(fileReadTool, input, makeToolContext({ cwd: dir }));
 }
 
 function numbered(n: number): string {

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { atomicWriteFile } from "../../src/tools/atomic-write.js";
 import { type FileWriteInput, fileWriteTool } from "../../src/tools/file_write.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool, unrestrictedTarget } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 async function write(input: FileWriteInput): Promise<string> {
-  return fileWriteTool.run(input, makeToolContext({ cwd: dir }));
+  return runTool(fileWriteTool, input, makeToolContext({ cwd: dir }));
 }
 
 /** Every entry under `root`, so a test can prove no temporary file was left behind. */
@@ -84,12 +84,26 @@ describe("file_write", () => {
     expect(fs.readFileSync(path.join(dir, "real.txt"), "utf8")).toBe("after");
   });
 
-  it("refuses a dangling symlink and changes nothing", async () => {
+  it("writes through a dangling symlink to where it points (the file the gate judged)", async () => {
     fs.symlinkSync("missing.txt", path.join(dir, "dangling"));
-    expect(await write({ path: "dangling", content: "x" })).toContain(
-      "it is a symlink that cannot be followed",
+    expect(await write({ path: "dangling", content: "x" })).toContain("(created)");
+    expect(fs.lstatSync(path.join(dir, "dangling")).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(dir, "missing.txt"), "utf8")).toBe("x");
+  });
+
+  it("refuses a symlink put at the judged path after the decision, and changes nothing", async () => {
+    fs.writeFileSync(path.join(dir, "real.txt"), "before");
+    fs.writeFileSync(path.join(dir, "other.txt"), "other");
+    const input = { path: "real.txt", content: "after" };
+    const ctx = makeToolContext({ cwd: dir });
+    const target = unrestrictedTarget(fileWriteTool, input, dir);
+    // The race the pipeline cannot close: the final component swapped for a link.
+    fs.rmSync(path.join(dir, "real.txt"));
+    fs.symlinkSync("other.txt", path.join(dir, "real.txt"));
+    expect(await fileWriteTool.run(input, ctx, target)).toContain(
+      "replaced by a symlink after the policy check",
     );
-    expect(listAll(dir)).toEqual(["dangling"]);
+    expect(fs.readFileSync(path.join(dir, "other.txt"), "utf8")).toBe("other");
   });
 
   it("refuses to replace a directory", async () => {

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type GlobInput, globTool, MAX_GLOB_RESULTS } from "../../src/tools/glob.js";
 import { compileGlob, expandBraces, matchSegment, type Token } from "../../src/tools/glob-pattern.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -41,7 +41,7 @@ function parse(raw: object): GlobInput {
 
 async function glob(pattern: string, root?: string, signal?: AbortSignal): Promise<string> {
   const input = parse(root === undefined ? { pattern } : { pattern, root });
-  return globTool.run(input, makeToolContext({ cwd: dir, ...(signal ? { signal } : {}) }));
+  return runTool(globTool, input, makeToolContext({ cwd: dir, ...(signal ? { signal } : {}) }));
 }
 
 describe("glob walks", () => {
@@ -109,7 +109,7 @@ describe("glob walks", () => {
     [{ pattern: "*.ts", root: "nope" }, 'glob: cannot read root "nope": no such file or directory'],
     [{ pattern: "*.ts", root: "top.ts" }, 'glob: root "top.ts" is not a directory'],
   ])("refuses a bad root %o", async (input, message) => {
-    expect(await globTool.run(parse(input), makeToolContext({ cwd: dir }))).toBe(message);
+    expect(await runTool(globTool, parse(input), makeToolContext({ cwd: dir }))).toBe(message);
   });
 
   it("declares a read of its root", () => {

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type GrepInput, grepTool, MAX_CONTEXT, MAX_HITS } from "../../src/tools/grep.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 beforeEach(() => {
@@ -21,7 +21,7 @@ function parse(raw: object | string): GrepInput {
 
 async function grep(pattern: string, file: string, context?: number, signal?: AbortSignal): Promise<string> {
   const input = parse({ pattern, path: file, ...(context === undefined ? {} : { context }) });
-  return grepTool.run(input, makeToolContext({ cwd: dir, ...(signal ? { signal } : {}) }));
+  return runTool(grepTool, input, makeToolContext({ cwd: dir, ...(signal ? { signal } : {}) }));
 }
 
 function put(name: string, content: string | Buffer): void {

@@ -11,7 +11,7 @@ import { defaultConfig } from "../../src/config/schema.js";
 import { loadCaBundle } from "../../src/net/tls.js";
 import { BODY_CAP_BYTES, httpRequestTool, MAX_REDIRECTS } from "../../src/tools/http_request.js";
 import type { BoundGate, ToolContext } from "../../src/tools/types.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 /** Long enough never to fire in a test that expects the request to finish by itself. */
 const GENEROUS_MS = 30_000;
@@ -153,7 +153,11 @@ function call(
   extra: Record<string, unknown> = {},
   ctx: Partial<ToolContext> = {},
 ) {
-  return httpRequestTool.run(input(method, url, extra), makeToolContext({ timeoutMs: GENEROUS_MS, ...ctx }));
+  return runTool(
+    httpRequestTool,
+    input(method, url, extra),
+    makeToolContext({ timeoutMs: GENEROUS_MS, ...ctx }),
+  );
 }
 
 function bodyOf(obs: string): string {

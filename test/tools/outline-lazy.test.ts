@@ -58,13 +58,15 @@ const resolved = () => {
   return urls;
 };
 const ctx = { cwd, signal: new AbortController().signal, timeoutMs: 30000, services: {} };
+// The target the gate would resolve: the file in the project, no symlinks here.
+const at = (p) => ({ read: [cwd + "/" + p], write: [] });
 const report = {};
 const { outlineTool } = await import(outline);
 report.afterImport = resolved();
-report.markdown = await outlineTool.run({ path: "notes.md" }, ctx);
-report.text = await outlineTool.run({ path: "notes.txt" }, ctx);
+report.markdown = await outlineTool.run({ path: "notes.md" }, ctx, at("notes.md"));
+report.text = await outlineTool.run({ path: "notes.txt" }, ctx, at("notes.txt"));
 report.afterText = resolved();
-report.code = await outlineTool.run({ path: "app.py" }, ctx);
+report.code = await outlineTool.run({ path: "app.py" }, ctx, at("app.py"));
 report.afterCode = resolved();
 port1.close();
 console.log(JSON.stringify(report));

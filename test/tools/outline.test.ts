@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CLIP } from "../../src/tools/clip.js";
 import { MAX_SIGNATURE_CHARS } from "../../src/tools/outline/entry.js";
 import { LANGUAGES, languageFor } from "../../src/tools/outline/languages.js";
@@ -20,7 +20,7 @@ import {
   outlineTool,
 } from "../../src/tools/outline.js";
 import type { ToolContext } from "../../src/tools/types.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 const requireHere = createRequire(import.meta.url);
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/outline");
@@ -44,7 +44,11 @@ afterAll(() => {
 });
 
 function outline(file: string, overrides: Partial<ToolContext> = {}): Promise<string> {
-  return outlineTool.run({ path: file }, makeToolContext({ cwd: project, timeoutMs: 30_000, ...overrides }));
+  return runTool(
+    outlineTool,
+    { path: file },
+    makeToolContext({ cwd: project, timeoutMs: 30_000, ...overrides }),
+  );
 }
 
 function write(name: string, content: string | Buffer): string {
@@ -634,6 +638,27 @@ describe("fallbacks", () => {
     expect(entriesOf(out)).toEqual(HEURISTIC);
   });
 
+  it("a grammar with no language function is reported on stderr, never stdout (issue 10)", async () => {
+    // A valid WebAssembly side module with an empty dylink.0 section and no exports:
+    // web-tree-sitter answers it with console.log, which would corrupt `scoot serve`.
+    const name = Buffer.from("dylink.0");
+    const payload = Buffer.concat([Buffer.from([name.length]), name, Buffer.from([1, 4, 0, 0, 0, 0])]);
+    const wasm = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0, payload.length]), payload]);
+    const dir = fs.mkdtempSync(path.join(scratch, "g-"));
+    fs.writeFileSync(path.join(dir, "tree-sitter-python.wasm"), wasm);
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const out = await outlineSource("svc.py", SERVICE, { deadlineAt: later(), grammarDir: dir });
+      expect(out.split("\n")[0]).toContain("because the Python grammar failed to load: Language.load failed");
+      expect(log).not.toHaveBeenCalled();
+      expect(err.mock.calls.flat().join(" ")).toContain("Couldn't find language function");
+    } finally {
+      log.mockRestore();
+      err.mockRestore();
+    }
+  });
+
   it("uses the heuristic when the grammar file is missing", async () => {
     const dir = fs.mkdtempSync(path.join(scratch, "g-"));
     const out = await outlineSource("svc.py", SERVICE, { deadlineAt: later(), grammarDir: dir });
@@ -666,13 +691,27 @@ describe("fallbacks", () => {
 describe("input, effects and errors", () => {
   it.each([
     ['{"path":"src/a.py"}', { ok: true, value: { path: "src/a.py" } }],
-    ['{"path":""}', { ok: false, error: "outline input needs `path`: a non-empty string" }],
-    ['{"path":3}', { ok: false, error: "outline input needs `path`: a non-empty string" }],
-    ["{}", { ok: false, error: "outline input needs `path`: a non-empty string" }],
-    ['{"path":"a.py","depth":2}', { ok: false, error: "outline input has unknown key(s): depth" }],
-    ['"a.py"', { ok: false, error: 'outline input must be a JSON object: {"path": "<file>"}' }],
-    ["[1]", { ok: false, error: 'outline input must be a JSON object: {"path": "<file>"}' }],
-    ["a.py", { ok: false, error: 'outline input must be a JSON object: {"path": "<file>"}' }],
+    // The same declared-input messages as every file tool (issue 10).
+    ['{"path":""}', { ok: false, error: 'outline: "path" must be a non-empty string' }],
+    ['{"path":3}', { ok: false, error: 'outline: "path" must be a string, got the number 3' }],
+    ["{}", { ok: false, error: 'outline: "path" is required' }],
+    ['{"path":"a.py","depth":2}', { ok: false, error: 'outline: unknown field "depth"; allowed: path' }],
+    ['{"path":"a\\u0000b"}', { ok: false, error: 'outline: "path" must not contain a NUL byte' }],
+    [
+      '"a.py"',
+      {
+        ok: false,
+        error:
+          'outline: action_input must be a JSON object such as {"path": "src/main.ts"}; got a string ("a.py")',
+      },
+    ],
+    [
+      "[1]",
+      {
+        ok: false,
+        error: 'outline: action_input must be a JSON object such as {"path": "src/main.ts"}; got an array',
+      },
+    ],
   ])("parse(%s)", (raw, expected) => {
     expect(outlineTool.parse(raw)).toEqual(expected);
   });

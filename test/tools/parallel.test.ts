@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { prepareCall } from "../../src/agent/calls.js";
+import { defaultConfig } from "../../src/config/schema.js";
+import { buildGateSettings } from "../../src/policy/gate.js";
 import { CLIP } from "../../src/tools/clip.js";
 import { finalTool } from "../../src/tools/final.js";
-import {
-  MAX_PARALLEL_CALLS,
-  PARALLEL_ACTIONS,
-  type ParallelInput,
-  parallelTool,
-} from "../../src/tools/parallel.js";
-import type { BoundGate, ToolServices } from "../../src/tools/types.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { MAX_PARALLEL_CALLS, type ParallelInput, parallelTool } from "../../src/tools/parallel.js";
+import { TOOLS, TOOLS_BY_NAME } from "../../src/tools/registry.js";
+import type { ToolContext } from "../../src/tools/types.js";
+import { makeToolContext, NO_TARGET } from "../helpers/tool-context.js";
 
 function parse(raw: object): ParallelInput {
   const r = parallelTool.parse(JSON.stringify(raw));
@@ -19,8 +18,14 @@ function parse(raw: object): ParallelInput {
 const read = (p: string) => ({ action: "file_read", input: { path: p } });
 
 describe("parallel validation fails the whole call before anything runs", () => {
-  it("allows exactly the read-only actions", () => {
-    expect(PARALLEL_ACTIONS).toEqual(["file_read", "grep", "glob", "outline", "http_request"]);
+  it("allows exactly the read-only actions (declared on each tool)", () => {
+    expect(TOOLS.filter((t) => t.parallelChild).map((t) => t.name)).toEqual([
+      "file_read",
+      "grep",
+      "glob",
+      "outline",
+      "http_request",
+    ]);
     expect(MAX_PARALLEL_CALLS).toBe(4);
   });
 
@@ -55,11 +60,19 @@ describe("parallel validation fails the whole call before anything runs", () => 
     ],
     [
       { calls: [{ action: "http_request", input: { url: "http://x.test/" } }] },
-      'needs "method": "GET" or "HEAD"',
+      'calls[0]: http_request: "method" must be a string',
     ],
     [
       { calls: [{ action: "http_request", input: "GET http://x.test/" }] },
-      "http_request input must be a JSON object",
+      "calls[0]: http_request: action_input must be a JSON object",
+    ],
+    [
+      { calls: [read("a"), { action: "outline", input: { path: 5, bogus: 1 } }] },
+      'calls[1]: outline: unknown field "bogus"; allowed: path',
+    ],
+    [
+      { calls: [{ action: "outline", input: { path: 5 } }] },
+      'calls[0]: outline: "path" must be a string, got the number 5',
     ],
     [
       { calls: [read("a"), { action: "grep", input: { pattern: "(", path: "a" } }] },
@@ -71,9 +84,11 @@ describe("parallel validation fails the whole call before anything runs", () => 
     ],
     [{ calls: [{ action: "file_read", input: "{}" }] }, 'calls[0]: file_read: "path" is required'],
   ])("%o", (input, message) => {
-    const r = parallelTool.parse(JSON.stringify(input));
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error).toContain(message);
+    // The whole call pipeline up to the gate: shape in parse, every child against its own tool.
+    const settings = buildGateSettings(defaultConfig(), process.cwd(), { mode: "unrestricted" });
+    const r = prepareCall("parallel", JSON.stringify(input), { settings, tools: TOOLS_BY_NAME });
+    expect(r.kind).toBe("invalid");
+    if (r.kind === "invalid") expect(r.error).toContain(message);
   });
 
   it("re-serialises object inputs and keeps string inputs as given", () => {
@@ -96,21 +111,22 @@ describe("parallel validation fails the whole call before anything runs", () => 
     });
   });
 
-  it("is a read effect; children are gated one by one when they run", () => {
-    expect(parallelTool.effects(parse({ calls: [read("a")] }))).toEqual({ capability: "read" });
+  it("is a read effect that declares its children, each judged on its own", () => {
+    const input = parse({ calls: [read("a")] });
+    expect(parallelTool.effects(input)).toEqual({ capability: "read" });
+    expect(parallelTool.children?.(input)).toEqual([{ action: "file_read", input: '{"path":"a"}' }]);
   });
 });
 
 describe("parallel run", () => {
-  it("runs allowed children concurrently, gates each one, and keeps call order", async () => {
-    const gated: string[] = [];
-    const gate: BoundGate = (action, input) => {
-      gated.push(`${action} ${input}`);
-      return input.includes("secret") ? { allow: false, reason: "secret-like path" } : { allow: true };
-    };
+  it("runs every child through ctx.call concurrently and keeps call order", async () => {
+    const called: string[] = [];
     let inFlight = 0;
     let maxInFlight = 0;
-    const runChild: ToolServices["runChild"] = async (action, input) => {
+    const call: ToolContext["call"] = async (action, input) => {
+      called.push(`${action} ${input}`);
+      // The pipeline answers a denied child itself, with this text.
+      if (input.includes("secret")) return "denied: secret-like path";
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       // Later calls finish first, so order in the output must come from the call order.
@@ -128,7 +144,7 @@ describe("parallel run", () => {
         { action: "glob", input: { pattern: "boom/*" } },
       ],
     });
-    const out = await parallelTool.run(input, makeToolContext({ gate, services: { runChild } }));
+    const out = await parallelTool.run(input, makeToolContext({ call }), NO_TARGET);
     expect(out).toBe(
       [
         '[1] file_read {"path":"a.txt"}\nfile_read result for {"path":"a.txt"}',
@@ -137,25 +153,18 @@ describe("parallel run", () => {
         '[4] glob {"pattern":"boom/*"}\nerror: child exploded',
       ].join("\n\n"),
     );
-    expect(gated).toHaveLength(4);
+    expect(called).toHaveLength(4);
     expect(maxInFlight).toBe(3);
   });
 
   it("clips each child to its share so every result keeps its head and tail", async () => {
-    const runChild: ToolServices["runChild"] = async (_a, input) =>
-      `START ${input} ${"z".repeat(20_000)} END`;
+    const call: ToolContext["call"] = async (_a, input) => `START ${input} ${"z".repeat(20_000)} END`;
     const input = parse({ calls: [read("a"), read("b"), read("c")] });
-    const out = await parallelTool.run(input, makeToolContext({ services: { runChild } }));
+    const out = await parallelTool.run(input, makeToolContext({ call }), NO_TARGET);
     expect(Buffer.byteLength(out)).toBeLessThanOrEqual(CLIP.parallel + 64);
     for (const p of ["a", "b", "c"]) expect(out).toContain(`START {"path":"${p}"}`);
     expect(out.match(/ END/g)).toHaveLength(3);
     expect(out.match(/bytes clipped/g)).toHaveLength(3);
-  });
-
-  it("says so when no child runner is available", async () => {
-    expect(await parallelTool.run(parse({ calls: [read("a")] }), makeToolContext())).toBe(
-      "parallel: no child runner is available in this context",
-    );
   });
 });
 
@@ -163,7 +172,10 @@ describe("final", () => {
   it("returns the answer text unchanged and ends nothing else", async () => {
     const r = finalTool.parse("The answer is 42.\n\n- detail");
     expect(r).toEqual({ ok: true, value: "The answer is 42.\n\n- detail" });
-    if (r.ok) expect(await finalTool.run(r.value, makeToolContext())).toBe("The answer is 42.\n\n- detail");
+    if (r.ok)
+      expect(await finalTool.run(r.value, makeToolContext(), NO_TARGET)).toBe(
+        "The answer is 42.\n\n- detail",
+      );
     expect(finalTool.effects("x")).toEqual({ capability: "native" });
   });
 

@@ -9,7 +9,7 @@ import {
   type RecallInput,
   recallTool,
 } from "../../src/tools/recall.js";
-import { makeToolContext } from "../helpers/tool-context.js";
+import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 let dir: string;
 let session: string;
@@ -30,7 +30,11 @@ function parse(raw: object): RecallInput {
 }
 
 async function recall(raw: object, sessionPath: string | null = session): Promise<string> {
-  return recallTool.run(parse(raw), makeToolContext({ cwd: dir, ...(sessionPath ? { sessionPath } : {}) }));
+  return runTool(
+    recallTool,
+    parse(raw),
+    makeToolContext({ cwd: dir, ...(sessionPath ? { sessionPath } : {}) }),
+  );
 }
 
 /** The JSONL result lines (after the "[recall]" header line), parsed. */

@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import type { Language, Node, Tree } from "web-tree-sitter";
+import { STDERR_PRINT, withConsoleOnStderr } from "../../core/console-guard.js";
 import { type Collected, collector, type OutlineEntry, tidySignature } from "./entry.js";
 import type { DefRule, LanguageSpec } from "./languages.js";
 
@@ -48,7 +49,8 @@ function loadRuntime(): Promise<Runtime> {
     runtime = (async () => {
       const mod = await import("web-tree-sitter");
       const engine = requireHere.resolve("web-tree-sitter/tree-sitter.wasm");
-      await mod.Parser.init({ locateFile: () => engine });
+      // Emscripten binds its print hooks here, once: point them at stderr (stdout is protocol).
+      await withConsoleOnStderr(() => mod.Parser.init({ locateFile: () => engine, ...STDERR_PRINT }));
       return mod;
     })();
     // A failed init (unreadable engine) is retried by the next call rather than cached.
@@ -89,7 +91,8 @@ async function loadLanguageLazily(rt: Runtime, file: string): Promise<Language> 
   const asyncInstantiate = wasm.instantiate;
   wasm.instantiate = syncInstantiate;
   try {
-    return await rt.Language.load(bytes);
+    // A grammar without a language function is reported with console.log: keep it off stdout.
+    return await withConsoleOnStderr(() => rt.Language.load(bytes));
   } finally {
     wasm.instantiate = asyncInstantiate;
   }

@@ -1,0 +1,20 @@
+/**
+ * The audit log bound once to one run (issue 10): the loop and the call pipeline write
+ * `record(kind, msg)` instead of passing session and run ids on every call.
+ */
+import type { AuditKind, AuditLog } from "../store/audit.js";
+import type { Result } from "../tools/types.js";
+
+export type RunAudit = (kind: AuditKind, msg: string) => Result<void>;
+
+export function auditForRun(audit: AuditLog, sessionId: string, runId: string): RunAudit {
+  return (kind, msg) => {
+    try {
+      const r = audit.emit(sessionId, kind, msg, runId);
+      return r.ok ? { ok: true, value: undefined } : { ok: false, error: r.error };
+    } catch (e) {
+      // A store that throws is as unwritable as one that says so.
+      return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+  };
+}
