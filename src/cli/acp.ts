@@ -6,6 +6,7 @@
  */
 import fs from "node:fs";
 import { AcpSessions } from "../acp/sessions.js";
+import { consoleToStderr } from "../core/console-guard.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
@@ -36,8 +37,7 @@ export async function runAcp(cli: Cli): Promise<number> {
   }
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
   // stdout is the protocol: a stray console.log from any dependency would corrupt it.
-  console.log = (...a: unknown[]) => log(a.map(String).join(" "));
-  console.info = console.log;
+  consoleToStderr();
   const sessions = new AcpSessions({
     config,
     paths,
