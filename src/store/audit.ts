@@ -479,10 +479,19 @@ function evict(
   key: Buffer | undefined,
   onStep?: (step: RotationStep) => void,
 ): void {
-  const gens = retiredGenerations(files.live);
-  if (gens.length <= maxRetained) return;
   const recorded = new Set<number>();
   for (const g of readGaps(files.live).gaps) for (let n = g.gap_from; n <= g.gap_to; n++) recorded.add(n);
+  // A generation whose gap record is written but whose file is still here is an eviction a
+  // killed writer did not finish (the record goes first, by design): finish it now, whatever
+  // the count, so no generation is both retained and recorded as removed.
+  const gens: number[] = [];
+  for (const g of retiredGenerations(files.live)) {
+    if (!recorded.has(g)) gens.push(g);
+    else {
+      onStep?.("evict");
+      fs.rmSync(`${files.live}.${g}`, { force: true });
+    }
+  }
   while (gens.length > maxRetained) {
     const oldest = gens.shift()!;
     const file = `${files.live}.${oldest}`;

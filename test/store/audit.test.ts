@@ -170,6 +170,38 @@ describe("rotation into generations", () => {
   });
 });
 
+describe("an eviction interrupted after its gap record (issue 12)", () => {
+  it("is finished by the next rotation, without a second gap record", () => {
+    const killed = createAuditLog({
+      file,
+      level: "info",
+      toFile: true,
+      maxRetained: 2,
+      maxFileBytes: 200,
+      // Stands in for a SIGKILL between the durable gap record and the unlink.
+      onRotationStep: (step) => {
+        if (step === "evict") throw new Error("killed before the unlink");
+      },
+    });
+    let failed = false;
+    for (let i = 0; i < 40 && !failed; i++) failed = !killed.emit("s", "observation", "x".repeat(80)).ok;
+    expect(failed).toBe(true);
+    killed.close();
+    const recorded = () => readGaps(file).gaps.map((g) => g.gap_from);
+    const both = () => retiredGenerations(file).filter((g) => recorded().includes(g));
+    expect(both()).toHaveLength(1);
+
+    // Even when the next writer keeps more generations (nothing else to evict), it finishes it.
+    const next = log({ maxFileBytes: 200, maxRetained: 10 });
+    const before = retiredGenerations(file).join(",");
+    for (let i = 0; i < 40 && retiredGenerations(file).join(",") === before; i++)
+      expect(next.emit("s", "observation", "y".repeat(80)).ok).toBe(true);
+    expect(both()).toEqual([]);
+    expect(new Set(recorded()).size).toBe(recorded().length);
+    expect(verifyAudit(file).ok).toBe(true);
+  });
+});
+
 describe("readers", () => {
   it("filter by session and read generations oldest first", () => {
     const a = log({ maxFileBytes: 250, maxRetained: 100 });
