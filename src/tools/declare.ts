@@ -255,7 +255,8 @@ function fail<T>(error: string): Result<T> {
 
 function readEnum(tool: string, obj: Fields, key: string, f: EnumField): Result<string> {
   const v = requireString(tool, obj, key, { nonEmpty: false });
-  if (!v.ok) return v;
+  // A missing or non-string value is told the allowed values too: that is the fix.
+  if (!v.ok) return fail(`${v.error}; one of ${f.values.join(", ")}`);
   const s = f.normalize ? f.normalize(v.value) : v.value;
   if (!f.values.includes(s)) {
     return fail(`${tool}: "${key}" must be one of ${f.values.join(", ")}, got ${kindOf(v.value)}`);

@@ -166,9 +166,9 @@ describe("enum field", () => {
   it.each([
     ['{"m":"A"}', { ok: true, value: { m: "A" } }],
     ['{"m":" b "}', { ok: true, value: { m: "B" } }],
-    ["{}", { ok: false, error: 'e: "m" is required' }],
-    ['{"m":1}', { ok: false, error: 'e: "m" must be a string, got the number 1' }],
-    ['{"m":null}', { ok: false, error: 'e: "m" must be a string, got null' }],
+    ["{}", { ok: false, error: 'e: "m" is required; one of A, B' }],
+    ['{"m":1}', { ok: false, error: 'e: "m" must be a string, got the number 1; one of A, B' }],
+    ['{"m":null}', { ok: false, error: 'e: "m" must be a string, got null; one of A, B' }],
     ['{"m":"C"}', { ok: false, error: 'e: "m" must be one of A, B, got a string ("C")' }],
     ['{"m":"A","n":1}', { ok: false, error: 'e: unknown field "n"; allowed: m' }],
   ])("parse(%s)", (raw, want) => {
