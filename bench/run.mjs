@@ -21,6 +21,7 @@ const BENCHES = [
   "tools.mjs",
   "sandbox.mjs",
   "scale.mjs",
+  "acp.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   daemon: async () => (await import("./cli/daemon.js")).runDaemonStatus,
   "daemon stop": async () => (await import("./cli/daemon.js")).runDaemonStop,
   serve: async () => (await import("./cli/serve.js")).runServe,
+  acp: async () => (await import("./cli/acp.js")).runAcp,
   setup: async () => (await import("./cli/setup.js")).runSetup,
   repl: async () => (await import("./cli/repl.js")).runRepl,
 };

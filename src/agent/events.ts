@@ -10,7 +10,7 @@ export type AgentEvent =
   | { type: "malformed"; turn: number; error: string; consecutive: number }
   | { type: "deny"; action: string; input: string; reason: string }
   | { type: "running"; action: string; input: string }
-  | { type: "observation"; action: string; bytes: number; clippedTo: number }
+  | { type: "observation"; action: string; bytes: number; clippedTo: number; text?: string }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
   /** The context window and each fit-driven clip or compaction (issue 15). */
   | { type: "context"; message: string }

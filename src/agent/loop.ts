@@ -294,6 +294,8 @@ async function callPhase(
     action: s.action,
     bytes: Buffer.byteLength(observation.raw),
     clippedTo: Buffer.byteLength(text),
+    // What the model is shown (ACP's tool_call_update content, issue 14).
+    text,
   });
   return text;
 }

@@ -135,6 +135,7 @@ Commands:
   daemon [status] [--json]          the daemon's last recorded state
   daemon stop                       signal the running daemon to stop
   serve [--policy M] [--unattended] NDJSON requests on stdin, responses on stdout
+  acp [--policy M] [--unattended]   Agent Client Protocol agent on stdio, for editors
   setup                             write a configuration: interactive on a terminal, or
                                     --yes --base-url URL --model M --api chat|responses
                                     --token-source env|file|cmd|none [--token-env NAME]

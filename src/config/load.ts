@@ -297,15 +297,21 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fr
 export function loadConfig(
   home: string,
   env: NodeJS.ProcessEnv,
+  /** The library's `configFile` (issue 14): this file instead of the home's; it must exist. */
+  explicitFile?: string,
 ): { ok: true; value: LoadedConfig } | { ok: false; error: ConfigError } {
   const config = defaultConfig();
   const warnings: string[] = [];
   const fromEnv: string[] = [];
   let file: string | undefined;
-  for (const name of ["config.toml", "config.json"]) {
-    const candidate = path.join(home, name);
+  const candidates = explicitFile
+    ? [explicitFile]
+    : ["config.toml", "config.json"].map((n) => path.join(home, n));
+  for (const candidate of candidates) {
     // Regular file, at most 1 MiB, never a blocking open (issue 17 item 7); may be a symlink.
     const read = readHomeFile(candidate, { maxBytes: CONFIG_MAX_BYTES, noFollow: false });
+    if (!read.ok && read.missing && explicitFile)
+      return { ok: false, error: { message: `config file ${candidate} does not exist` } };
     if (!read.ok && read.missing) continue;
     if (!read.ok)
       return {

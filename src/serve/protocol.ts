@@ -2,8 +2,10 @@
  * The `serve` wire format: one JSON request per line `{id, method, params}`, one response per
  * line `{id, ok, result}` or `{id, ok: false, error: {code, message}}`.
  *
- * `id` is a string or a number and is echoed back; when a line is too broken to carry a usable
- * id the response has `id: null`. `params` may be left out when a method takes none.
+ * `id` is a string or a number and is echoed back; a request without an id is still handled and
+ * answered with `id: null` (the reference v0.9.1 does so, and its clients rely on it, issue 14);
+ * when a line is too broken to carry a usable id the response has `id: null` too. `params` may
+ * be left out when a method takes none. A line that is not JSON is answered `bad_json`.
  */
 import { redact } from "../store/redact.js";
 
@@ -11,7 +13,7 @@ import { redact } from "../store/redact.js";
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
 export type ErrorCode =
-  | "parse_error"
+  | "bad_json"
   | "invalid_request"
   | "method_not_found"
   | "invalid_params"
@@ -22,7 +24,7 @@ export type ErrorCode =
 export type RequestId = string | number | null;
 
 export interface ServeRequest {
-  id: string | number;
+  id: RequestId;
   method: string;
   params: Record<string, unknown>;
 }
@@ -70,7 +72,7 @@ export function parseRequest(line: string): Parsed {
   } catch (e) {
     return {
       ok: false,
-      response: errorResponse(null, "parse_error", `not valid JSON: ${(e as Error).message}`),
+      response: errorResponse(null, "bad_json", `not valid JSON: ${(e as Error).message}`),
     };
   }
   if (!isObject(data)) {
@@ -84,12 +86,15 @@ export function parseRequest(line: string): Parsed {
     };
   }
   const rawId = data.id;
-  const idOk = typeof rawId === "string" || (typeof rawId === "number" && Number.isFinite(rawId));
+  const idOk =
+    rawId === undefined ||
+    rawId === null ||
+    typeof rawId === "string" ||
+    (typeof rawId === "number" && Number.isFinite(rawId));
   if (!idOk) {
-    const why = rawId === undefined ? "id is missing" : "id must be a string or a number";
-    return { ok: false, response: errorResponse(null, "invalid_request", why) };
+    return { ok: false, response: errorResponse(null, "invalid_request", "id must be a string or a number") };
   }
-  const id = rawId as string | number;
+  const id = (rawId ?? null) as RequestId;
   if (typeof data.method !== "string" || data.method === "") {
     const why = data.method === undefined ? "method is missing" : "method must be a non-empty string";
     return { ok: false, response: errorResponse(id, "invalid_request", why) };

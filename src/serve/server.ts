@@ -4,6 +4,7 @@
  * A bad line gets an error response and the loop goes on; nothing but responses is written.
  */
 import type { Readable } from "node:stream";
+import type { AgentEvent } from "../agent/events.js";
 import { boundedLines } from "./bounded-lines.js";
 import type { Method } from "./methods.js";
 import {
@@ -11,6 +12,8 @@ import {
   errorResponse,
   MAX_REQUEST_BYTES,
   parseRequest,
+  type RequestId,
+  redactDeep,
   type ServeResponse,
 } from "./protocol.js";
 
@@ -29,6 +32,11 @@ export interface ServeSummary {
   errors: number;
 }
 
+/** `run.stream`: one `{"id", "event"}` line per trace event, written before the response. */
+function eventWriter(id: RequestId, opts: ServeOptions): (e: AgentEvent) => void {
+  return (e) => opts.write(`${JSON.stringify(redactDeep({ id, event: e }))}\n`);
+}
+
 async function answer(line: string, opts: ServeOptions): Promise<ServeResponse> {
   const parsed = parseRequest(line);
   if (!parsed.ok) return parsed.response;
@@ -39,7 +47,7 @@ async function answer(line: string, opts: ServeOptions): Promise<ServeResponse> 
     return errorResponse(id, "method_not_found", `unknown method "${method}" (known: ${known})`);
   }
   try {
-    const r = await handler(params, opts.signal);
+    const r = await handler(params, opts.signal, eventWriter(id, opts));
     return r.ok ? { id, ok: true, result: r.result } : errorResponse(id, r.code, r.message, r.extra);
   } catch (e) {
     // A bug in one request must not end the server.

@@ -36,7 +36,9 @@ export type AuditKind =
   | "final"
   | "policy_deny"
   | "system_error"
-  | "backend";
+  | "backend"
+  /** A session's policy mode changed mid-session (ACP `session/set_mode`, issue 14). */
+  | "mode";
 
 export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   run: "info",
@@ -47,12 +49,19 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   policy_deny: "warn",
   system_error: "error",
   backend: "debug",
+  mode: "warn",
 };
 
 /** The security record: written whatever `audit.level` says (issue 12). */
-export const ALWAYS_WRITTEN: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny", "system_error"]);
+export const ALWAYS_WRITTEN: ReadonlySet<AuditKind> = new Set([
+  "tool_call",
+  "policy_deny",
+  "system_error",
+  // A policy mode change (ACP session/set_mode, issue 14) is part of the security record.
+  "mode",
+]);
 /** Flushed to disk before emit returns: the effect (or its refusal) must never outlive its record. */
-export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny"]);
+export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny", "mode"]);
 
 const LEVEL_RANK: Record<AuditLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 /** `,"prev":"<64 hex>"` plus the newline: what the chain adds to each line. */
@@ -470,10 +479,19 @@ function evict(
   key: Buffer | undefined,
   onStep?: (step: RotationStep) => void,
 ): void {
-  const gens = retiredGenerations(files.live);
-  if (gens.length <= maxRetained) return;
   const recorded = new Set<number>();
   for (const g of readGaps(files.live).gaps) for (let n = g.gap_from; n <= g.gap_to; n++) recorded.add(n);
+  // A generation whose gap record is written but whose file is still here is an eviction a
+  // killed writer did not finish (the record goes first, by design): finish it now, whatever
+  // the count, so no generation is both retained and recorded as removed.
+  const gens: number[] = [];
+  for (const g of retiredGenerations(files.live)) {
+    if (!recorded.has(g)) gens.push(g);
+    else {
+      onStep?.("evict");
+      fs.rmSync(`${files.live}.${g}`, { force: true });
+    }
+  }
   while (gens.length > maxRetained) {
     const oldest = gens.shift()!;
     const file = `${files.live}.${oldest}`;

@@ -7,11 +7,10 @@ import { serveLines } from "../../src/serve/server.js";
 
 describe("a request line is parsed strictly", () => {
   it.each<[string, string, unknown, RegExp]>([
-    ["not JSON", "{nope", null, /parse_error/],
+    ["not JSON", "{nope", null, /bad_json/],
     ["a JSON array", "[1,2]", null, /invalid_request/],
     ["a JSON number", "42", null, /invalid_request/],
     ["JSON null", "null", null, /invalid_request/],
-    ["no id", '{"method":"session.list"}', null, /invalid_request.*id is missing/],
     [
       "an id that is not a string or number",
       '{"id":true,"method":"x"}',
@@ -39,6 +38,13 @@ describe("a request line is parsed strictly", () => {
     const r = parseRequest(`{"id":1,"method":"run","params":{"goal":"${"x".repeat(MAX_REQUEST_BYTES)}"}}`);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.response).toMatchObject({ id: null, ok: false, error: { code: "invalid_request" } });
+  });
+
+  it("a request without an id is still handled, as id null (the reference's behaviour)", () => {
+    expect(parseRequest('{"method":"session.list"}')).toEqual({
+      ok: true,
+      value: { id: null, method: "session.list", params: {} },
+    });
   });
 
   it("params may be left out", () => {
@@ -111,7 +117,7 @@ describe("the serve loop", () => {
       {
         id: null,
         ok: false,
-        error: { code: "parse_error", message: expect.stringMatching(/not valid JSON/) },
+        error: { code: "bad_json", message: expect.stringMatching(/not valid JSON/) },
       },
       {
         id: 2,

@@ -86,14 +86,16 @@ describe("level filter", () => {
     "final",
     "policy_deny",
     "system_error",
+    "mode",
   ];
   it.each([
     ["debug", all],
     ["info", all.filter((k) => k !== "backend")],
     // The security record is written whatever the level says (issue 12): on main, "warn"
     // dropped tool_call and "error" dropped tool_call and policy_deny.
-    ["warn", ["tool_call", "policy_deny", "system_error"]],
-    ["error", ["tool_call", "policy_deny", "system_error"]],
+    // A policy mode change (ACP set_mode, issue 14) belongs to that record too.
+    ["warn", ["tool_call", "policy_deny", "system_error", "mode"]],
+    ["error", ["tool_call", "policy_deny", "system_error", "mode"]],
   ] as const)("level %s keeps %j", (level, kept) => {
     const a = log({ level });
     for (const k of all) a.emit("s", k, k);
@@ -165,6 +167,38 @@ describe("rotation into generations", () => {
     expect([...gaps.map((g) => g.gap_from), ...gens]).toEqual(
       Array.from({ length: gens[2]! }, (_, i) => i + 1),
     );
+  });
+});
+
+describe("an eviction interrupted after its gap record (issue 12)", () => {
+  it("is finished by the next rotation, without a second gap record", () => {
+    const killed = createAuditLog({
+      file,
+      level: "info",
+      toFile: true,
+      maxRetained: 2,
+      maxFileBytes: 200,
+      // Stands in for a SIGKILL between the durable gap record and the unlink.
+      onRotationStep: (step) => {
+        if (step === "evict") throw new Error("killed before the unlink");
+      },
+    });
+    let failed = false;
+    for (let i = 0; i < 40 && !failed; i++) failed = !killed.emit("s", "observation", "x".repeat(80)).ok;
+    expect(failed).toBe(true);
+    killed.close();
+    const recorded = () => readGaps(file).gaps.map((g) => g.gap_from);
+    const both = () => retiredGenerations(file).filter((g) => recorded().includes(g));
+    expect(both()).toHaveLength(1);
+
+    // Even when the next writer keeps more generations (nothing else to evict), it finishes it.
+    const next = log({ maxFileBytes: 200, maxRetained: 10 });
+    const before = retiredGenerations(file).join(",");
+    for (let i = 0; i < 40 && retiredGenerations(file).join(",") === before; i++)
+      expect(next.emit("s", "observation", "y".repeat(80)).ok).toBe(true);
+    expect(both()).toEqual([]);
+    expect(new Set(recorded()).size).toBe(recorded().length);
+    expect(verifyAudit(file).ok).toBe(true);
   });
 });
 

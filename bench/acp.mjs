@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+/**
+ * ACP latency (issue 14; README "Editors (ACP)"): wall time from `session/prompt` to its
+ * `end_turn` for a trivial answer, over ACP to an already running `scoot acp` (through the
+ * official SDK's client), vs. the same goal as `scoot -e` (a fresh process each time, the way
+ * a script would run it). Aim: the ACP prompt within 20 ms of `-e` — it pays no process
+ * start, so it should not be slower.
+ *
+ *   npm run build && node bench/acp.mjs [runs]
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable, Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import * as acp from "@agentclientprotocol/sdk";
+import { iqr, median, publish, row } from "./lib/report.mjs";
+import { startBenchServer } from "./lib/server.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
+const AIM_MS = 20;
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-acp-"));
+const home = path.join(work, "home");
+const project = path.join(work, "project");
+fs.mkdirSync(project, { recursive: true });
+const final = JSON.stringify({ thought: "easy", action: "final", action_input: "hello" });
+const server = await startBenchServer([final]);
+const env = {
+  ...process.env,
+  SCOOT_HOME: home,
+  SCOOT_BACKEND_BASE_URL: server.url,
+  SCOOT_BACKEND_STREAM: "false",
+};
+
+function runEval() {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [CLI, "-e", "say hello"], { cwd: project, env, stdio: "ignore" });
+    child.on("error", reject);
+    child.on("close", (code) =>
+      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`-e exit ${code}`)),
+    );
+  });
+}
+
+const child = spawn(process.execPath, [CLI, "acp"], {
+  cwd: project,
+  env,
+  stdio: ["pipe", "pipe", "inherit"],
+});
+const connection = acp
+  .client({ name: "bench" })
+  .onNotification(acp.methods.client.session.update, () => {})
+  .connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
+await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
+  cwd: project,
+  mcpServers: [],
+});
+
+const prompt = async () => {
+  const t0 = performance.now();
+  const r = await connection.agent.request(acp.methods.agent.session.prompt, {
+    sessionId,
+    prompt: [{ type: "text", text: "say hello" }],
+  });
+  if (r.stopReason !== "end_turn") throw new Error(`stopReason ${r.stopReason}`);
+  return performance.now() - t0;
+};
+
+// Warm-up (first prompt writes the system prompt and discovers the context window).
+await prompt();
+await runEval();
+const overAcp = [];
+const viaEval = [];
+for (let i = 0; i < RUNS; i++) {
+  overAcp.push(await prompt());
+  viaEval.push(await runEval());
+}
+connection.close();
+child.stdin.end();
+await new Promise((r) => child.on("close", r));
+await server.close();
+fs.rmSync(work, { recursive: true, force: true });
+
+const a = median(overAcp);
+const e = median(viaEval);
+publish([
+  row({
+    bench: "acp",
+    figure: `session/prompt → end_turn, trivial answer (${RUNS} runs)`,
+    value: a,
+    valueSpread: iqr(overAcp),
+    baseline: e,
+    baselineSpread: iqr(viaEval),
+    unit: "ms",
+    ratio: a / e,
+    aim: `ACP ≤ -e + ${AIM_MS} ms`,
+    met: a <= e + AIM_MS,
+  }),
+]);

@@ -1,0 +1,309 @@
+/**
+ * The ACP agent's sessions (README "Editors (ACP)"). Each ACP session is a Scoot session
+ * opened through `openAgentSession` — the same configuration, gate, audit, transcript and
+ * sandbox as `-e` — with the client's `cwd` as project root. Protocol-free: `server.ts` maps
+ * requests here and `AcpFailure`s to JSON-RPC errors.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type {
+  ContentBlock,
+  McpServer,
+  SessionModeState,
+  SessionUpdate,
+  StopReason,
+} from "@agentclientprotocol/sdk";
+import type { AgentEvent } from "../agent/events.js";
+import type { RunResult } from "../agent/loop.js";
+import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
+import { loadResumeTarget } from "../cli/resume.js";
+import type { HomePaths } from "../config/home.js";
+import type { Config, PolicyMode } from "../config/schema.js";
+import { effectiveUnattended } from "../policy/modes.js";
+import type { AuditLog } from "../store/audit.js";
+import type { Message } from "../store/session.js";
+import { readSession, sessionPath } from "../store/session.js";
+import { sessionExists } from "../store/session-meta.js";
+import { mergeClientServers } from "./mcp-servers.js";
+import { goalFromPrompt } from "./prompt-content.js";
+import { replayUpdates } from "./replay.js";
+import { UpdateTranslator } from "./updates.js";
+
+/** JSON-RPC codes used by the agent (JSON-RPC 2.0 and ACP's resource-not-found). */
+export const ACP_ERROR = { invalidParams: -32602, internal: -32603, notFound: -32002 } as const;
+
+export class AcpFailure extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** The modes an editor can pick; `yolo` is an alias of unrestricted and not offered. */
+const MODES: { id: PolicyMode; name: string; description: string }[] = [
+  {
+    id: "readonly",
+    name: "Read-only",
+    description: "reads and searches; no writes, no shell, no network writes",
+  },
+  {
+    id: "guarded",
+    name: "Guarded",
+    description: "writes inside the project; shell and network under the gate's rules",
+  },
+  { id: "unrestricted", name: "Unrestricted", description: "every tool; hard-deny rules still apply" },
+];
+
+/** How the loop words a run that used up agent.max_turns (src/agent/loop.ts). */
+const MAX_TURNS_ERROR = "no final answer within agent.max_turns";
+
+export interface AcpContext {
+  config: Config;
+  paths: HomePaths;
+  env: NodeJS.ProcessEnv;
+  /** The configured mode, or `scoot acp --policy` / `--unattended`. */
+  mode: PolicyMode;
+  retries?: number;
+  unattended: boolean;
+  /** The agent's own audit handle, for mode changes. */
+  audit: AuditLog;
+  log: (line: string) => void;
+}
+
+interface SessionState {
+  id: string;
+  cwd: string;
+  mode: PolicyMode;
+  config: Config;
+  agent: AgentSession;
+  listener?: (e: AgentEvent) => void;
+  running?: AbortController;
+  /** Settles when the running prompt's run has finished (its tool's process group reaped). */
+  settled?: Promise<unknown>;
+  prompts: number;
+}
+
+/** How long shutdown waits for cancelled runs to tear their tools down. */
+const SHUTDOWN_WAIT_MS = 10_000;
+
+let sessionCounter = 0;
+function newAcpSessionId(): string {
+  sessionCounter += 1;
+  return `acp-${Date.now()}-${process.pid}-${sessionCounter}`;
+}
+
+function checkCwd(cwd: unknown): string {
+  if (typeof cwd !== "string" || !path.isAbsolute(cwd))
+    throw new AcpFailure(ACP_ERROR.invalidParams, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(cwd);
+  } catch (e) {
+    throw new AcpFailure(ACP_ERROR.invalidParams, `cwd ${cwd} cannot be used: ${(e as Error).message}`);
+  }
+  if (!st.isDirectory()) throw new AcpFailure(ACP_ERROR.invalidParams, `cwd ${cwd} is not a directory`);
+  return cwd;
+}
+
+export class AcpSessions {
+  private readonly sessions = new Map<string, SessionState>();
+
+  constructor(private readonly ctx: AcpContext) {}
+
+  /**
+   * The modes an editor may choose. Under `scoot acp --unattended` only those the clamp leaves
+   * as they are (edge.max_job_policy, guarded runs as readonly): the editor cannot lift the
+   * operator's ceiling.
+   */
+  private allowedModes(): typeof MODES {
+    if (!this.ctx.unattended) return MODES;
+    const ceiling = this.ctx.config.edge.max_job_policy;
+    return MODES.filter((m) => effectiveUnattended(m.id, ceiling) === m.id);
+  }
+
+  modeState(mode: PolicyMode): SessionModeState {
+    return { currentModeId: mode, availableModes: this.allowedModes().map((m) => ({ ...m })) };
+  }
+
+  private configFor(mcpServers: readonly McpServer[]): Config {
+    if (mcpServers.length === 0) return this.ctx.config;
+    const merged = mergeClientServers(this.ctx.config.mcp.servers, mcpServers);
+    for (const w of merged.warnings) this.ctx.log(`warning: ${w}`);
+    return { ...this.ctx.config, mcp: { ...this.ctx.config.mcp, servers: merged.servers } };
+  }
+
+  private async open(
+    id: string,
+    cwd: string,
+    mode: PolicyMode,
+    config: Config,
+    resume: Message[] | undefined,
+  ): Promise<SessionState> {
+    const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
+    const opened = await openAgentSession({
+      config,
+      paths: this.ctx.paths,
+      cwd,
+      env: this.ctx.env,
+      sessionId: id,
+      mode,
+      retries: this.ctx.retries,
+      unattended: this.ctx.unattended,
+      onWarning: (w) => this.ctx.log(`warning: ${w}`),
+      onEvent: (e) => state.listener?.(e),
+      ...(resume ? { resume } : {}),
+    });
+    if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
+    return Object.assign(state, { id, cwd, mode, config, agent: opened.value, prompts: 0 }) as SessionState;
+  }
+
+  async create(
+    cwd: unknown,
+    mcpServers: readonly McpServer[],
+  ): Promise<{ sessionId: string; modes: SessionModeState }> {
+    const dir = checkCwd(cwd);
+    const id = newAcpSessionId();
+    const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), undefined);
+    this.sessions.set(id, state);
+    return { sessionId: id, modes: this.modeState(state.mode) };
+  }
+
+  /** Replays the stored conversation through `send`, then the session continues it. */
+  async load(
+    id: string,
+    cwd: unknown,
+    mcpServers: readonly McpServer[],
+    send: (u: SessionUpdate) => void,
+  ): Promise<{ modes: SessionModeState }> {
+    const dir = checkCwd(cwd);
+    const live = this.sessions.get(id);
+    if (live) {
+      // Loaded again by the same client: close the live one and reopen from its transcript.
+      if (live.running) throw new AcpFailure(ACP_ERROR.invalidParams, `session ${id} is running a prompt`);
+      this.sessions.delete(id);
+      await live.agent.close();
+    }
+    const target = loadResumeTarget(this.ctx.paths.sessions, id);
+    if (!target.ok) {
+      const code = sessionExists(this.ctx.paths.sessions, id) ? ACP_ERROR.invalidParams : ACP_ERROR.notFound;
+      throw new AcpFailure(code, target.error);
+    }
+    for (const w of target.value.warnings) this.ctx.log(`warning: ${w}`);
+    for (const u of replayUpdates(target.value.messages)) send(u);
+    const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), target.value.messages);
+    this.sessions.set(id, state);
+    return { modes: this.modeState(state.mode) };
+  }
+
+  private get(id: string): SessionState {
+    const s = this.sessions.get(id);
+    if (!s)
+      throw new AcpFailure(
+        ACP_ERROR.notFound,
+        `no session "${id}" in this agent (use session/new or session/load)`,
+      );
+    return s;
+  }
+
+  /** Changes the session's policy mode (audited); the conversation goes on under the new mode. */
+  async setMode(id: string, modeId: string): Promise<void> {
+    const s = this.get(id);
+    const allowed = this.allowedModes();
+    const mode = allowed.find((m) => m.id === modeId)?.id;
+    if (!mode) {
+      const known = MODES.some((m) => m.id === modeId);
+      const why = known
+        ? `mode "${modeId}" is above what scoot acp --unattended allows (edge.max_job_policy)`
+        : `unknown mode "${modeId}"`;
+      throw new AcpFailure(ACP_ERROR.invalidParams, `${why} (use ${allowed.map((m) => m.id).join(", ")})`);
+    }
+    if (s.running)
+      throw new AcpFailure(
+        ACP_ERROR.invalidParams,
+        `session ${id} is running a prompt; cancel it or wait, then set the mode`,
+      );
+    if (mode === s.mode) return;
+    const audited = this.ctx.audit.emit(
+      id,
+      "mode",
+      `policy mode ${s.mode} -> ${mode} (acp session/set_mode)`,
+    );
+    if (!audited.ok) throw new AcpFailure(ACP_ERROR.internal, `mode not changed: ${audited.error}`);
+    // The gate and the system prompt are fixed when a session opens: reopen it under the new
+    // mode with the conversation so far.
+    await s.agent.close();
+    this.sessions.delete(id);
+    const { messages, warnings } = readSession(sessionPath(this.ctx.paths.sessions, id));
+    for (const w of warnings) this.ctx.log(`warning: ${w}`);
+    // Nothing said yet: a fresh conversation (its first run is not "resumed").
+    const next = await this.open(id, s.cwd, mode, s.config, messages.length > 0 ? messages : undefined);
+    next.prompts = s.prompts;
+    this.sessions.set(id, next);
+  }
+
+  /** One goal in the session's conversation; updates go to `send` while it runs. */
+  async prompt(
+    id: string,
+    blocks: readonly ContentBlock[],
+    send: (u: SessionUpdate) => void,
+  ): Promise<StopReason> {
+    const s = this.get(id);
+    if (s.running)
+      throw new AcpFailure(
+        ACP_ERROR.invalidParams,
+        `session ${id} is already running a prompt (one at a time)`,
+      );
+    const goal = goalFromPrompt(blocks);
+    if (!goal.ok) throw new AcpFailure(ACP_ERROR.invalidParams, goal.error);
+    s.prompts += 1;
+    const translator = new UpdateTranslator(s.cwd, send, `p${s.prompts}`);
+    const controller = new AbortController();
+    s.running = controller;
+    s.listener = (e) => translator.handle(e);
+    let r: RunResult;
+    const running = s.agent.run(goal.value, controller.signal);
+    s.settled = running.catch(() => undefined);
+    try {
+      r = await running;
+    } finally {
+      s.listener = undefined;
+      s.running = undefined;
+      s.settled = undefined;
+    }
+    if (r.status === "final") return "end_turn";
+    translator.close(r.error ?? r.status);
+    if (r.status === "interrupted") return "cancelled";
+    if (r.error?.startsWith(MAX_TURNS_ERROR)) return "max_turn_requests";
+    // The CLI's one-line message (`scoot: <error>`), as a JSON-RPC error.
+    throw new AcpFailure(ACP_ERROR.internal, r.error ?? `run ended: ${r.status}`, {
+      sessionId: id,
+      runId: translator.runId ?? null,
+      status: r.status,
+    });
+  }
+
+  /** `session/cancel`: the running goal stops at once (its tool's process group is killed). */
+  cancel(id: string): void {
+    this.sessions.get(id)?.running?.abort(new Error("interrupted"));
+  }
+
+  /**
+   * Cancels every running prompt, waits (bounded) until their runs have finished — the tools'
+   * process groups killed and the interruption audited — then closes every session.
+   */
+  async closeAll(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    for (const s of all) s.running?.abort(new Error("interrupted"));
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHUTDOWN_WAIT_MS);
+    });
+    await Promise.race([Promise.all(all.map((s) => s.settled)), bound]);
+    clearTimeout(timer);
+    await Promise.all(all.map((s) => s.agent.close()));
+  }
+}

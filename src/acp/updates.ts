@@ -1,0 +1,150 @@
+/**
+ * One prompt's agent events → ACP `session/update`s (README "Editors (ACP)"):
+ * - the thought as `agent_thought_chunk` (streamed pieces when the backend streams);
+ * - each tool step as `tool_call` (kind, locations, rawInput) then `tool_call_update`:
+ *   `completed` with the observation, or `failed` naming the policy's reason;
+ * - the answer as `agent_message_chunk`, streamed when the backend streams.
+ * Calls a tool makes itself (parallel children, redirect hops) that the gate denies get their
+ * own failed tool call, so every denial is visible.
+ */
+import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { AgentEvent } from "../agent/events.js";
+import { toolCallView } from "./tool-kind.js";
+
+interface OpenCall {
+  id: string;
+  action: string;
+  input: string;
+}
+
+const text = (t: string): ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];
+
+export class UpdateTranslator {
+  private seq = 0;
+  private open: OpenCall | undefined;
+  /** Thought text streamed in the current turn (its step then sends nothing more). */
+  private thoughtStreamed = false;
+  /** Answer text handed on since the last withdrawal (sent or held). */
+  private answerStreamed = "";
+  /**
+   * Answer text held until the step's thought is sent: without a streamed thought (a backend
+   * that answers in one piece) the thought only arrives with the step, and it goes first.
+   */
+  private answerHeld = "";
+  runId: string | undefined;
+
+  constructor(
+    private readonly cwd: string,
+    private readonly send: (u: SessionUpdate) => void,
+    /** Distinguishes tool call ids across prompts of one session. */
+    private readonly prefix: string,
+  ) {}
+
+  private nextId(): string {
+    this.seq += 1;
+    return `${this.prefix}-${this.seq}`;
+  }
+
+  private startCall(action: string, input: string, status: "pending" | "failed", reason?: string): string {
+    const id = this.nextId();
+    const v = toolCallView(action, input, this.cwd);
+    this.send({
+      sessionUpdate: "tool_call",
+      toolCallId: id,
+      title: v.title,
+      kind: v.kind,
+      status,
+      locations: v.locations,
+      rawInput: v.rawInput,
+      ...(reason !== undefined ? { content: text(reason) } : {}),
+    });
+    return id;
+  }
+
+  private finish(status: "completed" | "failed", content: string): void {
+    if (!this.open) return;
+    this.send({
+      sessionUpdate: "tool_call_update",
+      toolCallId: this.open.id,
+      status,
+      content: text(content),
+    });
+    this.open = undefined;
+  }
+
+  handle(e: AgentEvent): void {
+    switch (e.type) {
+      case "run":
+        this.runId = e.runId;
+        break;
+      case "thinking":
+        this.thoughtStreamed = false;
+        break;
+      case "thought_delta":
+        this.thoughtStreamed = true;
+        this.send({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.text } });
+        break;
+      case "step":
+        if (!this.thoughtStreamed && e.thought !== "")
+          this.send({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.thought } });
+        if (this.answerHeld !== "") {
+          this.send({
+            sessionUpdate: "agent_message_chunk",
+            content: { type: "text", text: this.answerHeld },
+          });
+          this.answerHeld = "";
+        }
+        if (e.action !== "final") {
+          const id = this.startCall(e.action, e.input, "pending");
+          this.open = { id, action: e.action, input: e.input };
+        }
+        break;
+      case "running":
+        if (this.open)
+          this.send({ sessionUpdate: "tool_call_update", toolCallId: this.open.id, status: "in_progress" });
+        break;
+      case "deny": {
+        const reason = `denied by policy: ${e.reason}`;
+        if (this.open && this.open.action === e.action && this.open.input === e.input)
+          this.finish("failed", reason);
+        else this.startCall(e.action, e.input, "failed", reason);
+        break;
+      }
+      case "observation":
+        this.finish("completed", e.text ?? `(${e.bytes} bytes)`);
+        break;
+      case "answer_delta":
+        this.answerStreamed += e.text;
+        if (this.thoughtStreamed)
+          this.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: e.text } });
+        else this.answerHeld += e.text;
+        break;
+      case "answer_withdrawn":
+        if (this.answerStreamed.length > this.answerHeld.length) {
+          this.send({
+            sessionUpdate: "agent_message_chunk",
+            content: { type: "text", text: `\n\n[the text above was withdrawn: ${e.reason}]\n\n` },
+          });
+        }
+        this.answerStreamed = "";
+        this.answerHeld = "";
+        break;
+      case "final": {
+        const rest = e.answer.startsWith(this.answerStreamed)
+          ? e.answer.slice(this.answerStreamed.length)
+          : e.answer;
+        if (rest !== "")
+          this.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: rest } });
+        this.answerStreamed = "";
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /** The run ended with a call still open (interrupted, backend failure): it failed. */
+  close(reason: string): void {
+    this.finish("failed", reason);
+  }
+}

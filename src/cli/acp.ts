@@ -1,0 +1,69 @@
+/**
+ * `scoot acp` (README "Editors (ACP)"): an Agent Client Protocol v1 agent on stdin/stdout.
+ * The policy is the configured one, or `--policy` / `--unattended`; an editor may change it
+ * per session with `session/set_mode`. Exits 0 when the editor closes stdin; SIGINT/SIGTERM
+ * stop the running prompts (answered `cancelled`) and exit 130.
+ */
+import fs from "node:fs";
+import { AcpSessions } from "../acp/sessions.js";
+import { consoleToStderr } from "../core/console-guard.js";
+import { auditOptions, createAuditLog } from "../store/audit.js";
+import { guardAuditLog } from "../store/guarded-stores.js";
+import { flagBool } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+import { resolveMode, resolveRetries } from "./run-common.js";
+
+function version(): string {
+  const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version?: unknown;
+  };
+  return typeof pkg.version === "string" ? pkg.version : "unknown";
+}
+
+export async function runAcp(cli: Cli): Promise<number> {
+  if (cli.args.words.length > 0) {
+    cli.io.err(`scoot acp: unexpected argument "${cli.args.words[0]}"\n`);
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, paths } = loaded.value;
+  const mode = resolveMode(cli.args, config);
+  const retries = resolveRetries(cli.args);
+  if (!mode.ok || !retries.ok) {
+    for (const r of [mode, retries]) if (!r.ok) cli.io.err(`scoot acp: ${r.error}\n`);
+    return EXIT.usage;
+  }
+  const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
+  // stdout is the protocol: a stray console.log from any dependency would corrupt it.
+  consoleToStderr();
+  const sessions = new AcpSessions({
+    config,
+    paths,
+    env: cli.env,
+    mode: mode.value,
+    retries: retries.value,
+    unattended: flagBool(cli.args, "unattended"),
+    audit: guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit),
+    log,
+  });
+  let interrupted = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${sig}: stopping (running prompts are cancelled)`);
+    void sessions.closeAll().then(() => process.exit(EXIT.interrupted));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const { serveAcp } = await import("../acp/server.js");
+  try {
+    await serveAcp({ sessions, version: version(), input: process.stdin, output: process.stdout, log });
+  } finally {
+    await sessions.closeAll();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  return interrupted ? EXIT.interrupted : EXIT.ok;
+}

@@ -1,0 +1,13 @@
+/**
+ * `import { createScoot } from "scoot"` (README "Library API"). The package root exports this
+ * facade only: internal modules stay free to change.
+ */
+export {
+  type AgentEvent,
+  createScoot,
+  type PolicyMode,
+  type RunOptions,
+  type RunOutcome,
+  type Scoot,
+  type ScootOptions,
+} from "./scoot.js";

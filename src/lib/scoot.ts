@@ -1,0 +1,198 @@
+/**
+ * The library API (README "Library API", issue 14): `createScoot(options)` loads the same
+ * configuration as the CLI (home, config file, `SCOOT_*` environment), and each `run` goes
+ * through `openAgentSession` — the same policy gate, audit log, transcript and bash sandbox
+ * as `scoot -e`. Nothing is written to stdout; warnings go to `onWarning` (stderr when not
+ * given). An `AbortSignal` stops a run like Ctrl-C: the running tool's process group is
+ * killed and the run is audited as interrupted.
+ */
+import type { AgentEvent } from "../agent/events.js";
+import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
+import { loadResumeTarget } from "../cli/resume.js";
+import { ensureHome, homePaths, resolveHomeDir } from "../config/home.js";
+import { loadConfig } from "../config/load.js";
+import type { PolicyMode } from "../config/schema.js";
+import { parsePolicyMode } from "../policy/modes.js";
+import { registerSecretEnv } from "../store/redact.js";
+import { validateSessionId } from "../store/session.js";
+
+export type { AgentEvent } from "../agent/events.js";
+export type { PolicyMode } from "../config/schema.js";
+
+export interface ScootOptions {
+  /** The runtime home (like `--scoot-home`); default `SCOOT_HOME`, then `~/.scoot`. */
+  home?: string;
+  /** A config file to use instead of the home's `config.toml` / `config.json`. */
+  configFile?: string;
+  /** The environment for `SCOOT_*` overrides, the token and child processes; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The project root runs work in; default `process.cwd()` when a run starts. */
+  cwd?: string;
+  /** Overrides `tools.policy`: readonly, guarded, unrestricted (or yolo). */
+  policy?: string;
+  /** Configuration and run warnings; default: written to stderr. */
+  onWarning?: (message: string) => void;
+}
+
+export interface RunOptions {
+  /** Run in this session (a new `lib-…` id when absent). Runs on one id share one conversation. */
+  sessionId?: string;
+  /** Continue the stored session `sessionId` (or the id given here) from its transcript. */
+  resume?: boolean | string;
+  /** Aborting stops the run like Ctrl-C; it resolves with status "interrupted". */
+  signal?: AbortSignal;
+  /** Every agent event (the trace) as it happens. */
+  onEvent?: (e: AgentEvent) => void;
+}
+
+export interface RunOutcome {
+  /** The final answer; undefined unless status is "final". */
+  answer: string | undefined;
+  sessionId: string;
+  runId: string;
+  turns: number;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  status: "final" | "failed" | "interrupted";
+  /** Why the run failed or stopped (the CLI's one-line message). */
+  error?: string;
+}
+
+export interface Scoot {
+  /** The policy mode runs use. */
+  readonly policy: PolicyMode;
+  run(goal: string, options?: RunOptions): Promise<RunOutcome>;
+  /**
+   * Cancels running goals (like Ctrl-C) and waits for them to stop, then releases every
+   * session and MCP connection; later runs are refused.
+   */
+  close(): Promise<void>;
+}
+
+let libCounter = 0;
+function newLibSessionId(): string {
+  libCounter += 1;
+  return `lib-${Date.now()}-${process.pid}-${libCounter}`;
+}
+
+/** Loads the configuration now; throws an Error naming the problem when it cannot be used. */
+export function createScoot(options: ScootOptions = {}): Scoot {
+  const env = options.env ?? process.env;
+  const warn = options.onWarning ?? ((m: string) => process.stderr.write(`scoot: warning: ${m}\n`));
+  registerSecretEnv(env);
+  const paths = homePaths(resolveHomeDir(options.home, env));
+  ensureHome(paths);
+  const loaded = loadConfig(paths.root, env, options.configFile);
+  if (!loaded.ok) throw new Error(`scoot: configuration error: ${loaded.error.message}`);
+  for (const w of loaded.value.warnings) warn(w);
+  const config = loaded.value.config;
+  let mode = config.tools.policy;
+  if (options.policy !== undefined) {
+    const parsed = parsePolicyMode(options.policy);
+    if (!parsed)
+      throw new Error(
+        `scoot: unknown policy "${options.policy}" (use readonly, guarded, unrestricted or yolo)`,
+      );
+    mode = parsed;
+  }
+
+  interface Open {
+    agent: AgentSession;
+    listener?: (e: AgentEvent) => void;
+    busy: boolean;
+    /** The running goal: its controller and its end. */
+    current?: { controller: AbortController; done: Promise<unknown> };
+  }
+  const sessions = new Map<string, Open>();
+  let closed = false;
+
+  const open = async (id: string, resume: boolean): Promise<Open> => {
+    const existing = sessions.get(id);
+    if (existing && !resume) return existing;
+    if (existing) {
+      if (existing.busy) throw new Error(`scoot: session ${id} is running a goal`);
+      sessions.delete(id);
+      await existing.agent.close();
+    }
+    let messages: Parameters<typeof openAgentSession>[0]["resume"];
+    if (resume) {
+      const target = loadResumeTarget(paths.sessions, id);
+      if (!target.ok) throw new Error(`scoot: ${target.error}`);
+      for (const w of target.value.warnings) warn(w);
+      messages = target.value.messages;
+    }
+    const state: Partial<Open> = { busy: false };
+    const opened = await openAgentSession({
+      config,
+      paths,
+      cwd: options.cwd ?? process.cwd(),
+      env,
+      sessionId: id,
+      mode,
+      onWarning: warn,
+      onEvent: (e) => state.listener?.(e),
+      ...(messages ? { resume: messages } : {}),
+    });
+    if (!opened.ok) throw new Error(`scoot: ${opened.error}`);
+    state.agent = opened.value;
+    sessions.set(id, state as Open);
+    return state as Open;
+  };
+
+  return {
+    policy: mode,
+    async run(goal, runOptions = {}) {
+      if (closed) throw new Error("scoot: this instance is closed");
+      if (typeof goal !== "string" || goal.trim() === "")
+        throw new Error("scoot: run needs a non-empty goal");
+      const resumeId = typeof runOptions.resume === "string" ? runOptions.resume : undefined;
+      if (resumeId !== undefined && runOptions.sessionId !== undefined && resumeId !== runOptions.sessionId)
+        throw new Error("scoot: resume names another session than sessionId");
+      const id = resumeId ?? runOptions.sessionId ?? newLibSessionId();
+      const valid = validateSessionId(id);
+      if (!valid.ok) throw new Error(`scoot: ${valid.error}`);
+      if (runOptions.resume === true && runOptions.sessionId === undefined)
+        throw new Error("scoot: resume: true needs the sessionId to continue");
+      const s = await open(id, runOptions.resume !== undefined && runOptions.resume !== false);
+      if (s.busy) throw new Error(`scoot: session ${id} is running a goal (one at a time per session)`);
+      s.busy = true;
+      let runId = "";
+      s.listener = (e) => {
+        if (e.type === "run") runId = e.runId;
+        runOptions.onEvent?.(e);
+      };
+      // The caller's signal, or close(), stops the run.
+      const controller = new AbortController();
+      const outer = runOptions.signal;
+      const forward = () => controller.abort(outer?.reason ?? new Error("interrupted"));
+      if (outer?.aborted) forward();
+      else outer?.addEventListener("abort", forward, { once: true });
+      const running = s.agent.run(goal, controller.signal);
+      s.current = { controller, done: running.catch(() => undefined) };
+      try {
+        const r = await running;
+        return {
+          answer: r.status === "final" ? r.answer : undefined,
+          sessionId: id,
+          runId,
+          turns: r.turns,
+          usage: { ...r.usage },
+          status: r.status,
+          ...(r.error ? { error: r.error } : {}),
+        };
+      } finally {
+        outer?.removeEventListener("abort", forward);
+        s.listener = undefined;
+        s.current = undefined;
+        s.busy = false;
+      }
+    },
+    async close() {
+      closed = true;
+      const all = [...sessions.values()];
+      sessions.clear();
+      for (const s of all) s.current?.controller.abort(new Error("interrupted"));
+      await Promise.all(all.map((s) => s.current?.done));
+      await Promise.all(all.map((s) => s.agent.close()));
+    },
+  };
+}

@@ -1,0 +1,222 @@
+/** The ACP agent's pure parts (issue 14): tool kinds, prompt content, editor MCP servers, replay, updates. */
+import fs from "node:fs";
+import path from "node:path";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { describe, expect, it } from "vitest";
+import { mergeClientServers } from "../../src/acp/mcp-servers.js";
+import { goalFromPrompt } from "../../src/acp/prompt-content.js";
+import { replayUpdates } from "../../src/acp/replay.js";
+import { toolCallView } from "../../src/acp/tool-kind.js";
+import { UpdateTranslator } from "../../src/acp/updates.js";
+import { validateMcpServers } from "../../src/mcp/config.js";
+
+describe("tool call kinds come from the tool's effects", () => {
+  it.each([
+    ["file_read", '{"path":"a.txt"}', "read", ["/p/a.txt"]],
+    ["file_write", '{"path":"sub/b.txt","content":"x"}', "edit", ["/p/sub/b.txt"]],
+    ["file_edit", '{"path":"/abs/c.ts","old":"a","new":"b"}', "edit", ["/abs/c.ts"]],
+    ["bash", "ls -la", "execute", []],
+    ["grep", '{"pattern":"x","path":"src"}', "search", ["/p/src"]],
+    ["glob", '{"pattern":"*.ts"}', "search", ["/p"]],
+    ["http_request", '{"method":"GET","url":"https://example.com"}', "fetch", []],
+    ["recall", '{"query":"x"}', "other", []],
+    ["no_such_tool", "x", "other", []],
+    ["file_read", "not json", "other", []],
+  ])("%s %s → %s", (action, input, kind, paths) => {
+    const v = toolCallView(action, input, "/p");
+    expect(v.kind).toBe(kind);
+    expect(v.locations.map((l) => l.path)).toEqual(paths);
+    expect(v.title.startsWith(action)).toBe(true);
+  });
+
+  it("rawInput is the parsed JSON, or the text for bash; a long input is cut in the title only", () => {
+    expect(toolCallView("file_read", '{"path":"a"}', "/p").rawInput).toEqual({ path: "a" });
+    const long = `echo ${"x".repeat(500)}`;
+    const v = toolCallView("bash", long, "/p");
+    expect(v.rawInput).toBe(long);
+    expect(v.title.length).toBeLessThan(100);
+  });
+});
+
+describe("prompt content → goal", () => {
+  it("joins text, resource links and embedded text resources", () => {
+    const r = goalFromPrompt([
+      { type: "text", text: "look at these" },
+      { type: "resource_link", name: "a b.md", uri: "file:///p/a%20b.md" },
+      { type: "resource", resource: { uri: "file:///p/c.txt", text: "inline body" } },
+    ]);
+    expect(r).toEqual({
+      ok: true,
+      value:
+        "look at these\n\n[attached: a b.md — /p/a b.md]\n\n[attached /p/c.txt]\ninline body\n[end of /p/c.txt]",
+    });
+  });
+
+  it.each([
+    [[{ type: "image", data: "AA", mimeType: "image/png" }], /prompt\[0\]: image content is not supported/],
+    [[{ type: "audio", data: "AA", mimeType: "audio/wav" }], /audio content is not supported/],
+    [
+      [{ type: "resource", resource: { uri: "file:///x.bin", blob: "AA" } }],
+      /binary resource \(file:\/\/\/x\.bin\) is not supported/,
+    ],
+    [[], /the prompt is empty/],
+    [[{ type: "text", text: "   " }], /the prompt is empty/],
+  ])("refuses %j", (blocks, error) => {
+    const r = goalFromPrompt(blocks as never);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatch(error);
+  });
+});
+
+describe("editor MCP servers: the configuration keeps the allowlist", () => {
+  const configured = [
+    { name: "every", command: "/bin/false", allowed_tools: ["echo"], policy: "declarative" },
+    { name: "kept", command: "/bin/true", allowed_tools: ["a"] },
+  ];
+
+  it("a server named in the configuration takes its allowed_tools and policy, with the editor's transport", () => {
+    const m = mergeClientServers(configured, [
+      { name: "every", command: "node", args: ["s.mjs"], env: [{ name: "K", value: "v" }] },
+    ]);
+    expect(m.warnings).toEqual([]);
+    expect(m.servers).toEqual([
+      { name: "kept", command: "/bin/true", allowed_tools: ["a"] },
+      {
+        name: "every",
+        transport: "stdio",
+        command: "node",
+        args: ["s.mjs"],
+        env: [{ name: "K", value: "v" }],
+        allowed_tools: ["echo"],
+        policy: "declarative",
+      },
+    ]);
+  });
+
+  it("an unknown server gets an empty allowlist and a warning; http and sse pass through validation", () => {
+    const m = mergeClientServers(
+      [],
+      [
+        {
+          type: "http",
+          name: "web",
+          url: "https://mcp.example/mcp",
+          headers: [{ name: "X-Key", value: "k" }],
+        },
+        { type: "sse", name: "old", url: "https://mcp.example/sse", headers: [] },
+      ],
+    );
+    expect(m.servers.map((s) => s.allowed_tools)).toEqual([[], []]);
+    expect(m.warnings).toHaveLength(2);
+    expect(m.warnings[0]).toMatch(/"web" from the editor has no \[\[mcp.servers\]\] entry.*denied/);
+    const valid = validateMcpServers(m.servers);
+    expect(valid.problems).toEqual([]);
+    expect(valid.servers.map((s) => [s.name, s.transport])).toEqual([
+      ["web", "http"],
+      ["old", "sse"],
+    ]);
+  });
+
+  it("an editor server cannot smuggle a protocol header or a bad name past validation", () => {
+    const m = mergeClientServers(
+      [],
+      [
+        {
+          type: "http",
+          name: "h",
+          url: "https://x/mcp",
+          headers: [{ name: "Mcp-Session-Id", value: "forged" }],
+        },
+        { name: "../evil", command: "x", args: [], env: [] },
+      ],
+    );
+    const valid = validateMcpServers(m.servers);
+    expect(valid.servers).toEqual([]);
+    expect(valid.problems.join("\n")).toMatch(/mcp-session-id/i);
+    expect(valid.problems.join("\n")).toMatch(/evil/);
+  });
+});
+
+describe("session/load replay", () => {
+  it("replays goals and final answers only", () => {
+    const u = replayUpdates([
+      { role: "system", content: "sys" },
+      { role: "user", content: "first goal" },
+      { role: "assistant", content: '{"thought":"t","action":"glob","action_input":"{}"}' },
+      { role: "user", content: "Observation from glob:\n<<<UNTRUSTED_OBSERVATION\nx\n>>>" },
+      { role: "assistant", content: "not json at all" },
+      { role: "user", content: "Your last reply was not a valid step and nothing was executed: x" },
+      {
+        role: "assistant",
+        content: '```json\n{"thought":"t","action":"final","action_input":"the answer"}\n```',
+      },
+      { role: "user", content: "second goal" },
+    ]);
+    expect(u).toEqual([
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "first goal" } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "the answer" } },
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "second goal" } },
+    ]);
+  });
+});
+
+describe("agent events → session updates", () => {
+  const collect = () => {
+    const out: SessionUpdate[] = [];
+    return { out, t: new UpdateTranslator("/p", (u) => out.push(u), "p1") };
+  };
+
+  it("a denial of a derived call (a parallel child) gets its own failed tool call", () => {
+    const { out, t } = collect();
+    t.handle({ type: "step", turn: 1, thought: "fan out", action: "parallel", input: "[]" });
+    t.handle({ type: "running", action: "parallel", input: "[]" });
+    t.handle({ type: "deny", action: "bash", input: "rm -rf x", reason: "readonly mode" });
+    t.handle({ type: "observation", action: "parallel", bytes: 3, clippedTo: 3, text: "one denied" });
+    const calls = out.filter((u) => u.sessionUpdate === "tool_call");
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toMatchObject({ kind: "execute", status: "failed" });
+    const last = out.at(-1)!;
+    expect(last).toMatchObject({
+      sessionUpdate: "tool_call_update",
+      status: "completed",
+      toolCallId: "p1-1",
+    });
+  });
+
+  it("a withdrawn streamed answer is said to be withdrawn; the final answer then comes whole", () => {
+    const { out, t } = collect();
+    t.handle({ type: "thinking", turn: 1 });
+    t.handle({ type: "thought_delta", turn: 1, text: "th" });
+    t.handle({ type: "answer_delta", text: "wrong start" });
+    t.handle({ type: "answer_withdrawn", reason: "invalid step" });
+    t.handle({ type: "thinking", turn: 2 });
+    t.handle({ type: "step", turn: 2, thought: "ok", action: "final", input: "right" });
+    t.handle({ type: "final", answer: "right" });
+    const text = out
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) => (u as { content: { text: string } }).content.text);
+    expect(text[0]).toBe("wrong start");
+    expect(text[1]).toMatch(/withdrawn: invalid step/);
+    expect(text.at(-1)).toBe("right");
+  });
+
+  it("a call still open when the run stops is failed with the reason", () => {
+    const { out, t } = collect();
+    t.handle({ type: "step", turn: 1, thought: "", action: "bash", input: "sleep 9" });
+    t.close("interrupted");
+    expect(out.at(-1)).toMatchObject({ sessionUpdate: "tool_call_update", status: "failed" });
+    expect(JSON.stringify(out.at(-1))).toContain("interrupted");
+  });
+});
+
+describe("the ACP SDK is loaded only by `scoot acp`", () => {
+  it("the bundle imports it dynamically, nowhere statically", () => {
+    const dist = path.join("dist");
+    if (!fs.existsSync(path.join(dist, "scoot-app.mjs"))) throw new Error("run npm run build first");
+    const app = fs.readFileSync(path.join(dist, "scoot-app.mjs"), "utf8");
+    const entry = fs.readFileSync(path.join(dist, "scoot.mjs"), "utf8");
+    expect(app).toMatch(/await import\("@agentclientprotocol\/sdk"\)/);
+    expect(app).not.toMatch(/^import[^;]*from\s*"@agentclientprotocol\//m);
+    expect(entry).not.toContain("@agentclientprotocol");
+  });
+});
