@@ -14,6 +14,7 @@ import { childProcessModule } from "../net/builtins.js";
 import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
+import { declareText } from "./declare.js";
 import { groupAlive, terminateGroup } from "./process-group.js";
 import type { Result, Tool, ToolContext } from "./types.js";
 
@@ -24,6 +25,9 @@ export const DRAIN_GRACE_MS = 200;
 /** How long to wait for the shell's exit to be reported once its group was killed. */
 const EXIT_REPORT_MS = 1000;
 const SHELL = "/bin/sh";
+
+/** Blank commands are the gate's to refuse (in every mode), with a policy reason, so no `nonEmpty` here. */
+export const INPUT = declareText("bash", { shape: "command string", example: "git status" });
 
 type Stop = { kind: "timeout"; ms: number } | { kind: "interrupted" };
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
@@ -166,13 +170,9 @@ export const bashTool: Tool<string> = {
     "Run one non-interactive POSIX sh command (no bash-only syntax) in the project root with stdin closed " +
     "and a hard timeout. Returns the exit code, stdout and stderr. Prefer the structured tools for files, " +
     "search and HTTP.",
-  inputShape: "command string",
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.bash,
-  parse(raw: string): Result<string> {
-    // Blank commands are the gate's to refuse (in every mode), with a policy reason.
-    if (typeof raw !== "string") return { ok: false, error: "bash: action_input must be the command string" };
-    return { ok: true, value: raw };
-  },
+  parse: INPUT.parse,
   effects(command: string) {
     return { capability: "exec", command };
   },

@@ -25,6 +25,41 @@ export interface StringField extends FieldBase {
   required: boolean;
   /** Refuse "" and blank text. */
   nonEmpty: boolean;
+  /** `null` counts as absent (http_request's `body`). */
+  nullable?: boolean;
+  /** Used when the field is absent, `null` or blank (skill's `path`); the value is then always present. */
+  default?: string;
+}
+
+/** A required string from a fixed set; `normalize` maps what the model wrote first (e.g. "get" → "GET"). */
+export interface EnumField<V extends string = string> extends FieldBase {
+  kind: "enum";
+  required: true;
+  values: readonly V[];
+  normalize?: (s: string) => string;
+}
+
+/** An optional object of string values (`null` counts as absent): http_request's `headers`. */
+export interface MapField extends FieldBase {
+  kind: "map";
+  required: false;
+}
+
+/** One derived call: the child's action and its action_input text (objects re-serialised to JSON). */
+export interface CallSpec {
+  action: string;
+  input: string;
+}
+
+/**
+ * A required array of 1..max `{action, input}` calls (parallel's `calls`). The field checks the
+ * shape; each element's input is then validated by the child tool's own declaration when the call
+ * pipeline prepares the children (agent/calls.ts), before any runs.
+ */
+export interface CallsField extends FieldBase {
+  kind: "calls";
+  required: true;
+  max: number;
 }
 
 export interface IntField extends FieldBase {
@@ -38,7 +73,7 @@ export interface ObjectField extends FieldBase {
   required: false;
 }
 
-export type FieldSpec = StringField | IntField | ObjectField;
+export type FieldSpec = StringField | IntField | ObjectField | EnumField | MapField | CallsField;
 export type FieldSpecs = Record<string, FieldSpec>;
 
 /** A required string; `nonEmpty` (default true) also refuses blank text. */
@@ -52,9 +87,49 @@ export function str(
 /** An optional string. */
 export function optStr(
   shape = '"..."',
-  opts: { nonEmpty?: boolean; example?: string } = {},
+  opts: { nonEmpty?: boolean; example?: string; nullable?: boolean } = {},
 ): StringField & { required: false } {
-  return { kind: "string", required: false, nonEmpty: opts.nonEmpty ?? true, shape, example: opts.example };
+  return {
+    kind: "string",
+    required: false,
+    nonEmpty: opts.nonEmpty ?? true,
+    shape,
+    example: opts.example,
+    ...(opts.nullable ? { nullable: true } : {}),
+  };
+}
+
+/** An optional string that is never missing after parsing: absent, `null` or blank gives `def`. */
+export function strOr(
+  def: string,
+  shape = JSON.stringify(def),
+): StringField & { required: false; default: string } {
+  return { kind: "string", required: false, nonEmpty: false, default: def, shape };
+}
+
+/** One of `values`; the shape lists them as "A|B|C" unless given. */
+export function oneOf<V extends string>(
+  values: readonly V[],
+  opts: { shape?: string; example?: string; normalize?: (s: string) => string } = {},
+): EnumField<V> {
+  return {
+    kind: "enum",
+    required: true,
+    values,
+    shape: opts.shape ?? JSON.stringify(values.join("|")),
+    example: opts.example,
+    normalize: opts.normalize,
+  };
+}
+
+/** An optional object of string values. */
+export function optMap(shape = '{"name": "value"}'): MapField {
+  return { kind: "map", required: false, shape };
+}
+
+/** A required array of 1..`max` `{action, input}` calls. */
+export function calls(max: number, shape: string, example?: string): CallsField {
+  return { kind: "calls", required: true, max, shape, example };
 }
 
 /** An optional JSON object (`null` counts as absent). */
@@ -67,13 +142,21 @@ export function optInt(min: number, shape: string): IntField {
   return { kind: "int", required: false, min, shape };
 }
 
-type ValueOf<F extends FieldSpec> = F extends StringField
-  ? string
-  : F extends ObjectField
-    ? Record<string, unknown>
-    : number;
+type ValueOf<F extends FieldSpec> =
+  F extends EnumField<infer V>
+    ? V
+    : F extends StringField
+      ? string
+      : F extends ObjectField
+        ? Record<string, unknown>
+        : F extends MapField
+          ? Record<string, string>
+          : F extends CallsField
+            ? CallSpec[]
+            : number;
+/** Required fields, and those with a default: both are always present after parsing. */
 type RequiredKeys<D extends FieldSpecs> = {
-  [K in keyof D]: D[K]["required"] extends true ? K : never;
+  [K in keyof D]: D[K]["required"] extends true ? K : D[K] extends { default: string } ? K : never;
 }[keyof D];
 type OptionalKeys<D extends FieldSpecs> = Exclude<keyof D, RequiredKeys<D>>;
 
@@ -117,14 +200,7 @@ export function declareInput<D extends FieldSpecs, T = InputOf<D>>(
       properties: Object.fromEntries(
         names.map((k) => {
           const f = fields[k]!;
-          return [
-            k,
-            f.kind === "int"
-              ? { type: "integer", minimum: f.min }
-              : f.kind === "object"
-                ? { type: "object" }
-                : { type: "string", ...(f.nonEmpty ? { minLength: 1 } : {}) },
-          ];
+          return [k, fieldSchema(f)];
         }),
       ),
       required: names.filter((k) => fields[k]!.required),
@@ -146,8 +222,105 @@ export function declareInput<D extends FieldSpecs, T = InputOf<D>>(
   };
 }
 
+function fieldSchema(f: FieldSpec): object {
+  switch (f.kind) {
+    case "int":
+      return { type: "integer", minimum: f.min };
+    case "object":
+      return { type: "object" };
+    case "map":
+      return { type: "object", additionalProperties: { type: "string" } };
+    case "enum":
+      return { type: "string", enum: [...f.values] };
+    case "calls":
+      return {
+        type: "array",
+        minItems: 1,
+        maxItems: f.max,
+        items: {
+          type: "object",
+          properties: { action: { type: "string", minLength: 1 }, input: { type: ["string", "object"] } },
+          required: ["action", "input"],
+          additionalProperties: false,
+        },
+      };
+    default:
+      return { type: "string", ...(f.nonEmpty ? { minLength: 1 } : {}) };
+  }
+}
+
+function fail<T>(error: string): Result<T> {
+  return { ok: false, error };
+}
+
+function readEnum(tool: string, obj: Fields, key: string, f: EnumField): Result<string> {
+  const v = requireString(tool, obj, key, { nonEmpty: false });
+  // A missing or non-string value is told the allowed values too: that is the fix.
+  if (!v.ok) return fail(`${v.error}; one of ${f.values.join(", ")}`);
+  const s = f.normalize ? f.normalize(v.value) : v.value;
+  if (!f.values.includes(s)) {
+    return fail(`${tool}: "${key}" must be one of ${f.values.join(", ")}, got ${kindOf(v.value)}`);
+  }
+  return { ok: true, value: s };
+}
+
+function readMap(tool: string, obj: Fields, key: string): Result<Record<string, string> | undefined> {
+  const v = obj[key];
+  if (v === undefined || v === null) return { ok: true, value: undefined };
+  if (typeof v !== "object" || Array.isArray(v)) {
+    return fail(`${tool}: "${key}" must be a JSON object of name to string value, got ${kindOf(v)}`);
+  }
+  for (const [name, value] of Object.entries(v)) {
+    if (typeof value !== "string") {
+      return fail(`${tool}: "${key}" entry ${JSON.stringify(name)} must be a string, got ${kindOf(value)}`);
+    }
+  }
+  return { ok: true, value: v as Record<string, string> };
+}
+
+function readCalls(tool: string, obj: Fields, key: string, f: CallsField): Result<CallSpec[]> {
+  const v = obj[key];
+  if (v === undefined) return fail(`${tool}: "${key}" is required`);
+  if (!Array.isArray(v)) return fail(`${tool}: "${key}" must be an array, got ${kindOf(v)}`);
+  if (v.length === 0 || v.length > f.max) {
+    return fail(`${tool}: "${key}" must hold 1 to ${f.max} calls, got ${v.length}`);
+  }
+  const out: CallSpec[] = [];
+  for (let i = 0; i < v.length; i++) {
+    const call = readCall(tool, v[i], `${key}[${i}]`);
+    if (!call.ok) return call;
+    out.push(call.value);
+  }
+  return { ok: true, value: out };
+}
+
+function readCall(tool: string, v: unknown, where: string): Result<CallSpec> {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    return fail(
+      `${tool}: ${where} must be an object like {"action": "file_read", "input": {...}}, got ${kindOf(v)}`,
+    );
+  }
+  const extra = Object.keys(v).filter((k) => k !== "action" && k !== "input");
+  if (extra.length > 0) {
+    const names = extra.map((k) => JSON.stringify(k)).join(", ");
+    return fail(`${tool}: ${where} has unknown field(s) ${names}; allowed: action, input`);
+  }
+  const { action, input } = v as { action?: unknown; input?: unknown };
+  if (typeof action !== "string" || action === "") {
+    return fail(`${tool}: ${where}."action" must be a non-empty string`);
+  }
+  if (typeof input === "string") return { ok: true, value: { action, input } };
+  if (input !== null && typeof input === "object") {
+    return { ok: true, value: { action, input: JSON.stringify(input) } };
+  }
+  return fail(`${tool}: ${where}."input" must be a string or an object, got ${kindOf(input)}`);
+}
+
 function readField(tool: string, obj: Fields, key: string, f: FieldSpec): Result<unknown> {
   if (f.kind === "int") return optionalInt(tool, obj, key, f.min);
+  if (f.kind === "enum") return readEnum(tool, obj, key, f);
+  if (f.kind === "map") return readMap(tool, obj, key);
+  if (f.kind === "calls") return readCalls(tool, obj, key, f);
   if (f.kind === "object") {
     const v = obj[key];
     if (v === undefined || v === null) return { ok: true, value: undefined };
@@ -157,5 +330,40 @@ function readField(tool: string, obj: Fields, key: string, f: FieldSpec): Result
     return { ok: true, value: v };
   }
   const opts = { nonEmpty: f.nonEmpty };
+  if (f.default !== undefined) {
+    const v = obj[key];
+    if (v === undefined || v === null) return { ok: true, value: f.default };
+    const s = requireString(tool, obj, key, opts);
+    return s.ok && s.value.trim() === "" ? { ok: true, value: f.default } : s;
+  }
+  if (f.nullable && obj[key] === null) return { ok: true, value: undefined };
   return f.required ? requireString(tool, obj, key, opts) : optionalString(tool, obj, key, opts);
+}
+
+/**
+ * A tool whose action_input is plain text, not JSON (bash's command, final's answer): the same
+ * four things from one declaration. `nonEmpty` names what must not be blank in the correction.
+ */
+export interface DeclaredText {
+  inputShape: string;
+  example: string;
+  schema: object;
+  parse(raw: string): Result<string>;
+}
+
+export function declareText(
+  tool: string,
+  spec: { shape: string; example: string; nonEmpty?: string },
+): DeclaredText {
+  const noun = spec.nonEmpty;
+  return {
+    inputShape: spec.shape,
+    example: spec.example,
+    schema: { type: "string", ...(noun ? { minLength: 1 } : {}) },
+    parse(raw) {
+      if (typeof raw !== "string") return fail(`${tool}: action_input must be the ${spec.shape}`);
+      if (noun && raw.trim() === "") return fail(`${tool}: the ${noun} must not be empty`);
+      return { ok: true, value: raw };
+    },
+  };
 }

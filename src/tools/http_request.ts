@@ -13,6 +13,7 @@ import { checkedLookup, INTERNAL_ADDRESS_CODE } from "../net/checked-lookup.js";
 import { planRedirect } from "../net/redirect-headers.js";
 import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
+import { declareInput, type InputOf, oneOf, optMap, optStr, str } from "./declare.js";
 import type { Result, Tool, ToolContext } from "./types.js";
 
 export const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"] as const;
@@ -42,7 +43,15 @@ const KEY_HEADERS = [
 const USER_AGENT = "scoot";
 /** Bytes inspected to tell text from binary when the content type does not say. */
 const SNIFF_BYTES = 8192;
-const INPUT_KEYS = new Set(["method", "url", "body", "headers"]);
+
+/** The one declaration; the URL, body-per-method and header checks are its refinement. */
+const FIELDS = {
+  method: oneOf(METHODS, { example: '"GET"', normalize: (m) => m.trim().toUpperCase() }),
+  url: str('"https://..."'),
+  body: optStr('"optional text"', { nonEmpty: false, nullable: true }),
+  headers: optMap('{"optional-name": "value"}'),
+};
+export const INPUT = declareInput("http_request", FIELDS, refineRequest);
 
 export interface HttpRequestInput {
   method: HttpMethod;
@@ -61,28 +70,8 @@ function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-export function parseHttpRequest(raw: string): Result<HttpRequestInput> {
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch (e) {
-    return fail(
-      `action_input must be a JSON object like {"method":"GET","url":"https://..."}: ${errorText(e)}`,
-    );
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    return fail(`action_input must be a JSON object like {"method":"GET","url":"https://..."}`);
-  }
-  const o = v as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
-  if (unknown.length > 0)
-    return fail(`unknown field ${unknown.join(", ")}; allowed: method, url, body, headers`);
-
-  if (typeof o.method !== "string") return fail(`"method" must be a string, one of ${METHODS.join(", ")}`);
-  const method = o.method.trim().toUpperCase() as HttpMethod;
-  if (!METHODS.includes(method)) return fail(`method "${o.method}" is not one of ${METHODS.join(", ")}`);
-
-  if (typeof o.url !== "string" || o.url.trim() === "") return fail(`"url" must be a non-empty string`);
+function refineRequest(o: InputOf<typeof FIELDS>): Result<HttpRequestInput> {
+  const { method } = o;
   const url = o.url.trim();
   let parsed: URL;
   try {
@@ -93,36 +82,30 @@ export function parseHttpRequest(raw: string): Result<HttpRequestInput> {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     return fail(`only http and https URLs are supported, not ${parsed.protocol}`);
   }
-
-  let body: string | undefined;
-  if (o.body !== undefined && o.body !== null) {
-    if (typeof o.body !== "string") return fail(`"body" must be a string (serialize JSON bodies to text)`);
-    if (method === "GET" || method === "HEAD")
-      return fail(`a ${method} request cannot carry a body; use POST, PUT or PATCH`);
-    body = o.body;
+  if (o.body !== undefined && (method === "GET" || method === "HEAD")) {
+    return fail(`a ${method} request cannot carry a body; use POST, PUT or PATCH`);
   }
-
   const headers: Record<string, string> = {};
-  if (o.headers !== undefined && o.headers !== null) {
-    if (typeof o.headers !== "object" || Array.isArray(o.headers)) {
-      return fail(`"headers" must be an object of header name to string value`);
+  for (const [name, value] of Object.entries(o.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (FORBIDDEN_HEADERS.has(lower))
+      return fail(`header "${name}" is set by Scoot and cannot be overridden`);
+    if (lower in headers) return fail(`header "${name}" is given twice`);
+    try {
+      http.validateHeaderName(name);
+      http.validateHeaderValue(name, value);
+    } catch {
+      return fail(`header "${name}" has an invalid name or value (no control characters or newlines)`);
     }
-    for (const [name, value] of Object.entries(o.headers as Record<string, unknown>)) {
-      if (typeof value !== "string") return fail(`header "${name}" must have a string value`);
-      const lower = name.toLowerCase();
-      if (FORBIDDEN_HEADERS.has(lower))
-        return fail(`header "${name}" is set by Scoot and cannot be overridden`);
-      if (lower in headers) return fail(`header "${name}" is given twice`);
-      try {
-        http.validateHeaderName(name);
-        http.validateHeaderValue(name, value);
-      } catch {
-        return fail(`header "${name}" has an invalid name or value (no control characters or newlines)`);
-      }
-      headers[lower] = value;
-    }
+    headers[lower] = value;
   }
-  return { ok: true, value: { method, url: parsed.href, ...(body !== undefined ? { body } : {}), headers } };
+  const body = o.body !== undefined ? { body: o.body } : {};
+  return { ok: true, value: { method, url: parsed.href, ...body, headers } };
+}
+
+/** Kept for callers that parse an http_request input directly. */
+export function parseHttpRequest(raw: string): Result<HttpRequestInput> {
+  return INPUT.parse(raw);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -474,12 +457,10 @@ export const httpRequestTool: Tool<HttpRequestInput> = {
   describe:
     "Make one HTTP or HTTPS request (GET, POST, PUT, DELETE, HEAD, PATCH) with a hard timeout. Returns the " +
     "status, key headers and the body (up to 1 MiB). Redirects are followed (at most 5).",
-  inputShape:
-    '{"method": "GET|POST|PUT|DELETE|HEAD|PATCH", "url": "https://...", "body": "optional text", ' +
-    '"headers": {"optional-name": "value"}}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.http_request,
   preferOverShell: true,
-  parse: parseHttpRequest,
+  parse: INPUT.parse,
   effects(input: HttpRequestInput) {
     const read = input.method === "GET" || input.method === "HEAD";
     return { capability: read ? "net_read" : "net_write", url: { method: input.method, url: input.url } };

@@ -16,7 +16,8 @@ import {
 } from "../skills/fsutil.js";
 import type { SkillRegistry } from "../skills/registry.js";
 import { CLIP, clip } from "./clip.js";
-import type { Effects, Result, Tool, ToolContext } from "./types.js";
+import { declareInput, type InputOf, str, strOr } from "./declare.js";
+import type { Effects, Tool, ToolContext } from "./types.js";
 
 export type { SkillRegistry } from "../skills/registry.js";
 export { makeSkillRegistry } from "../skills/registry.js";
@@ -29,46 +30,27 @@ const MAX_LIST_DEPTH = 8;
 const DEFAULT_PATH = "SKILL.md";
 /** Every failure observation starts with this, like the other tools' errors. */
 export const ERROR_PREFIX = "skill error:";
-const INPUT_KEYS = new Set(["name", "path"]);
 
-export interface SkillInput {
-  name: string;
-  path: string;
-}
+/** The one declaration: `path` absent, `null` or blank means SKILL.md; the path checks are its refinement. */
+export const INPUT = declareInput(
+  "skill",
+  { name: str('"..."', { example: '"<skill>"' }), path: strOr(DEFAULT_PATH) },
+  (i) => {
+    const bad = checkRelativePath(i.path);
+    if (bad) return { ok: false, error: bad };
+    return { ok: true, value: { name: i.name.trim(), path: i.path } };
+  },
+);
 
-function parse(raw: string): Result<SkillInput> {
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch {
-    return { ok: false, error: 'skill input must be a JSON object: {"name": "<skill>", "path": "SKILL.md"}' };
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    return { ok: false, error: 'skill input must be a JSON object: {"name": "<skill>", "path": "SKILL.md"}' };
-  }
-  const o = v as Record<string, unknown>;
-  const extra = Object.keys(o).filter((k) => !INPUT_KEYS.has(k));
-  if (extra.length > 0) return { ok: false, error: `skill input has unknown key(s): ${extra.join(", ")}` };
-  if (typeof o.name !== "string" || o.name.trim() === "") {
-    return { ok: false, error: "skill input needs `name`: a non-empty string" };
-  }
-  let p = DEFAULT_PATH;
-  if (o.path !== undefined && o.path !== null) {
-    if (typeof o.path !== "string") return { ok: false, error: "skill `path` must be a string" };
-    if (o.path.trim() !== "") p = o.path;
-  }
-  const bad = checkRelativePath(p);
-  if (bad) return { ok: false, error: bad };
-  return { ok: true, value: { name: o.name.trim(), path: p } };
-}
+export type SkillInput = InputOf<typeof INPUT.fields>;
 
 /** Refuses what could name a file outside the skill before any filesystem access. */
 function checkRelativePath(p: string): string | undefined {
-  if (p.includes("\0")) return "skill `path` must not contain NUL";
+  if (p.includes("\0")) return 'skill: "path" must not contain NUL';
   if (path.isAbsolute(p) || path.win32.isAbsolute(p)) {
-    return `skill \`path\` must be relative to the skill directory, got absolute ${JSON.stringify(p)}`;
+    return `skill: "path" must be relative to the skill directory, got absolute ${JSON.stringify(p)}`;
   }
-  if (p.split(/[\\/]/).includes("..")) return "skill `path` must not contain `..` segments";
+  if (p.split(/[\\/]/).includes("..")) return 'skill: "path" must not contain `..` segments';
   return undefined;
 }
 
@@ -157,11 +139,11 @@ export const skillTool: Tool<SkillInput> = {
   describe:
     "Read a file from a loaded skill's directory (default SKILL.md; other files by relative path). " +
     "Read-only, works in every policy mode; skills add instructions, never privileges.",
-  inputShape: '{"name": "...", "path": "SKILL.md"}',
+  inputShape: INPUT.inputShape,
   clipBytes: CLIP.skill,
   // Offered only when skills are loaded.
   enabledWhen: (run) => run.hasSkills,
-  parse,
+  parse: INPUT.parse,
   effects,
   run,
 };

@@ -168,16 +168,26 @@ describe("http_request parse", () => {
   it.each([
     ["not json", "must be a JSON object"],
     ['["GET"]', "must be a JSON object"],
-    ['{"url":"http://a.example/"}', '"method" must be a string'],
-    ['{"method":"FETCH","url":"http://a.example/"}', 'method "FETCH" is not one of'],
-    ['{"method":"GET"}', '"url" must be a non-empty string'],
+    ['{"url":"http://a.example/"}', 'http_request: "method" is required'],
+    [
+      '{"method":"FETCH","url":"http://a.example/"}',
+      '"method" must be one of GET, POST, PUT, DELETE, HEAD, PATCH, got a string ("FETCH")',
+    ],
+    ['{"method":"GET"}', 'http_request: "url" is required'],
+    ['{"method":"GET","url":" "}', 'http_request: "url" must be a non-empty string'],
     ['{"method":"GET","url":"/relative"}', "not an absolute URL"],
     ['{"method":"GET","url":"file:///etc/passwd"}', "only http and https"],
     ['{"method":"GET","url":"http://a.example/","body":"x"}', "a GET request cannot carry a body"],
     ['{"method":"HEAD","url":"http://a.example/","body":"x"}', "a HEAD request cannot carry a body"],
     ['{"method":"POST","url":"http://a.example/","body":{"a":1}}', '"body" must be a string'],
-    ['{"method":"GET","url":"http://a.example/","headers":["a"]}', '"headers" must be an object'],
-    ['{"method":"GET","url":"http://a.example/","headers":{"x":1}}', 'header "x" must have a string value'],
+    [
+      '{"method":"GET","url":"http://a.example/","headers":["a"]}',
+      '"headers" must be a JSON object of name to string value, got an array',
+    ],
+    [
+      '{"method":"GET","url":"http://a.example/","headers":{"x":1}}',
+      '"headers" entry "x" must be a string, got the number 1',
+    ],
     ['{"method":"GET","url":"http://a.example/","headers":{"Host":"evil"}}', 'header "Host" is set by Scoot'],
     ['{"method":"GET","url":"http://a.example/","headers":{"content-length":"1"}}', "cannot be overridden"],
     [
@@ -190,7 +200,10 @@ describe("http_request parse", () => {
       '{"method":"GET","url":"http://a.example/","headers":{"x":"a\\r\\nInjected: 1"}}',
       "invalid name or value",
     ],
-    ['{"method":"GET","url":"http://a.example/","timeout":5}', "unknown field timeout"],
+    [
+      '{"method":"GET","url":"http://a.example/","timeout":5}',
+      'unknown field "timeout"; allowed: method, url, body, headers',
+    ],
   ])("rejects %s", (raw, message) => {
     const r = httpRequestTool.parse(raw);
     expect(r.ok).toBe(false);

@@ -60,7 +60,7 @@ describe("parallel validation fails the whole call before anything runs", () => 
     ],
     [
       { calls: [{ action: "http_request", input: { url: "http://x.test/" } }] },
-      'calls[0]: http_request: "method" must be a string',
+      'calls[0]: http_request: "method" is required',
     ],
     [
       { calls: [{ action: "http_request", input: "GET http://x.test/" }] },
