@@ -341,7 +341,9 @@ const GREP_CHILD = `
 const { grepTool } = await import(process.argv[1]);
 const parsed = grepTool.parse(JSON.stringify({ pattern: process.argv[2], path: process.argv[3] }));
 if (!parsed.ok) { console.error(parsed.error); process.exit(2); }
-const out = await grepTool.run(parsed.value, { cwd: process.cwd(), signal: new AbortController().signal, timeoutMs: 600000, services: {} });
+// The tool opens only the path the gate judged (README "One call pipeline"): here the file itself.
+const target = { read: [(await import("node:path")).resolve(process.argv[3])], write: [] };
+const out = await grepTool.run(parsed.value, { cwd: process.cwd(), signal: new AbortController().signal, timeoutMs: 600000, services: {} }, target);
 const all = /\\((\\d+) in all\\)/.exec(out);
 console.log(all ? all[1] : out.startsWith("no matches") ? "0" : String(out.split("\\n").filter((l) => /^\\d+:/.test(l)).length));
 `;
