@@ -24,7 +24,13 @@ import type { Result } from "../tools/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
 import { acquireLock } from "./audit-lock.js";
-import { lastLineOf, needsLeadingNewline, readLinesSync, readTextIfExists } from "./jsonl.js";
+import {
+  lastLineOf,
+  needsLeadingNewline,
+  numberedSiblings,
+  readLinesSync,
+  readTextIfExists,
+} from "./jsonl.js";
 import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
 import { redact } from "./redact.js";
 
@@ -412,19 +418,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
 
 /** Retired generation numbers present on disk, ascending. */
 export function retiredGenerations(live: string): number[] {
-  const dir = path.dirname(live);
-  const base = path.basename(live);
-  const prefix = `${base}.`;
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
-    .map((n) => Number(n.slice(prefix.length)))
-    .sort((a, b) => a - b);
+  return numberedSiblings(live);
 }
 
 /** The next number: the sidecar, but never at or below anything already on disk or in a gap. */

@@ -1,5 +1,6 @@
 /** Shared helpers for the append-only JSONL stores. */
 import fs from "node:fs";
+import path from "node:path";
 import { MAX_RECORD_LINE_BYTES, readByteLinesSync } from "./lines.js";
 import { readHomeFile } from "./safe-open.js";
 
@@ -128,4 +129,22 @@ export function lastLineOf(fd: number, size: number): { bytes: Buffer; untermina
     pos -= len;
   }
   return { bytes: Buffer.concat(parts), unterminated };
+}
+
+/**
+ * The numbers N of the siblings `<file>.N` on disk, ascending: the audit log's retired
+ * generations and a transcript's retired parts.
+ */
+export function numberedSiblings(file: string): number[] {
+  const prefix = `${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.dirname(file));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+    .map((n) => Number(n.slice(prefix.length)))
+    .sort((a, b) => a - b);
 }

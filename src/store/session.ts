@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Result } from "../core/types.js";
 import { type HeldLock, tryLock } from "./audit-lock.js";
-import { fileSize, needsLeadingNewline } from "./jsonl.js";
+import { fileSize, needsLeadingNewline, numberedSiblings } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
 import { redact } from "./redact.js";
 
@@ -58,17 +58,7 @@ export interface SessionWriter {
 
 /** Retired part numbers of a transcript on disk, ascending (`<id>.jsonl.<n>`). */
 export function transcriptParts(file: string): number[] {
-  const prefix = `${path.basename(file)}.`;
-  let names: string[];
-  try {
-    names = fs.readdirSync(path.dirname(file));
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
-    .map((n) => Number(n.slice(prefix.length)))
-    .sort((a, b) => a - b);
+  return numberedSiblings(file);
 }
 
 /** Every file of a transcript in reading order: retired parts oldest first, then the live file. */
