@@ -10,9 +10,9 @@ import { consoleToStderr } from "../core/console-guard.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
-import { type Cli, loadForCommand } from "./context.js";
+import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
-import { resolveMode, resolveRetries } from "./run-common.js";
+import { loadAgentCommand } from "./run-common.js";
 
 function version(): string {
   const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
@@ -26,15 +26,9 @@ export async function runAcp(cli: Cli): Promise<number> {
     cli.io.err(`scoot acp: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = loadAgentCommand(cli, "acp");
   if (!loaded.ok) return loaded.exitCode;
-  const { config, paths } = loaded.value;
-  const mode = resolveMode(cli.args, config);
-  const retries = resolveRetries(cli.args);
-  if (!mode.ok || !retries.ok) {
-    for (const r of [mode, retries]) if (!r.ok) cli.io.err(`scoot acp: ${r.error}\n`);
-    return EXIT.usage;
-  }
+  const { config, paths, mode, retries } = loaded;
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
   // stdout is the protocol: a stray console.log from any dependency would corrupt it.
   consoleToStderr();
@@ -42,8 +36,8 @@ export async function runAcp(cli: Cli): Promise<number> {
     config,
     paths,
     env: cli.env,
-    mode: mode.value,
-    retries: retries.value,
+    mode,
+    retries,
     unattended: flagBool(cli.args, "unattended"),
     audit: guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit),
     log,

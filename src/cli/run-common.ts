@@ -1,5 +1,6 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
+import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
@@ -37,6 +38,28 @@ export function resolveSessionId(args: ParsedArgs, kind: "cli" | "repl"): Result
 
 export function resolveRetries(args: ParsedArgs): Result<number | undefined> {
   return flagCount(args, "retries");
+}
+
+/**
+ * The loaded configuration plus the run flags (`--policy`, `--retries`) that every command
+ * starting agent runs shares (`acp`, `serve`); errors are printed as `scoot <name>: …`.
+ */
+export function loadAgentCommand(
+  cli: Cli,
+  name: string,
+):
+  | { ok: true; config: Config; paths: HomePaths; mode: PolicyMode; retries: number | undefined }
+  | { ok: false; exitCode: number } {
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded;
+  const { config, paths } = loaded.value;
+  const mode = resolveMode(cli.args, config);
+  const retries = resolveRetries(cli.args);
+  if (!mode.ok || !retries.ok) {
+    for (const r of [mode, retries]) if (!r.ok) cli.io.err(`scoot ${name}: ${r.error}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
+  return { ok: true, config, paths, mode: mode.value, retries: retries.value };
 }
 
 export interface CliAgent {

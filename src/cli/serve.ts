@@ -8,9 +8,9 @@ import { consoleToStderr } from "../core/console-guard.js";
 import { createMethods } from "../serve/methods.js";
 import { serveLines } from "../serve/server.js";
 import { flagBool } from "./args.js";
-import { type Cli, loadForCommand } from "./context.js";
+import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
-import { resolveMode, resolveRetries } from "./run-common.js";
+import { loadAgentCommand } from "./run-common.js";
 import { traceLine } from "./trace.js";
 
 export async function runServe(cli: Cli): Promise<number> {
@@ -20,15 +20,9 @@ export async function runServe(cli: Cli): Promise<number> {
   }
   // stdout carries responses only: a library's console.log must not land in the stream.
   consoleToStderr();
-  const loaded = loadForCommand(cli);
+  const loaded = loadAgentCommand(cli, "serve");
   if (!loaded.ok) return loaded.exitCode;
-  const { config, paths } = loaded.value;
-  const mode = resolveMode(cli.args, config);
-  const retries = resolveRetries(cli.args);
-  if (!mode.ok || !retries.ok) {
-    for (const r of [mode, retries]) if (!r.ok) cli.io.err(`scoot serve: ${r.error}\n`);
-    return EXIT.usage;
-  }
+  const { config, paths, mode, retries } = loaded;
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
   const trace = flagBool(cli.args, "trace");
   const methods = createMethods({
@@ -36,8 +30,8 @@ export async function runServe(cli: Cli): Promise<number> {
     paths,
     cwd: cli.cwd,
     env: cli.env,
-    mode: mode.value,
-    retries: retries.value,
+    mode,
+    retries,
     unattended: flagBool(cli.args, "unattended"),
     log,
     onEvent: trace
