@@ -57,7 +57,8 @@ function decision(child: ChildProcess): Promise<Outcome> {
       if (stderr.includes("daemon started")) finish(true);
     });
     child.stdout!.resume();
-    child.on("exit", () => finish(false));
+    // "close", not "exit": stderr may still hold the refusal when the process has exited.
+    child.on("close", () => finish(false));
   });
 }
 
