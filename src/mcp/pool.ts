@@ -345,7 +345,10 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       if (outcome.kind === "ok") return renderToolResult(outcome.value);
       if (outcome.kind === "aborted") return { ok: false, error: abortedText(`the call to ${what}`, signal) };
       if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
-        return { ok: false, error: `${what} did not answer within ${opts.timeoutMs} ms` };
+        return {
+          ok: false,
+          error: `${what} timed out: no answer within ${opts.timeoutMs} ms (tools.timeout_ms)`,
+        };
       }
       if (errorCode(outcome.error) === CONNECTION_CLOSED || slot.dead !== undefined) {
         markDead(slot, lostReason(slot));

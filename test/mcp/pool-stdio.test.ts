@@ -196,7 +196,10 @@ describe("stdio: deadlines", () => {
     // Connect first, so the deadline below is all the hanging tool's.
     expect(await p.call("h", "ok", {})).toEqual({ ok: true, value: "fine" });
     const r = await p.call("h", "hang", {});
-    expect(r).toEqual({ ok: false, error: 'MCP server "h" tool "hang" did not answer within 3000 ms' });
+    expect(r).toEqual({
+      ok: false,
+      error: 'MCP server "h" tool "hang" timed out: no answer within 3000 ms (tools.timeout_ms)',
+    });
     expect(await p.call("h", "ok", {})).toEqual({ ok: true, value: "fine" });
     const [pid] = pidsIn(marker);
     expect(pidsIn(marker)).toHaveLength(1);
