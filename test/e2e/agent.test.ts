@@ -4,7 +4,12 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 let home: string;
 let project: string;
@@ -24,12 +29,6 @@ afterEach(async () => {
   removeDir(home);
   removeDir(project);
 });
-
-function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
-  return {
-    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
-  };
-}
 
 async function scoot(script: ScriptItem[], args: string[], env: Record<string, string> = {}) {
   server = await startScriptedServer(script);

@@ -14,6 +14,7 @@ import {
   type ScriptedServerOptions,
   type ScriptItem,
   startScriptedServer,
+  step,
 } from "../helpers/scripted-server.js";
 import { FLAVOURS, type Flavour, flavourRoutes, SOURCE } from "../helpers/window-servers.js";
 
@@ -40,12 +41,6 @@ afterEach(async () => {
   removeDir(home);
   removeDir(project);
 });
-
-function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
-  return {
-    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
-  };
-}
 
 async function serve(
   routes: ScriptedServerOptions["routes"],

@@ -13,22 +13,12 @@ import net from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
-import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
+import { bwrapWorks, processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
 const OUTSIDE_ROOT = "/var/tmp";
 
-function hasBwrap(): boolean {
-  try {
-    execFileSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"], {
-      stdio: "ignore",
-    });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const BWRAP = hasBwrap();
+const BWRAP = bwrapWorks();
 if (!BWRAP) console.log("sandbox e2e: skipped, bwrap cannot run here (apt-get install bubblewrap)");
 
 let outside: string;

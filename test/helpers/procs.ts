@@ -3,6 +3,7 @@
  * or not bash ran sandboxed: a pid echoed from inside the sandbox is a PID-namespace pid and
  * means nothing on the host, while /proc on the host lists every process with its real pid.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 
 /** Live (not zombie) processes whose command line contains `needle`. */
@@ -37,4 +38,16 @@ export async function waitForProcess(needle: string, ms: number): Promise<boolea
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
+}
+
+/** Whether bubblewrap can make its namespaces here (installed, and the kernel allows them). */
+export function bwrapWorks(): boolean {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"], {
+      stdio: "ignore",
+    });
+    return true;
+  } catch {
+    return false;
+  }
 }

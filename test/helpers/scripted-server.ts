@@ -491,3 +491,10 @@ export async function startScriptedServer(
       }),
   };
 }
+
+/** One scripted model step: `action_input` is the string itself, or the input as JSON text. */
+export function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
+  return {
+    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
+  };
+}

@@ -10,7 +10,12 @@ import { DEFUSED, defuseMarkers } from "../../src/agent/markers.js";
 import { terminalText } from "../../src/cli/terminal-text.js";
 import { AUDIT_MSG_MAX_BYTES } from "../../src/store/audit-clip.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 let home: string;
 let project: string;
@@ -27,12 +32,6 @@ afterEach(async () => {
   removeDir(home);
   removeDir(project);
 });
-
-function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
-  return {
-    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
-  };
-}
 
 async function scoot(script: ScriptItem[], args: string[], timeoutMs = 60_000) {
   server = await startScriptedServer(script);

@@ -1,9 +1,3 @@
-/**
- * `bash` under bubblewrap at the tool level (issue 11): the fail-closed and fallback
- * settings, which modes are sandboxed, the scrubbed environment, network sharing, and that
- * nothing outlives the call. The loop-level attacks are in test/e2e/sandbox.test.ts.
- */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -13,19 +7,10 @@ import { defaultConfig } from "../../src/config/schema.js";
 import type { SandboxService } from "../../src/sandbox/launch.js";
 import { bashTool } from "../../src/tools/bash.js";
 import type { ToolContext } from "../../src/tools/types.js";
+import { bwrapWorks } from "../helpers/procs.js";
 import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
-function hasBwrap(): boolean {
-  try {
-    execFileSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"], {
-      stdio: "ignore",
-    });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const BWRAP = hasBwrap();
+const BWRAP = bwrapWorks();
 if (!BWRAP) console.log("bash sandbox tests: skipped, bwrap cannot run here (apt-get install bubblewrap)");
 
 let project: string;
