@@ -5,6 +5,7 @@
  * requests here and `AcpFailure`s to JSON-RPC errors.
  */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type {
   ContentBlock,
@@ -20,6 +21,7 @@ import { loadResumeTarget } from "../cli/resume.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveUnattended } from "../policy/modes.js";
+import { refuseProjectRoot } from "../policy/project-root.js";
 import type { AuditLog } from "../store/audit.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
@@ -165,6 +167,12 @@ export class AcpSessions {
     mcpServers: readonly McpServer[],
   ): Promise<{ sessionId: string; modes: SessionModeState }> {
     const dir = checkCwd(cwd);
+    const refused = refuseProjectRoot(dir, {
+      mode: this.ctx.mode,
+      scootHome: this.ctx.paths.root,
+      userHome: os.homedir(),
+    });
+    if (refused) throw new AcpFailure(ACP_ERROR.invalidParams, refused);
     const id = newAcpSessionId();
     const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), undefined);
     this.sessions.set(id, state);

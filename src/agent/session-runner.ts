@@ -14,6 +14,7 @@ import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { validateMcpServers } from "../mcp/config.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import { buildGateSettings } from "../policy/gate.js";
+import { refuseProjectRoot } from "../policy/project-root.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
@@ -84,6 +85,8 @@ function newRunId(): string {
 
 export async function openAgentSession(opts: AgentSessionOptions): Promise<Opened> {
   const { config, paths, cwd, env } = opts;
+  const refused = refuseProjectRoot(cwd, { mode: opts.mode, scootHome: paths.root, userHome: os.homedir() });
+  if (refused) return { ok: false, error: refused };
   const token = resolveToken(config, paths.root, env);
   if (token.error) return { ok: false, error: token.error };
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
@@ -104,6 +107,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     sandbox: {
       scootHome: paths.root,
       tokenFile: tokenFilePath(config, paths.root),
+      skillDirs: discovery.skills.map((s) => s.dir),
       unattended: opts.unattended ?? false,
       notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
     },
@@ -125,7 +129,10 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
+    scootHome: paths.root,
+    skillDirs: discovery.skills.map((s) => s.dir),
   });
+  services.identities = gateSettings;
   const backend = createBackend(config.backend, {
     token: token.token,
     retries: opts.retries,

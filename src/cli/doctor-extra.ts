@@ -3,7 +3,7 @@ import os from "node:os";
 import type { Config } from "../config/schema.js";
 import { validateMcpServers } from "../mcp/config.js";
 import { mcpServerSummary } from "../mcp/prompt.js";
-import { sandboxCheck } from "../sandbox/doctor.js";
+import { rootUserCheck, sandboxCheck } from "../sandbox/doctor.js";
 import { validateJobs } from "../schedule/jobs.js";
 import { discoverSkills } from "../skills/discover.js";
 import type { Cli } from "./context.js";
@@ -59,5 +59,6 @@ function scheduleChecks(config: Config): Check[] {
 
 export async function doctorExtraChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
   const sandbox = { name: "sandbox", ...(await sandboxCheck(config, cli.env)) };
-  return [sandbox, ...skillChecks(config, cli, root), ...mcpChecks(config), ...scheduleChecks(config)];
+  const user = { name: "user", ...rootUserCheck() };
+  return [sandbox, user, ...skillChecks(config, cli, root), ...mcpChecks(config), ...scheduleChecks(config)];
 }

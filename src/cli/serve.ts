@@ -4,7 +4,9 @@
  * go to stderr; stdout carries responses only. Exits 0 when stdin ends; SIGINT/SIGTERM abort
  * the request in hand, answer it, and exit 130.
  */
+import os from "node:os";
 import { consoleToStderr } from "../core/console-guard.js";
+import { refuseProjectRoot } from "../policy/project-root.js";
 import { createMethods } from "../serve/methods.js";
 import { serveLines } from "../serve/server.js";
 import { flagBool } from "./args.js";
@@ -23,6 +25,12 @@ export async function runServe(cli: Cli): Promise<number> {
   const loaded = loadAgentCommand(cli, "serve");
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths, mode, retries } = loaded;
+  // Refused before the first request, not on each one (README "Dangerous project roots").
+  const refused = refuseProjectRoot(cli.cwd, { mode, scootHome: paths.root, userHome: os.homedir() });
+  if (refused) {
+    cli.io.err(`scoot serve: ${refused}\n`);
+    return EXIT.usage;
+  }
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
   const trace = flagBool(cli.args, "trace");
   const methods = createMethods({

@@ -74,6 +74,7 @@ export interface Config {
     /** Issue 11: bash under bubblewrap (README "Shell containment"). */
     sandbox: "auto" | "bwrap" | "off";
     sandbox_network: boolean;
+    sandbox_bwrap_path?: string;
     env_passthrough: string[];
   };
   skills: {
@@ -222,6 +223,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       kind: { type: "bool" },
       default: false,
       doc: "sandboxed bash shares the host network",
+    },
+    sandbox_bwrap_path: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "absolute path of bwrap (else fixed system places)",
     },
     env_passthrough: {
       kind: { type: "string[]" },

@@ -22,7 +22,9 @@ import path from "node:path";
 import type { Config, PolicyMode } from "../config/schema.js";
 import type { Capability, Decision, Effects, Verdict } from "../core/types.js";
 import { validateMcpServers } from "../mcp/config.js";
+import { collectIdentities } from "./identity.js";
 import { judgeReadPath, judgeWritePath } from "./paths.js";
+import { credentialStorePaths, DEFAULT_HOME_NAME, scootPlaces } from "./protected-places.js";
 import { resolvePhysical } from "./realpath.js";
 import { checkShell } from "./shell.js";
 import type { GateSettings } from "./types.js";
@@ -148,11 +150,17 @@ function mcpAllowlists(servers: readonly unknown[]): Record<string, string[]> {
   return out;
 }
 
-/** Builds the gate's settings from the loaded configuration, once per run. */
+/** The files of Scoot's home whose identity is protected (the rest is protected by path). */
+const HOME_FILES = ["config.toml", "config.json", "token", "logs"];
+
+/**
+ * Builds the gate's settings from the loaded configuration, once per run. `scootHome` (the
+ * home in use) adds Scoot's own places; `skillDirs` are the loaded skills' folders.
+ */
 export function buildGateSettings(
   config: Config,
   projectRoot: string,
-  opts: { mode: PolicyMode; tokenFile?: string },
+  opts: { mode: PolicyMode; tokenFile?: string; scootHome?: string; skillDirs?: readonly string[] },
 ): GateSettings {
   const root = path.resolve(projectRoot);
   const secrets = new Set<string>();
@@ -160,12 +168,22 @@ export function buildGateSettings(
     if (typeof p === "string" && p.trim() !== "") secrets.add(absolutePath(p.trim(), root));
   }
   if (opts.tokenFile) secrets.add(path.resolve(root, opts.tokenFile));
+  const userHome = os.homedir();
+  const own = opts.scootHome ? scootPlaces({ config, scootHome: opts.scootHome, userHome }) : [];
+  const stores = credentialStorePaths(userHome);
+  const homeFiles = opts.scootHome ? HOME_FILES.map((f) => path.join(opts.scootHome!, f)) : [];
+  const ownFiles = own.filter(
+    (p) => !homeFiles.includes(p) && p !== opts.scootHome && !p.endsWith(`/${DEFAULT_HOME_NAME}`),
+  );
   return {
     mode: opts.mode,
     projectRoot: root,
     confineWrites: config.tools.confine_writes,
     blockInternalHttp: config.tools.block_internal_http,
     secretPaths: [...secrets],
+    protectedPaths: [...own, ...stores],
+    readableInside: [...(opts.skillDirs ?? [])],
+    protectedIdentities: collectIdentities([...secrets, ...ownFiles, ...homeFiles, ...stores]),
     mcpAllowed: mcpAllowlists(config.mcp.servers),
     realpath: resolvePhysical,
   };

@@ -238,7 +238,12 @@ function locate(p: string, settings: GateSettings): Located {
 }
 
 /** The secret a located path is, or is reached through; undefined when none. */
-function secretReason(p: string, loc: Located, settings: GateSettings): string | undefined {
+function secretReason(
+  p: string,
+  loc: Located,
+  settings: GateSettings,
+  skillRead = false,
+): string | undefined {
   const named = secretLikeName(p);
   if (named) return `${named} is a secret-like name`;
   if (loc.physical !== undefined && loc.physical !== loc.lexical) {
@@ -250,17 +255,32 @@ function secretReason(p: string, loc: Located, settings: GateSettings): string |
     const viaLink = secretLikeName(rel);
     if (viaLink) return `path leads to ${viaLink}, a secret-like name`;
   }
-  for (const sp of settings.secretPaths) {
+  if (insideAny(loc, settings.secretPaths, settings)) {
+    return "path is a configured secret (tools.secret_paths or the token file)";
+  }
+  if (!skillRead && insideAny(loc, settings.protectedPaths, settings)) {
+    return "path is Scoot's own (its home, token, audit key or the file api_key_cmd reads) or a credential store";
+  }
+  return undefined;
+}
+
+/** Whether the located path is one of `places` or inside one, by its written or real location. */
+function insideAny(loc: Located, places: readonly string[], settings: GateSettings): boolean {
+  for (const sp of places) {
     const spAbs = path.resolve(sp);
     const spReal = settings.realpath(spAbs);
     for (const cand of [loc.lexical, loc.physical]) {
       if (cand === undefined) continue;
-      if (isInsideFolded(cand, spAbs) || (spReal !== undefined && isInsideFolded(cand, spReal))) {
-        return "path is a configured secret (tools.secret_paths or the token file)";
-      }
+      if (isInsideFolded(cand, spAbs) || (spReal !== undefined && isInsideFolded(cand, spReal))) return true;
     }
   }
-  return undefined;
+  return false;
+}
+
+/** A read inside a loaded skill's folder (shown to the model so it can use the skill's files). */
+function insideLoadedSkill(loc: Located, settings: GateSettings): boolean {
+  if (loc.physical === undefined) return false;
+  return settings.readableInside.some((dir) => isInside(loc.physical!, dir));
 }
 
 /** A path decision; when it allows, `target` is the resolved file the tool must open. */
@@ -318,7 +338,7 @@ export function judgeReadPath(p: string, settings: GateSettings): PathVerdict {
   if (loc.physical === undefined) {
     return denied("read: path cannot be resolved (symlink loop or unreadable directory)");
   }
-  const secret = secretReason(p, loc, settings);
+  const secret = secretReason(p, loc, settings, insideLoadedSkill(loc, settings));
   if (secret) return denied(`read: ${secret}; Scoot does not read secrets`);
   return { allow: true, target: loc.physical };
 }

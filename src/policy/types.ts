@@ -9,6 +9,16 @@ export interface GateSettings {
   blockInternalHttp: boolean;
   /** tools.secret_paths plus the token file, absolute. */
   secretPaths: string[];
+  /**
+   * Scoot's own places (its home, the default home, the token file, the HMAC key, the file
+   * `api_key_cmd` reads) and the credential stores under the user's home, absolute: refused
+   * for reads and writes in readonly and guarded (policy/protected-places.ts).
+   */
+  protectedPaths: readonly string[];
+  /** Folders of loaded skills: readable although they may lie inside a protected place. */
+  readableInside: readonly string[];
+  /** dev:ino of every protected file that exists (policy/identity.ts). */
+  protectedIdentities: ReadonlySet<string>;
   /** MCP allowlists by server name (servers absent here are unknown). */
   mcpAllowed: Record<string, string[]>;
   /**

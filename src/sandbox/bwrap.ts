@@ -1,9 +1,10 @@
 /**
- * The bubblewrap command line for one sandboxed `bash` call (README "Shell containment",
- * issue 11): the whole filesystem read-only, the project writable, a private empty /tmp,
- * a minimal /dev, a /proc of its own PID namespace, the secret places hidden, no network
- * unless asked, no capabilities (root inside could otherwise unmount what hides a secret),
- * and the sandbox dies with Scoot.
+ * The bubblewrap command line for one sandboxed `bash` call (README "Shell containment"):
+ * the whole filesystem read-only, the project writable, a private empty /tmp, a minimal
+ * /dev, a /proc of its own PID namespace with /proc/sys read-only, the host's runtime
+ * directories (sockets) hidden, the protected places hidden, no network unless asked, no
+ * capabilities (root inside could otherwise unmount what hides a secret), a seccomp filter
+ * against Unix sockets (seccomp.ts), and the sandbox dies with Scoot.
  *
  * Pure: everything it needs comes in `SandboxLayout`, and it touches the filesystem only to
  * see which of the hidden places exist (a mount needs an existing mount point) and what they
@@ -11,38 +12,22 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { CREDENTIAL_STORES, type HomeEntry } from "../policy/protected-places.js";
 
-/**
- * Credential stores under the user's home that are hidden even though they are not
- * Scoot's: the places where CLIs keep keys and tokens (ssh, cloud, registries, git).
- */
-export const CREDENTIAL_STORES: readonly string[] = [
-  ".ssh",
-  ".aws",
-  ".azure",
-  ".gnupg",
-  ".netrc",
-  ".docker",
-  ".config/gcloud",
-  ".config/gh",
-  ".config/hub",
-  ".kube",
-  ".npmrc",
-  ".yarnrc",
-  ".pypirc",
-  ".git-credentials",
-  ".pgpass",
-  ".vault-token",
-  ".terraform.d",
-  ".cargo/credentials",
-  ".cargo/credentials.toml",
-  ".gem/credentials",
-  ".local/share/keyrings",
-  ".password-store",
-];
+export { CREDENTIAL_STORES, type HomeEntry };
 
 /** The sandbox's scratch directory: private and empty for every call. */
 const PRIVATE_TMP = "/tmp";
+
+/**
+ * Under /proc, read-only even for root: a write to /proc/sys (core_pattern, modprobe) or
+ * /proc/sysrq-trigger acts on the host. bwrap does not cover them because procfs answers
+ * EACCES to its remount, and sysctl writes are checked against the euid, not capabilities.
+ */
+export const PROC_READ_ONLY: readonly string[] = ["/proc/sys", "/proc/sysrq-trigger"];
+
+/** Where host services keep their sockets (D-Bus, agents, podman, docker): hidden. */
+export const RUNTIME_DIRS: readonly string[] = ["/run", "/var/run", "/run/user"];
 
 export interface SandboxLayout {
   /** Project root: the one writable place. */
@@ -55,10 +40,18 @@ export interface SandboxLayout {
   scootHome: string;
   /** The backend token file, wherever it is. */
   tokenFile: string;
+  /** Scoot's other places (default home, HMAC key, the file api_key_cmd reads). */
+  ownPlaces?: readonly string[];
   /** `tools.secret_paths`, already absolute. */
   secretPaths: readonly string[];
+  /** Loaded skills' folders: shown read-only even inside a hidden place. */
+  skillDirs?: readonly string[];
+  /** `$XDG_RUNTIME_DIR` of the caller, hidden with the other runtime directories. */
+  runtimeDir?: string;
   /** `tools.sandbox_network`: share the host network namespace. */
   network: boolean;
+  /** The fd bwrap reads the seccomp filter from, when there is one. */
+  seccompFd?: number;
 }
 
 interface Hidden {
@@ -89,21 +82,40 @@ function realOr(p: string): string {
   }
 }
 
-/** Every place the sandbox hides, as real paths, deduplicated, parents before children. */
-export function hiddenPlaces(layout: SandboxLayout): Hidden[] {
-  const wanted = [
-    layout.scootHome,
-    layout.tokenFile,
-    ...layout.secretPaths,
-    ...CREDENTIAL_STORES.map((rel) => path.join(layout.userHome, rel)),
-  ];
+/** Real, existing, deduplicated, parents before children, nothing inside an already hidden directory. */
+function normalise(wanted: readonly string[]): Hidden[] {
   const seen = new Map<string, Hidden>();
   for (const p of wanted) {
     const h = existing(p);
     if (h && !seen.has(h.path)) seen.set(h.path, h);
   }
   // The root itself cannot be hidden without hiding everything; a setting that names it is ignored.
-  return [...seen.values()].filter((h) => h.path !== "/").sort((a, b) => a.path.length - b.path.length);
+  const sorted = [...seen.values()]
+    .filter((h) => h.path !== "/")
+    .sort((a, b) => a.path.length - b.path.length);
+  const kept: Hidden[] = [];
+  for (const h of sorted) {
+    if (!kept.some((k) => k.dir && h.path !== k.path && isInside(h.path, k.path))) kept.push(h);
+  }
+  return kept;
+}
+
+/** Every protected place the sandbox hides, as real paths (see `normalise`). */
+export function hiddenPlaces(layout: SandboxLayout): Hidden[] {
+  return normalise([
+    layout.scootHome,
+    layout.tokenFile,
+    ...(layout.ownPlaces ?? []),
+    ...layout.secretPaths,
+    ...CREDENTIAL_STORES.map((e) => path.join(layout.userHome, e.path)),
+  ]);
+}
+
+/** The host's runtime directories (sockets), as real paths. */
+export function runtimePlaces(layout: SandboxLayout): Hidden[] {
+  const dirs = [...RUNTIME_DIRS];
+  if (layout.runtimeDir && path.isAbsolute(layout.runtimeDir)) dirs.push(layout.runtimeDir);
+  return normalise(dirs).filter((h) => h.dir);
 }
 
 function hideArgs(h: Hidden): string[] {
@@ -112,34 +124,65 @@ function hideArgs(h: Hidden): string[] {
 }
 
 /**
+ * The directories between the project root and a hidden place inside it, each bound onto
+ * itself: a mount point cannot be renamed, so a command cannot move a protected file out
+ * from under its cover (`mv secrets public`) and find it uncovered on the next call.
+ */
+function pinArgs(places: readonly Hidden[], root: string): string[] {
+  const dirs = new Set<string>();
+  for (const h of places) {
+    for (let d = path.dirname(h.path); d !== root && isInside(d, root); d = path.dirname(d)) dirs.add(d);
+  }
+  return [...dirs].sort((a, b) => a.length - b.length).flatMap((d) => ["--bind", d, d]);
+}
+
+/**
  * bwrap options (everything before the command). Mount order matters: later mounts cover
- * earlier ones, so the private /tmp comes before the project (a project under /tmp stays
- * visible and writable), places outside the project are hidden before the project is bound
- * (a project inside a hidden directory stays usable), and secrets inside the project are
- * hidden after it.
+ * earlier ones, and bwrap takes every bind's source from the host, so:
+ * the private /tmp and the hidden runtime directories come before the project (a project
+ * under them stays visible); protected places outside the project are hidden before it is
+ * bound; protected places inside it (a project that contains Scoot's home, started in `~`)
+ * are pinned and hidden after; loaded skills' folders are shown read-only last.
  */
 export function bwrapOptions(layout: SandboxLayout): string[] {
   const root = realOr(layout.projectRoot);
   const tmp = realOr(PRIVATE_TMP);
-  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", tmp];
-  const hidden = hiddenPlaces(layout);
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  for (const p of PROC_READ_ONLY) if (fs.existsSync(p)) args.push("--ro-bind", p, p);
+  args.push("--tmpfs", tmp);
+  const runtime = runtimePlaces(layout).filter((h) => !isInside(h.path, tmp));
+  for (const h of runtime) args.push(...hideArgs(h));
   const before: Hidden[] = [];
   const after: Hidden[] = [];
-  for (const h of hidden) {
-    // A hidden place that IS the project (Scoot run from its own home) is covered by the
-    // project bind, or the project would vanish; the token file inside it stays hidden.
-    if (h.path !== root && isInside(h.path, root)) after.push(h);
+  for (const h of hiddenPlaces(layout)) {
+    // Inside the project, the project itself included: protection wins over visibility.
+    if (isInside(h.path, root)) after.push(h);
     // Under the private /tmp it is invisible already (and the mount point would not exist).
     else if (!isInside(h.path, tmp)) before.push(h);
   }
   for (const h of before) args.push(...hideArgs(h));
   args.push("--bind", root, root);
+  args.push(...pinArgs(after, root));
   for (const h of after) args.push(...hideArgs(h));
+  const covers = [...runtime, ...before, ...after].filter((h) => h.dir);
+  for (const dir of layout.skillDirs ?? []) {
+    const real = realOr(dir);
+    if (covers.some((h) => isInside(real, h.path))) args.push("--ro-bind", real, real);
+  }
+  if (layout.network) args.push(...resolverArgs(runtime));
   args.push("--chdir", realOr(layout.cwd));
   args.push("--unshare-all");
   if (layout.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
+  if (layout.seccompFd !== undefined) args.push("--seccomp", String(layout.seccompFd));
   return args;
+}
+
+/** /etc/resolv.conf often lives under /run (systemd-resolved): with the network shared, show that one file. */
+function resolverArgs(runtime: readonly Hidden[]): string[] {
+  const real = existing("/etc/resolv.conf");
+  if (!real || real.dir || !runtime.some((h) => isInside(real.path, h.path))) return [];
+  return ["--ro-bind", real.path, real.path];
 }
 
 /** The whole argv after the bwrap program: options, then `/bin/sh -c command`. */

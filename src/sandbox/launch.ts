@@ -5,15 +5,19 @@
  * runs directly. `tools.sandbox = "bwrap"` fails closed: no sandbox, no command. `auto`
  * falls back to the tripwire alone and says so once on the trace.
  */
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { resolveHomeDir } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
+import { scootPlaces } from "../policy/protected-places.js";
 import type { ToolContext } from "../tools/types.js";
 import { bwrapArgv } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
-import { type Probe, probeSandbox } from "./probe.js";
+import { closeInheritableFds } from "./fds.js";
+import { checkPinned, type Probe, probeSandbox, SECCOMP_FD } from "./probe.js";
+import { seccompProgram } from "./seccomp.js";
 
 /** What the session knows and a tool context does not; attached as `services.sandbox`. */
 export interface SandboxService {
@@ -21,6 +25,8 @@ export interface SandboxService {
   scootHome: string;
   /** The backend token file. */
   tokenFile: string;
+  /** Loaded skills' folders (shown read-only inside the sandbox). */
+  skillDirs?: readonly string[];
   /** `--unattended` runs and scheduled jobs. */
   unattended: boolean;
   /** One line for `--trace` (the `auto` fallback). */
@@ -28,7 +34,15 @@ export interface SandboxService {
 }
 
 export type ShellLaunch =
-  | { ok: true; file: string; args: string[]; env: NodeJS.ProcessEnv; sandboxed: boolean }
+  | {
+      ok: true;
+      file: string;
+      args: string[];
+      env: NodeJS.ProcessEnv;
+      sandboxed: boolean;
+      /** The seccomp filter, written to the child's fd SECCOMP_FD (bwrap reads and closes it). */
+      seccomp?: Buffer;
+    }
   | { ok: false; error: string };
 
 /** Whether bash in this mode is meant to run sandboxed (the setting aside). */
@@ -73,7 +87,7 @@ export async function shellLaunch(shell: string, command: string, ctx: ToolConte
   const setting = config.tools.sandbox;
   const service = serviceOf(ctx);
   if (setting === "off" || !sandboxApplies(ctx.mode, service.unattended)) return direct;
-  const probe = await probeSandbox(ctx.childEnv.PATH ?? process.env.PATH);
+  const probe = await probeSandbox(config.tools.sandbox_bwrap_path);
   if (!probe.ok) {
     if (setting === "bwrap") {
       return {
@@ -87,11 +101,23 @@ export async function shellLaunch(shell: string, command: string, ctx: ToolConte
     }
     return direct;
   }
-  const userHome = ctx.childEnv.HOME || os.homedir();
   const root = path.resolve(ctx.cwd);
+  // A binary the command itself could have written, or one swapped since it passed its
+  // trial, is refused in every setting: running it would be running the attacker's program.
+  const untrusted = isInsideDir(fs.realpathSync(probe.bwrap), realOr(root))
+    ? `${probe.bwrap} lies inside the project, where a command can replace it`
+    : checkPinned(probe);
+  if (untrusted) {
+    return {
+      ok: false,
+      error: `bash: denied: the sandbox binary is not trusted: ${untrusted}. Fix: reinstall bubblewrap or set tools.sandbox_bwrap_path, then restart Scoot. The command was not run.`,
+    };
+  }
+  const userHome = ctx.childEnv.HOME || os.homedir();
   const secretPaths = config.tools.secret_paths
     .filter((p) => typeof p === "string" && p.trim() !== "")
     .map((p) => absolute(p.trim(), root, userHome));
+  const filter = probe.seccomp.ok ? seccompProgram() : undefined;
   const args = bwrapArgv(
     {
       projectRoot: root,
@@ -99,8 +125,12 @@ export async function shellLaunch(shell: string, command: string, ctx: ToolConte
       userHome,
       scootHome: service.scootHome,
       tokenFile: service.tokenFile,
+      ownPlaces: scootPlaces({ config, scootHome: service.scootHome, userHome }),
       secretPaths,
+      skillDirs: service.skillDirs ?? [],
+      runtimeDir: ctx.childEnv.XDG_RUNTIME_DIR,
       network: config.tools.sandbox_network,
+      ...(filter?.ok ? { seccompFd: SECCOMP_FD } : {}),
     },
     shell,
     command,
@@ -109,5 +139,27 @@ export async function shellLaunch(shell: string, command: string, ctx: ToolConte
     tokenVar: config.backend.api_key_env || undefined,
     passthrough: config.tools.env_passthrough,
   });
-  return { ok: true, file: probe.bwrap, args, env, sandboxed: true };
+  // Only 0-2 may reach the command (fds.ts).
+  closeInheritableFds();
+  return {
+    ok: true,
+    file: probe.bwrap,
+    args,
+    env,
+    sandboxed: true,
+    ...(filter?.ok ? { seccomp: filter.program } : {}),
+  };
+}
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+function isInsideDir(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }

@@ -1,11 +1,21 @@
 /**
- * Can bubblewrap run here? Answered once per process and bwrap binary (issue 11: `auto`
- * probes once): the program must be on PATH and a trial sandbox with the same namespaces
- * and mounts as a real call must start. The answer carries the fix when it is no.
+ * Which bubblewrap runs the sandbox, and can it run here? (README "Shell containment".)
+ *
+ * The binary is trusted only from where an ordinary command cannot plant one: the operator's
+ * `tools.sandbox_bwrap_path` (absolute), else the first of a few fixed system locations.
+ * Never PATH: `npm run`, `npx`, an activated in-project `.venv` or direnv put project
+ * directories first on PATH, and one sandboxed call could drop a fake `bwrap` there that the
+ * next call would run unconfined. After the first good trial the binary is pinned by device
+ * and inode; a launch finds it replaced and refuses (`checkPinned`).
+ *
+ * The trial is answered once per process and binary (failures retried, see PROBE_RETRY_MS):
+ * a sandbox with the same namespaces and mounts as a real call, with the seccomp filter,
+ * must start. When only the filter is refused, the sandbox still runs and says what it lacks.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { childProcessModule } from "../net/builtins.js";
+import { seccompProgram } from "./seccomp.js";
 
 /** A trial that takes longer than this is treated as not working (a hung helper must not hang Scoot). */
 export const PROBE_TIMEOUT_MS = 5_000;
@@ -14,68 +24,181 @@ export const USERNS_FIX =
   "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ " +
   "kernel.apparmor_restrict_unprivileged_userns=0), or run Scoot where namespaces are permitted";
 
-export type Probe = { ok: true; bwrap: string; version: string } | { ok: false; reason: string; fix: string };
+/** Where distributions install bwrap; searched in this order when tools.sandbox_bwrap_path is unset. */
+export const TRUSTED_BWRAP_LOCATIONS: readonly string[] = [
+  "/usr/bin/bwrap",
+  "/usr/local/bin/bwrap",
+  "/bin/bwrap",
+  "/usr/sbin/bwrap",
+  "/run/current-system/sw/bin/bwrap",
+];
 
-/** The first executable `name` on PATH, or undefined. */
+/** The fd bwrap reads the filter from (`--seccomp 3`); the spawn's fourth stdio entry. */
+export const SECCOMP_FD = 3;
+
+export type Seccomp = { ok: true } | { ok: false; reason: string };
+
+export type Probe =
+  | { ok: true; bwrap: string; version: string; dev: number; ino: number; seccomp: Seccomp }
+  | { ok: false; reason: string; fix: string };
+
+/** The first executable `name` on PATH, or undefined (for other helpers; never for bwrap). */
 export function findOnPath(name: string, pathVar: string | undefined): string | undefined {
   for (const dir of (pathVar ?? "").split(path.delimiter)) {
     if (!dir || !path.isAbsolute(dir)) continue;
     const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      if (fs.statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
+    if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
 }
 
-function run(file: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+function isExecutableFile(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export type Located = { ok: true; bwrap: string } | { ok: false; reason: string; fix: string };
+
+/** The bwrap to trust: the configured absolute path, else the first fixed location present. */
+export function locateBwrap(
+  configured: string | undefined,
+  locations: readonly string[] = TRUSTED_BWRAP_LOCATIONS,
+): Located {
+  if (configured !== undefined && configured !== "") {
+    if (!path.isAbsolute(configured)) {
+      return {
+        ok: false,
+        reason: `tools.sandbox_bwrap_path = ${JSON.stringify(configured)} is not an absolute path`,
+        fix: "set tools.sandbox_bwrap_path to the absolute path of bwrap (e.g. /usr/bin/bwrap), or remove it",
+      };
+    }
+    if (!isExecutableFile(configured)) {
+      return {
+        ok: false,
+        reason: `tools.sandbox_bwrap_path = ${configured} is not an executable file`,
+        fix: `${INSTALL_FIX}, or point tools.sandbox_bwrap_path at it`,
+      };
+    }
+    return { ok: true, bwrap: configured };
+  }
+  const found = locations.find(isExecutableFile);
+  if (found) return { ok: true, bwrap: found };
+  return {
+    ok: false,
+    reason: `bwrap (bubblewrap) is not installed in ${locations.join(", ")}`,
+    fix: `${INSTALL_FIX}, or set tools.sandbox_bwrap_path`,
+  };
+}
+
+interface Ran {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** Runs bwrap with a clean environment; `program` goes to fd 3 (the seccomp filter). */
+function run(file: string, args: string[], program?: Buffer): Promise<Ran> {
   return new Promise((resolve) => {
-    childProcessModule().execFile(
-      file,
-      args,
-      { timeout: PROBE_TIMEOUT_MS, killSignal: "SIGKILL", env: { PATH: "/usr/bin:/bin" } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
-        resolve({ code, out: String(stdout), err: String(stderr || (error ? error.message : "")) });
-      },
-    );
+    const stdio: ("ignore" | "pipe")[] = ["ignore", "pipe", "pipe"];
+    if (program) stdio.push("pipe");
+    let child: ReturnType<ReturnType<typeof childProcessModule>["spawn"]>;
+    try {
+      child = childProcessModule().spawn(file, args, { stdio, env: { PATH: "/usr/bin:/bin" } });
+    } catch (e) {
+      resolve({ code: null, out: "", err: (e as Error).message });
+      return;
+    }
+    let out = "";
+    let err = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d;
+    });
+    child.stderr?.on("data", (d: Buffer) => {
+      err += d;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+    if (program) {
+      const fd3 = child.stdio[SECCOMP_FD] as NodeJS.WritableStream & {
+        on: (e: string, f: () => void) => void;
+      };
+      fd3.on("error", () => {});
+      fd3.end(program);
+    }
+    child.on("error", (e) => {
+      err += e.message;
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
   });
+}
+
+/** The isolation every call asks for, minus its per-call binds (bwrap.ts builds the real one). */
+const TRIAL = [
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--ro-bind",
+  "/proc/sys",
+  "/proc/sys",
+  "--tmpfs",
+  "/tmp",
+  "--unshare-all",
+  "--die-with-parent",
+  "--new-session",
+  "--cap-drop",
+  "ALL",
+];
+const TRIAL_COMMAND = ["--", "/bin/sh", "-c", "exit 0"];
+
+function firstLine(r: Ran): string {
+  return r.err.trim().split("\n")[0] || `exit code ${r.code}`;
 }
 
 async function probeOnce(bwrap: string): Promise<Probe> {
   const version = await run(bwrap, ["--version"]);
   if (version.code !== 0)
     return { ok: false, reason: `${bwrap} --version failed: ${version.err.trim()}`, fix: INSTALL_FIX };
-  // The same isolation a real call asks for, minus the per-call binds.
-  const trial = await run(bwrap, [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    "--unshare-all",
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop",
-    "ALL",
-    "--",
-    "/bin/sh",
-    "-c",
-    "exit 0",
-  ]);
-  if (trial.code !== 0) {
-    const why = trial.err.trim().split("\n")[0] || `exit code ${trial.code}`;
-    return { ok: false, reason: `bwrap cannot create its namespaces here: ${why}`, fix: USERNS_FIX };
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(bwrap);
+  } catch (e) {
+    return { ok: false, reason: `${bwrap} cannot be examined: ${(e as Error).message}`, fix: INSTALL_FIX };
+  }
+  const filter = seccompProgram();
+  let seccomp: Seccomp;
+  if (filter.ok) {
+    const withFilter = await run(
+      bwrap,
+      [...TRIAL, "--seccomp", String(SECCOMP_FD), ...TRIAL_COMMAND],
+      filter.program,
+    );
+    seccomp =
+      withFilter.code === 0
+        ? { ok: true }
+        : { ok: false, reason: `bwrap refused the seccomp filter: ${firstLine(withFilter)}` };
+  } else seccomp = { ok: false, reason: filter.reason };
+  if (!seccomp.ok) {
+    const trial = await run(bwrap, [...TRIAL, ...TRIAL_COMMAND]);
+    if (trial.code !== 0) {
+      return {
+        ok: false,
+        reason: `bwrap cannot create its namespaces here: ${firstLine(trial)}`,
+        fix: USERNS_FIX,
+      };
+    }
   }
   const v = /(\d+\.\d+(?:\.\d+)?)/.exec(version.out)?.[1] ?? version.out.trim();
-  return { ok: true, bwrap, version: v };
+  return { ok: true, bwrap, version: v, dev: st.dev, ino: st.ino, seccomp };
 }
 
 /**
@@ -87,12 +210,17 @@ export const PROBE_RETRY_MS = 60_000;
 
 const cache = new Map<string, { probe: Promise<Probe>; at: number; failed: boolean }>();
 
-/** Probes the `bwrap` found on `pathVar`; one trial per binary per process (failures retried, see above). */
-export function probeSandbox(pathVar: string | undefined): Promise<Probe> {
-  const bwrap = findOnPath("bwrap", pathVar);
-  if (!bwrap) {
-    return Promise.resolve({ ok: false, reason: "bwrap (bubblewrap) is not on PATH", fix: INSTALL_FIX });
-  }
+/**
+ * Probes the trusted bwrap (`configured` = tools.sandbox_bwrap_path); one trial per binary
+ * per process (failures retried, see above).
+ */
+export function probeSandbox(
+  configured: string | undefined,
+  locations: readonly string[] = TRUSTED_BWRAP_LOCATIONS,
+): Promise<Probe> {
+  const located = locateBwrap(configured, locations);
+  if (!located.ok) return Promise.resolve(located);
+  const bwrap = located.bwrap;
   const hit = cache.get(bwrap);
   if (hit && !(hit.failed && Date.now() - hit.at > PROBE_RETRY_MS)) return hit.probe;
   const entry = { probe: probeOnce(bwrap), at: Date.now(), failed: false };
@@ -101,4 +229,18 @@ export function probeSandbox(pathVar: string | undefined): Promise<Probe> {
   });
   cache.set(bwrap, entry);
   return entry.probe;
+}
+
+/** Undefined when the probed binary is still the one that passed; else why it is refused. */
+export function checkPinned(probe: Extract<Probe, { ok: true }>): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(probe.bwrap);
+  } catch (e) {
+    return `${probe.bwrap} is gone since it was checked (${(e as NodeJS.ErrnoException).code ?? "error"})`;
+  }
+  if (st.dev !== probe.dev || st.ino !== probe.ino) {
+    return `${probe.bwrap} was replaced since it was checked (device/inode ${probe.dev}/${probe.ino}, now ${st.dev}/${st.ino})`;
+  }
+  return undefined;
 }

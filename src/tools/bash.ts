@@ -90,16 +90,26 @@ function start(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolContext): Pr
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
+      // fd 3 carries the seccomp filter to bwrap, which reads it and closes it before the command runs.
+      const stdio: ("ignore" | "pipe")[] = launch.seccomp
+        ? ["ignore", "pipe", "pipe", "pipe"]
+        : ["ignore", "pipe", "pipe"];
       child = childProcessModule().spawn(launch.file, launch.args, {
         cwd: ctx.cwd,
         env: launch.env,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio,
         // Own process group: one signal to -pid reaches every descendant that stayed in it.
         detached: true,
       });
     } catch (e) {
       resolve({ ok: false, error: errorText(e) });
       return;
+    }
+    if (launch.seccomp) {
+      const filterPipe = child.stdio[3] as NodeJS.WritableStream & { on(e: "error", f: () => void): void };
+      // bwrap fails (and says so on stderr) if the filter does not arrive; nothing to add here.
+      filterPipe.on("error", () => {});
+      filterPipe.end(launch.seccomp);
     }
     child.once("spawn", () => resolve({ ok: true, value: child }));
     child.once("error", (e) => resolve({ ok: false, error: errorText(e) }));

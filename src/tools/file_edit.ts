@@ -16,6 +16,7 @@ import {
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,
+  refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import type { Result, Tool } from "./types.js";
@@ -58,7 +59,7 @@ export const fileEditTool: Tool<FileEditInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
-  async run(input, _ctx, judged) {
+  async run(input, ctx, judged) {
     const shown = JSON.stringify(input.path);
     const p = judgedPath(judged.write, "file_edit");
     if (!p.ok) return p.error;
@@ -76,6 +77,8 @@ export const fileEditTool: Tool<FileEditInput> = {
       // O_NOFOLLOW: the judged file, not a symlink put in its place since the decision.
       const fd = fs.openSync(abs, OPEN_JUDGED_READ);
       try {
+        const refused = refuseProtected(ctx, fs.fstatSync(fd), "file_edit", shown);
+        if (refused) return refused;
         bytes = fs.readFileSync(fd);
       } finally {
         fs.closeSync(fd);

@@ -17,6 +17,7 @@ import {
   looksBinary,
   OPEN_JUDGED_READ,
   readPrefix,
+  refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import type { Tool } from "./types.js";
@@ -64,6 +65,8 @@ export const fileReadTool: Tool<FileReadInput> = {
     try {
       // Stat what was opened, not the name: nothing can change between the check and the read.
       const st = fs.fstatSync(fd);
+      const refused = refuseProtected(ctx, st, "file_read", shown);
+      if (refused) return refused;
       if (st.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
       if (!st.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
       const size = st.size;

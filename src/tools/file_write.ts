@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
-import { fsErrorText, judgedPath, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
+import { fsErrorText, judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Result, Tool } from "./types.js";
 
 /** The input, declared once: type, validation, prompt shape and example. */
@@ -35,13 +35,15 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
-  async run(input, _ctx, judged) {
+  async run(input, ctx, judged) {
     const shown = JSON.stringify(input.path);
     const p = judgedPath(judged.write, "file_write");
     if (!p.ok) return p.error;
     const target = inspectWriteTarget(p.value);
     if (!target.ok) return `file_write: cannot write ${shown}: ${target.error}`;
     const { abs, existing } = target.value;
+    const refused = existing ? refuseProtected(ctx, existing, "file_write", shown) : undefined;
+    if (refused) return refused;
     if (existing?.isDirectory()) return `file_write: ${shown} is a directory`;
     if (existing && !existing.isFile()) return `file_write: ${shown} is not a regular file`;
     try {

@@ -5,6 +5,8 @@
 import * as fs from "node:fs";
 import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
+import { isProtectedIdentity, protectedIdentityText } from "../policy/identity.js";
+import type { ToolContext } from "./types.js";
 
 /** How many leading bytes decide "binary" (the same window git and grep use, roughly). */
 export const BINARY_SNIFF_BYTES = 8 * 1024;
@@ -77,4 +79,19 @@ export function formatBytes(n: number): string {
   if (n < 1024) return `${n} bytes`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * The refusal when what a file tool opened (its fstat/lstat) is a protected file under
+ * another name (renamed, moved, hard-linked); undefined when it may go on.
+ */
+export function refuseProtected(
+  ctx: Pick<ToolContext, "services">,
+  st: { dev: number | bigint; ino: number | bigint },
+  tool: string,
+  shown: string,
+): string | undefined {
+  const ids = ctx.services.identities;
+  if (!ids || !isProtectedIdentity(ids, st)) return undefined;
+  return protectedIdentityText(tool, shown);
 }

@@ -17,6 +17,7 @@ import {
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,
+  refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
@@ -99,6 +100,8 @@ export const grepTool: Tool<GrepInput> = {
     try {
       // fstat of the open descriptor: cheap, and nothing can change between the check and the read.
       const st = fs.fstatSync(fh.fd);
+      const refused = refuseProtected(ctx, st, "grep", shown);
+      if (refused) return refused;
       if (st.isDirectory()) {
         return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
       }

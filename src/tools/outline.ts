@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import { CLIP, clip } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
-import { judgedPath, OPEN_JUDGED_READ, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
+import { judgedPath, OPEN_JUDGED_READ, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
 import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
@@ -49,7 +49,7 @@ async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promi
   if (ctx.signal.aborted) return "error: outline aborted";
   const judged = judgedPath(target.read, "outline");
   if (!judged.ok) return `error: ${judged.error}`;
-  const source = readSource(judged.value, input.path);
+  const source = readSource(judged.value, input.path, ctx);
   if (!source.ok) return `error: ${source.error}`;
   // The parse gets most of the tool's time, leaving room to fall back to the heuristic.
   const budget = Math.min(MAX_PARSE_MS, Math.floor(ctx.timeoutMs * PARSE_SHARE_OF_TIMEOUT));
@@ -58,7 +58,7 @@ async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promi
 }
 
 /** The file as text, or why it cannot be outlined (missing, directory, too large, binary). */
-function readSource(file: string, shown: string): Result<string> {
+function readSource(file: string, shown: string, ctx: Pick<ToolContext, "services">): Result<string> {
   let fd: number;
   try {
     // The judged path, opened without following a symlink swapped in since the decision.
@@ -71,6 +71,8 @@ function readSource(file: string, shown: string): Result<string> {
   }
   try {
     const st = fs.fstatSync(fd);
+    const refused = refuseProtected(ctx, st, "outline", JSON.stringify(shown));
+    if (refused) return { ok: false, error: refused.replace(/^outline: /, "") };
     if (st.isDirectory()) {
       return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
     }

@@ -4,6 +4,7 @@
  */
 import type { Config, PolicyMode } from "../config/schema.js";
 import type { Decision, Effects, Result, Target } from "../core/types.js";
+import type { GateSettings } from "../policy/types.js";
 import type { SandboxService } from "../sandbox/launch.js";
 
 export type { Capability, Decision, Effects, Result, Target, Verdict } from "../core/types.js";
@@ -40,6 +41,8 @@ export interface ToolServices {
   mcp?: unknown;
   /** How bash is contained (issue 11); tests without it get defaults from the context. */
   sandbox?: SandboxService;
+  /** The run's protected identities (policy/identity.ts), checked on what a file tool opened. */
+  identities?: Pick<GateSettings, "mode" | "protectedIdentities">;
 }
 
 export interface Tool<I = unknown> {

@@ -41,6 +41,9 @@ export function unrestrictedTarget(tool: AnyTool, input: unknown, cwd: string): 
     confineWrites: false,
     blockInternalHttp: false,
     secretPaths: [],
+    protectedPaths: [],
+    readableInside: [],
+    protectedIdentities: new Set(),
     mcpAllowed: {},
     realpath: resolvePhysical,
   };

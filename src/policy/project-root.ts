@@ -1,0 +1,45 @@
+/**
+ * Project roots a confined run refuses (README "Dangerous project roots"): the filesystem
+ * root, where the one writable bind would be the whole machine, and Scoot's own home (or a
+ * directory inside it), where the model would edit its own configuration and audit log.
+ * A project that merely contains the home (Scoot started in `~`) is fine: the home is then
+ * hidden inside it.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { PolicyMode } from "../config/schema.js";
+import { DEFAULT_HOME_NAME } from "./protected-places.js";
+
+function real(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+const FIX =
+  "Fix: start Scoot in a project directory (cd into it), or pass --policy unrestricted if you mean it";
+
+/** One line naming the directory and the fix when `projectRoot` may not be a confined run's root. */
+export function refuseProjectRoot(
+  projectRoot: string,
+  opts: { mode: PolicyMode; scootHome: string; userHome: string },
+): string | undefined {
+  if (opts.mode === "unrestricted") return undefined;
+  const root = real(projectRoot);
+  if (root === "/") {
+    return `refusing to run in / (${opts.mode}): the filesystem root cannot be the project. ${FIX}`;
+  }
+  for (const home of [opts.scootHome, path.join(opts.userHome, DEFAULT_HOME_NAME)]) {
+    if (isInside(root, real(home))) {
+      return `refusing to run in ${root} (${opts.mode}): it is Scoot's home ${real(home)} or inside it. ${FIX}`;
+    }
+  }
+  return undefined;
+}
