@@ -95,7 +95,7 @@ export function tokenCommandFiles(cmd: string | undefined, userHome: string): st
   if (!cmd) return [];
   const out: string[] = [];
   for (const raw of cmd.split(/[\s;|&<>()]+/)) {
-    const word = raw.replace(/^['"]|['"]$/g, "").replace(/^[A-Za-z_][A-Za-z0-9_]*=/, "");
+    const word = raw.replace(/^['"]+|['"]+$/g, "").replace(/^[A-Za-z_][A-Za-z0-9_]*=/, "");
     let p: string | undefined;
     if (word === "~" || word.startsWith("~/")) p = path.join(userHome, word.slice(2));
     else if (word.startsWith("/")) p = word;

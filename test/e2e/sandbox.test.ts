@@ -185,14 +185,15 @@ describe.skipIf(!BWRAP)("guarded bash under the sandbox (real loop)", () => {
   });
 });
 
-describe("bwrap unavailable (PATH without it), through the real CLI", () => {
-  const NO_BWRAP = { PATH: "/nonexistent-scoot-bin" };
+describe("bwrap unavailable (tools.sandbox_bwrap_path names nothing), through the real CLI", () => {
+  const NO_BWRAP = { SCOOT_TOOLS_SANDBOX_BWRAP_PATH: "/nonexistent-scoot-bin/bwrap" };
   it('tools.sandbox = "bwrap": the call is denied with a clear observation and nothing runs', async () => {
     const marker = path.join(project, "ran");
     const r = await scoot([`echo x > ${marker}`], { ...NO_BWRAP, SCOOT_TOOLS_SANDBOX: "bwrap" });
     expect(r.code, r.stderr).toBe(0);
     expect(fs.existsSync(marker)).toBe(false);
     expect(seen(0)).toContain('bash: denied: tools.sandbox = \\"bwrap\\" but the sandbox cannot start');
+    expect(seen(0)).toContain("/nonexistent-scoot-bin/bwrap is not an executable file");
     expect(seen(0)).toContain("apt-get install bubblewrap");
     const doctor = await runCli(["doctor"], { home, env: { ...NO_BWRAP, SCOOT_TOOLS_SANDBOX: "bwrap" } });
     expect(doctor.stdout).toMatch(
@@ -211,12 +212,14 @@ describe("bwrap unavailable (PATH without it), through the real CLI", () => {
     );
     const doctor = await runCli(["doctor"], { home, env: NO_BWRAP });
     expect(doctor.stdout).toMatch(
-      /WARN\s+sandbox\s+bwrap \(bubblewrap\) is not on PATH: .*Fix: install bubblewrap/,
+      /WARN\s+sandbox\s+tools.sandbox_bwrap_path = \/nonexistent-scoot-bin\/bwrap is not an executable file: .*Fix: install bubblewrap/,
     );
   });
   it.skipIf(!BWRAP)("doctor reports the working sandbox", async () => {
     const doctor = await runCli(["doctor"], { home });
-    expect(doctor.stdout).toMatch(/OK\s+sandbox\s+bwrap \d+\.\d+(\.\d+)? \(network off\)/);
+    expect(doctor.stdout).toMatch(
+      /OK\s+sandbox\s+bwrap \d+\.\d+(\.\d+)? at \/\S+ \(network off, seccomp on\)/,
+    );
   });
 });
 

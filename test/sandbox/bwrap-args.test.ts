@@ -51,7 +51,8 @@ function mounts(args: string[]): string[] {
 describe("bwrap options", () => {
   it("read-only root, minimal /dev, own /proc, private /tmp, writable project, no caps, dies with Scoot", () => {
     const m = mounts(bwrapOptions(layout));
-    expect(m.slice(0, 4)).toEqual(["--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp"]);
+    expect(m.slice(0, 4)).toEqual(["--ro-bind / /", "--dev /dev", "--proc /proc", "--ro-bind /proc/sys /proc/sys"]);
+    expect(m).toContain("--tmpfs /tmp");
     expect(m).toContain(`--bind ${layout.projectRoot} ${layout.projectRoot}`);
     expect(m).toContain(`--chdir ${layout.projectRoot}`);
     for (const f of ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop"])
@@ -89,12 +90,39 @@ describe("bwrap options", () => {
       fs.rmSync(proj, { recursive: true, force: true });
     }
   });
-  it("a project that is Scoot's home stays visible; its token file is still hidden", () => {
+  it("a protected place that is the project or inside it is hidden after the bind; its parents are pinned", () => {
     const scoot = path.join(base, "scoot");
     const m = mounts(bwrapOptions({ ...layout, projectRoot: scoot, cwd: scoot }));
     const bind = m.indexOf(`--bind ${scoot} ${scoot}`);
-    expect(m.indexOf(`--tmpfs ${scoot}`)).toBeLessThan(bind);
-    expect(m.indexOf(`--ro-bind /dev/null ${scoot}/token`)).toBeGreaterThan(bind);
+    expect(m.indexOf(`--tmpfs ${scoot}`)).toBeGreaterThan(bind);
+    // Secrets in the project: each directory between the root and the secret bound onto itself first.
+    const p = mounts(bwrapOptions(layout));
+    const pin = p.indexOf(`--bind ${base}/proj/secrets ${base}/proj/secrets`);
+    expect(pin).toBeGreaterThan(p.indexOf(`--bind ${layout.projectRoot} ${layout.projectRoot}`));
+    expect(pin).toBeLessThan(p.indexOf(`--ro-bind /dev/null ${base}/proj/secrets/prod.key`));
+  });
+  it("/proc/sys and /proc/sysrq-trigger read-only, runtime directories hidden, the seccomp fd passed", () => {
+    const xdg = path.join(base, "xdg");
+    fs.mkdirSync(xdg, { recursive: true });
+    const m = mounts(bwrapOptions({ ...layout, runtimeDir: xdg, seccompFd: 3 }));
+    expect(m.indexOf("--ro-bind /proc/sys /proc/sys")).toBeGreaterThan(m.indexOf("--proc /proc"));
+    if (fs.existsSync("/proc/sysrq-trigger"))
+      expect(m).toContain("--ro-bind /proc/sysrq-trigger /proc/sysrq-trigger");
+    expect(m).toContain(`--tmpfs ${fs.realpathSync("/run")}`);
+    expect(m).toContain(`--tmpfs ${xdg}`);
+    expect(m.at(-1)).toBe("3");
+    expect(m.at(-2)).toBe("--seccomp");
+  });
+  it("a loaded skill's folder inside a hidden place is shown read-only after the hiding", () => {
+    const skill = path.join(base, "scoot", "skills", "greeter");
+    fs.mkdirSync(skill, { recursive: true });
+    const m = mounts(bwrapOptions({ ...layout, skillDirs: [skill] }));
+    expect(m.indexOf(`--ro-bind ${skill} ${skill}`)).toBeGreaterThan(m.indexOf(`--tmpfs ${base}/scoot`));
+    // Outside any hidden place a skill is visible already: no extra mount.
+    const visible = path.join(base, "proj");
+    expect(mounts(bwrapOptions({ ...layout, skillDirs: [visible] }))).not.toContain(
+      `--ro-bind ${visible} ${visible}`,
+    );
   });
   it("never hides / itself (a secret_paths entry of / would blank the whole sandbox)", () => {
     const m = mounts(bwrapOptions({ ...layout, secretPaths: ["/"] }));
@@ -142,7 +170,7 @@ describe("scrubbed environment", () => {
   });
 });
 
-describe("finding bwrap", () => {
+describe("finding helpers on PATH (never bwrap: see probe.test.ts)", () => {
   it("looks only in absolute PATH entries", () => {
     expect(findOnPath("sh", "/bin")).toBe("/bin/sh");
     expect(findOnPath("sh", "bin:relative")).toBeUndefined();
