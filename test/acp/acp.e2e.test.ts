@@ -96,6 +96,22 @@ const auditLines = () =>
     .map((l) => JSON.parse(l) as { session_id: string; kind: string; msg: string; run_id?: string });
 
 describe("scoot acp", () => {
+  it('session/new refuses a project root of / or Scoot\'s home (README "Dangerous project roots")', async () => {
+    const { c } = await start();
+    for (const cwd of ["/", fs.realpathSync(home)]) {
+      let failure = "";
+      try {
+        await c.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+      } catch (e) {
+        failure = JSON.stringify(e, Object.getOwnPropertyNames(e));
+      }
+      expect(failure).toContain(`refusing to run in ${cwd}`);
+      expect(failure).toContain("-32602");
+    }
+    const ok = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    expect(ok.sessionId).toBeTruthy();
+  });
+
   it("initializes, reads a file in a prompt, answers, and a second prompt sees the first", async () => {
     fs.writeFileSync(
       path.join(project, "notes.txt"),

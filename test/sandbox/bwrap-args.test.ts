@@ -51,7 +51,12 @@ function mounts(args: string[]): string[] {
 describe("bwrap options", () => {
   it("read-only root, minimal /dev, own /proc, private /tmp, writable project, no caps, dies with Scoot", () => {
     const m = mounts(bwrapOptions(layout));
-    expect(m.slice(0, 4)).toEqual(["--ro-bind / /", "--dev /dev", "--proc /proc", "--ro-bind /proc/sys /proc/sys"]);
+    expect(m.slice(0, 4)).toEqual([
+      "--ro-bind / /",
+      "--dev /dev",
+      "--proc /proc",
+      "--ro-bind /proc/sys /proc/sys",
+    ]);
     expect(m).toContain("--tmpfs /tmp");
     expect(m).toContain(`--bind ${layout.projectRoot} ${layout.projectRoot}`);
     expect(m).toContain(`--chdir ${layout.projectRoot}`);
