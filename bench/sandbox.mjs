@@ -4,6 +4,9 @@
  * bubblewrap (guarded, tools.sandbox = "bwrap") against the same call unsandboxed
  * (tools.sandbox = "off"), interleaved in one run. Aim: the sandbox adds at most 15 ms per
  * call. The first sandboxed call pays the once-per-process probe; it is run before timing.
+ * The sandboxed call is the whole current one: /proc/sys read-only, runtime directories
+ * hidden, the seccomp filter written to fd 3, inherited descriptors closed; the run stops
+ * if the probe says seccomp is off, so the row always includes it.
  *
  *   npx tsc -p tsconfig.build.json && node bench/sandbox.mjs [runs]
  */
@@ -24,7 +27,9 @@ if (!fs.existsSync(path.join(dist, "tools", "bash.js"))) {
   console.error("dist/tools/bash.js not found: build first with `npm run build`");
   process.exit(1);
 }
-const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "true"], { stdio: "ignore" });
+const probe = spawnSync("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--unshare-all", "true"], {
+  stdio: "ignore",
+});
 if (probe.status !== 0) {
   console.error("bench/sandbox.mjs: skipped, bwrap cannot run here (apt-get install bubblewrap)");
   process.exit(0);
@@ -70,13 +75,22 @@ function raw(file, args) {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
+const { probeSandbox } = await import(path.join(dist, "sandbox", "probe.js"));
+const probed = await probeSandbox(undefined);
+if (!probed.ok || !probed.seccomp.ok) {
+  console.error(
+    `bench/sandbox.mjs: the sandbox runs without seccomp here: ${probed.ok ? probed.seccomp.reason : probed.reason}`,
+  );
+  process.exit(1);
+}
+
 const times = { bwrap: [], off: [], rawBwrap: [], rawSh: [] };
 await call("bwrap");
 await call("off");
 for (let i = 0; i < RUNS; i++) {
   times.bwrap.push(await call("bwrap"));
   times.off.push(await call("off"));
-  times.rawBwrap.push(raw("bwrap", [...RAW_BWRAP, ...RAW_FLAGS, "/bin/sh", "-c", "true"]));
+  times.rawBwrap.push(raw(probed.bwrap, [...RAW_BWRAP, ...RAW_FLAGS, "/bin/sh", "-c", "true"]));
   times.rawSh.push(raw("/bin/sh", ["-c", "true"]));
 }
 fs.rmSync(project, { recursive: true, force: true });
@@ -87,7 +101,7 @@ const off = median(times.off);
 publish([
   row({
     bench: "sandbox",
-    figure: `bash \`true\` under bwrap vs unsandboxed (added ${(on - off).toFixed(1)} ms)`,
+    figure: `bash \`true\` under bwrap (seccomp on) vs unsandboxed (added ${(on - off).toFixed(1)} ms)`,
     value: on,
     valueSpread: iqr(times.bwrap),
     baseline: off,

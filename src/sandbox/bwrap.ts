@@ -67,8 +67,11 @@ function isInside(child: string, parent: string): boolean {
 /** The real location of an existing path, or undefined when nothing is there to hide. */
 function existing(p: string): Hidden | undefined {
   try {
-    const real = fs.realpathSync(p);
-    return { path: real, dir: fs.statSync(real).isDirectory() };
+    // Most places do not exist: a stat that returns instead of throwing keeps a call cheap
+    // (every bash call walks the whole table, see bench/sandbox.mjs).
+    const st = fs.statSync(p, { throwIfNoEntry: false });
+    if (!st) return undefined;
+    return { path: fs.realpathSync.native(p), dir: st.isDirectory() };
   } catch {
     return undefined;
   }

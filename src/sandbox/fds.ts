@@ -38,8 +38,16 @@ export function inheritableFds(): number[] {
   return out;
 }
 
-/** Closes what `inheritableFds` finds; returns the descriptors closed (for the trace). */
+let swept = false;
+
+/**
+ * Closes what `inheritableFds` finds, once per process: such descriptors exist only from
+ * the process's start (Node opens every descriptor close-on-exec), so after one sweep there
+ * is nothing left to find and later launches skip the scan. Returns the descriptors closed.
+ */
 export function closeInheritableFds(): number[] {
+  if (swept) return [];
+  swept = true;
   const fds = inheritableFds();
   for (const fd of fds) {
     try {

@@ -13,6 +13,7 @@ import net from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CREDENTIAL_STORES } from "../../src/policy/protected-places.js";
+import { TRUSTED_BWRAP_LOCATIONS } from "../../src/sandbox/probe.js";
 import { CLI, cleanEnv, collect, removeDir, runCli } from "../helpers/cli.js";
 import { bwrapWorks } from "../helpers/procs.js";
 import {
@@ -428,5 +429,31 @@ describe("Scoot's own home (started in a temporary $HOME with the default home)"
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`refusing to run in ${fs.realpathSync(home)}`);
     expect(r.stdout).toBe("");
+  });
+});
+
+describe("doctor names what the sandbox cannot contain", () => {
+  it("WARN user when Scoot runs as root (OK otherwise)", async () => {
+    const r = await runCli(["doctor"], { home, env: { HOME: userHome } });
+    if (ROOT)
+      expect(r.stdout).toMatch(
+        /WARN\s+user\s+Scoot runs as root: .*Fix: run Scoot as an ordinary \(non-root\) user/,
+      );
+    else expect(r.stdout).toMatch(/OK\s+user\s+uid \d+ \(not root\)/);
+  });
+  it.skipIf(!BWRAP)("WARN sandbox with the reason when bwrap refuses the seccomp filter", async () => {
+    const wrapper = path.join(outside, "bwrap-noseccomp");
+    fs.writeFileSync(
+      wrapper,
+      `#!/bin/sh\nfor a in "$@"; do [ "$a" = --seccomp ] && { echo "bwrap: seccomp unsupported here" >&2; exit 1; }; done\nexec ${TRUSTED_BWRAP_LOCATIONS.find((p) => fs.existsSync(p))} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const r = await runCli(["doctor"], {
+      home,
+      env: { HOME: userHome, SCOOT_TOOLS_SANDBOX_BWRAP_PATH: wrapper },
+    });
+    expect(r.stdout).toMatch(
+      /WARN\s+sandbox\s+bwrap \S+ at \S+bwrap-noseccomp \(network off\) without the seccomp filter: bwrap refused the seccomp filter: bwrap: seccomp unsupported here/,
+    );
   });
 });
