@@ -62,19 +62,22 @@ function processesWith(needle: string): number[] {
 let tagCounter = 0;
 const tag = () => `${process.pid}${++tagCounter}${Date.now() % 1000}`;
 
-describe("tools.sandbox when bwrap is missing (PATH without it)", () => {
-  const noBwrap = { childEnv: { ...process.env, PATH: "/nonexistent-scoot-bin" } };
+describe("tools.sandbox when bwrap is missing (tools.sandbox_bwrap_path names nothing)", () => {
+  const noBwrap = {};
+  const missing = { sandbox_bwrap_path: "/nonexistent-scoot-bin/bwrap" };
   it('"bwrap" denies the call with a clear observation and does not run the command', async () => {
     const marker = path.join(project, "ran-bwrap-mode");
-    const obs = await runTool(bashTool, `echo x > ${marker}`, ctx({ sandbox: "bwrap" }, noBwrap));
-    expect(obs).toMatch(/^bash: denied: tools.sandbox = "bwrap" but the sandbox cannot start: bwrap/);
+    const obs = await runTool(bashTool, `echo x > ${marker}`, ctx({ sandbox: "bwrap", ...missing }, noBwrap));
+    expect(obs).toMatch(
+      /^bash: denied: tools.sandbox = "bwrap" but the sandbox cannot start: tools.sandbox_bwrap_path = \/nonexistent-scoot-bin\/bwrap is not an executable file/,
+    );
     expect(obs).toContain("apt-get install bubblewrap");
     expect(obs).toContain("The command was not run");
     expect(fs.existsSync(marker)).toBe(false);
   });
   it('"auto" runs the command unsandboxed and says so once per session', async () => {
     const notes: string[] = [];
-    const c = ctx({ sandbox: "auto" }, noBwrap, { notify: (m) => notes.push(m) });
+    const c = ctx({ sandbox: "auto", ...missing }, noBwrap, { notify: (m) => notes.push(m) });
     const marker = path.join(outside, "ran-auto-mode");
     expect(await runTool(bashTool, `echo x > ${marker}`, c)).toContain("exit code: 0");
     expect(await runTool(bashTool, "true", c)).toContain("exit code: 0");
