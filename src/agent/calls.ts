@@ -19,7 +19,6 @@ import { readCurrent } from "../core/file-state.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
-import { beforeOf } from "../store/checkpoints.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool, Decision, Effects, Result, Target, ToolContext } from "../tools/types.js";
 import {
@@ -298,7 +297,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       runId: store.runId,
       goal: store.goal,
       path: change.abs,
-      before: beforeOf(change.before, change.mode),
+      content: change.before,
+      ...(change.mode !== undefined ? { mode: change.mode } : {}),
     });
     if (!kept.ok)
       return { error: `${ready.action}: not run: cannot keep the undo checkpoint: ${kept.error}` };

@@ -68,9 +68,26 @@ export function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-export function beforeOf(content: Buffer | null, mode: number | undefined): Before {
+/** The bounds a writer keeps; tests pass smaller ones. */
+export interface CheckpointLimits {
+  maxFileBytes: number;
+  maxSessionBytes: number;
+  maxAgeMs: number;
+}
+
+export const CHECKPOINT_LIMITS: CheckpointLimits = {
+  maxFileBytes: CHECKPOINT_MAX_FILE_BYTES,
+  maxSessionBytes: CHECKPOINT_MAX_SESSION_BYTES,
+  maxAgeMs: CHECKPOINT_MAX_AGE_MS,
+};
+
+export function beforeOf(
+  content: Buffer | null,
+  mode: number | undefined,
+  maxFileBytes = CHECKPOINT_MAX_FILE_BYTES,
+): Before {
   if (content === null) return { kind: "absent" };
-  if (content.length > CHECKPOINT_MAX_FILE_BYTES)
+  if (content.length > maxFileBytes)
     return { kind: "omitted", bytes: content.length, sha256: sha256(content) };
   return { kind: "content", b64: content.toString("base64"), sha256: sha256(content), mode: mode ?? 0o644 };
 }
@@ -82,8 +99,14 @@ export function beforeBytes(b: Before): Buffer | null {
 
 /** The writer one agent session uses. */
 export interface CheckpointWriter {
-  /** Keeps the current state of `abs` before a change; an error means the change must not run. */
-  before(e: { runId: string; goal: string; path: string; before: Before }): Result<CheckpointEntry>;
+  /** Keeps what `path` holds before a change; an error means the change must not run. */
+  before(e: {
+    runId: string;
+    goal: string;
+    path: string;
+    content: Buffer | null;
+    mode?: number;
+  }): Result<CheckpointEntry>;
   /** Records what the file holds after the change (null: absent). */
   after(entry: CheckpointEntry, content: Buffer | null): Result<void>;
 }
@@ -92,6 +115,7 @@ export function openCheckpointWriter(
   stateDir: string,
   sessionId: string,
   sessionsDir: string,
+  limits: CheckpointLimits = CHECKPOINT_LIMITS,
 ): CheckpointWriter {
   const dir = checkpointDir(stateDir, sessionId);
   let next: number | undefined;
@@ -115,7 +139,7 @@ export function openCheckpointWriter(
       if (!pruned) {
         pruned = true;
         // Other sessions' stale checkpoints go once per process, when this one first writes.
-        pruneCheckpoints(stateDir, sessionsDir, Date.now(), sessionId);
+        pruneCheckpoints(stateDir, sessionsDir, Date.now(), { keep: sessionId, maxAgeMs: limits.maxAgeMs });
       }
       next ??= (listEntryNumbers(dir).at(-1) ?? 0) + 1;
       const entry: CheckpointEntry = {
@@ -124,17 +148,19 @@ export function openCheckpointWriter(
         run_id: e.runId,
         goal: e.goal,
         path: e.path,
-        before: e.before,
+        before: beforeOf(e.content, e.mode, limits.maxFileBytes),
       };
       next += 1;
       const r = write(entry);
       if (!r.ok) return r;
-      boundSession(dir, e.runId);
+      boundSession(dir, e.runId, limits.maxSessionBytes);
       return { ok: true, value: entry };
     },
     after(entry, content) {
       entry.after = content === null ? null : sha256(content);
-      return write(entry);
+      const r = write(entry);
+      if (r.ok) boundSession(dir, entry.run_id, limits.maxSessionBytes);
+      return r;
     },
   };
 }
@@ -232,7 +258,7 @@ function removeDirIfEmpty(dir: string): void {
  * Keeps one session under CHECKPOINT_MAX_SESSION_BYTES by dropping whole runs, oldest first,
  * never the run being written (its earliest content is what undo needs most).
  */
-function boundSession(dir: string, currentRun: string): void {
+function boundSession(dir: string, currentRun: string, maxBytes: number): void {
   const files = listEntryNumbers(dir).map((seq) => {
     const file = path.join(dir, entryName(seq));
     let size = 0;
@@ -244,7 +270,7 @@ function boundSession(dir: string, currentRun: string): void {
     return { seq, file, size };
   });
   let total = files.reduce((n, f) => n + f.size, 0);
-  if (total <= CHECKPOINT_MAX_SESSION_BYTES) return;
+  if (total <= maxBytes) return;
   const runOf = new Map<number, string>();
   for (const f of files) {
     const read = readHomeFile(f.file, { maxBytes: ENTRY_MAX_BYTES, noFollow: true });
@@ -257,7 +283,7 @@ function boundSession(dir: string, currentRun: string): void {
     if (!runs.includes(r)) runs.push(r);
   }
   for (const run of runs) {
-    if (total <= CHECKPOINT_MAX_SESSION_BYTES || run === currentRun) break;
+    if (total <= maxBytes || run === currentRun) break;
     for (const f of files.filter((x) => runOf.get(x.seq) === run)) {
       try {
         fs.unlinkSync(f.file);
@@ -277,8 +303,9 @@ export function pruneCheckpoints(
   stateDir: string,
   sessionsDir: string,
   now: number,
-  keep?: string,
+  opts: { keep?: string; maxAgeMs?: number } = {},
 ): string[] {
+  const { keep, maxAgeMs = CHECKPOINT_MAX_AGE_MS } = opts;
   const root = checkpointsRoot(stateDir);
   const removed: string[] = [];
   let ids: string[];
@@ -297,7 +324,7 @@ export function pruneCheckpoints(
       continue;
     }
     if (!st.isDirectory()) continue;
-    const stale = now - newestMtime(dir, st.mtimeMs) > CHECKPOINT_MAX_AGE_MS;
+    const stale = now - newestMtime(dir, st.mtimeMs) > maxAgeMs;
     if (stale || !sessionExists(sessionsDir, id)) {
       fs.rmSync(dir, { recursive: true, force: true });
       removed.push(id);
