@@ -69,6 +69,7 @@ describe("what 'always' remembers for bash", () => {
     'npm "test; rm -rf src"',
     "npm 'test' ",
     "npm te\\st",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell expansion is the attack
     "npm ${IFS}test",
     "npm $HOME",
     "LD_PRELOAD=/tmp/x.so npm test",
