@@ -137,6 +137,56 @@ describe("approval where nobody can answer", () => {
     expect(audit).not.toContain('"kind":"approval"');
   });
 
+  it("a scheduled job with tools.approval = ask never waits", async () => {
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      [
+        "[tools]",
+        'approval = "ask"',
+        "[edge]",
+        'max_job_policy = "unrestricted"',
+        "[schedule]",
+        "enabled = true",
+        "[[schedule.jobs]]",
+        'id = "writer"',
+        'goal = "write the report"',
+        "every_sec = 3600",
+        'mode = "unrestricted"',
+        "",
+      ].join("\n"),
+    );
+    server = await startScriptedServer([
+      step("file_write", { path: "report.txt", content: "ok\n" }),
+      final("done"),
+    ]);
+    const r = await runCli(["schedule", "run", "--ticks", "1"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(file("report.txt"), "utf8")).toBe("ok\n");
+    expect(fs.readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")).not.toContain(
+      '"kind":"approval"',
+    );
+  });
+
+  it("serve with tools.approval = ask never waits", async () => {
+    server = await startScriptedServer([
+      step("file_write", { path: "served.txt", content: "s\n" }),
+      final("done"),
+    ]);
+    const r = await runCli(["serve"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_TOOLS_APPROVAL: "ask" },
+      input: `${JSON.stringify({ id: 1, method: "run", params: { goal: "write" } })}\n`,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ id: 1, ok: true, result: { reply: "done" } });
+    expect(fs.readFileSync(file("served.txt"), "utf8")).toBe("s\n");
+  });
+
   it("--approval ask with -e warns that nothing will wait; the REPL without a terminal never waits either", async () => {
     const r = await evalRun([step("bash", "true"), final("done")], ["--approval", "ask"]);
     expect(r.code, r.stderr).toBe(0);
