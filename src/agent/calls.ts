@@ -292,7 +292,17 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const { change, ready } = approved;
     const store = deps.checkpoints;
     // A call that will fail changes nothing: no checkpoint (and no diff) for it.
-    if (!store || !change || change.after === undefined) return {};
+    if (!change || change.after === undefined) return {};
+    // The question may have waited minutes: what the person approved, and what undo would put
+    // back, must be what the file holds now, or the person's own edit meanwhile would be lost.
+    const now = readCurrent(change.abs);
+    const same = now.ok && (now.bytes === null ? change.before === null : change.before?.equals(now.bytes));
+    if (!same) {
+      return {
+        error: `${ready.action}: not run: ${change.shown} changed after this call was prepared (while it waited for approval); read it again and retry`,
+      };
+    }
+    if (!store) return {};
     const kept = store.writer.before({
       runId: store.runId,
       goal: store.goal,

@@ -335,6 +335,24 @@ describe("the approval phase", () => {
     expect(h.records().some((e) => e.kind === "tool_call")).toBe(false);
   });
 
+  it("a file changed while the question waited is not overwritten with the approved change", async () => {
+    const target = path.join(project, "notes.txt");
+    const approver: Approver = {
+      async ask() {
+        // The person edits the file in their editor before answering.
+        fs.writeFileSync(target, "alpha\nbeta\nmy edit\n");
+        return { kind: "once" };
+      },
+    };
+    const h = harness([step("file_write", { path: "notes.txt", content: "model\n" }), finalStep], {
+      approver,
+    });
+    await runGoal(h.deps, "write");
+    expect(fs.readFileSync(target, "utf8")).toBe("alpha\nbeta\nmy edit\n");
+    expect(h.backend.requests[1]!.messages.at(-1)!.content).toContain("changed after this call was prepared");
+    expect(readCheckpoints(path.join(home, "state"), "s").entries).toEqual([]);
+  });
+
   it("questions and answers are in the security record whatever audit.level says", async () => {
     const approver = answering({ kind: "once" });
     const h = harness([step("bash", "true"), finalStep], { approver, level: "error" });
