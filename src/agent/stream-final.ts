@@ -261,7 +261,10 @@ export class ThinkRouter {
   ) {}
 
   push(chunk: string): void {
-    if (this.state === "body") return this.body(chunk);
+    if (this.state === "body") {
+      this.body(chunk);
+      return;
+    }
     this.held += chunk;
     if (this.state === "lead") {
       const lead = this.held.trimStart().toLowerCase();
@@ -275,7 +278,8 @@ export class ThinkRouter {
         this.state = "body";
         const all = this.held;
         this.held = "";
-        return this.body(all);
+        this.body(all);
+        return;
       }
     }
     const m = THINK_CLOSE.exec(this.held);

@@ -16,9 +16,12 @@ function withoutSecrets(config: Config): Config {
           typeof h === "object" && h !== null && "value" in h ? { ...h, value: REDACTED } : h,
         )
       : s.headers;
+    // Plain env values are configuration and shown; those marked secret are not.
     const env = Array.isArray(s.env)
       ? s.env.map((e) =>
-          typeof e === "object" && e !== null && "value" in e ? { ...e, value: REDACTED } : e,
+          typeof e === "object" && e !== null && "value" in e && (e as { secret?: unknown }).secret === true
+            ? { ...e, value: REDACTED }
+            : e,
         )
       : s.env;
     return { ...s, ...(headers ? { headers } : {}), ...(env ? { env } : {}) };

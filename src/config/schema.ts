@@ -17,12 +17,23 @@ export interface McpHeaderConfig {
   prefix?: string;
 }
 
+export interface McpEnvConfig {
+  name: string;
+  value?: string;
+  value_env?: string;
+  secret?: boolean;
+}
+
 export interface McpServerConfig {
   name: string;
   transport: "stdio" | "http" | "streamable_http" | "sse";
   command?: string;
   args: string[];
-  env: { name: string; value: string }[];
+  /**
+   * Variables for a stdio server. A plain `value` is configuration, not a secret (README "MCP
+   * servers"); `value_env` (read from Scoot's environment) and `secret = true` mark credentials.
+   */
+  env: McpEnvConfig[];
   url?: string;
   headers: McpHeaderConfig[];
   allowed_tools: string[];

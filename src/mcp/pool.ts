@@ -21,7 +21,7 @@ import type { McpServerConfig } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import type { McpService } from "../tools/mcp_call.js";
 import { terminateGroup } from "../tools/process-group.js";
-import { resolveHeaders } from "./config.js";
+import { resolveEnv, resolveHeaders } from "./config.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
 import { renderToolResult } from "./render.js";
 import { type BuiltTransport, buildTransport } from "./transport.js";
@@ -300,7 +300,10 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     const started = Date.now();
     if (!slot.connecting) {
       let headers: Record<string, string> = {};
-      if (server.transport !== "stdio") {
+      if (server.transport === "stdio") {
+        const own = resolveEnv(server, opts.env);
+        if (!own.ok) return own;
+      } else {
         const resolved = resolveHeaders(server, opts.env);
         if (!resolved.ok) return resolved;
         headers = resolved.value;
