@@ -18,6 +18,8 @@ export type AgentEvent =
   | { type: "error"; message: string }
   /** How bash is contained, when it is worth a trace line (issue 11: the `auto` fallback). */
   | { type: "sandbox"; message: string }
+  /** MCP tool descriptions: listed, read from the cache, or unavailable (README "MCP servers"). */
+  | { type: "mcp"; message: string }
   /**
    * Streaming (README "Streaming"): the thought as it arrives. `source: "reasoning"` is the
    * model's thinking outside the step — the server's reasoning field or a `<think>` block

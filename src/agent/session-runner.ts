@@ -12,7 +12,9 @@ import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { validateMcpServers } from "../mcp/config.js";
+import type { ToolLister } from "../mcp/describe.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
+import type { McpToolInfo } from "../mcp/tools-info.js";
 import { buildGateSettings } from "../policy/gate.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
@@ -23,7 +25,7 @@ import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
-import type { ToolServices } from "../tools/types.js";
+import type { AnyTool, ToolServices } from "../tools/types.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
@@ -121,7 +123,21 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     services.mcp = created;
   }
 
-  const tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
+  let tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
+  let mcpTools = new Map<string, McpToolInfo[]>();
+  if (pool && services.mcp) {
+    const { describeMcpTools } = await import("../mcp/describe.js");
+    const lister = services.mcp as unknown as ToolLister;
+    mcpTools = await describeMcpTools(mcp.servers, lister, paths.state, (message) =>
+      opts.onEvent?.({ type: "mcp", message }),
+    );
+    if (mcpTools.size > 0) {
+      const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
+      const checked = new Map(tools);
+      checked.set("mcp_call", mcpCallWithSchemas(mcpTools) as unknown as AnyTool);
+      tools = checked;
+    }
+  }
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
@@ -152,7 +168,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     mode: opts.mode,
     cwd,
     skillsSection: discovery.skills.length > 0 ? skillsPromptSection(discovery.skills) : undefined,
-    mcpSection: mcpPromptSection(mcp.servers) || undefined,
+    mcpSection: mcpPromptSection(mcp.servers, mcpTools) || undefined,
   });
 
   // One conversation per session: REPL goals build on each other. A session id that

@@ -236,10 +236,14 @@ function validateEnv(v: unknown, problems: string[]): McpEnvConfig[] {
     if (!ok) problems.push(`${at}.name: must be an environment variable name`);
     if ((item.value === undefined) === (item.value_env === undefined))
       problems.push(`${at}: needs exactly one of value or value_env`);
-    if (item.value !== undefined && typeof item.value !== "string") problems.push(`${at}.value: must be a string`);
+    if (item.value !== undefined && typeof item.value !== "string")
+      problems.push(`${at}.value: must be a string`);
     else if (typeof item.value === "string" && item.value.includes("\0"))
       problems.push(`${at}.value: must not contain NUL`);
-    if (item.value_env !== undefined && (typeof item.value_env !== "string" || !ENV_NAME.test(item.value_env)))
+    if (
+      item.value_env !== undefined &&
+      (typeof item.value_env !== "string" || !ENV_NAME.test(item.value_env))
+    )
       problems.push(`${at}.value_env: must be an environment variable name`);
     if (item.secret !== undefined && typeof item.secret !== "boolean")
       problems.push(`${at}.secret: must be true or false`);

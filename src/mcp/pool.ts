@@ -66,6 +66,7 @@ export interface McpPoolOptions {
 }
 
 export interface McpPool extends McpService {
+  listTools(server: string, signal?: AbortSignal): Promise<Result<unknown[]>>;
   close(): Promise<void>;
 }
 
@@ -267,37 +268,15 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     return { ok: false, error: slot.dead ?? reason };
   }
 
-  async function call(
-    serverName: string,
-    tool: string,
-    args: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<Result<string>> {
-    const slot = slots.get(serverName);
-    if (!slot) {
-      const known = [...slots.keys()];
-      const list = known.length === 0 ? "no MCP servers are configured" : `configured: ${known.join(", ")}`;
-      return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)} (${list})` };
-    }
+  /** The slot's connected client, connecting on first use within the tool deadline. */
+  async function clientFor(slot: Slot, signal?: AbortSignal): Promise<Result<Client>> {
     const { server } = slot;
-    if (!server.allowed_tools.includes(tool)) {
-      const allowed =
-        server.allowed_tools.length === 0
-          ? "its allowed_tools is empty, so every tool is denied"
-          : `allowed: ${server.allowed_tools.join(", ")}`;
-      return {
-        ok: false,
-        error: `tool ${JSON.stringify(tool)} is not in allowed_tools of ${label(serverName)} (${allowed})`,
-      };
-    }
-    if (!isPlainObject(args)) return { ok: false, error: "MCP tool arguments must be a JSON object" };
+    const serverName = server.name;
     if (closed) return { ok: false, error: "the MCP pool is closed: the run has ended" };
     if (slot.dead !== undefined) {
       return { ok: false, error: `${slot.dead}; it is not restarted within a run` };
     }
     if (signal?.aborted) return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
-
-    const started = Date.now();
     if (!slot.connecting) {
       let headers: Record<string, string> = {};
       if (server.transport === "stdio") {
@@ -325,7 +304,56 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     }
     if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
     if (!conn.value.ok) return conn.value;
-    const client = conn.value.value;
+    return { ok: true, value: conn.value.value };
+  }
+
+  /** `tools/list` of one server, within the tool deadline (README "MCP servers": tool descriptions). */
+  async function listTools(serverName: string, signal?: AbortSignal): Promise<Result<unknown[]>> {
+    const slot = slots.get(serverName);
+    if (!slot) return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)}` };
+    const started = Date.now();
+    const connected = await clientFor(slot, signal);
+    if (!connected.ok) return connected;
+    const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
+    const listed = await settle(
+      connected.value.listTools(undefined, { timeout: remaining }),
+      remaining,
+      signal,
+    );
+    if (listed.kind === "ok") return { ok: true, value: listed.value.tools };
+    if (listed.kind === "error")
+      return { ok: false, error: `${label(serverName)}: ${errorText(listed.error)}` };
+    return { ok: false, error: `${label(serverName)} did not list its tools within ${opts.timeoutMs} ms` };
+  }
+
+  async function call(
+    serverName: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Result<string>> {
+    const slot = slots.get(serverName);
+    if (!slot) {
+      const known = [...slots.keys()];
+      const list = known.length === 0 ? "no MCP servers are configured" : `configured: ${known.join(", ")}`;
+      return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)} (${list})` };
+    }
+    const { server } = slot;
+    if (!server.allowed_tools.includes(tool)) {
+      const allowed =
+        server.allowed_tools.length === 0
+          ? "its allowed_tools is empty, so every tool is denied"
+          : `allowed: ${server.allowed_tools.join(", ")}`;
+      return {
+        ok: false,
+        error: `tool ${JSON.stringify(tool)} is not in allowed_tools of ${label(serverName)} (${allowed})`,
+      };
+    }
+    if (!isPlainObject(args)) return { ok: false, error: "MCP tool arguments must be a JSON object" };
+    const started = Date.now();
+    const connected = await clientFor(slot, signal);
+    if (!connected.ok) return connected;
+    const client = connected.value;
 
     const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
     const stop = new AbortController();
@@ -373,5 +401,5 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     nodeFetch?.close();
   }
 
-  return { call, close };
+  return { call, listTools, close };
 }
