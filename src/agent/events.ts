@@ -20,6 +20,8 @@ export type AgentEvent =
   | { type: "sandbox"; message: string }
   /** MCP tool descriptions: listed, read from the cache, or unavailable (README "MCP servers"). */
   | { type: "mcp"; message: string }
+  /** Which AGENTS.md files reached the prompt, or why none did (README "Project instructions"). */
+  | { type: "project"; message: string }
   /**
    * Streaming (README "Streaming"): the thought as it arrives. `source: "reasoning"` is the
    * model's thinking outside the step — the server's reasoning field or a `<think>` block

@@ -30,6 +30,7 @@ import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
 import { type RunResult, runGoal } from "./loop.js";
+import { loadProjectInstructions } from "./project-instructions.js";
 import { buildSystemPrompt } from "./prompt.js";
 
 export interface AgentSessionOptions {
@@ -44,6 +45,8 @@ export interface AgentSessionOptions {
   onEvent?: (e: AgentEvent) => void;
   /** `--unattended` runs and scheduled jobs: bash is sandboxed in every mode that allows it. */
   unattended?: boolean;
+  /** A scheduled job: AGENTS.md is not read unless agent.project_instructions says so. */
+  job?: boolean;
   /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
   onWarning?: (message: string) => void;
   /**
@@ -76,6 +79,28 @@ function failedBeforeStart(error: string): RunResult {
     errors: 1,
     wallMs: 0,
   };
+}
+
+/** AGENTS.md for this session, and the trace line that says what was read or why not. */
+function projectInstructionsFor(
+  config: Config,
+  cwd: string,
+  job: boolean,
+): { section: string; message: string } {
+  const setting = config.agent.project_instructions;
+  const on = setting ?? !job;
+  if (!on) {
+    const why =
+      setting === false
+        ? "agent.project_instructions = false"
+        : "a scheduled job (agent.project_instructions unset)";
+    return { section: "", message: `off: ${why}` };
+  }
+  const found = loadProjectInstructions(cwd);
+  const read =
+    found.files.length === 0 ? "no AGENTS.md found" : `read ${found.files.join(", ")} (nearest last)`;
+  const notes = found.notes.length > 0 ? `; ${found.notes.join("; ")}` : "";
+  return { section: found.section, message: `${read}${notes}` };
 }
 
 let runCounter = 0;
@@ -163,12 +188,15 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     return { ok: false, error: claim.error };
   }
   const session = guardSession(openSession(paths.sessions, opts.sessionId));
+  const project = projectInstructionsFor(config, cwd, opts.job === true);
+  opts.onEvent?.({ type: "project", message: project.message });
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,
     cwd,
     skillsSection: discovery.skills.length > 0 ? skillsPromptSection(discovery.skills) : undefined,
     mcpSection: mcpPromptSection(mcp.servers, mcpTools) || undefined,
+    projectSection: project.section || undefined,
   });
 
   // One conversation per session: REPL goals build on each other. A session id that

@@ -89,6 +89,9 @@ export async function runConfig(cli: Cli): Promise<number> {
         lines.push(`${key} = ${tomlValue(value)}`);
       }
     }
+    // Unset means "true, false for scheduled jobs": said here, since no single value is in effect.
+    if (section === "agent" && body.project_instructions === undefined)
+      lines.push("# project_instructions = (unset: true, false for scheduled jobs)");
     for (const [key, entries] of tables) {
       for (const entry of entries) {
         lines.push("", `[[${section}.${key}]]`);

@@ -13,6 +13,7 @@ import {
   MIN_TURN_BYTES,
 } from "../agent/context-fit.js";
 import { stepSchemaBytes } from "../agent/context-setup.js";
+import { loadProjectInstructions } from "../agent/project-instructions.js";
 import { buildSystemPrompt } from "../agent/prompt.js";
 import { describeWindow, discoverContextWindow, windowFix } from "../backend/context-window.js";
 import type { Config } from "../config/schema.js";
@@ -46,6 +47,10 @@ function systemPrompt(
     cwd,
     skillsSection: skills.length > 0 ? skillsPromptSection(skills) : undefined,
     mcpSection: mcpPromptSection(mcp.servers, cachedMcpTools(mcp.servers, stateDir)) || undefined,
+    projectSection:
+      config.agent.project_instructions === false
+        ? undefined
+        : loadProjectInstructions(cwd).section || undefined,
   });
   return { text, toolNames: [...tools.keys()] };
 }

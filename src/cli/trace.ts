@@ -41,6 +41,8 @@ export function traceLine(e: AgentEvent): string | undefined {
       return "[trace] final answer";
     case "error":
       return `[trace] error: ${one(e.message)}`;
+    case "project":
+      return `[trace] project instructions: ${one(e.message)}`;
     case "mcp":
       return `[trace] mcp: ${one(e.message)}`;
     case "sandbox":

@@ -75,6 +75,8 @@ export interface Config {
     compactor: "extractive" | "drop";
     context_budget_bytes: number;
     max_malformed_steps: number;
+    /** AGENTS.md to the model (README "Project instructions"); unset = true, false for scheduled jobs. */
+    project_instructions?: boolean;
   };
   tools: {
     timeout_ms: number;
@@ -212,6 +214,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       kind: { type: "int", min: 1, max: LIMITS.MALFORMED_MAX },
       default: 3,
       doc: "consecutive invalid steps",
+    },
+    project_instructions: {
+      kind: { type: "bool" },
+      default: undefined,
+      doc: "AGENTS.md to the model; unset = true, false for scheduled jobs",
     },
   },
   tools: {
