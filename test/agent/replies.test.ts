@@ -476,3 +476,19 @@ describe("JSON-mode white space flood", () => {
     expect(reply.ok && reply.value.text).toBe(text);
   });
 });
+
+describe("a streamed <think> block never reaches the answer", () => {
+  it.each([1, 2, 5, 1000])("split every %i characters", async (size) => {
+    const { followStep } = await import("../../src/agent/stream-final.js");
+    const text = `<think>draft ${FINAL} and more</think>\n${JSON.stringify({ thought: "real", action: "final", action_input: "the answer" })}`;
+    const events: { type: string; text?: string; source?: string }[] = [];
+    const f = followStep((e) => events.push(e as never), 1);
+    for (let i = 0; i < text.length; i += size) f.push(text.slice(i, i + size));
+    const thinking = events.filter((e) => e.type === "thought_delta" && e.source === "reasoning");
+    const thought = events.filter((e) => e.type === "thought_delta" && e.source === undefined);
+    const answer = events.filter((e) => e.type === "answer_delta");
+    expect(thinking.map((e) => e.text).join("")).toBe(`draft ${FINAL} and more`);
+    expect(thought.map((e) => e.text).join("")).toBe("real");
+    expect(answer.map((e) => e.text).join("")).toBe("the answer");
+  });
+});

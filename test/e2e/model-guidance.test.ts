@@ -12,7 +12,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 let home: string;
 let work: string;
@@ -83,7 +88,9 @@ describe("reasoning is thinking: shown, audited, never sent back", () => {
   it("a <think> block in the reply is set aside, audited, and left out of the history", async () => {
     const stepText = JSON.stringify({ thought: "done", action: "final", action_input: "ok" });
     const r = await run(work, [
-      { reply: `<think>secret plan: draft {"action": "bash"}</think>\n${JSON.stringify({ thought: "list", action: "glob", action_input: '{"pattern": "*"}' })}` },
+      {
+        reply: `<think>secret plan: draft {"action": "bash"}</think>\n${JSON.stringify({ thought: "list", action: "glob", action_input: '{"pattern": "*"}' })}`,
+      },
       { reply: stepText },
     ]);
     expect(r.code, r.stderr).toBe(0);
@@ -105,7 +112,11 @@ describe("skills: the model is told the skill's directory", () => {
     const real = fs.realpathSync(dir);
     const r = await run(
       work,
-      [step("skill", { name: "greeter" }), step("bash", `sh ${real}/scripts/hello.sh`), step("final", "greeted")],
+      [
+        step("skill", { name: "greeter" }),
+        step("bash", `sh ${real}/scripts/hello.sh`),
+        step("final", "greeted"),
+      ],
       ["--policy", "unrestricted"],
       '[tools]\nsandbox = "off"\n',
     );
