@@ -150,7 +150,8 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
 
   let tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
   let mcpTools = new Map<string, McpToolInfo[]>();
-  if (pool && services.mcp) {
+  // In readonly every mcp_call is denied: no server is started just to describe its tools.
+  if (pool && services.mcp && opts.mode !== "readonly") {
     const { describeMcpTools } = await import("../mcp/describe.js");
     const lister = services.mcp as unknown as ToolLister;
     mcpTools = await describeMcpTools(mcp.servers, lister, paths.state, (message) =>
