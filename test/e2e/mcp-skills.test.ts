@@ -177,7 +177,8 @@ describe("mcp_call over stdio through the agent loop", () => {
       config,
       [step("mcp_call", { server: "slow", tool: "hang", args: {} }), step("final", "ok")],
       [],
-      { SCOOT_TOOLS_TIMEOUT_MS: "1500" },
+      // Room for a stdio spawn on a loaded machine; the hang still outlives it.
+      { SCOOT_TOOLS_TIMEOUT_MS: "4000" },
     );
     expect(r.code, r.stderr).toBe(0);
     expect(observation(0), observation(0)).toMatch(/timed out|deadline/i);

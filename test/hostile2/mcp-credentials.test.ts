@@ -1,8 +1,8 @@
 /**
  * Hostile inputs round two, item 4, through the built CLI: MCP servers that echo their
  * credentials back — an HTTP server that puts every request header (a `value_env` header and
- * an inline one) into its error body, and a stdio server that prints its `env` credential (`secret = true`)
- * value in place of a protocol message — never put those values in clear text into the
+ * an inline one) into its error body, and a stdio server that prints an `env` credential
+ * (`secret = true`) in place of a protocol message — never put those values in clear text into the
  * transcript, the audit log, the model's context or the terminal.
  */
 import fs from "node:fs";
