@@ -81,7 +81,8 @@ export class UpdateTranslator {
         this.thoughtStreamed = false;
         break;
       case "thought_delta":
-        this.thoughtStreamed = true;
+        // The server's reasoning is thinking too, but the step's own thought still follows it.
+        if (e.source !== "reasoning") this.thoughtStreamed = true;
         this.send({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.text } });
         break;
       case "step":

@@ -22,8 +22,18 @@ export type AgentEvent =
   | { type: "error"; message: string }
   /** How bash is contained, when it is worth a trace line (issue 11: the `auto` fallback). */
   | { type: "sandbox"; message: string }
-  /** Streaming (README "Streaming"): the thought as it arrives. */
-  | { type: "thought_delta"; turn: number; text: string }
+  /** MCP tool descriptions: listed, read from the cache, or unavailable (README "MCP servers"). */
+  | { type: "mcp"; message: string }
+  /** Which AGENTS.md files reached the prompt, or why none did (README "Project instructions"). */
+  | { type: "project"; message: string }
+  /**
+   * Streaming (README "Streaming"): the thought as it arrives. `source: "reasoning"` is the
+   * model's thinking outside the step — the server's reasoning field or a `<think>` block
+   * (README "Reasoning models") — shown and audited, never sent back to the model.
+   */
+  | { type: "thought_delta"; turn: number; text: string; source?: "reasoning" }
+  /** How a reply was read on the way to its step (repairs, dialect, thinking set aside). */
+  | { type: "step_note"; turn: number; note: string }
   /** Streaming: the next piece of a final answer, decoded. */
   | { type: "answer_delta"; text: string }
   /** Streaming: the answer text handed on in this turn does not stand. */

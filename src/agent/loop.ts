@@ -29,8 +29,16 @@ import type { AgentEvent, Listener } from "./events.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, type RunAudit } from "./run-audit.js";
-import { parseStep, STEP_ERROR_MAX_BYTES, stepSchema, type ValidStep } from "./step.js";
+import {
+  parseStep,
+  type ReplyContext,
+  replyBody,
+  STEP_ERROR_MAX_BYTES,
+  stepSchema,
+  type ValidStep,
+} from "./step.js";
 import { followStep } from "./stream-final.js";
+import { splitThinking } from "./think.js";
 
 export type RunStatus = "final" | "failed" | "interrupted";
 
@@ -191,15 +199,22 @@ async function askPhase(
   run: Run,
   turn: number,
   schema: object,
-): Promise<{ text: string; follower: Follower } | { error: string }> {
+): Promise<{ text: string; follower: Follower; ctx: ReplyContext } | { error: string }> {
   const { deps } = run;
   run.emit({ type: "thinking", turn });
   const follower = deps.onEvent ? followStep(run.emit, turn) : undefined;
+  let reasoningStreamed = false;
   const reply = await deps.backend.complete({
     messages: deps.history,
     stepSchema: schema,
     signal: deps.signal,
     onDelta: follower ? (t) => follower.push(t) : undefined,
+    onReasoning: deps.onEvent
+      ? (text) => {
+          reasoningStreamed = true;
+          run.emit({ type: "thought_delta", turn, text, source: "reasoning" });
+        }
+      : undefined,
   });
   if (!reply.ok || deps.signal.aborted) follower?.settle(undefined, "the backend call did not complete");
   checkInterrupted(run);
@@ -219,8 +234,32 @@ async function askPhase(
         ? ` prompt_tokens=${r.usage.prompt_tokens} completion_tokens=${r.usage.completion_tokens}`
         : ""),
   );
-  run.remember({ role: "assistant", content: r.text });
-  return { text: r.text, follower };
+  const split = splitThinking(r.text);
+  const reasoning = r.reasoning ?? "";
+  if (reasoning !== "" && !reasoningStreamed)
+    run.emit({ type: "thought_delta", turn, text: reasoning, source: "reasoning" });
+  if (split.thinking !== "" && !r.streamed)
+    run.emit({ type: "thought_delta", turn, text: split.thinking, source: "reasoning" });
+  // The model's thinking is recorded as a thought, and never sent back to it (README "Reasoning models").
+  for (const t of [reasoning, split.thinking])
+    if (t.trim() !== "") run.record("thought", clip(t, AUDIT_MSG_MAX));
+  if (r.cutOff) noteCutOff(run);
+  return { text: r.text, follower, ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}) } };
+}
+
+/** Once per process: the fix for replies that keep running into the token limit. */
+let cutOffAdvised = false;
+function noteCutOff(run: Run): void {
+  if (cutOffAdvised) return;
+  cutOffAdvised = true;
+  run.emit({
+    type: "backend",
+    event: {
+      type: "warning",
+      message:
+        "the server stopped the reply at its token limit; raise it (backend.extra_body, e.g. max_tokens = 4096) or turn the model's thinking off",
+    },
+  });
 }
 
 /**
@@ -233,8 +272,16 @@ function stepPhase(
   turn: number,
   text: string,
   follower: Follower,
+  ctx: ReplyContext,
 ): Stepped | "retry" | { error: string } {
-  const step = parseStep(text, run.deps.tools);
+  const step = parseStep(text, run.deps.tools, ctx);
+  // The history keeps the reply without its thinking; a step taken from the reasoning field
+  // is kept as that step, so the model sees what it did.
+  run.remember({
+    role: "assistant",
+    content: step.ok && step.value.fromReasoning ? stepText(step.value) : replyBody(text),
+  });
+  if (step.ok) for (const note of step.value.notes) run.emit({ type: "step_note", turn, note });
   follower?.settle(
     step.ok && step.value.action === "final" ? step.value.action_input : undefined,
     step.ok ? "the step is not a final answer" : `invalid step: ${step.error}`,
@@ -251,6 +298,10 @@ function stepPhase(
   run.emit({ type: "step", turn, thought: s.thought, action: s.action, input: s.action_input });
   run.record("thought", s.thought);
   return { step: s, prepared };
+}
+
+function stepText(s: ValidStep): string {
+  return JSON.stringify({ thought: s.thought, action: s.action, action_input: s.action_input });
 }
 
 interface Stepped {
@@ -358,7 +409,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (stopped) return fail(stopped);
       const reply = await askPhase(run, turn, schema);
       if ("error" in reply) return fail(reply.error);
-      const stepped = stepPhase(run, turn, reply.text, reply.follower);
+      const stepped = stepPhase(run, turn, reply.text, reply.follower, reply.ctx);
       if (stepped === "retry") continue;
       if ("error" in stepped) return fail(stepped.error);
       const { step, prepared } = stepped;

@@ -19,6 +19,8 @@ export interface PromptParts {
   mode: PolicyMode;
   skillsSection?: string;
   mcpSection?: string;
+  /** AGENTS.md guidance, already marked as repository content; it goes last, below Scoot's own rules. */
+  projectSection?: string;
   cwd: string;
 }
 
@@ -56,6 +58,7 @@ export function buildSystemPrompt(p: PromptParts): string {
   ];
   if (p.skillsSection) sections.push("", p.skillsSection);
   if (p.mcpSection) sections.push("", p.mcpSection);
+  if (p.projectSection) sections.push("", p.projectSection);
   return sections.join("\n");
 }
 

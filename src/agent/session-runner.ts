@@ -12,7 +12,9 @@ import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { validateMcpServers } from "../mcp/config.js";
+import type { ToolLister } from "../mcp/describe.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
+import type { McpToolInfo } from "../mcp/tools-info.js";
 import { buildGateSettings } from "../policy/gate.js";
 import { refuseProjectRoot } from "../policy/project-root.js";
 import { discoverSkills } from "../skills/discover.js";
@@ -25,12 +27,13 @@ import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
-import type { ToolServices } from "../tools/types.js";
+import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
 import { type RunResult, runGoal } from "./loop.js";
+import { loadProjectInstructions } from "./project-instructions.js";
 import { buildSystemPrompt } from "./prompt.js";
 
 export interface AgentSessionOptions {
@@ -45,6 +48,8 @@ export interface AgentSessionOptions {
   onEvent?: (e: AgentEvent) => void;
   /** `--unattended` runs and scheduled jobs: bash is sandboxed in every mode that allows it. */
   unattended?: boolean;
+  /** A scheduled job: AGENTS.md is not read unless agent.project_instructions says so. */
+  job?: boolean;
   /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
   onWarning?: (message: string) => void;
   /**
@@ -84,6 +89,28 @@ function failedBeforeStart(error: string): RunResult {
     errors: 1,
     wallMs: 0,
   };
+}
+
+/** AGENTS.md for this session, and the trace line that says what was read or why not. */
+function projectInstructionsFor(
+  config: Config,
+  cwd: string,
+  job: boolean,
+): { section: string; message: string } {
+  const setting = config.agent.project_instructions;
+  const on = setting ?? !job;
+  if (!on) {
+    const why =
+      setting === false
+        ? "agent.project_instructions = false"
+        : "a scheduled job (agent.project_instructions unset)";
+    return { section: "", message: `off: ${why}` };
+  }
+  const found = loadProjectInstructions(cwd);
+  const read =
+    found.files.length === 0 ? "no AGENTS.md found" : `read ${found.files.join(", ")} (nearest last)`;
+  const notes = found.notes.length > 0 ? `; ${found.notes.join("; ")}` : "";
+  return { section: found.section, message: `${read}${notes}` };
 }
 
 let runCounter = 0;
@@ -134,7 +161,22 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     services.mcp = created;
   }
 
-  const tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
+  let tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
+  let mcpTools = new Map<string, McpToolInfo[]>();
+  // In readonly every mcp_call is denied: no server is started just to describe its tools.
+  if (pool && services.mcp && opts.mode !== "readonly") {
+    const { describeMcpTools } = await import("../mcp/describe.js");
+    const lister = services.mcp as unknown as ToolLister;
+    mcpTools = await describeMcpTools(mcp.servers, lister, paths.state, (message) =>
+      opts.onEvent?.({ type: "mcp", message }),
+    );
+    if (mcpTools.size > 0) {
+      const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
+      const checked = new Map(tools);
+      checked.set("mcp_call", mcpCallWithSchemas(mcpTools) as unknown as AnyTool);
+      tools = checked;
+    }
+  }
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
@@ -163,12 +205,15 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     return { ok: false, error: claim.error };
   }
   const session = guardSession(openSession(paths.sessions, opts.sessionId));
+  const project = projectInstructionsFor(config, cwd, opts.job === true);
+  opts.onEvent?.({ type: "project", message: project.message });
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,
     cwd,
     skillsSection: discovery.skills.length > 0 ? skillsPromptSection(discovery.skills) : undefined,
-    mcpSection: mcpPromptSection(mcp.servers) || undefined,
+    mcpSection: mcpPromptSection(mcp.servers, mcpTools) || undefined,
+    projectSection: project.section || undefined,
   });
 
   // One conversation per session: REPL goals build on each other. A session id that

@@ -1,10 +1,14 @@
 /**
- * Step parsing: lenient in *extraction*, strict in *validation*. Extraction strips a code
- * fence or prose around exactly one JSON object; validation checks the fields, the action
- * and the tool's own input schema. Nothing reaches a tool before both pass.
+ * Step parsing: lenient in *extraction*, strict in *validation* (README "Reasoning models").
+ * Extraction sets aside a model's thinking, strips a code fence, prose or `<tool_call>` tags
+ * around exactly one JSON object, and makes only the repairs that have one meaning; validation
+ * checks the fields, the action and the tool's own input schema. Nothing reaches a tool before
+ * both pass, and every refusal says what was really wrong, so the model can fix that.
  */
 import { clip } from "../core/clip.js";
 import type { AnyTool, Result } from "../tools/types.js";
+import { parseRepaired, type RepairName } from "./json-repair.js";
+import { splitThinking } from "./think.js";
 
 /**
  * Bytes of model text echoed back in a correction or error (issue 17 item 1): an unknown
@@ -13,6 +17,8 @@ import type { AnyTool, Result } from "../tools/types.js";
  */
 export const ECHO_MAX_BYTES = 256;
 export const STEP_ERROR_MAX_BYTES = 2048;
+/** Characters shown either side of the position a JSON parser complained about. */
+export const EXCERPT_RADIUS_CHARS = 24;
 
 export interface Step {
   thought: string;
@@ -24,11 +30,28 @@ export interface Step {
 export interface ValidStep extends Step {
   tool: AnyTool;
   input: unknown;
+  /** What extraction did to get here (repairs, dialect, thinking set aside), for the trace. */
+  notes: string[];
+  /** The step came from the server's reasoning field, not the reply text. */
+  fromReasoning?: boolean;
 }
 
-/** Finds the top-level JSON objects in text by brace matching that respects strings. */
-export function findJsonObjects(text: string): string[] {
-  const found: string[] = [];
+/** What the server said beside the reply text. */
+export interface ReplyContext {
+  /** The reasoning field's text (`reasoning_content`, `reasoning`, Responses reasoning items). */
+  reasoning?: string;
+  /** Set when the server stopped at its token limit: how it said so (e.g. "finish_reason length"). */
+  cutOff?: string;
+}
+
+interface Span {
+  text: string;
+  start: number;
+}
+
+/** The top-level JSON objects in text by brace matching that respects strings, and an unclosed one. */
+function scanObjects(text: string): { spans: Span[]; unclosedAt?: number } {
+  const spans: Span[] = [];
   let depth = 0;
   let start = -1;
   let inString = false;
@@ -47,66 +70,192 @@ export function findJsonObjects(text: string): string[] {
       depth += 1;
     } else if (ch === "}" && depth > 0) {
       depth -= 1;
-      if (depth === 0) found.push(text.slice(start, i + 1));
+      if (depth === 0) spans.push({ text: text.slice(start, i + 1), start });
     }
   }
-  return found;
+  return depth > 0 ? { spans, unclosedAt: start } : { spans };
 }
 
-/** Extracts the one step object. Errors say exactly what was wrong, for the correction observation. */
-export function extractStep(text: string): Result<Record<string, unknown>> {
-  const candidates = findJsonObjects(text).filter((c) => {
-    try {
-      JSON.parse(c);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  if (candidates.length === 0) {
-    const trimmed = text.trim();
-    return {
-      ok: false,
-      error:
-        trimmed.length === 0
-          ? "the reply was empty; reply with exactly one JSON object"
-          : "the reply contains no JSON object; reply with exactly one JSON object and no other text",
-    };
-  }
-  if (candidates.length > 1) {
-    return {
-      ok: false,
-      error: `the reply contains ${candidates.length} JSON objects; send exactly one step per turn`,
-    };
-  }
-  const value = JSON.parse(candidates[0]!) as unknown;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { ok: false, error: "the step must be a JSON object" };
-  }
-  return { ok: true, value: value as Record<string, unknown> };
+/** Finds the top-level JSON objects in text by brace matching that respects strings. */
+export function findJsonObjects(text: string): string[] {
+  return scanObjects(text).spans.map((s) => s.text);
 }
+
+interface Parsed {
+  value: Record<string, unknown>;
+  start: number;
+  repairs: RepairName[];
+}
+
+interface Scan {
+  parsed: Parsed[];
+  /** The first object that does not parse even after the repairs: the parser's complaint. */
+  invalid?: { complaint: string; excerpt: string };
+  unclosedAt?: number;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `…text around the position…` on one line. */
+function around(text: string, at: number): string {
+  const from = Math.max(0, at - EXCERPT_RADIUS_CHARS);
+  const to = Math.min(text.length, at + EXCERPT_RADIUS_CHARS);
+  const piece = JSON.stringify(text.slice(from, to)).slice(1, -1);
+  return `${from > 0 ? "…" : ""}${piece}${to < text.length ? "…" : ""}`;
+}
+
+function complaintOf(text: string): { complaint: string; excerpt: string } {
+  try {
+    JSON.parse(text);
+    return { complaint: "unknown", excerpt: "" };
+  } catch (e) {
+    const message = (e as Error).message.replace(/\s*\(line \d+ column \d+\)/, "");
+    const pos = /position (\d+)/.exec(message);
+    const at = pos ? Number(pos[1]) : text.length - 1;
+    return { complaint: message.replace(/ in JSON at position \d+/, ""), excerpt: around(text, at) };
+  }
+}
+
+function scan(text: string): Scan {
+  const { spans, unclosedAt } = scanObjects(text);
+  const out: Scan = unclosedAt === undefined ? { parsed: [] } : { parsed: [], unclosedAt };
+  for (const span of spans) {
+    let value: unknown;
+    let repairs: RepairName[] = [];
+    try {
+      value = JSON.parse(span.text);
+    } catch {
+      const repaired = parseRepaired(span.text);
+      if (!repaired) {
+        out.invalid ??= complaintOf(span.text);
+        continue;
+      }
+      value = repaired.value;
+      repairs = repaired.repairs;
+    }
+    if (isObject(value)) out.parsed.push({ value, start: span.start, repairs });
+  }
+  return out;
+}
+
+/** The `{"name", "arguments"}` tool-call shape small models are trained on (Hermes, Qwen). */
+function isToolCallDialect(v: Record<string, unknown>): boolean {
+  const keys = Object.keys(v);
+  return (
+    typeof v.name === "string" && "arguments" in v && keys.every((k) => k === "name" || k === "arguments")
+  );
+}
+
+function insideToolCallTags(text: string, at: number): boolean {
+  const before = text.slice(0, at).toLowerCase();
+  return before.lastIndexOf("<tool_call>") > before.lastIndexOf("</tool_call>");
+}
+
+function noObject(text: string): string {
+  return text.trim().length === 0
+    ? "the reply was empty; reply with exactly one JSON object"
+    : "the reply contains no JSON object; reply with exactly one JSON object and no other text";
+}
+
+interface Extracted {
+  value: Record<string, unknown>;
+  notes: string[];
+  /** The object was the tool-call dialect (already turned into step fields). */
+  dialect?: { name: string; tagged: boolean };
+}
+
+/** The one object of a reply body (thinking already set aside), or exactly what is wrong. */
+function extractObject(text: string): Result<Extracted> {
+  const s = scan(text);
+  if (s.parsed.length > 1) {
+    return {
+      ok: false,
+      error: `the reply contains ${s.parsed.length} JSON objects; send exactly one step per turn`,
+    };
+  }
+  if (s.parsed.length === 0) {
+    if (s.invalid) {
+      return {
+        ok: false,
+        error: `the JSON is invalid: ${s.invalid.complaint}, near "${s.invalid.excerpt}"; send one complete, valid JSON object`,
+      };
+    }
+    if (s.unclosedAt !== undefined) {
+      return {
+        ok: false,
+        error: `the JSON is invalid: the object that opens at "${around(text, s.unclosedAt)}" never closes; send one complete JSON object`,
+      };
+    }
+    return { ok: false, error: noObject(text) };
+  }
+  const only = s.parsed[0]!;
+  const notes = only.repairs.map((r) => `repaired the JSON: ${r}`);
+  if (isToolCallDialect(only.value)) {
+    return {
+      ok: true,
+      value: {
+        value: only.value,
+        notes,
+        dialect: { name: only.value.name as string, tagged: insideToolCallTags(text, only.start) },
+      },
+    };
+  }
+  return { ok: true, value: { value: only.value, notes } };
+}
+
+/**
+ * Extracts the one step object (thinking set aside, unambiguous repairs made). Compaction and
+ * the ACP replay read stored replies through this; the loop uses `parseStep`.
+ */
+export function extractStep(text: string): Result<Record<string, unknown>> {
+  const e = extractObject(splitThinking(text).rest);
+  if (!e.ok) return e;
+  if (e.value.dialect) {
+    const args = e.value.value.arguments;
+    return {
+      ok: true,
+      value: { thought: "", action: e.value.dialect.name, action_input: args },
+    };
+  }
+  return { ok: true, value: e.value.value };
+}
+
+function actionList(enabled: ReadonlyMap<string, AnyTool>): string {
+  return [...enabled.keys()].join(", ");
+}
+
+const STEP_KEYS = ["thought", "action", "action_input"];
 
 export function validateStep(
   obj: Record<string, unknown>,
   enabled: ReadonlyMap<string, AnyTool>,
+  notes: string[] = [],
 ): Result<ValidStep> {
+  if (!STEP_KEYS.some((k) => k in obj)) {
+    const keys = Object.keys(obj).map((k) => JSON.stringify(clip(k, 40)));
+    return {
+      ok: false,
+      error: `the JSON object has the keys ${keys.join(", ") || "(none)"}, but a step has the keys "thought", "action" and "action_input"`,
+    };
+  }
+  // Every problem at once: a model fixing one at a time spends a turn per problem.
   const problems: string[] = [];
   const { thought, action } = obj;
   let actionInput = obj.action_input;
-  if (typeof thought !== "string") problems.push('"thought" must be a string');
-  if (typeof action !== "string") problems.push('"action" must be a string');
-  if (actionInput !== undefined && typeof actionInput === "object" && actionInput !== null) {
-    actionInput = JSON.stringify(actionInput);
-  }
-  if (typeof actionInput !== "string") problems.push('"action_input" must be a string (or a JSON object)');
+  if (thought === undefined) problems.push('"thought" is missing');
+  else if (typeof thought !== "string") problems.push('"thought" must be a string');
+  if (action === undefined) problems.push(`"action" is missing; use one of: ${actionList(enabled)}`);
+  else if (typeof action !== "string") problems.push('"action" must be a string');
+  else if (!enabled.has(action))
+    problems.push(`unknown action "${clip(action, ECHO_MAX_BYTES)}"; use one of: ${actionList(enabled)}`);
+  if (isObject(actionInput) || Array.isArray(actionInput)) actionInput = JSON.stringify(actionInput);
+  if (actionInput === undefined) problems.push('"action_input" is missing');
+  else if (typeof actionInput !== "string")
+    problems.push('"action_input" must be a string (or a JSON object)');
   if (problems.length > 0) return { ok: false, error: problems.join("; ") };
-  const tool = enabled.get(action as string);
-  if (!tool) {
-    return {
-      ok: false,
-      error: `unknown action "${clip(String(action), ECHO_MAX_BYTES)}"; use one of: ${[...enabled.keys()].join(", ")}`,
-    };
-  }
+  const tool = enabled.get(action as string)!;
   const parsed = tool.parse(actionInput as string);
   if (!parsed.ok) {
     return {
@@ -122,14 +271,120 @@ export function validateStep(
       action_input: actionInput as string,
       tool,
       input: parsed.value,
+      notes,
     },
   };
 }
 
-export function parseStep(text: string, enabled: ReadonlyMap<string, AnyTool>): Result<ValidStep> {
-  const extracted = extractStep(text);
-  if (!extracted.ok) return extracted;
-  return validateStep(extracted.value, enabled);
+function dialectStep(
+  e: Extracted & { dialect: { name: string; tagged: boolean } },
+  enabled: ReadonlyMap<string, AnyTool>,
+): Result<ValidStep> {
+  const seen = e.dialect.tagged
+    ? 'the {"name", "arguments"} tool-call dialect inside <tool_call> tags'
+    : 'the {"name", "arguments"} tool-call dialect';
+  if (!enabled.has(e.dialect.name)) {
+    return {
+      ok: false,
+      error: `the reply uses ${seen} with the name "${clip(e.dialect.name, ECHO_MAX_BYTES)}", which is not an enabled action; use one of: ${actionList(enabled)} (as {"thought", "action", "action_input"})`,
+    };
+  }
+  const args = e.value.arguments;
+  return validateStep({ thought: "", action: e.dialect.name, action_input: args }, enabled, [
+    ...e.notes,
+    `accepted ${seen} as the step`,
+  ]);
+}
+
+function fromBody(text: string, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
+  const e = extractObject(text);
+  if (!e.ok) return e;
+  const all = [...notes, ...e.value.notes];
+  if (e.value.dialect) return dialectStep({ ...e.value, notes: all, dialect: e.value.dialect }, enabled);
+  return validateStep(e.value.value, enabled, all);
+}
+
+/** The reasoning text is exactly one valid step (and nothing else): servers that route a constrained answer there. */
+function stepFromReasoning(reasoning: string, enabled: ReadonlyMap<string, AnyTool>): ValidStep | undefined {
+  const t = reasoning.trim();
+  if (!t.startsWith("{") || !t.endsWith("}")) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(value)) return undefined;
+  const v = validateStep(value, enabled, [
+    "the answer was empty and the reasoning field holds exactly one valid step: took the step from it",
+  ]);
+  return v.ok ? { ...v.value, fromReasoning: true } : undefined;
+}
+
+function hasStepInside(thinking: string): boolean {
+  return scan(thinking).parsed.some((p) => "action" in p.value || isToolCallDialect(p.value));
+}
+
+/** The reply body after any thinking block; what the history keeps of the reply. */
+export function replyBody(text: string): string {
+  return splitThinking(text).rest;
+}
+
+export function parseStep(
+  text: string,
+  enabled: ReadonlyMap<string, AnyTool>,
+  ctx: ReplyContext = {},
+): Result<ValidStep> {
+  const split = splitThinking(text);
+  const notes: string[] = [];
+  if (split.kind === "closed") notes.push("set aside the <think> block before the step");
+  if (split.kind === "orphan") notes.push("set aside the thinking before </think>");
+  const body = split.rest;
+  const reasoning = ctx.reasoning?.trim() ?? "";
+
+  if (ctx.cutOff) {
+    // A complete valid step followed only by white space stands (a JSON-mode flood ran into the
+    // limit); anything else is what it looks like: a reply the limit cut off.
+    const whole = fromBody(body, enabled, notes);
+    const s = scanObjects(body);
+    const tail = s.spans.length === 1 ? body.slice(s.spans[0]!.start + s.spans[0]!.text.length) : "x";
+    if (whole.ok && tail.trim() === "" && s.unclosedAt === undefined) {
+      whole.value.notes.push(`the server reported ${ctx.cutOff}, but the step was complete`);
+      return whole;
+    }
+    return {
+      ok: false,
+      error: `the reply was cut off at the token limit (${ctx.cutOff}) before one complete step arrived; think less and reply with a short step`,
+    };
+  }
+
+  if (body.trim() === "") {
+    if (split.kind === "unclosed") {
+      return {
+        ok: false,
+        error: hasStepInside(split.thinking)
+          ? "the reply is a <think> block that never closes, and the step inside it was not run (a step inside the thinking is never run); close </think> and put the step after it"
+          : "the reply is a <think> block that never closes; close </think> and put one JSON step after it",
+      };
+    }
+    if (split.kind !== "none" && hasStepInside(split.thinking)) {
+      return {
+        ok: false,
+        error:
+          "the only step is inside the thinking, and a step inside the thinking is never run; put the step after </think>",
+      };
+    }
+    if (reasoning !== "") {
+      const fromThought = stepFromReasoning(reasoning, enabled);
+      if (fromThought) return { ok: true, value: fromThought };
+      return {
+        ok: false,
+        error:
+          "the answer was empty while thinking was present: the step must be in the reply itself, after the thinking; reply with exactly one JSON object",
+      };
+    }
+  }
+  return fromBody(body, enabled, notes);
 }
 
 /** The strict JSON schema of one step, for structured output. */

@@ -241,11 +241,76 @@ export class StepStreamReader {
   }
 }
 
+const THINK_OPEN = ["<think>", "<thinking>"];
+const THINK_CLOSE = /<\/(think|thinking)>/i;
+/** Longest closing tag minus one: held back in case the tag is split between chunks. */
+const CLOSE_HOLD_CHARS = "</thinking>".length - 1;
+
+/**
+ * Routes a leading `<think>` block of streamed reply text to the thinking and the rest to the
+ * step reader, so a draft step inside the thinking is never followed as the answer. (An orphan
+ * `</think>` is only known at its end; settle() withdraws anything shown from before it.)
+ */
+export class ThinkRouter {
+  private state: "lead" | "think" | "body" = "lead";
+  private held = "";
+
+  constructor(
+    private readonly thinking: (text: string) => void,
+    private readonly body: (text: string) => void,
+  ) {}
+
+  push(chunk: string): void {
+    if (this.state === "body") {
+      this.body(chunk);
+      return;
+    }
+    this.held += chunk;
+    if (this.state === "lead") {
+      const lead = this.held.trimStart().toLowerCase();
+      const tag = THINK_OPEN.find((t) => lead.startsWith(t));
+      if (tag) {
+        this.state = "think";
+        this.held = this.held.trimStart().slice(tag.length);
+      } else if (lead === "" || THINK_OPEN.some((t) => t.startsWith(lead))) {
+        return;
+      } else {
+        this.state = "body";
+        const all = this.held;
+        this.held = "";
+        this.body(all);
+        return;
+      }
+    }
+    const m = THINK_CLOSE.exec(this.held);
+    if (m) {
+      if (m.index > 0) this.thinking(this.held.slice(0, m.index));
+      const rest = this.held.slice(m.index + m[0].length);
+      this.held = "";
+      this.state = "body";
+      if (rest) this.body(rest);
+      return;
+    }
+    const out = this.held.length - CLOSE_HOLD_CHARS;
+    if (out > 0) {
+      this.thinking(this.held.slice(0, out));
+      this.held = this.held.slice(out);
+    }
+  }
+}
+
 /** A reader for one turn whose findings become agent events. */
 export function followStep(emit: Listener, turn: number): StepStreamReader {
-  return new StepStreamReader({
+  const reader = new StepStreamReader({
     thought: (text) => emit({ type: "thought_delta", turn, text }),
     answer: (text) => emit({ type: "answer_delta", text }),
     withdrawn: (reason) => emit({ type: "answer_withdrawn", reason }),
   });
+  const feed = reader.push.bind(reader);
+  const router = new ThinkRouter(
+    (text) => emit({ type: "thought_delta", turn, text, source: "reasoning" }),
+    feed,
+  );
+  // The reader's own methods stay; only what it is fed goes through the router first.
+  return Object.assign(reader, { push: (chunk: string) => router.push(chunk) });
 }

@@ -13,7 +13,13 @@ import {
   transportError,
 } from "./errors.js";
 import { abortableSleep, backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
-import { createStreamDecoder, isEventStream, type StreamDecoder, streamFields } from "./stream.js";
+import {
+  createStreamDecoder,
+  isEventStream,
+  type StreamDecoder,
+  streamFields,
+  WHITESPACE_FLOOD_CHARS,
+} from "./stream.js";
 import { exchange } from "./transport.js";
 import type {
   Backend,
@@ -126,7 +132,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
         // An event stream is read as one even when not asked for (some proxies always stream).
         stream: (status, h) => {
           if (status < 200 || status >= 300 || !isEventStream(h["content-type"])) return undefined;
-          decoder = createStreamDecoder(api, req.onDelta);
+          decoder = createStreamDecoder(api, req.onDelta, req.onReasoning);
           return decoder.data;
         },
       });
@@ -150,7 +156,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
           let parsed = streamed ? streamed.finish() : parseReply(api, res.body);
           if (!streamed && !parsed.ok && looksLikeEventStream(res.body)) {
             // Events under another content type: read them after the fact (nothing shown early).
-            const late = createStreamDecoder(api, req.onDelta);
+            const late = createStreamDecoder(api, req.onDelta, req.onReasoning);
             late.data(Buffer.from(res.body));
             parsed = late.finish();
           } else if (parsed.ok && tryStream && !streamed) {
@@ -172,11 +178,19 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
           if (!parsed.ok)
             return fail("protocol", protocolMessage(shown, replyKind, parsed.error), res.status);
           if (auto) level = tryLevel;
+          const v = parsed.value as typeof parsed.value & { flooded?: boolean };
+          if (v.flooded)
+            emit({
+              type: "warning",
+              message: `the reply's complete step was followed only by white space; stopped reading after ${WHITESPACE_FLOOD_CHARS} characters of it`,
+            });
           return {
             ok: true,
             value: {
               text: parsed.value.text,
               ...(parsed.value.usage ? { usage: parsed.value.usage } : {}),
+              ...(v.reasoning ? { reasoning: v.reasoning } : {}),
+              ...(v.cutOff ? { cutOff: v.cutOff } : {}),
               latencyMs: res.latencyMs,
               requestBytes: body.length,
               responseBytes: res.bytes,

@@ -15,7 +15,45 @@ import type { BackendApi } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import type { Usage } from "./types.js";
-import { excerpt } from "./wire.js";
+import { chatReasoning, excerpt, incompleteWords } from "./wire.js";
+
+/**
+ * White space after a complete JSON object beyond which the reply is over (README "Reasoning
+ * models"): in JSON mode some servers (Ollama, vLLM) keep sampling newlines after the step until
+ * the token limit or the deadline. No step needs this much trailing space, so the stream is
+ * cut there instead of being read for minutes.
+ */
+export const WHITESPACE_FLOOD_CHARS = 512;
+
+/** The text (trailing space removed) ends exactly where a top-level JSON object closes. */
+export function endsWithClosedObject(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let closedAt = -1;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === "\\") escaped = true;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"' && depth > 0) inString = true;
+    else if (ch === "{") depth++;
+    else if (ch === "}" && depth > 0) {
+      depth--;
+      if (depth === 0) closedAt = i;
+    }
+  }
+  return depth === 0 && closedAt === text.length - 1;
+}
+
+function trailingSpace(text: string): number {
+  let n = 0;
+  for (let i = text.length - 1; i >= 0 && /\s/.test(text[i]!); i--) n++;
+  return n;
+}
 
 /** The fields added to a request body to ask for a stream. */
 export function streamFields(api: BackendApi): Record<string, unknown> {
@@ -62,10 +100,14 @@ export interface StreamDecoder {
   /** Text received so far (for the error message of a cut stream). */
   textSoFar(): string;
   /** At the end of the HTTP body: the whole reply, or why the stream is not one. */
-  finish(): Result<{ text: string; usage?: Usage }>;
+  finish(): Result<{ text: string; usage?: Usage; reasoning?: string; cutOff?: string; flooded?: boolean }>;
 }
 
-export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) => void): StreamDecoder {
+export function createStreamDecoder(
+  api: BackendApi,
+  onDelta?: (text: string) => void,
+  onReasoning?: (text: string) => void,
+): StreamDecoder {
   const parser = new SseParser();
   let text = "";
   let usage: Usage | undefined;
@@ -74,11 +116,29 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
   let failure: string | undefined;
   let refusal = "";
   let received = 0;
+  let reasoning = "";
+  let cutOff: string | undefined;
+  let flooded = false;
+  let floodChecked = false;
 
   const delta = (t: string) => {
     if (t === "") return;
     text += t;
     onDelta?.(t);
+    if (t.trim() !== "") floodChecked = false;
+    else if (!floodChecked && trailingSpace(text) >= WHITESPACE_FLOOD_CHARS) {
+      // Checked once per run of white space: the scan is over the whole text.
+      floodChecked = true;
+      if (endsWithClosedObject(text.trimEnd())) {
+        flooded = true;
+        ended = true;
+      }
+    }
+  };
+  const thinking = (t: string) => {
+    if (t === "") return;
+    reasoning += t;
+    onReasoning?.(t);
   };
 
   const chatEvent = (ev: SseEvent) => {
@@ -103,8 +163,10 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
     const choice = Array.isArray(json.choices) ? json.choices[0] : undefined;
     if (!isObject(choice)) return;
     if (typeof choice.finish_reason === "string") sawFinish = true;
+    if (choice.finish_reason === "length") cutOff = "finish_reason length";
     const d = choice.delta;
     if (isObject(d)) {
+      thinking(chatReasoning(d));
       if (typeof d.content === "string") delta(d.content);
       if (typeof d.refusal === "string") refusal += d.refusal;
     }
@@ -124,6 +186,14 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
       case "response.output_text.delta":
         if (typeof json.delta === "string") delta(json.delta);
         return;
+      case "response.reasoning_text.delta":
+      case "response.reasoning_summary_text.delta":
+        if (typeof json.delta === "string") thinking(json.delta);
+        return;
+      case "response.reasoning_summary_part.done":
+        // Summary parts are separate paragraphs.
+        thinking("\n");
+        return;
       case "response.refusal.delta":
         if (typeof json.delta === "string") refusal += json.delta;
         return;
@@ -139,11 +209,11 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
         return;
       }
       case "response.incomplete": {
+        // An end, not a failure: the loop tells the model it was cut off at the token limit.
         const resp = isObject(json.response) ? json.response : {};
-        const why = isObject(resp.incomplete_details)
-          ? String(resp.incomplete_details.reason)
-          : "no reason given";
-        failure = `the response is incomplete (${why})`;
+        usage = usageOf(resp.usage, "input_tokens", "output_tokens") ?? usage;
+        cutOff = incompleteWords(resp.incomplete_details);
+        ended = true;
         return;
       }
       case "error":
@@ -165,13 +235,13 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
   return {
     data(chunk) {
       received += chunk.length;
-      if (failure) return false;
+      if (failure || flooded) return false;
       try {
         feed(parser.push(chunk));
       } catch (e) {
         failure = (e as Error).message;
       }
-      return failure === undefined;
+      return failure === undefined && !flooded;
     },
     bytes: () => received,
     textSoFar: () => text,
@@ -193,7 +263,16 @@ export function createStreamDecoder(api: BackendApi, onDelta?: (text: string) =>
       }
       if (text === "" && refusal !== "")
         return { ok: false, error: `the model refused: ${excerpt(refusal)}` };
-      return { ok: true, value: { text, ...(usage ? { usage } : {}) } };
+      return {
+        ok: true,
+        value: {
+          text: flooded ? text.trimEnd() : text,
+          ...(usage ? { usage } : {}),
+          ...(reasoning ? { reasoning } : {}),
+          ...(cutOff ? { cutOff } : {}),
+          ...(flooded ? { flooded } : {}),
+        },
+      };
     },
   };
 }

@@ -23,6 +23,8 @@ export interface BackendRequest {
   signal?: AbortSignal;
   /** Streaming: each piece of the reply text as it arrives (README "Streaming"). */
   onDelta?: (text: string) => void;
+  /** Streaming: each piece of the server's reasoning field as it arrives (README "Reasoning models"). */
+  onReasoning?: (text: string) => void;
 }
 
 export interface Usage {
@@ -34,6 +36,13 @@ export interface Usage {
 export interface BackendReply {
   /** The model's text, unparsed: step extraction and validation are the agent's job. */
   text: string;
+  /**
+   * The server's reasoning field (`reasoning_content`, `reasoning`, Responses reasoning items):
+   * thinking to show and audit, never sent back to the model.
+   */
+  reasoning?: string;
+  /** The server stopped at its token limit, in its words ("finish_reason length", ...). */
+  cutOff?: string;
   usage?: Usage;
   /** Wall time of the HTTP exchange that succeeded. */
   latencyMs: number;

@@ -125,6 +125,43 @@ export function buildBody(input: BodyInput): Record<string, unknown> {
 export interface ParsedReply {
   text: string;
   usage?: Usage;
+  /** The server's reasoning field, when it sent one (README "Reasoning models"). */
+  reasoning?: string;
+  /** Set when the server stopped at its token limit: how it said so. */
+  cutOff?: string;
+}
+
+/**
+ * Where OpenAI-compatible servers put a reasoning model's thinking in a chat message or delta:
+ * `reasoning_content` (llama.cpp, vLLM, LM Studio) and `reasoning` (Ollama's OpenAI API).
+ */
+export const CHAT_REASONING_FIELDS = ["reasoning_content", "reasoning"] as const;
+
+/** The reasoning text of a chat message or stream delta, "" when there is none. */
+export function chatReasoning(m: Record<string, unknown>): string {
+  for (const key of CHAT_REASONING_FIELDS) {
+    const v = m[key];
+    if (typeof v === "string" && v !== "") return v;
+  }
+  return "";
+}
+
+/** The reasoning text of a Responses API `reasoning` output item (summary and content parts). */
+export function responsesReasoning(item: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const key of ["summary", "content"]) {
+    const list = item[key];
+    if (!Array.isArray(list)) continue;
+    for (const p of list) if (isPlainObject(p) && typeof p.text === "string") parts.push(p.text);
+  }
+  return parts.join("\n");
+}
+
+/** The Responses API's `incomplete` status, as the words a correction uses. */
+export function incompleteWords(details: unknown): string {
+  const reason =
+    isPlainObject(details) && typeof details.reason === "string" ? details.reason : "no reason given";
+  return `status incomplete: ${reason}`;
 }
 
 function num(v: unknown): number | undefined {
@@ -187,7 +224,12 @@ export function parseReply(api: BackendApi, body: string): Result<ParsedReply> {
     if (!isPlainObject(choice) || !isPlainObject(choice.message)) {
       return { ok: false, error: "choices[0].message is missing" };
     }
-    const text = chatContent(choice.message.content);
+    const reasoning = chatReasoning(choice.message);
+    const cutOff = choice.finish_reason === "length" ? "finish_reason length" : undefined;
+    const extras = { ...(reasoning ? { reasoning } : {}), ...(cutOff ? { cutOff } : {}) };
+    let text = chatContent(choice.message.content);
+    // `content: null` because thinking used the tokens up is a reply the loop corrects, not a failure.
+    if (text === undefined && (reasoning !== "" || cutOff) && choice.message.content == null) text = "";
     if (text === undefined) {
       const refusal =
         typeof choice.message.refusal === "string" ? `; refusal: ${excerpt(choice.message.refusal)}` : "";
@@ -195,22 +237,39 @@ export function parseReply(api: BackendApi, body: string): Result<ParsedReply> {
         typeof choice.finish_reason === "string" ? ` (finish_reason ${choice.finish_reason})` : "";
       return { ok: false, error: `choices[0].message.content is not text${finish}${refusal}` };
     }
-    return { ok: true, value: { text, usage: parseUsage(json.usage, "prompt_tokens", "completion_tokens") } };
+    return {
+      ok: true,
+      value: { text, usage: parseUsage(json.usage, "prompt_tokens", "completion_tokens"), ...extras },
+    };
   }
 
   const usage = parseUsage(json.usage, "input_tokens", "output_tokens");
-  if (typeof json.output_text === "string") return { ok: true, value: { text: json.output_text, usage } };
+  const thinking: string[] = [];
+  for (const item of Array.isArray(json.output) ? json.output : []) {
+    if (isPlainObject(item) && item.type === "reasoning") {
+      const t = responsesReasoning(item);
+      if (t) thinking.push(t);
+    }
+  }
+  const reasoning = thinking.join("\n");
+  const cutOff = json.status === "incomplete" ? incompleteWords(json.incomplete_details) : undefined;
+  const extras = { ...(reasoning ? { reasoning } : {}), ...(cutOff ? { cutOff } : {}) };
+  if (typeof json.output_text === "string")
+    return { ok: true, value: { text: json.output_text, usage, ...extras } };
   if (json.status === "failed") return { ok: false, error: "status is failed" };
   if (!Array.isArray(json.output)) return { ok: false, error: "no output array" };
   const texts: string[] = [];
   let refusal: string | undefined;
   for (const item of json.output) {
-    if (!isPlainObject(item) || !Array.isArray(item.content)) continue;
+    if (!isPlainObject(item) || item.type === "reasoning" || !Array.isArray(item.content)) continue;
     for (const part of item.content) {
       if (!isPlainObject(part)) continue;
       if (part.type === "output_text" && typeof part.text === "string") texts.push(part.text);
       if (part.type === "refusal" && typeof part.refusal === "string") refusal = part.refusal;
     }
+  }
+  if (texts.length === 0 && refusal === undefined && (reasoning !== "" || cutOff)) {
+    return { ok: true, value: { text: "", usage, ...extras } };
   }
   if (texts.length === 0) {
     const why = isPlainObject(json.incomplete_details)
@@ -221,7 +280,7 @@ export function parseReply(api: BackendApi, body: string): Result<ParsedReply> {
       error: `no output_text in output${why}${refusal ? `; refusal: ${excerpt(refusal)}` : ""}`,
     };
   }
-  return { ok: true, value: { text: texts.join(""), usage } };
+  return { ok: true, value: { text: texts.join(""), usage, ...extras } };
 }
 
 function serverMessageFromJson(json: Record<string, unknown>): string | undefined {

@@ -16,9 +16,12 @@ function withoutSecrets(config: Config): Config {
           typeof h === "object" && h !== null && "value" in h ? { ...h, value: REDACTED } : h,
         )
       : s.headers;
+    // Plain env values are configuration and shown; those marked secret are not.
     const env = Array.isArray(s.env)
       ? s.env.map((e) =>
-          typeof e === "object" && e !== null && "value" in e ? { ...e, value: REDACTED } : e,
+          typeof e === "object" && e !== null && "value" in e && (e as { secret?: unknown }).secret === true
+            ? { ...e, value: REDACTED }
+            : e,
         )
       : s.env;
     return { ...s, ...(headers ? { headers } : {}), ...(env ? { env } : {}) };
@@ -86,6 +89,9 @@ export async function runConfig(cli: Cli): Promise<number> {
         lines.push(`${key} = ${tomlValue(value)}`);
       }
     }
+    // Unset means "true, false for scheduled jobs": said here, since no single value is in effect.
+    if (section === "agent" && body.project_instructions === undefined)
+      lines.push("# project_instructions = (unset: true, false for scheduled jobs)");
     for (const [key, entries] of tables) {
       for (const entry of entries) {
         lines.push("", `[[${section}.${key}]]`);

@@ -13,10 +13,12 @@ import {
   MIN_TURN_BYTES,
 } from "../agent/context-fit.js";
 import { stepSchemaBytes } from "../agent/context-setup.js";
+import { loadProjectInstructions } from "../agent/project-instructions.js";
 import { buildSystemPrompt } from "../agent/prompt.js";
 import { describeWindow, discoverContextWindow, windowFix } from "../backend/context-window.js";
 import type { Config } from "../config/schema.js";
 import { validateMcpServers } from "../mcp/config.js";
+import { cachedMcpTools } from "../mcp/describe.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
@@ -28,7 +30,12 @@ export const COMFORTABLE_WINDOW_TOKENS = 8_192;
 /** A typical one-line goal, for the fit check before any goal is known. */
 const TYPICAL_GOAL = "x".repeat(200);
 
-function systemPrompt(config: Config, cwd: string, root: string): { text: string; toolNames: string[] } {
+function systemPrompt(
+  config: Config,
+  cwd: string,
+  root: string,
+  stateDir: string,
+): { text: string; toolNames: string[] } {
   const mcp = validateMcpServers(config.mcp.servers);
   const skills = config.skills.enabled
     ? discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: root }).skills
@@ -39,7 +46,11 @@ function systemPrompt(config: Config, cwd: string, root: string): { text: string
     mode: config.tools.policy,
     cwd,
     skillsSection: skills.length > 0 ? skillsPromptSection(skills) : undefined,
-    mcpSection: mcpPromptSection(mcp.servers) || undefined,
+    mcpSection: mcpPromptSection(mcp.servers, cachedMcpTools(mcp.servers, stateDir)) || undefined,
+    projectSection:
+      config.agent.project_instructions === false
+        ? undefined
+        : loadProjectInstructions(cwd).section || undefined,
   });
   return { text, toolNames: [...tools.keys()] };
 }
@@ -53,7 +64,7 @@ export async function contextCheck(
 ): Promise<Check> {
   // Asked afresh (the cache is refreshed, not read): doctor reports what the server says now.
   const window = await discoverContextWindow({ backend: config.backend, token, stateDir, readCache: false });
-  const prompt = systemPrompt(config, cwd, root);
+  const prompt = systemPrompt(config, cwd, root, stateDir);
   const promptBytes = Buffer.byteLength(prompt.text);
   const schemaBytes = stepSchemaBytes(prompt.toolNames);
   const budget = computeBudget({

@@ -62,6 +62,7 @@ export function consolePrinter(io: Io, opts: PrinterOptions): ConsolePrinter {
   let pending = "";
   let thoughtOpen = false;
   let thoughtTurn = -1;
+  let thoughtKind: "thinking" | "thought" = "thought";
   let withdrawn: string | undefined;
 
   const flush = (all: boolean) => {
@@ -79,9 +80,13 @@ export function consolePrinter(io: Io, opts: PrinterOptions): ConsolePrinter {
     listener(e) {
       if (e.type === "thought_delta") {
         if (!opts.thoughts) return;
-        if (!thoughtOpen) io.err(opts.trace ? "[trace] thought: " : "thought: ");
+        // The model's thinking (reasoning field, <think>) and the step's thought get their own lines.
+        const kind = e.source === "reasoning" ? "thinking" : "thought";
+        if (thoughtOpen && thoughtKind !== kind) closeThought();
+        if (!thoughtOpen) io.err(opts.trace ? `[trace] ${kind}: ` : `${kind}: `);
         thoughtOpen = true;
-        thoughtTurn = e.turn;
+        thoughtKind = kind;
+        if (kind === "thought") thoughtTurn = e.turn;
         io.err(e.text.replace(/\n/g, " "));
         return;
       }

@@ -23,6 +23,8 @@ export function traceLine(e: AgentEvent): string | undefined {
       return `[trace] reply in ${e.latencyMs} ms${e.usage ? ` (${e.usage.total_tokens} tokens)` : ""}`;
     case "step":
       return `[trace] thought: ${one(e.thought)}\n[trace] action: ${e.action} ${one(e.input)}`;
+    case "step_note":
+      return `[trace] step: ${one(e.note)}`;
     case "malformed":
       return `[trace] invalid step (${e.consecutive} in a row): ${one(e.error)}`;
     case "deny":
@@ -39,6 +41,10 @@ export function traceLine(e: AgentEvent): string | undefined {
       return "[trace] final answer";
     case "error":
       return `[trace] error: ${one(e.message)}`;
+    case "project":
+      return `[trace] project instructions: ${one(e.message)}`;
+    case "mcp":
+      return `[trace] mcp: ${one(e.message)}`;
     case "sandbox":
       return `[trace] sandbox: ${one(e.message)}`;
     case "backend": {

@@ -1,8 +1,8 @@
 /**
  * The one place that tells the redactor about every credential the configuration names
  * (issue 17 item 4; README "Hostile inputs"): MCP header values (inline `value`, the value of
- * the variable named by `value_env`, and both with their `prefix`) and the `env` values given
- * to MCP stdio servers. A server that echoes a header or its environment in an error must not
+ * the variable named by `value_env`, and both with their `prefix`) and the `env` entries of
+ * MCP stdio servers that hold credentials (`value_env`, or `secret = true`). A server that echoes a header or its environment in an error must not
  * put it in clear text into the audit log, the transcript, the trace or the terminal. Called
  * by `loadConfig`, so every command that loads the configuration (doctor included) registers
  * them before anything is written. The backend token registers itself where it is resolved.
@@ -30,7 +30,16 @@ export function registerConfiguredCredentials(config: Config, env: NodeJS.Proces
         if (prefix) registerSecret(prefix + v);
       }
     }
+    // A plain `env` value is configuration ("readonly", a path): only credentials are registered,
+    // or every occurrence of an ordinary word would be redacted (README "MCP servers").
     const vars = Array.isArray(server.env) ? server.env : [];
-    for (const e of vars) if (isObject(e) && typeof e.value === "string") registerSecret(e.value);
+    for (const e of vars) {
+      if (!isObject(e)) continue;
+      if (e.secret === true && typeof e.value === "string" && e.value !== "") registerSecret(e.value);
+      if (typeof e.value_env === "string") {
+        const v = env[e.value_env];
+        if (typeof v === "string" && v !== "") registerSecret(v);
+      }
+    }
   }
 }

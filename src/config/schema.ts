@@ -17,12 +17,23 @@ export interface McpHeaderConfig {
   prefix?: string;
 }
 
+export interface McpEnvConfig {
+  name: string;
+  value?: string;
+  value_env?: string;
+  secret?: boolean;
+}
+
 export interface McpServerConfig {
   name: string;
   transport: "stdio" | "http" | "streamable_http" | "sse";
   command?: string;
   args: string[];
-  env: { name: string; value: string }[];
+  /**
+   * Variables for a stdio server. A plain `value` is configuration, not a secret (README "MCP
+   * servers"); `value_env` (read from Scoot's environment) and `secret = true` mark credentials.
+   */
+  env: McpEnvConfig[];
   url?: string;
   headers: McpHeaderConfig[];
   allowed_tools: string[];
@@ -64,6 +75,8 @@ export interface Config {
     compactor: "extractive" | "drop";
     context_budget_bytes: number;
     max_malformed_steps: number;
+    /** AGENTS.md to the model (README "Project instructions"); unset = true, false for scheduled jobs. */
+    project_instructions?: boolean;
   };
   tools: {
     timeout_ms: number;
@@ -204,6 +217,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       kind: { type: "int", min: 1, max: LIMITS.MALFORMED_MAX },
       default: 3,
       doc: "consecutive invalid steps",
+    },
+    project_instructions: {
+      kind: { type: "bool" },
+      default: undefined,
+      doc: "AGENTS.md to the model; unset = true, false for scheduled jobs",
     },
   },
   tools: {

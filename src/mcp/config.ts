@@ -5,7 +5,7 @@
  * into a server that runs with settings the operator did not write (fail closed).
  * Problem text never repeats a header value: it may be a credential.
  */
-import type { McpHeaderConfig, McpServerConfig } from "../config/schema.js";
+import type { McpEnvConfig, McpHeaderConfig, McpServerConfig } from "../config/schema.js";
 
 export const MCP_SERVER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /** An HTTP header name is an RFC 9110 token. */
@@ -42,7 +42,7 @@ const COMMON_KEYS = ["name", "transport", "allowed_tools", "policy"];
 const STDIO_KEYS = new Set([...COMMON_KEYS, "command", "args", "env"]);
 const REMOTE_KEYS = new Set([...COMMON_KEYS, "url", "headers"]);
 const HEADER_KEYS = new Set(["name", "value", "value_env", "prefix"]);
-const ENV_KEYS = new Set(["name", "value"]);
+const ENV_KEYS = new Set(["name", "value", "value_env", "secret"]);
 
 export interface McpConfigResult {
   servers: McpServerConfig[];
@@ -217,27 +217,69 @@ function validateUrl(v: unknown, problems: string[]): string | undefined {
   return v;
 }
 
-function validateEnv(v: unknown, problems: string[]): { name: string; value: string }[] {
+function validateEnv(v: unknown, problems: string[]): McpEnvConfig[] {
   if (v === undefined) return [];
   if (!Array.isArray(v)) {
-    problems.push("env: must be a list of {name, value} tables");
+    problems.push("env: must be a list of {name, value | value_env, secret?} tables");
     return [];
   }
-  const out: { name: string; value: string }[] = [];
+  const out: McpEnvConfig[] = [];
   v.forEach((item, i) => {
     const at = `env[${i}]`;
     if (!isTable(item)) {
-      problems.push(`${at}: must be a {name, value} table`);
+      problems.push(`${at}: must be a {name, value | value_env, secret?} table`);
       return;
     }
+    const before = problems.length;
     for (const key of Object.keys(item)) if (!ENV_KEYS.has(key)) problems.push(`${at}.${key}: unknown key`);
     const ok = typeof item.name === "string" && ENV_NAME.test(item.name);
     if (!ok) problems.push(`${at}.name: must be an environment variable name`);
-    if (typeof item.value !== "string") problems.push(`${at}.value: must be a string`);
-    else if (item.value.includes("\0")) problems.push(`${at}.value: must not contain NUL`);
-    else if (ok) out.push({ name: item.name as string, value: item.value });
+    if ((item.value === undefined) === (item.value_env === undefined))
+      problems.push(`${at}: needs exactly one of value or value_env`);
+    if (item.value !== undefined && typeof item.value !== "string")
+      problems.push(`${at}.value: must be a string`);
+    else if (typeof item.value === "string" && item.value.includes("\0"))
+      problems.push(`${at}.value: must not contain NUL`);
+    if (
+      item.value_env !== undefined &&
+      (typeof item.value_env !== "string" || !ENV_NAME.test(item.value_env))
+    )
+      problems.push(`${at}.value_env: must be an environment variable name`);
+    if (item.secret !== undefined && typeof item.secret !== "boolean")
+      problems.push(`${at}.secret: must be true or false`);
+    if (problems.length > before) return;
+    const entry: McpEnvConfig = { name: item.name as string };
+    if (typeof item.value === "string") entry.value = item.value;
+    if (typeof item.value_env === "string") entry.value_env = item.value_env;
+    if (item.secret === true) entry.secret = true;
+    out.push(entry);
   });
   return out;
+}
+
+/** The resolved `env` of a stdio server; a `value_env` that is not set fails closed, like a header's. */
+export function resolveEnv(
+  server: Pick<McpServerConfig, "name" | "env">,
+  env: NodeJS.ProcessEnv,
+): { ok: true; value: Record<string, string> } | { ok: false; error: string } {
+  const out: Record<string, string> = {};
+  for (const e of server.env) {
+    const value = e.value_env !== undefined ? env[e.value_env] : e.value;
+    if (value === undefined || (e.value_env !== undefined && value === "")) {
+      return {
+        ok: false,
+        error: `MCP server ${JSON.stringify(server.name)}: env ${e.name} needs environment variable ${e.value_env}, which is not set; not starting it`,
+      };
+    }
+    if (value.includes("\0")) {
+      return {
+        ok: false,
+        error: `MCP server ${JSON.stringify(server.name)}: environment variable ${e.value_env} (env ${e.name}) contains NUL; not starting it`,
+      };
+    }
+    out[e.name] = value;
+  }
+  return { ok: true, value: out };
 }
 
 function validateHeaders(v: unknown, problems: string[]): McpHeaderConfig[] {

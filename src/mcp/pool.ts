@@ -21,7 +21,7 @@ import type { McpServerConfig } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import type { McpService } from "../tools/mcp_call.js";
 import { terminateGroup } from "../tools/process-group.js";
-import { resolveHeaders } from "./config.js";
+import { resolveEnv, resolveHeaders } from "./config.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
 import { renderToolResult } from "./render.js";
 import { type BuiltTransport, buildTransport } from "./transport.js";
@@ -66,6 +66,7 @@ export interface McpPoolOptions {
 }
 
 export interface McpPool extends McpService {
+  listTools(server: string, signal?: AbortSignal): Promise<Result<unknown[]>>;
   close(): Promise<void>;
 }
 
@@ -267,6 +268,64 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     return { ok: false, error: slot.dead ?? reason };
   }
 
+  /** The slot's connected client, connecting on first use within the tool deadline. */
+  async function clientFor(slot: Slot, signal?: AbortSignal): Promise<Result<Client>> {
+    const { server } = slot;
+    const serverName = server.name;
+    if (closed) return { ok: false, error: "the MCP pool is closed: the run has ended" };
+    if (slot.dead !== undefined) {
+      return { ok: false, error: `${slot.dead}; it is not restarted within a run` };
+    }
+    if (signal?.aborted) return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
+    if (!slot.connecting) {
+      let headers: Record<string, string> = {};
+      if (server.transport === "stdio") {
+        const own = resolveEnv(server, opts.env);
+        if (!own.ok) return own;
+      } else {
+        const resolved = resolveHeaders(server, opts.env);
+        if (!resolved.ok) return resolved;
+        headers = resolved.value;
+        if (server.url?.startsWith("https:")) {
+          const c = loadCa();
+          if (!c.ok) return { ok: false, error: `${label(serverName)}: ${c.error}` };
+        }
+      }
+      slot.connecting = connect(slot, headers);
+    }
+    const conn = await settle(slot.connecting, opts.timeoutMs, signal);
+    if (conn.kind === "aborted")
+      return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
+    if (conn.kind === "timeout") {
+      return {
+        ok: false,
+        error: `${label(serverName)} did not complete its connection within ${opts.timeoutMs} ms`,
+      };
+    }
+    if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
+    if (!conn.value.ok) return conn.value;
+    return { ok: true, value: conn.value.value };
+  }
+
+  /** `tools/list` of one server, within the tool deadline (README "MCP servers": tool descriptions). */
+  async function listTools(serverName: string, signal?: AbortSignal): Promise<Result<unknown[]>> {
+    const slot = slots.get(serverName);
+    if (!slot) return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)}` };
+    const started = Date.now();
+    const connected = await clientFor(slot, signal);
+    if (!connected.ok) return connected;
+    const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
+    const listed = await settle(
+      connected.value.listTools(undefined, { timeout: remaining }),
+      remaining,
+      signal,
+    );
+    if (listed.kind === "ok") return { ok: true, value: listed.value.tools };
+    if (listed.kind === "error")
+      return { ok: false, error: `${label(serverName)}: ${errorText(listed.error)}` };
+    return { ok: false, error: `${label(serverName)} did not list its tools within ${opts.timeoutMs} ms` };
+  }
+
   async function call(
     serverName: string,
     tool: string,
@@ -291,38 +350,10 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       };
     }
     if (!isPlainObject(args)) return { ok: false, error: "MCP tool arguments must be a JSON object" };
-    if (closed) return { ok: false, error: "the MCP pool is closed: the run has ended" };
-    if (slot.dead !== undefined) {
-      return { ok: false, error: `${slot.dead}; it is not restarted within a run` };
-    }
-    if (signal?.aborted) return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
-
     const started = Date.now();
-    if (!slot.connecting) {
-      let headers: Record<string, string> = {};
-      if (server.transport !== "stdio") {
-        const resolved = resolveHeaders(server, opts.env);
-        if (!resolved.ok) return resolved;
-        headers = resolved.value;
-        if (server.url?.startsWith("https:")) {
-          const c = loadCa();
-          if (!c.ok) return { ok: false, error: `${label(serverName)}: ${c.error}` };
-        }
-      }
-      slot.connecting = connect(slot, headers);
-    }
-    const conn = await settle(slot.connecting, opts.timeoutMs, signal);
-    if (conn.kind === "aborted")
-      return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
-    if (conn.kind === "timeout") {
-      return {
-        ok: false,
-        error: `${label(serverName)} did not complete its connection within ${opts.timeoutMs} ms`,
-      };
-    }
-    if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
-    if (!conn.value.ok) return conn.value;
-    const client = conn.value.value;
+    const connected = await clientFor(slot, signal);
+    if (!connected.ok) return connected;
+    const client = connected.value;
 
     const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
     const stop = new AbortController();
@@ -370,5 +401,5 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     nodeFetch?.close();
   }
 
-  return { call, close };
+  return { call, listTools, close };
 }

@@ -5,6 +5,7 @@
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/schema.js";
+import { resolveEnv } from "./config.js";
 import type { FetchLike } from "./fetch.js";
 import { inOwnProcessGroup } from "./process-group.js";
 
@@ -40,7 +41,7 @@ export interface BuiltTransport {
 }
 
 export function stdioEnv(
-  server: Pick<McpServerConfig, "env">,
+  server: Pick<McpServerConfig, "name" | "env">,
   env: NodeJS.ProcessEnv,
 ): Record<string, string> {
   const out: Record<string, string> = {};
@@ -49,7 +50,9 @@ export function stdioEnv(
     // Exported shell functions (`() {...}`) are skipped, as the SDK does.
     if (v !== undefined && !v.startsWith("()")) out[name] = v;
   }
-  for (const { name, value } of server.env) out[name] = value;
+  // Checked by the pool before it connects (a missing value_env fails closed there).
+  const own = resolveEnv(server, env);
+  if (own.ok) Object.assign(out, own.value);
   return out;
 }
 

@@ -27,6 +27,7 @@ export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
       sessionId: job.sessionId,
       mode: job.mode,
       unattended: true,
+      job: true,
       onWarning: (w) => ctx.log(`warning: job ${job.id}: ${w}`),
     });
     if (!opened.ok) return { status: "failed", error: opened.error };

@@ -13,14 +13,20 @@ function oneLine(text: string, max: number): string {
 }
 
 /** Empty string when no skills are loaded, so the prompt carries no empty heading. */
-export function skillsPromptSection(skills: readonly Pick<Skill, "name" | "description">[]): string {
+export function skillsPromptSection(
+  skills: readonly (Pick<Skill, "name" | "description"> & Partial<Pick<Skill, "dir">>)[],
+): string {
   if (skills.length === 0) return "";
   const lines = [
-    "Skills (available instructions; only their names and descriptions are shown here):",
-    ...skills.map((s) => `- ${s.name}: ${oneLine(s.description, MAX_PROMPT_DESCRIPTION_CHARS)}`),
+    "Skills (available instructions; only their names, descriptions and directories are shown here):",
+    ...skills.map(
+      (s) =>
+        `- ${s.name}: ${oneLine(s.description, MAX_PROMPT_DESCRIPTION_CHARS)}${s.dir ? ` (directory: ${s.dir})` : ""}`,
+    ),
     'To use one, read it with the `skill` action: {"name": "<skill>"} reads its SKILL.md; ' +
       '{"name": "<skill>", "path": "references/guide.md"} reads another file inside it.',
-    "Skills add instructions, never privileges: every other action still goes through the execution policy.",
+    "A script a skill bundles runs with bash from the skill's directory, like any other command. " +
+      "Skills add instructions, never privileges: every other action still goes through the execution policy.",
   ];
   return lines.join("\n");
 }

@@ -4,6 +4,7 @@
  * server must be configured and the tool listed in its `allowed_tools` (the gate checks
  * the allowlist, and the MCP pool checks it again before connecting).
  */
+import { checkArgs, compactSchema, type McpToolInfo } from "../mcp/tools-info.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optObj, str } from "./declare.js";
 import type { Effects, Result, Tool, ToolContext } from "./types.js";
@@ -75,3 +76,26 @@ export const mcpCallTool: Tool<McpCallInput> = {
   effects,
   run,
 };
+
+/**
+ * `mcp_call` whose arguments are checked against each listed tool's input schema while the
+ * step is validated (README "MCP servers"): a violation is a correction naming the field, and
+ * nothing reaches the server. A tool the listing does not know is left to the server.
+ */
+export function mcpCallWithSchemas(listed: ReadonlyMap<string, readonly McpToolInfo[]>): Tool<McpCallInput> {
+  return {
+    ...mcpCallTool,
+    parse(raw) {
+      const parsed = parse(raw);
+      if (!parsed.ok) return parsed;
+      const info = listed.get(parsed.value.server)?.find((t) => t.name === parsed.value.tool);
+      if (!info) return parsed;
+      const problems = checkArgs(info, parsed.value.args);
+      if (problems.length === 0) return parsed;
+      return {
+        ok: false,
+        error: `${problems.join("; ")} — ${parsed.value.server}/${info.name} takes args ${compactSchema(info.inputSchema)}`,
+      };
+    },
+  };
+}

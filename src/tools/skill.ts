@@ -130,7 +130,9 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
   if (read.data.includes(0)) {
     return `[skill ${skill.name}: ${shown}] binary file, ${read.data.length} bytes; not shown`;
   }
-  const header = `[skill ${skill.name}: ${shown}, ${read.data.length} bytes]\n`;
+  // The directory lets the model run a script the skill bundles, with bash, under the policy
+  // (README "Skills"): the skill's own files name paths relative to it.
+  const header = `[skill ${skill.name}: ${shown}, ${read.data.length} bytes; skill directory: ${skill.dir}]\n`;
   return clip(header + read.data.toString("utf8"), CLIP.skill);
 }
 

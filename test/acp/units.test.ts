@@ -200,6 +200,17 @@ describe("agent events → session updates", () => {
     expect(text.at(-1)).toBe("right");
   });
 
+  it("the server's reasoning is a thought chunk, and the step's own thought still follows it", () => {
+    const { out, t } = collect();
+    t.handle({ type: "thinking", turn: 1 });
+    t.handle({ type: "thought_delta", turn: 1, text: "reasoning text", source: "reasoning" });
+    t.handle({ type: "step", turn: 1, thought: "step thought", action: "final", input: "done" });
+    const thoughts = out
+      .filter((u) => u.sessionUpdate === "agent_thought_chunk")
+      .map((u) => (u as { content: { text: string } }).content.text);
+    expect(thoughts).toEqual(["reasoning text", "step thought"]);
+  });
+
   it("a call still open when the run stops is failed with the reason", () => {
     const { out, t } = collect();
     t.handle({ type: "step", turn: 1, thought: "", action: "bash", input: "sleep 9" });

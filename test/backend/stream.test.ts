@@ -126,10 +126,6 @@ describe("Responses API events", () => {
       ev("response.failed", { response: { error: { message: "server_error" } } }),
       "the response failed: server_error",
     ],
-    [
-      ev("response.incomplete", { response: { incomplete_details: { reason: "max_output_tokens" } } }),
-      "the response is incomplete (max_output_tokens)",
-    ],
     [ev("error", { message: "rate limited" }), "the stream carries an error: rate limited"],
     [
       ev("response.output_text.delta", { delta: "x" }),
@@ -139,5 +135,15 @@ describe("Responses API events", () => {
     const r = decode("responses", body).result;
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(message);
+  });
+  it("response.incomplete ends the reply as cut off at the token limit, not as an error", () => {
+    const body =
+      ev("response.output_text.delta", { delta: '{"thought": "' }) +
+      ev("response.incomplete", { response: { incomplete_details: { reason: "max_output_tokens" } } });
+    const r = decode("responses", body).result;
+    expect(r).toEqual({
+      ok: true,
+      value: { text: '{"thought": "', cutOff: "status incomplete: max_output_tokens" },
+    });
   });
 });

@@ -5,7 +5,10 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { parse as parseToml } from "smol-toml";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { validateMcpServers } from "../../src/mcp/config.js";
+import { writeToolsCache } from "../../src/mcp/tools-cache.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 import {
@@ -87,6 +90,17 @@ function audit(): { kind: string; msg: string }[] {
     .map((l) => JSON.parse(l));
 }
 
+/** Writes the tools/list cache an earlier run would have left, so this run connects only to call. */
+function listedBefore(config: string, tools: string[]): void {
+  const raw = (parseToml(config) as { mcp: { servers: unknown[] } }).mcp.servers;
+  const listed = validateMcpServers(raw).servers[0]!;
+  writeToolsCache(
+    path.join(home, "state"),
+    listed,
+    tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object" } })),
+  );
+}
+
 describe("mcp_call over stdio through the agent loop", () => {
   it("an allowed call succeeds; the server is started once and gone after the run", async () => {
     const r = await run(stdioServer("every", "everything-stdio.mjs", ["echo"]), [
@@ -103,7 +117,9 @@ describe("mcp_call over stdio through the agent loop", () => {
     // The prompt lists the server and its allowed tools.
     const system = (server!.completions()[0]!.body as { messages: { content: string }[] }).messages[0]!
       .content;
-    expect(system).toContain("every (stdio): echo");
+    expect(system).toContain(
+      "- every (stdio), allowed tools (args: ? = optional):\n  - echo args {message: string}",
+    );
   });
 
   it.each([
@@ -121,11 +137,10 @@ describe("mcp_call over stdio through the agent loop", () => {
       /readonly/,
     ],
   ])("%s is denied by the gate without starting the server", async (_, input, args, reason) => {
-    const r = await run(
-      stdioServer("every", "everything-stdio.mjs", ["echo"]),
-      [step("mcp_call", input), step("final", "ok")],
-      args,
-    );
+    const config = stdioServer("every", "everything-stdio.mjs", ["echo"]);
+    // Its tools were listed by an earlier run (README "MCP servers"): nothing starts before the call.
+    listedBefore(config, ["echo"]);
+    const r = await run(config, [step("mcp_call", input), step("final", "ok")], args);
     expect(r.code, r.stderr).toBe(0);
     expect(observation(0)).toMatch(/denied by policy/);
     expect(observation(0)).toMatch(reason);
@@ -155,14 +170,18 @@ describe("mcp_call over stdio through the agent loop", () => {
   });
 
   it("a hanging server hits the tool deadline and the run goes on", async () => {
+    const config = stdioServer("slow", "hang-server.mjs", ["hang", "ok"]);
+    // The deadline under test is the call's: the listing comes from the cache.
+    listedBefore(config, ["hang", "ok"]);
     const r = await run(
-      stdioServer("slow", "hang-server.mjs", ["hang", "ok"]),
+      config,
       [step("mcp_call", { server: "slow", tool: "hang", args: {} }), step("final", "ok")],
       [],
-      { SCOOT_TOOLS_TIMEOUT_MS: "1500" },
+      // Room for a stdio spawn on a loaded machine; the hang still outlives it.
+      { SCOOT_TOOLS_TIMEOUT_MS: "4000" },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(observation(0)).toMatch(/timed out|deadline/i);
+    expect(observation(0), observation(0)).toMatch(/timed out|deadline/i);
     const [pid] = pidsIn(marker);
     expect(await waitFor(() => processGone(pid!), 8000)).toBe(true);
   });

@@ -50,6 +50,12 @@ export type ScriptItem =
     }
   /** 400 when the request asks for `stream: true` (a server that rejects the field); otherwise skipped. */
   | { rejectStream: true }
+  /**
+   * A body written exactly as given with status 200 (a response body or SSE events in a
+   * server's documented shape). `hold: true` keeps the connection open after it, like a server
+   * that never stops sampling; `close()` ends it.
+   */
+  | { raw: string; contentType?: string; hold?: boolean }
   | ((req: RecordedRequest) => ScriptItem);
 
 export interface RecordedRequest {
@@ -379,6 +385,12 @@ export async function startScriptedServer(
     if ("malformed" in item) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end("<html>this is not JSON</html>");
+      return;
+    }
+    if ("raw" in item) {
+      res.writeHead(200, { "content-type": item.contentType ?? "application/json" });
+      if (item.hold) res.write(item.raw);
+      else res.end(item.raw);
       return;
     }
     if ("rejectStream" in item) {

@@ -1,8 +1,8 @@
 /**
  * Hostile inputs round two, item 4, through the built CLI: MCP servers that echo their
  * credentials back — an HTTP server that puts every request header (a `value_env` header and
- * an inline one) into its error body, and a stdio server that prints its configured `env`
- * value in place of a protocol message — never put those values in clear text into the
+ * an inline one) into its error body, and a stdio server that prints an `env` credential
+ * (`secret = true`) in place of a protocol message — never put those values in clear text into the
  * transcript, the audit log, the model's context or the terminal.
  */
 import fs from "node:fs";
@@ -124,7 +124,8 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
         `command = "${process.execPath}"`,
         `args = ["${script}"]`,
         'allowed_tools = ["t"]',
-        `env = [{ name = "LEAKY_VAL", value = "${STDIO}" }]`,
+        // A credential in `env` is marked secret (a plain value is configuration, README "MCP servers").
+        `env = [{ name = "LEAKY_VAL", value = "${STDIO}", secret = true }]`,
         "",
       ].join("\n"),
     );

@@ -75,7 +75,7 @@ describe("invalid entries are excluded and each problem names entry and field", 
     [
       "env not a list",
       { name: "d", command: "x", env: { A: "1" } },
-      "env: must be a list of {name, value} tables",
+      "env: must be a list of {name, value | value_env, secret?} tables",
     ],
     [
       "env bad name",
@@ -85,12 +85,22 @@ describe("invalid entries are excluded and each problem names entry and field", 
     [
       "env missing value",
       { name: "d", command: "x", env: [{ name: "A" }] },
-      "env[0].value: must be a string",
+      "env[0]: needs exactly one of value or value_env",
+    ],
+    [
+      "env with both value and value_env",
+      { name: "d", command: "x", env: [{ name: "A", value: "v", value_env: "B" }] },
+      "env[0]: needs exactly one of value or value_env",
     ],
     [
       "env unknown key",
-      { name: "d", command: "x", env: [{ name: "A", value: "v", value_env: "B" }] },
-      "env[0].value_env: unknown key",
+      { name: "d", command: "x", env: [{ name: "A", value: "v", sekret: true }] },
+      "env[0].sekret: unknown key",
+    ],
+    [
+      "env secret not a bool",
+      { name: "d", command: "x", env: [{ name: "A", value: "v", secret: "yes" }] },
+      "env[0].secret: must be true or false",
     ],
     [
       "url on stdio",

@@ -1,0 +1,69 @@
+/**
+ * `tools/list` results cached in the state directory, one file per server configuration
+ * (README "MCP servers"): a later run describes the tools to the model without starting or
+ * dialling the server before its first turn. The key is a hash of everything that decides
+ * which server answers — command, arguments, environment, URL, header names — so changing the
+ * configuration lists afresh. Secret values never enter the hash input; the file holds only
+ * the tools' names, descriptions and input schemas.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { McpServerConfig } from "../config/schema.js";
+import { atomicWriteFile } from "../core/atomic-write.js";
+import { type McpToolInfo, normaliseListed } from "./tools-info.js";
+
+export const MCP_TOOLS_CACHE_DIR = "mcp-tools";
+/** A cache file larger than this is not ours (or not sane): ignored and listed afresh. */
+export const MCP_TOOLS_CACHE_MAX_BYTES = 2 * 1024 * 1024;
+const CACHE_VERSION = 1;
+
+/** The cache key of one server configuration. */
+export function toolsCacheKey(server: McpServerConfig): string {
+  const identity = {
+    name: server.name,
+    transport: server.transport,
+    command: server.command ?? null,
+    args: server.args,
+    env: server.env.map((e) => ({
+      name: e.name,
+      value_env: e.value_env ?? null,
+      // A secret's value is left out; its name and kind are enough to tell configurations apart.
+      value: e.secret === true ? null : (e.value ?? null),
+    })),
+    url: server.url ?? null,
+    headers: server.headers.map((h) => ({ name: h.name, value_env: h.value_env ?? null })),
+  };
+  return createHash("sha256").update(JSON.stringify(identity)).digest("hex").slice(0, 32);
+}
+
+export function toolsCachePath(stateDir: string, server: McpServerConfig): string {
+  return path.join(stateDir, MCP_TOOLS_CACHE_DIR, `${toolsCacheKey(server)}.json`);
+}
+
+/** The cached tools, or undefined (no file, a symlink, too large, not ours): never an error. */
+export function readToolsCache(stateDir: string, server: McpServerConfig): McpToolInfo[] | undefined {
+  const file = toolsCachePath(stateDir, server);
+  try {
+    const st = fs.lstatSync(file);
+    if (!st.isFile() || st.size > MCP_TOOLS_CACHE_MAX_BYTES) return undefined;
+    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as { version?: unknown; tools?: unknown };
+    if (parsed.version !== CACHE_VERSION || !Array.isArray(parsed.tools)) return undefined;
+    return normaliseListed(parsed.tools);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Best effort: a state directory that cannot be written only costs the next run a listing. */
+export function writeToolsCache(stateDir: string, server: McpServerConfig, tools: McpToolInfo[]): void {
+  const file = toolsCachePath(stateDir, server);
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const text = JSON.stringify({ version: CACHE_VERSION, server: server.name, tools });
+    if (Buffer.byteLength(text) > MCP_TOOLS_CACHE_MAX_BYTES) return;
+    atomicWriteFile(file, text, { mode: 0o600 });
+  } catch {
+    // Not cached; listed again next time.
+  }
+}
