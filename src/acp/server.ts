@@ -7,7 +7,8 @@
 import { Readable, Writable } from "node:stream";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { redactDeep } from "../serve/protocol.js";
-import { ACP_ERROR, AcpFailure, type AcpSessions } from "./sessions.js";
+import { availableCommands } from "./commands.js";
+import { ACP_ERROR, AcpFailure, type AcpSessions, MODE_CONFIG_ID } from "./sessions.js";
 
 export interface AcpServerOptions {
   sessions: AcpSessions;
@@ -43,6 +44,20 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return { send, flush: () => chain };
   };
 
+  /** Runs `f` once the current request's answer is on its way (the editor knows the session). */
+  const afterAnswer = (f: () => void) => setImmediate(f);
+  /** What an editor learns about a session when it opens: the commands it can type. */
+  const announce = (send: (u: SessionUpdate) => void) => {
+    send({ sessionUpdate: "available_commands_update", availableCommands: availableCommands() });
+  };
+  /** Every mode change, whoever made it, is told to the editor before the request answers. */
+  const modeChanged = async (client: unknown, sessionId: string) => {
+    const u = updater(client as never, sessionId);
+    u.send({ sessionUpdate: "current_mode_update", currentModeId: sessions.modeOf(sessionId) });
+    u.send({ sessionUpdate: "config_option_update", configOptions: sessions.configOptions(sessionId) });
+    await u.flush();
+  };
+
   const app = acp
     .agent({ name: "scoot" })
     .onRequest(acp.methods.agent.initialize, () => ({
@@ -52,13 +67,16 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
+        sessionCapabilities: { list: {}, close: {} },
       },
       authMethods: [],
     }))
     .onRequest(acp.methods.agent.authenticate, () => ({}))
-    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
-        return await sessions.create(params.cwd, params.mcpServers ?? []);
+        const r = await sessions.create(params.cwd, params.mcpServers ?? []);
+        afterAnswer(() => announce(updater(client as never, r.sessionId).send));
+        return r;
       } catch (e) {
         return toRpc(e);
       }
@@ -68,15 +86,46 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       try {
         const r = await sessions.load(params.sessionId, params.cwd, params.mcpServers ?? [], u.send);
         await u.flush();
+        afterAnswer(() => announce(u.send));
         return r;
       } catch (e) {
         await u.flush();
         return toRpc(e);
       }
     })
-    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
+    .onRequest(acp.methods.agent.session.setMode, async ({ params, client }) => {
       try {
-        await sessions.setMode(params.sessionId, params.modeId);
+        const changed = await sessions.setMode(params.sessionId, params.modeId);
+        if (changed) await modeChanged(client, params.sessionId);
+        return {};
+      } catch (e) {
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params, client }) => {
+      try {
+        if (params.configId !== MODE_CONFIG_ID || typeof params.value !== "string")
+          throw new AcpFailure(
+            ACP_ERROR.invalidParams,
+            `unknown config option "${params.configId}" (Scoot offers "${MODE_CONFIG_ID}")`,
+          );
+        const changed = await sessions.setMode(params.sessionId, params.value);
+        if (changed) await modeChanged(client, params.sessionId);
+        return { configOptions: sessions.configOptions(params.sessionId) };
+      } catch (e) {
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.list, ({ params }) => {
+      try {
+        return sessions.list(params.cwd ?? undefined, params.cursor ?? undefined);
+      } catch (e) {
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      try {
+        await sessions.close(params.sessionId);
         return {};
       } catch (e) {
         return toRpc(e);

@@ -8,7 +8,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type {
   ContentBlock,
+  ListSessionsResponse,
   McpServer,
+  SessionConfigOption,
   SessionModeState,
   SessionUpdate,
   StopReason,
@@ -24,9 +26,17 @@ import type { AuditLog } from "../store/audit.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
 import { sessionExists } from "../store/session-meta.js";
+import {
+  readSessionSettings,
+  type SessionSettings,
+  settingsPath,
+  writeSessionSettings,
+} from "../store/session-settings.js";
+import { commandOf, statusText } from "./commands.js";
 import { mergeClientServers } from "./mcp-servers.js";
 import { goalFromPrompt } from "./prompt-content.js";
 import { replayUpdates } from "./replay.js";
+import { listStoredSessions } from "./session-list.js";
 import { UpdateTranslator } from "./updates.js";
 
 /** JSON-RPC codes used by the agent (JSON-RPC 2.0 and ACP's resource-not-found). */
@@ -57,6 +67,9 @@ const MODES: { id: PolicyMode; name: string; description: string }[] = [
   { id: "unrestricted", name: "Unrestricted", description: "every tool; hard-deny rules still apply" },
 ];
 
+/** The config option that mirrors the mode, for editors that show config options rather than modes. */
+export const MODE_CONFIG_ID = "mode";
+
 /** How the loop words a run that used up agent.max_turns (src/agent/loop.ts). */
 const MAX_TURNS_ERROR = "no final answer within agent.max_turns";
 
@@ -84,6 +97,10 @@ interface SessionState {
   /** Settles when the running prompt's run has finished (its tool's process group reaped). */
   settled?: Promise<unknown>;
   prompts: number;
+  /** Tokens used by this session's prompts in this agent (for /status). */
+  tokens: { prompt: number; completion: number; total: number };
+  /** The approval keys answered "always" in this session (stored with its settings). */
+  approvals: string[];
 }
 
 /** How long shutdown waits for cancelled runs to tear their tools down. */
@@ -128,6 +145,39 @@ export class AcpSessions {
     return { currentModeId: mode, availableModes: this.allowedModes().map((m) => ({ ...m })) };
   }
 
+  /** The mode as a select config option (category "mode"), the newer protocol's way to show it. */
+  configOptionsFor(mode: PolicyMode): SessionConfigOption[] {
+    return [
+      {
+        id: MODE_CONFIG_ID,
+        name: "Policy mode",
+        description: "What the agent may do: the policy gate's mode",
+        category: "mode",
+        type: "select",
+        currentValue: mode,
+        options: this.allowedModes().map((m) => ({ value: m.id, name: m.name, description: m.description })),
+      },
+    ];
+  }
+
+  configOptions(id: string): SessionConfigOption[] {
+    return this.configOptionsFor(this.get(id).mode);
+  }
+
+  /** `session/list`: stored sessions, optionally of one project root. */
+  list(cwd: string | undefined, cursor: string | undefined): ListSessionsResponse {
+    if (cwd !== undefined && (typeof cwd !== "string" || !path.isAbsolute(cwd)))
+      throw new AcpFailure(
+        ACP_ERROR.invalidParams,
+        `cwd must be an absolute path, got ${JSON.stringify(cwd)}`,
+      );
+    try {
+      return listStoredSessions(this.ctx.paths.sessions, cwd, cursor);
+    } catch (e) {
+      throw new AcpFailure(ACP_ERROR.invalidParams, (e as Error).message);
+    }
+  }
+
   private configFor(mcpServers: readonly McpServer[]): Config {
     if (mcpServers.length === 0) return this.ctx.config;
     const merged = mergeClientServers(this.ctx.config.mcp.servers, mcpServers);
@@ -157,18 +207,60 @@ export class AcpSessions {
       ...(resume ? { resume } : {}),
     });
     if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
-    return Object.assign(state, { id, cwd, mode, config, agent: opened.value, prompts: 0 }) as SessionState;
+    return Object.assign(state, {
+      id,
+      cwd,
+      mode,
+      config,
+      agent: opened.value,
+      prompts: 0,
+      tokens: { prompt: 0, completion: 0, total: 0 },
+      approvals: [],
+    }) as SessionState;
+  }
+
+  /** Stores what the editor chose for the session (mode, "always" answers) beside its transcript. */
+  private saveSettings(s: SessionState): void {
+    const settings: SessionSettings = { mode: s.mode, approvals: s.approvals, project_root: s.cwd };
+    const r = writeSessionSettings(this.ctx.paths.sessions, s.id, settings);
+    if (!r.ok) throw new AcpFailure(ACP_ERROR.internal, r.error);
+  }
+
+  /**
+   * The mode a loaded session continues in: the one stored with it, when this agent may offer
+   * it (under --unattended the same ceiling as set_mode); else the agent's own, with a warning.
+   */
+  private restoredMode(id: string, settings: SessionSettings | undefined): PolicyMode {
+    const stored = settings?.mode;
+    if (stored === undefined) return this.ctx.mode;
+    const mode = this.allowedModes().find((m) => m.id === stored)?.id;
+    if (mode) return mode;
+    this.ctx.log(
+      `warning: session ${id} was stored in mode "${stored}", which this agent does not offer; it continues in ${this.ctx.mode}`,
+    );
+    return this.ctx.mode;
   }
 
   async create(
     cwd: unknown,
     mcpServers: readonly McpServer[],
-  ): Promise<{ sessionId: string; modes: SessionModeState }> {
+  ): Promise<{ sessionId: string; modes: SessionModeState; configOptions: SessionConfigOption[] }> {
     const dir = checkCwd(cwd);
     const id = newAcpSessionId();
     const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), undefined);
+    // Stored now, so a session the editor never prompts can still be loaded.
+    try {
+      this.saveSettings(state);
+    } catch (e) {
+      await state.agent.close();
+      throw e;
+    }
     this.sessions.set(id, state);
-    return { sessionId: id, modes: this.modeState(state.mode) };
+    return {
+      sessionId: id,
+      modes: this.modeState(state.mode),
+      configOptions: this.configOptionsFor(state.mode),
+    };
   }
 
   /** Replays the stored conversation through `send`, then the session continues it. */
@@ -177,7 +269,7 @@ export class AcpSessions {
     cwd: unknown,
     mcpServers: readonly McpServer[],
     send: (u: SessionUpdate) => void,
-  ): Promise<{ modes: SessionModeState }> {
+  ): Promise<{ modes: SessionModeState; configOptions: SessionConfigOption[] }> {
     const dir = checkCwd(cwd);
     const live = this.sessions.get(id);
     if (live) {
@@ -186,16 +278,36 @@ export class AcpSessions {
       this.sessions.delete(id);
       await live.agent.close();
     }
-    const target = loadResumeTarget(this.ctx.paths.sessions, id);
-    if (!target.ok) {
-      const code = sessionExists(this.ctx.paths.sessions, id) ? ACP_ERROR.invalidParams : ACP_ERROR.notFound;
-      throw new AcpFailure(code, target.error);
-    }
-    for (const w of target.value.warnings) this.ctx.log(`warning: ${w}`);
-    for (const u of replayUpdates(target.value.messages)) send(u);
-    const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), target.value.messages);
+    const messages = this.storedConversation(id);
+    const settings = readSessionSettings(this.ctx.paths.sessions, id);
+    const mode = this.restoredMode(id, settings);
+    for (const u of replayUpdates(messages, dir)) send(u);
+    const state = await this.open(
+      id,
+      dir,
+      mode,
+      this.configFor(mcpServers),
+      messages.length > 0 ? messages : undefined,
+    );
+    state.approvals = settings?.approvals ?? [];
     this.sessions.set(id, state);
-    return { modes: this.modeState(state.mode) };
+    return { modes: this.modeState(state.mode), configOptions: this.configOptionsFor(state.mode) };
+  }
+
+  /**
+   * The conversation of a stored session: its transcript, or nothing yet for a session that
+   * was created and never prompted (it has only its settings).
+   */
+  private storedConversation(id: string): Message[] {
+    const sessionsDir = this.ctx.paths.sessions;
+    const target = loadResumeTarget(sessionsDir, id);
+    if (target.ok) {
+      for (const w of target.value.warnings) this.ctx.log(`warning: ${w}`);
+      return target.value.messages;
+    }
+    if (!sessionExists(sessionsDir, id) && fs.existsSync(settingsPath(sessionsDir, id))) return [];
+    const code = sessionExists(sessionsDir, id) ? ACP_ERROR.invalidParams : ACP_ERROR.notFound;
+    throw new AcpFailure(code, target.error);
   }
 
   private get(id: string): SessionState {
@@ -208,8 +320,11 @@ export class AcpSessions {
     return s;
   }
 
-  /** Changes the session's policy mode (audited); the conversation goes on under the new mode. */
-  async setMode(id: string, modeId: string): Promise<void> {
+  /**
+   * Changes the session's policy mode (audited, stored with the session); the conversation
+   * goes on under the new mode. Returns whether it changed (the caller then tells the editor).
+   */
+  async setMode(id: string, modeId: string): Promise<boolean> {
     const s = this.get(id);
     const allowed = this.allowedModes();
     const mode = allowed.find((m) => m.id === modeId)?.id;
@@ -225,7 +340,7 @@ export class AcpSessions {
         ACP_ERROR.invalidParams,
         `session ${id} is running a prompt; cancel it or wait, then set the mode`,
       );
-    if (mode === s.mode) return;
+    if (mode === s.mode) return false;
     const audited = this.ctx.audit.emit(
       id,
       "mode",
@@ -241,7 +356,24 @@ export class AcpSessions {
     // Nothing said yet: a fresh conversation (its first run is not "resumed").
     const next = await this.open(id, s.cwd, mode, s.config, messages.length > 0 ? messages : undefined);
     next.prompts = s.prompts;
+    next.approvals = s.approvals;
     this.sessions.set(id, next);
+    this.saveSettings(next);
+    return true;
+  }
+
+  /** The session's current mode (for `current_mode_update`). */
+  modeOf(id: string): PolicyMode {
+    return this.get(id).mode;
+  }
+
+  /** `session/close`: cancels a running prompt, waits for it, and releases the session. */
+  async close(id: string): Promise<void> {
+    const s = this.get(id);
+    this.sessions.delete(id);
+    s.running?.abort(new Error("interrupted"));
+    await s.settled;
+    await s.agent.close();
   }
 
   /** One goal in the session's conversation; updates go to `send` while it runs. */
@@ -258,6 +390,14 @@ export class AcpSessions {
       );
     const goal = goalFromPrompt(blocks);
     if (!goal.ok) throw new AcpFailure(ACP_ERROR.invalidParams, goal.error);
+    const command = commandOf(goal.value);
+    if (command) {
+      send({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: this.runCommand(s, command) },
+      });
+      return "end_turn";
+    }
     s.prompts += 1;
     const translator = new UpdateTranslator(s.cwd, send, `p${s.prompts}`);
     const controller = new AbortController();
@@ -273,6 +413,9 @@ export class AcpSessions {
       s.running = undefined;
       s.settled = undefined;
     }
+    s.tokens.prompt += r.usage.prompt_tokens;
+    s.tokens.completion += r.usage.completion_tokens;
+    s.tokens.total += r.usage.total_tokens;
     if (r.status === "final") return "end_turn";
     translator.close(r.error ?? r.status);
     if (r.status === "interrupted") return "cancelled";
@@ -283,6 +426,28 @@ export class AcpSessions {
       runId: translator.runId ?? null,
       status: r.status,
     });
+  }
+
+  /** A slash command the editor offered (src/acp/commands.ts), answered without the model. */
+  private runCommand(s: SessionState, command: { name: string; args: string }): string {
+    switch (command.name) {
+      case "status":
+        return statusText({
+          sessionId: s.id,
+          model: s.config.backend.model,
+          mode: s.mode,
+          approval: this.approvalLabel(),
+          contextWindow: s.agent.contextWindow(),
+          prompts: s.prompts,
+          tokens: s.tokens,
+        });
+      default:
+        return `/${command.name} is not available here`;
+    }
+  }
+
+  private approvalLabel(): string {
+    return this.ctx.unattended ? "never (scoot acp --unattended)" : "ask";
   }
 
   /** `session/cancel`: the running goal stops at once (its tool's process group is killed). */
