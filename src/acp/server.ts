@@ -5,9 +5,10 @@
  * every other output of Scoot.
  */
 import { Readable, Writable } from "node:stream";
-import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { AgentContext, SessionUpdate } from "@agentclientprotocol/sdk";
 import { redactDeep } from "../serve/protocol.js";
 import { availableCommands } from "./commands.js";
+import type { EditorLink } from "./editor-link.js";
 import { ACP_ERROR, AcpFailure, type AcpSessions, MODE_CONFIG_ID } from "./sessions.js";
 
 export interface AcpServerOptions {
@@ -44,6 +45,31 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return { send, flush: () => chain };
   };
 
+  /** Whether the client offered `fs/read_text_file` at `initialize`. */
+  let clientReadsFiles = false;
+  /** The editor as a prompt's tools see it (src/acp/editor-link.ts). */
+  const linkFor = (client: AgentContext, sessionId: string): EditorLink => ({
+    ...(clientReadsFiles
+      ? {
+          readTextFile: async (path: string, signal: AbortSignal) =>
+            (
+              await client.request(
+                acp.methods.client.fs.readTextFile,
+                { sessionId, path },
+                { cancellationSignal: signal, stopWaitingOnCancel: true },
+              )
+            ).content,
+        }
+      : {}),
+    requestPermission: async (toolCall, options, signal) =>
+      (
+        await client.request(
+          acp.methods.client.session.requestPermission,
+          { sessionId, toolCall: redactDeep(toolCall) as typeof toolCall, options },
+          { cancellationSignal: signal, stopWaitingOnCancel: true },
+        )
+      ).outcome,
+  });
   /** Runs `f` once the current request's answer is on its way (the editor knows the session). */
   const afterAnswer = (f: () => void) => setImmediate(f);
   /** What an editor learns about a session when it opens: the commands it can type. */
@@ -60,17 +86,20 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
 
   const app = acp
     .agent({ name: "scoot" })
-    .onRequest(acp.methods.agent.initialize, () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentInfo: { name: "scoot", title: "Scoot", version: opts.version },
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {}, close: {} },
-      },
-      authMethods: [],
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      clientReadsFiles = params.clientCapabilities?.fs?.readTextFile === true;
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentInfo: { name: "scoot", title: "Scoot", version: opts.version },
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { list: {}, close: {} },
+        },
+        authMethods: [],
+      };
+    })
     .onRequest(acp.methods.agent.authenticate, () => ({}))
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
@@ -137,7 +166,12 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       const onAbort = () => sessions.cancel(params.sessionId);
       signal.addEventListener("abort", onAbort, { once: true });
       try {
-        const stopReason = await sessions.prompt(params.sessionId, params.prompt, u.send);
+        const stopReason = await sessions.prompt(
+          params.sessionId,
+          params.prompt,
+          u.send,
+          linkFor(client as AgentContext, params.sessionId),
+        );
         await u.flush();
         return { stopReason };
       } catch (e) {

@@ -33,6 +33,7 @@ import {
   writeSessionSettings,
 } from "../store/session-settings.js";
 import { commandOf, statusText } from "./commands.js";
+import { type EditorLink, editorBuffers } from "./editor-link.js";
 import { mergeClientServers } from "./mcp-servers.js";
 import { goalFromPrompt } from "./prompt-content.js";
 import { replayUpdates } from "./replay.js";
@@ -94,6 +95,8 @@ interface SessionState {
   agent: AgentSession;
   listener?: (e: AgentEvent) => void;
   running?: AbortController;
+  /** The editor, while a prompt runs: file reads and permission requests go to it. */
+  link?: EditorLink;
   /** Settles when the running prompt's run has finished (its tool's process group reaped). */
   settled?: Promise<unknown>;
   prompts: number;
@@ -193,6 +196,7 @@ export class AcpSessions {
     resume: Message[] | undefined,
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
+    const buffers = editorBuffers(() => state.link);
     const opened = await openAgentSession({
       config,
       paths: this.ctx.paths,
@@ -204,6 +208,7 @@ export class AcpSessions {
       unattended: this.ctx.unattended,
       onWarning: (w) => this.ctx.log(`warning: ${w}`),
       onEvent: (e) => state.listener?.(e),
+      editorBuffers: buffers,
       ...(resume ? { resume } : {}),
     });
     if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
@@ -381,6 +386,7 @@ export class AcpSessions {
     id: string,
     blocks: readonly ContentBlock[],
     send: (u: SessionUpdate) => void,
+    link?: EditorLink,
   ): Promise<StopReason> {
     const s = this.get(id);
     if (s.running)
@@ -402,6 +408,7 @@ export class AcpSessions {
     const translator = new UpdateTranslator(s.cwd, send, `p${s.prompts}`);
     const controller = new AbortController();
     s.running = controller;
+    s.link = link;
     s.listener = (e) => translator.handle(e);
     let r: RunResult;
     const running = s.agent.run(goal.value, controller.signal);
@@ -410,6 +417,7 @@ export class AcpSessions {
       r = await running;
     } finally {
       s.listener = undefined;
+      s.link = undefined;
       s.running = undefined;
       s.settled = undefined;
     }

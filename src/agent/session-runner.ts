@@ -49,6 +49,8 @@ export interface AgentSessionOptions {
    * its parts. The conversation continues from it and the first run's audit names it.
    */
   resume?: Message[];
+  /** An editor's open buffers (ACP): file_read reads through them. */
+  editorBuffers?: ToolServices["editorBuffers"];
 }
 
 export interface AgentSession {
@@ -107,6 +109,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       unattended: opts.unattended ?? false,
       notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
     },
+    ...(opts.editorBuffers ? { editorBuffers: opts.editorBuffers } : {}),
   };
   let pool: { close(): Promise<void> } | undefined;
   if (mcp.servers.length > 0) {

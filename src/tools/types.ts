@@ -40,6 +40,13 @@ export interface ToolServices {
   mcp?: unknown;
   /** How bash is contained (issue 11); tests without it get defaults from the context. */
   sandbox?: SandboxService;
+  /** An editor's open buffers (ACP `fs/read_text_file`): file_read sees unsaved changes. */
+  editorBuffers?: EditorBuffers;
+}
+
+/** Reads a file as the editor has it; undefined when the editor cannot say (then the disk is read). */
+export interface EditorBuffers {
+  read(absPath: string, signal: AbortSignal): Promise<string | undefined>;
 }
 
 export interface Tool<I = unknown> {

@@ -32,6 +32,8 @@ beforeEach(async () => {
   server = await startScriptedServer();
   events = [];
   stderr = "";
+  buffers = new Map();
+  bufferReads = [];
 });
 afterEach(async () => {
   await stop();
@@ -51,8 +53,15 @@ async function stop(): Promise<void> {
   await closed;
 }
 
+/** What the test editor holds open (path → unsaved text), served by fs/read_text_file. */
+let buffers = new Map<string, string>();
+let bufferReads: string[] = [];
+
 /** Spawns `scoot acp`, connects the SDK's client and initializes. */
-async function start(args: string[] = []): Promise<acp.ClientConnection> {
+async function start(
+  args: string[] = [],
+  clientCapabilities: acp.ClientCapabilities = {},
+): Promise<acp.ClientConnection> {
   child = spawnCli(["acp", ...args], {
     home,
     cwd: project,
@@ -70,6 +79,10 @@ async function start(args: string[] = []): Promise<acp.ClientConnection> {
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       events.push({ kind: "update", n: params });
     })
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+      bufferReads.push(params.path);
+      return { content: buffers.get(params.path) ?? fs.readFileSync(params.path, "utf8") };
+    })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
       outcome: {
         outcome: "selected",
@@ -79,7 +92,7 @@ async function start(args: string[] = []): Promise<acp.ClientConnection> {
     .connect(stream);
   await connection.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
+    clientCapabilities,
   });
   return connection;
 }
@@ -278,5 +291,36 @@ describe("editor capabilities", () => {
     expect(text).toMatch(/policy mode: guarded/);
     expect(text).toMatch(/session: acp-/);
     expect(server.completions()).toHaveLength(0);
+  });
+
+  it("reads go through the editor's buffer when it offers fs.readTextFile (unsaved text is seen)", async () => {
+    const file = path.join(project, "app.ts");
+    fs.writeFileSync(file, "const saved = 1;\n");
+    buffers.set(file, "const unsaved = 2;\nline two\n");
+    const c = await start([], { fs: { readTextFile: true } });
+    const sessionId = await newSession(c);
+    server.push(
+      step("file_read", JSON.stringify({ path: "app.ts" })),
+      step("file_read", JSON.stringify({ path: "app.ts", offset: 2, limit: 1 })),
+      step("final", "read"),
+    );
+    expect((await ask(c, sessionId, "read app.ts")).stopReason).toBe("end_turn");
+    expect(bufferReads).toEqual([file, file]);
+    const sent = JSON.stringify(server.completions().map((r) => r.body));
+    expect(sent).toContain("const unsaved = 2;");
+    expect(sent).not.toContain("const saved = 1;");
+    expect(sent).toMatch(/app\.ts.{0,8} lines 2-2 of 2\]\\nline two/);
+  });
+
+  it("without fs.readTextFile offered, reads come from the disk and the editor is not asked", async () => {
+    const file = path.join(project, "app.ts");
+    fs.writeFileSync(file, "const saved = 1;\n");
+    buffers.set(file, "const unsaved = 2;\n");
+    const c = await start();
+    const sessionId = await newSession(c);
+    server.push(step("file_read", JSON.stringify({ path: "app.ts" })), step("final", "read"));
+    await ask(c, sessionId, "read app.ts");
+    expect(bufferReads).toEqual([]);
+    expect(JSON.stringify(server.completions().map((r) => r.body))).toContain("const saved = 1;");
   });
 });
