@@ -32,6 +32,8 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   acp: async () => (await import("./cli/acp.js")).runAcp,
   setup: async () => (await import("./cli/setup.js")).runSetup,
   repl: async () => (await import("./cli/repl.js")).runRepl,
+  undo: async () => (await import("./cli/undo.js")).runUndo,
+  diff: async () => (await import("./cli/undo.js")).runDiff,
 };
 
 function findCommand(words: string[]): { key: string; rest: string[] } | undefined {

@@ -4,7 +4,10 @@
  *
  *   prepare: find the tool → validate the input once → declared effects → gate
  *            → invalid | denied | ready {tool, input, target}
- *   run:     audit `tool_call` → the tool under its deadline, opening only `target` → clip
+ *   approve: a person may still refuse a call with an effect (README "Approval")
+ *            → approved {change?} | refused
+ *   run:     audit `tool_call` → undo checkpoint of a file about to change → the tool
+ *            under its deadline, opening only `target` → `file_changed` → clip
  *
  * Top-level steps, `parallel` children (`ctx.call`), `http_request` redirect hops
  * (`ctx.gate`) and `scoot policy check` (prepare only) all come through here, so the gate
@@ -12,11 +15,23 @@
  */
 
 import { clip } from "../core/clip.js";
+import { readCurrent } from "../core/file-state.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
+import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool, Decision, Effects, Result, Target, ToolContext } from "../tools/types.js";
+import {
+  type ApprovalAnswer,
+  type ApprovalMemory,
+  type Approver,
+  callSummary,
+  needsApproval,
+  refusalObservation,
+  rememberKeyFor,
+} from "./approval.js";
 import { runToolWithDeadline } from "./execute.js";
+import { type FileChange, planFileChange } from "./file-change.js";
 
 /** How much of a tool input or observation goes into one audit line. */
 export const AUDIT_MSG_MAX = 4096;
@@ -141,9 +156,19 @@ export function dryRunDecision(p: Prepared): Decision {
 /** Where the pipeline reports: the run's audit (bound to its session and run) and counters. */
 export interface CallSink {
   /** Appends one audit record; an error means it is not on disk. */
-  audit(kind: "tool_call" | "policy_deny", msg: string): Result<void>;
+  audit(kind: "tool_call" | "policy_deny" | "approval", msg: string): Result<void>;
   denied?(action: string, raw: string, reason: string): void;
   running?(action: string, raw: string): void;
+  /** A person refused an allowed call. */
+  refused?(action: string, raw: string, reason: string | undefined): void;
+  /** A file tool changed a file: what it held before and holds now (null: absent). */
+  fileChanged?(path: string, before: string | null, after: string | null): void;
+}
+
+/** Who answers approval questions in this session, and the "always" answers it gave. */
+export interface ApprovalSetup {
+  approver: Approver;
+  memory: ApprovalMemory;
 }
 
 export interface PipelineDeps {
@@ -152,14 +177,29 @@ export interface PipelineDeps {
   /** The tool context without the per-call fields the pipeline fills in. */
   base: Omit<ToolContext, "signal" | "timeoutMs" | "gate" | "call">;
   timeoutMs: number;
+  /** Absent: nobody is asked (`tools.approval = "never"`, or no person can answer). */
+  approval?: ApprovalSetup;
+  /** Absent: file changes are not checkpointed (in-process tests, `policy check`). */
+  checkpoints?: { writer: CheckpointWriter; runId: string; goal: string };
 }
+
+/** A call a person approved (or that needed no approval), with the file change it will make. */
+export interface Approved {
+  kind: "approved";
+  ready: Ready;
+  change?: FileChange;
+}
+
+export type Approval = Approved | { kind: "refused"; observation: string };
 
 export interface CallPipeline {
   prepare(action: string, raw: string, parsed?: { input: unknown }): Prepared;
   /** Records a denial (audit, event); returns the observation the model sees. */
   deny(p: Prepared & { kind: "denied" | "invalid" }): string;
-  /** Audits and runs an allowed call under the deadline: the raw result and it clipped to the tool's size. */
-  run(ready: Ready, signal: AbortSignal): Promise<{ text: string; raw: string }>;
+  /** The approval phase: asks the person when the call has an effect and an approver is set. */
+  approve(ready: Ready, signal: AbortSignal): Promise<Approval>;
+  /** Audits and runs an approved call under the deadline: the raw result and it clipped to the tool's size. */
+  run(approved: Approved, signal: AbortSignal): Promise<{ text: string; raw: string }>;
   /** First audit failure of a derived call (a child or a hop), which stops the run. */
   auditFailure(): string | undefined;
 }
@@ -187,12 +227,108 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     return { allow: false, reason };
   };
 
-  const run = async (ready: Ready, signal: AbortSignal): Promise<{ text: string; raw: string }> => {
-    const logged = deps.sink.audit("tool_call", clipAudit(`${ready.action} ${ready.raw}`));
+  /** An audit record the call cannot go on without. */
+  const mustAudit = (kind: "tool_call" | "approval", msg: string): void => {
+    const logged = deps.sink.audit(kind, clipAudit(msg));
     if (!logged.ok) {
       derivedFailure ??= logged.error;
       throw new AuditWriteError(logged.error);
     }
+  };
+
+  const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval> => {
+    const change = planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd);
+    const approved: Approved = { kind: "approved", ready, ...(change ? { change } : {}) };
+    const setup = deps.approval;
+    if (!setup || !needsApproval(ready.tool.effects(ready.input).capability)) return approved;
+    const call = `${ready.action} ${ready.raw}`;
+    const rememberKey = rememberKeyFor(ready.action, ready.input);
+    if (setup.memory.has(rememberKey)) {
+      mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`);
+      return approved;
+    }
+    mustAudit("approval", `asked: ${call}`);
+    let answer: ApprovalAnswer;
+    try {
+      answer = await setup.approver.ask(
+        {
+          action: ready.action,
+          input: ready.input,
+          summary: callSummary(ready.action, ready.input),
+          rememberKey,
+          ...(change
+            ? {
+                diff: {
+                  path: change.shown,
+                  before: change.before === null ? null : change.before.toString("utf8"),
+                  after: change.after ?? null,
+                },
+              }
+            : {}),
+        },
+        signal,
+      );
+    } catch (e) {
+      // An approver that fails (a closed terminal, a gone editor) is a refusal, never a yes.
+      answer = { kind: "refuse", reason: `no answer: ${(e as Error)?.message ?? String(e)}` };
+    }
+    if (signal.aborted && answer.kind !== "refuse") answer = { kind: "refuse", reason: "interrupted" };
+    if (answer.kind === "refuse") {
+      const reason = answer.reason?.trim() || undefined;
+      mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`);
+      deps.sink.refused?.(ready.action, ready.raw, reason);
+      return { kind: "refused", observation: refusalObservation(ready.action, reason) };
+    }
+    if (answer.kind === "always") setup.memory.add(rememberKey);
+    mustAudit(
+      "approval",
+      `answer=${answer.kind}${answer.kind === "always" ? ` (${rememberKey})` : ""}: ${call}`,
+    );
+    return approved;
+  };
+
+  /** Keeps the file's current state before the change; the error (if any) is the observation. */
+  const checkpoint = (approved: Approved): { entry?: CheckpointEntry; error?: string } => {
+    const { change, ready } = approved;
+    const store = deps.checkpoints;
+    // A call that will fail changes nothing: no checkpoint (and no diff) for it.
+    if (!store || !change || change.after === undefined) return {};
+    const kept = store.writer.before({
+      runId: store.runId,
+      goal: store.goal,
+      path: change.abs,
+      content: change.before,
+      ...(change.mode !== undefined ? { mode: change.mode } : {}),
+    });
+    if (!kept.ok)
+      return { error: `${ready.action}: not run: cannot keep the undo checkpoint: ${kept.error}` };
+    return { entry: kept.value };
+  };
+
+  /** After a file tool ran: the change is recorded and reported when the file now differs. */
+  const afterChange = (approved: Approved, entry: CheckpointEntry | undefined): void => {
+    const { change } = approved;
+    if (!change) return;
+    const now = readCurrent(change.abs);
+    if (!now.ok) return;
+    const same =
+      now.bytes === null ? change.before === null : change.before !== null && now.bytes.equals(change.before);
+    if (same) return;
+    // Best effort: an unrecorded "after" only makes undo leave this file alone.
+    if (entry && deps.checkpoints) deps.checkpoints.writer.after(entry, now.bytes);
+    deps.sink.fileChanged?.(
+      change.shown,
+      change.before === null ? null : change.before.toString("utf8"),
+      now.bytes === null ? null : now.bytes.toString("utf8"),
+    );
+  };
+
+  const run = async (approved: Approved, signal: AbortSignal): Promise<{ text: string; raw: string }> => {
+    const { ready } = approved;
+    // The checkpoint comes first: a call whose undo copy cannot be kept does not run at all.
+    const kept = checkpoint(approved);
+    if (kept.error) return { text: kept.error, raw: kept.error };
+    mustAudit("tool_call", `${ready.action} ${ready.raw}`);
     deps.sink.running?.(ready.action, ready.raw);
     const derived = (own: AbortSignal) => ({
       gate,
@@ -207,6 +343,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       deps.timeoutMs,
       signal,
     );
+    afterChange(approved, kept.entry);
     return { text: clip(raw, ready.tool.clipBytes), raw };
   };
 
@@ -220,7 +357,10 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       return `denied: ${p.reason}`;
     }
     try {
-      return (await run(p, signal)).text;
+      // Children are reads (the parallel allowlist): this asks nobody, but keeps one path.
+      const approval = await approve(p, signal);
+      if (approval.kind === "refused") return approval.observation;
+      return (await run(approval, signal)).text;
     } catch (e) {
       if (e instanceof AuditWriteError) return `${action}: not run: the audit log cannot be written`;
       throw e;
@@ -235,6 +375,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       if (!r.ok) throw new AuditWriteError(r.error);
       return reason;
     },
+    approve,
     run,
     auditFailure: () => derivedFailure,
   };

@@ -10,6 +10,10 @@ export type AgentEvent =
   | { type: "malformed"; turn: number; error: string; consecutive: number }
   | { type: "deny"; action: string; input: string; reason: string }
   | { type: "running"; action: string; input: string }
+  /** A person refused a call the gate allowed (README "Approval"); it did not run. */
+  | { type: "refused"; action: string; input: string; reason?: string }
+  /** A file tool changed a file (README "Undo"): its content before and after; null: absent. */
+  | { type: "file_changed"; path: string; before: string | null; after: string | null }
   | { type: "observation"; action: string; bytes: number; clippedTo: number; text?: string }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
   /** The context window and each fit-driven clip or compaction (issue 15). */

@@ -13,9 +13,11 @@ import type { Config, PolicyMode } from "../config/schema.js";
 import { clip } from "../core/clip.js";
 import type { GateSettings } from "../policy/types.js";
 import type { AuditKind, AuditLog } from "../store/audit.js";
+import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import {
+  type ApprovalSetup,
   AUDIT_MSG_MAX,
   AuditWriteError,
   type CallPipeline,
@@ -67,6 +69,10 @@ export interface RunDeps {
   fit?: ContextFit;
   /** This run continues the session with this id (`--resume`/`--continue`): its `run` event says so. */
   resumed?: string;
+  /** Who approves calls with an effect (README "Approval"); absent: nobody is asked. */
+  approval?: ApprovalSetup;
+  /** Where file changes are checkpointed for undo (README "Undo"); absent: they are not. */
+  checkpoints?: CheckpointWriter;
 }
 
 class AuditFailure extends Error {}
@@ -88,7 +94,7 @@ interface Run {
   malformed: number;
 }
 
-function openRun(deps: RunDeps): Run {
+function openRun(deps: RunDeps, goal: string): Run {
   const audit = auditForRun(deps.audit, deps.sessionId, deps.runId);
   const counts = { turns: 0, toolCalls: 0, denials: 0, errors: 0 };
   const emit = (e: AgentEvent) => deps.onEvent?.(e);
@@ -104,6 +110,12 @@ function openRun(deps: RunDeps): Run {
         counts.toolCalls += 1;
         emit({ type: "running", action, input });
       },
+      refused(action, input, reason) {
+        emit({ type: "refused", action, input, ...(reason ? { reason } : {}) });
+      },
+      fileChanged(path, before, after) {
+        emit({ type: "file_changed", path, before, after });
+      },
     },
     base: {
       cwd: deps.cwd,
@@ -114,6 +126,8 @@ function openRun(deps: RunDeps): Run {
       services: deps.services,
     },
     timeoutMs: deps.toolTimeoutMs,
+    ...(deps.approval ? { approval: deps.approval } : {}),
+    ...(deps.checkpoints ? { checkpoints: { writer: deps.checkpoints, runId: deps.runId, goal } } : {}),
   });
   return {
     deps,
@@ -276,7 +290,10 @@ async function callPhase(
   }
   let observation: { text: string; raw: string };
   try {
-    observation = await run.calls.run(prepared, run.deps.signal);
+    const approval = await run.calls.approve(prepared, run.deps.signal);
+    checkInterrupted(run);
+    if (approval.kind === "refused") return approval.observation;
+    observation = await run.calls.run(approval, run.deps.signal);
   } catch (e) {
     if (e instanceof AuditWriteError) throw new AuditFailure(e.message);
     throw e;
@@ -308,7 +325,7 @@ function recordPhase(run: Run, action: string, observation: string): void {
 
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const started = Date.now();
-  const run = openRun(deps);
+  const run = openRun(deps, goal);
   const result = (status: RunStatus, extra: { answer?: string; error?: string } = {}): RunResult => ({
     status,
     ...extra,

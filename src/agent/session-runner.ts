@@ -19,11 +19,13 @@ import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
 import { loadAuditKey } from "../store/audit-chain.js";
+import { openCheckpointWriter } from "../store/checkpoints.js";
 import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
+import { type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
@@ -51,11 +53,18 @@ export interface AgentSessionOptions {
   resume?: Message[];
   /** An editor's open buffers (ACP): file_read reads through them. */
   editorBuffers?: ToolServices["editorBuffers"];
+  /**
+   * Who approves calls with an effect (README "Approval"): the keyboard, an editor. Absent:
+   * nobody is asked — `tools.approval = "never"`, or no person can answer.
+   */
+  approver?: Approver;
 }
 
 export interface AgentSession {
   sessionId: string;
   mode: PolicyMode;
+  /** Whether calls with an effect wait for a person in this session. */
+  approval: ApprovalMode;
   /** Runs one goal. Each call is one run with its own run id. */
   run(goal: string, signal: AbortSignal): Promise<RunResult>;
   /** The model's context window in tokens once a run has discovered it (undefined: unknown). */
@@ -168,6 +177,9 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   // skills and policy are this process's); the transcript gets that prompt only if it changed.
   const resumed = opts.resume;
   let resumePending = resumed !== undefined;
+  // "always" answers hold for the whole session, across its goals.
+  const approval = opts.approver ? { approver: opts.approver, memory: approvalMemory() } : undefined;
+  const checkpoints = openCheckpointWriter(paths.state, opts.sessionId, paths.sessions);
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
 
   return {
@@ -175,6 +187,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     value: {
       sessionId: opts.sessionId,
       mode: opts.mode,
+      approval: approval ? "ask" : "never",
       async run(goal, signal) {
         if (!systemWritten) {
           try {
@@ -219,6 +232,8 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             onEvent: opts.onEvent,
             fit,
             ...(resumedNow ? { resumed: opts.sessionId } : {}),
+            ...(approval ? { approval } : {}),
+            checkpoints,
           },
           goal,
         );

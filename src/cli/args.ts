@@ -24,6 +24,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "--trace": { key: "trace", takesValue: false },
   "--json": { key: "json", takesValue: false },
   "--ticks": { key: "ticks", takesValue: true },
+  "--approval": { key: "approval", takesValue: true },
   "-h": { key: "help", takesValue: false },
   "--help": { key: "help", takesValue: false },
   "-v": { key: "version", takesValue: false },
@@ -107,6 +108,7 @@ Global options:
   --policy <mode>         readonly | guarded | unrestricted (alias yolo)
   --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
   --retries N             backend retries for transient errors
+  --approval ask|never    ask before calls with an effect (default: ask in a REPL on a terminal)
   --session-id <id>       custom session id ([A-Za-z0-9._-]{1,128})
   --resume <id>           continue that session (with -e, the REPL, serve)
   --continue              continue the latest session started in this directory
@@ -134,6 +136,9 @@ Commands:
   daemon run [--ticks N]            the daemon, in the foreground
   daemon [status] [--json]          the daemon's last recorded state
   daemon stop                       signal the running daemon to stop
+  undo [<session-id>] [--force]     revert the file changes of a session's last run
+                                    (default: the latest session started here)
+  diff [<session-id>]               the file changes a session made
   serve [--policy M] [--unattended] NDJSON requests on stdin, responses on stdout
   acp [--policy M] [--unattended]   Agent Client Protocol agent on stdio, for editors
   setup                             write a configuration: interactive on a terminal, or

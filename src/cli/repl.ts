@@ -2,21 +2,24 @@
  * The REPL: each line is a goal, run in one `repl-<ms>-<pid>` session (goals build on
  * each other). `/exit` or Ctrl-D leaves. Ctrl-C during a goal cancels that goal only;
  * at the prompt it reminds how to leave. Slash commands (README "Resuming a session"):
- * `/help`, `/new`, `/sessions`, `/resume <id>`. The answer streams to stdout as it arrives,
- * the thought to stderr (README "Streaming").
+ * `/help`, `/new`, `/sessions`, `/resume <id>`, `/undo [--force]`, `/diff`. The answer
+ * streams to stdout as it arrives, the thought to stderr (README "Streaming"). On a terminal,
+ * calls with an effect wait for the person's approval (README "Approval").
  */
 import readline from "node:readline";
 import { listSessions } from "../store/session.js";
 import { readSessionMeta } from "../store/session-meta.js";
+import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
 import { loadResumeTarget } from "./resume.js";
 import { type CliAgent, openCliAgent } from "./run-common.js";
 import { traceSummary } from "./trace.js";
+import { showSessionDiff, type UndoIo, undoLastRun, useColor } from "./undo.js";
 
 const PROMPT = "scoot> ";
 const EXIT_WORDS = new Set(["/exit", "/quit"]);
-const COMMAND_LINE = /^\/(help|new|sessions|resume|exit|quit)(\s|$)/;
+const COMMAND_LINE = /^\/(help|new|sessions|resume|undo|diff|exit|quit)(\s|$)/;
 /** `/sessions` shows the newest this many. */
 const SESSIONS_SHOWN = 20;
 const PREVIEW_CHARS = 50;
@@ -26,8 +29,27 @@ export const REPL_HELP = `Type a goal and press Enter; goals in one session buil
   /new            start a fresh session
   /sessions       the newest sessions (id, modified, messages, project, first goal)
   /resume <id>    continue session <id> (its history comes back)
+  /undo [--force] revert the file changes of the last goal that made any (not bash's)
+  /diff           the file changes of this session
   /exit, /quit    leave (or Ctrl-D); Ctrl-C cancels the running goal
 `;
+
+/** One answer line from the person; undefined when the input closes or the signal fires. */
+function askLine(rl: readline.Interface, prompt: string, signal: AbortSignal): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(undefined);
+    const done = (v: string | undefined) => {
+      rl.off("close", onClose);
+      signal.removeEventListener("abort", onAbort);
+      resolve(v);
+    };
+    const onClose = () => done(undefined);
+    const onAbort = () => done(undefined);
+    rl.once("close", onClose);
+    signal.addEventListener("abort", onAbort, { once: true });
+    rl.question(prompt, { signal }, (answer) => done(answer));
+  });
+}
 
 function preview(text: string): string {
   const one = text.replace(/\s+/g, " ").trim();
@@ -39,17 +61,27 @@ export async function runRepl(cli: Cli): Promise<number> {
     cli.io.err(`scoot repl: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const opened = await openCliAgent(cli, "repl", { answers: true, thoughts: true });
+  const interactive = Boolean(process.stdin.isTTY);
+  // The approver asks through the readline interface made below, once there is one.
+  let rlRef: readline.Interface | undefined;
+  const approver = interactive
+    ? keyboardApprover({
+        question: (prompt, signal) => (rlRef ? askLine(rlRef, prompt, signal) : Promise.resolve(undefined)),
+        write: (text) => process.stderr.write(text),
+        color: useColor(process.stderr, cli.env),
+      })
+    : undefined;
+  const opened = await openCliAgent(cli, "repl", { answers: true, thoughts: true }, approver);
   if (!opened.ok) return opened.exitCode;
   let active: CliAgent = opened;
   const trace = opened.trace;
-  const interactive = Boolean(process.stdin.isTTY);
   const rl = readline.createInterface({
     input: process.stdin,
     output: interactive ? process.stdout : undefined,
     terminal: interactive,
     prompt: PROMPT,
   });
+  rlRef = rl;
   const banner = () =>
     `scoot REPL — session ${active.agent.sessionId}, policy ${active.agent.mode}. /help for commands, /exit or Ctrl-D to leave.\n`;
   if (interactive) cli.io.err(banner());
@@ -114,11 +146,25 @@ export async function runRepl(cli: Cli): Promise<number> {
     }
   };
 
+  const undoIo: UndoIo = {
+    ...cli.io,
+    raw: (t) => process.stdout.write(t),
+    color: useColor(process.stdout, cli.env),
+  };
+
   /** A slash command; returns false for /exit. */
   const command = async (line: string): Promise<boolean> => {
     const [word, ...rest] = line.split(/\s+/);
     if (EXIT_WORDS.has(word!)) return false;
     if (word === "/help") cli.io.out(REPL_HELP);
+    else if (word === "/undo" && (rest.length === 0 || (rest.length === 1 && rest[0] === "--force")))
+      undoLastRun(undoIo, active.paths, active.agent.sessionId, cli.cwd, {
+        force: rest[0] === "--force",
+        what: "/undo",
+      });
+    else if (word === "/undo") cli.io.err("usage: /undo [--force]\n");
+    else if (word === "/diff" && rest.length === 0)
+      await showSessionDiff(undoIo, active.paths, active.agent.sessionId, cli.cwd);
     else if (word === "/new" && rest.length === 0) await switchTo(undefined);
     else if (word === "/sessions" && rest.length === 0) showSessions();
     else if (word === "/resume" && rest.length === 1) await switchTo(rest[0]);

@@ -1,4 +1,5 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
+import { APPROVAL_MODES, type ApprovalMode, type Approver } from "../agent/approval.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
@@ -41,25 +42,48 @@ export function resolveRetries(args: ParsedArgs): Result<number | undefined> {
 }
 
 /**
+ * `--approval` > `tools.approval` > ask where a person can answer (README "Approval"). Where
+ * nobody can (`canAsk` false: `-e`, `serve`, jobs, no terminal) it is always never: an
+ * unattended run must not wait for an answer that cannot come. A bad flag is a usage error.
+ */
+export function resolveApproval(args: ParsedArgs, config: Config, canAsk: boolean): Result<ApprovalMode> {
+  const flag = flagString(args, "approval");
+  if (flag !== undefined && !APPROVAL_MODES.includes(flag as ApprovalMode))
+    return { ok: false, error: `--approval must be ask or never, got "${flag}"` };
+  if (!canAsk) return { ok: true, value: "never" };
+  return { ok: true, value: (flag as ApprovalMode | undefined) ?? config.tools.approval ?? "ask" };
+}
+
+/**
  * The loaded configuration plus the run flags (`--policy`, `--retries`) that every command
  * starting agent runs shares (`acp`, `serve`); errors are printed as `scoot <name>: …`.
  */
 export function loadAgentCommand(
   cli: Cli,
   name: string,
+  /** Whether a person can answer approval questions (ACP: the editor); default: nobody can. */
+  opts: { canAsk?: boolean } = {},
 ):
-  | { ok: true; config: Config; paths: HomePaths; mode: PolicyMode; retries: number | undefined }
+  | {
+      ok: true;
+      config: Config;
+      paths: HomePaths;
+      mode: PolicyMode;
+      retries: number | undefined;
+      approval: ApprovalMode;
+    }
   | { ok: false; exitCode: number } {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
   const mode = resolveMode(cli.args, config);
   const retries = resolveRetries(cli.args);
-  if (!mode.ok || !retries.ok) {
-    for (const r of [mode, retries]) if (!r.ok) cli.io.err(`scoot ${name}: ${r.error}\n`);
+  const approval = resolveApproval(cli.args, config, opts.canAsk ?? false);
+  if (!mode.ok || !retries.ok || !approval.ok) {
+    for (const r of [mode, retries, approval]) if (!r.ok) cli.io.err(`scoot ${name}: ${r.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
-  return { ok: true, config, paths, mode: mode.value, retries: retries.value };
+  return { ok: true, config, paths, mode: mode.value, retries: retries.value, approval: approval.value };
 }
 
 export interface CliAgent {
@@ -68,6 +92,8 @@ export interface CliAgent {
   printer: ConsolePrinter;
   /** `<home>/state/sessions`. */
   sessionsDir: string;
+  /** The home's layout (undo and diff read the checkpoints under it). */
+  paths: HomePaths;
   /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
   reopen(target: { resume?: ResumeTarget }): Promise<Result<CliAgent>>;
 }
@@ -82,6 +108,8 @@ export async function openCliAgent(
   cli: Cli,
   kind: "cli" | "repl",
   show: { answers: boolean; thoughts: boolean },
+  /** The person's approver (the REPL on a terminal); without one nothing is asked. */
+  approver?: Approver,
 ): Promise<({ ok: true } & CliAgent) | { ok: false; exitCode: number }> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
@@ -90,8 +118,15 @@ export async function openCliAgent(
   const sessionId = resolveSessionId(cli.args, kind);
   const retries = resolveRetries(cli.args);
   const resume = resumeFromFlags(cli.args, paths.sessions, cli.cwd);
-  if (!mode.ok || !sessionId.ok || !retries.ok || !resume.ok) {
-    for (const r of [mode, sessionId, retries, resume]) if (!r.ok) cli.io.err(`scoot: ${r.error}\n`);
+  const approval = resolveApproval(cli.args, config, approver !== undefined);
+  if (approval.ok && !approver && flagString(cli.args, "approval") === "ask") {
+    cli.io.err(
+      `scoot: warning: --approval ask has no effect here: ${kind === "cli" ? "-e runs unattended" : "there is no terminal to answer on"}, so nothing waits for approval (the policy gate still decides)\n`,
+    );
+  }
+  if (!mode.ok || !sessionId.ok || !retries.ok || !resume.ok || !approval.ok) {
+    for (const r of [mode, sessionId, retries, resume, approval])
+      if (!r.ok) cli.io.err(`scoot: ${r.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
   const trace = flagBool(cli.args, "trace");
@@ -111,6 +146,7 @@ export async function openCliAgent(
       onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
       onEvent: (e) => printer.listener(e),
       ...(target ? { resume: target.messages } : {}),
+      ...(approver && approval.value === "ask" ? { approver } : {}),
     });
     if (!opened.ok) return opened;
     return {
@@ -120,6 +156,7 @@ export async function openCliAgent(
         trace,
         printer,
         sessionsDir: paths.sessions,
+        paths,
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
       },
     };

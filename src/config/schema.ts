@@ -75,6 +75,8 @@ export interface Config {
     sandbox: "auto" | "bwrap" | "off";
     sandbox_network: boolean;
     env_passthrough: string[];
+    /** README "Approval": unset = ask in a REPL on a terminal and in ACP, never elsewhere. */
+    approval?: "ask" | "never";
   };
   skills: {
     enabled: boolean;
@@ -227,6 +229,11 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
       kind: { type: "string[]" },
       default: [],
       doc: "secret-looking variables still passed to bash",
+    },
+    approval: {
+      kind: { type: "enum", values: ["ask", "never"] },
+      default: undefined,
+      doc: "ask | never; unset: ask in a REPL on a terminal and in ACP, never where nobody can answer",
     },
   },
   skills: {

@@ -44,7 +44,9 @@ export type AuditKind =
   | "system_error"
   | "backend"
   /** A session's policy mode changed mid-session (ACP `session/set_mode`, issue 14). */
-  | "mode";
+  | "mode"
+  /** A question to the person before a call with an effect, and the answer (README "Approval"). */
+  | "approval";
 
 export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   run: "info",
@@ -56,6 +58,7 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   system_error: "error",
   backend: "debug",
   mode: "warn",
+  approval: "warn",
 };
 
 /** The security record: written whatever `audit.level` says (issue 12). */
@@ -65,9 +68,11 @@ export const ALWAYS_WRITTEN: ReadonlySet<AuditKind> = new Set([
   "system_error",
   // A policy mode change (ACP session/set_mode, issue 14) is part of the security record.
   "mode",
+  // What a person allowed or refused is as much the security record as what the gate did.
+  "approval",
 ]);
 /** Flushed to disk before emit returns: the effect (or its refusal) must never outlive its record. */
-export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny", "mode"]);
+export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny", "mode", "approval"]);
 
 const LEVEL_RANK: Record<AuditLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 /** `,"prev":"<64 hex>"` plus the newline: what the chain adds to each line. */

@@ -58,6 +58,14 @@ export const fileEditTool: Tool<FileEditInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
+  proposedContent(input, before) {
+    if (before === null) return undefined;
+    const plan = planEdit(before, input.old, input.new);
+    if (!plan.ok) return undefined;
+    const { at, old, replacement } = plan.value;
+    return before.slice(0, at) + replacement + before.slice(at + old.length);
+  },
+
   async run(input, _ctx, judged) {
     const shown = JSON.stringify(input.path);
     const p = judgedPath(judged.write, "file_edit");

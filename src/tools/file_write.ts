@@ -35,6 +35,8 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
+  proposedContent: (input) => input.content,
+
   async run(input, _ctx, judged) {
     const shown = JSON.stringify(input.path);
     const p = judgedPath(judged.write, "file_write");

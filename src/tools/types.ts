@@ -76,6 +76,13 @@ export interface Tool<I = unknown> {
    */
   children?: (input: I) => readonly { action: string; input: string }[];
   /**
+   * Present on tools that replace a file's content (file_write, file_edit): what the judged
+   * write target will hold after this call, given what it holds now (null: it does not
+   * exist), or undefined when the call will fail. The pipeline shows it for approval, keeps
+   * the current content as an undo checkpoint and reports the change (README "Undo").
+   */
+  proposedContent?: (input: I, before: string | null) => string | undefined;
+  /**
    * Runs the call. `target` holds the paths the gate resolved and allowed (see Target): a
    * file tool opens those, never its input's path strings.
    */

@@ -249,7 +249,10 @@ async function run(ready: Ready, mode: PolicyMode): Promise<string> {
     base,
     timeoutMs: 10_000,
   });
-  const out = await pipeline.run(ready, new AbortController().signal);
+  const signal = new AbortController().signal;
+  const approval = await pipeline.approve(ready, signal);
+  if (approval.kind !== "approved") throw new Error("nothing asks without an approver");
+  const out = await pipeline.run(approval, signal);
   // The call was audited before it ran.
   expect(audited[0]).toBe(`tool_call ${ready.action} ${ready.raw}`);
   return out.text;

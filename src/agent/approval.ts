@@ -1,0 +1,104 @@
+/**
+ * Approval (README "Approval"): the phase of the call pipeline after the gate allowed a call
+ * and before its `tool_call` record, where a person may still say no. The gate decides
+ * first; an approver can only narrow what it allowed. Who answers is an `Approver`: the
+ * keyboard in a REPL on a terminal, the editor over ACP. Where nobody can answer (`-e`,
+ * `serve`, jobs, no terminal) there is no approver and nothing waits.
+ */
+import type { Capability } from "../core/types.js";
+
+export type ApprovalAnswer = { kind: "once" } | { kind: "always" } | { kind: "refuse"; reason?: string };
+
+export interface ApprovalRequest {
+  action: string;
+  input: unknown;
+  /** The one-line call as the live view shows it, e.g. `bash  npm test`. */
+  summary: string;
+  /** What an "always" answer remembers: the tool name, or `bash:<program>` (see bashRememberKey). */
+  rememberKey: string;
+  /** For file_write / file_edit: the change, before it is made (null: the file does not exist). */
+  diff?: { path: string; before: string | null; after: string | null };
+}
+
+export interface Approver {
+  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer>;
+}
+
+/** `tools.approval` and `--approval`. */
+export type ApprovalMode = "ask" | "never";
+export const APPROVAL_MODES: readonly ApprovalMode[] = ["ask", "never"];
+
+/**
+ * Capabilities whose calls wait for a person: effects on files, processes and remote state.
+ * Reads (files, GET/HEAD, skills, recall) never ask: they change nothing the person would
+ * have to undo, and a `parallel` call is made of reads only.
+ */
+const ASKING_CAPABILITIES: ReadonlySet<Capability> = new Set(["write", "net_write", "exec"]);
+
+export function needsApproval(capability: Capability): boolean {
+  return ASKING_CAPABILITIES.has(capability);
+}
+
+/** How long the key argument of a summary may be; the approver shows the full call below it. */
+export const SUMMARY_ARG_MAX = 120;
+
+/** The tool and its key argument, one line: `bash  npm test`, `file_edit  src/calc.py`. */
+export function callSummary(action: string, input: unknown): string {
+  const arg = keyArgument(action, input).replace(/\s*\n\s*/g, " ⏎ ");
+  const shown = arg.length > SUMMARY_ARG_MAX ? `${arg.slice(0, SUMMARY_ARG_MAX - 1)}…` : arg;
+  return shown ? `${action}  ${shown}` : action;
+}
+
+function keyArgument(action: string, input: unknown): string {
+  if (typeof input === "string") return input;
+  if (input === null || typeof input !== "object") return "";
+  const o = input as Record<string, unknown>;
+  if (action === "http_request") return `${String(o.method ?? "")} ${String(o.url ?? "")}`.trim();
+  if (action === "mcp_call") return `${String(o.server ?? "")}/${String(o.tool ?? "")}`;
+  if (typeof o.path === "string") return o.path;
+  return "";
+}
+
+/**
+ * A command that is one plain program with plain arguments: no separators, pipes,
+ * substitutions, redirections, quotes, escapes, globs-with-braces or variable expansion. Only
+ * such a command lets "always" cover its program: `npm test; curl … | sh` must never ride on
+ * an "always" given to `npm test` (test/agent/approval.test.ts has the attacks).
+ */
+const PLAIN_COMMAND = /^[A-Za-z0-9 _\-./=:,@%+]+$/;
+/** A program word: no `=` (a leading `VAR=value` changes how the program runs). */
+const PLAIN_PROGRAM = /^[A-Za-z0-9_\-./+]+$/;
+
+/**
+ * What "always" remembers for a bash call: `bash:<program>` for a plain command (all
+ * `npm …`), else `bash:<the exact command>` so only that same command is allowed again.
+ */
+export function bashRememberKey(command: string): string {
+  const trimmed = command.trim();
+  const program = trimmed.split(" ")[0] ?? "";
+  if (PLAIN_COMMAND.test(trimmed) && PLAIN_PROGRAM.test(program)) return `bash:${program}`;
+  return `bash:${command}`;
+}
+
+/** The remembered-key of a call: the tool name, or the bash program (see bashRememberKey). */
+export function rememberKeyFor(action: string, input: unknown): string {
+  if (action === "bash" && typeof input === "string") return bashRememberKey(input);
+  return action;
+}
+
+/** The "always" answers of one session: a key once allowed is not asked again. */
+export interface ApprovalMemory {
+  has(key: string): boolean;
+  add(key: string): void;
+}
+
+export function approvalMemory(): ApprovalMemory {
+  const keys = new Set<string>();
+  return { has: (k) => keys.has(k), add: (k) => void keys.add(k) };
+}
+
+/** What a refusal tells the model, as the call's observation. */
+export function refusalObservation(action: string, reason: string | undefined): string {
+  const why = reason?.trim() ? `: ${reason.trim()}` : " (no reason given)";
+  return `not run: the user refused this ${action} call${why}. Do not retry the same call; adjust your plan or ask the user in your final answer.`;
+}

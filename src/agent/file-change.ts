@@ -1,0 +1,48 @@
+/**
+ * The file a file_write / file_edit call is about to change, read once by the pipeline
+ * before the call runs (README "Undo"): its content now is the undo checkpoint and the
+ * "before" of the diff the approver and the live view show; the tool's `proposedContent`
+ * gives the "after". Reads only the judged target and never follows a symlink there (the
+ * tool would refuse one too).
+ */
+import path from "node:path";
+import { readCurrent } from "../core/file-state.js";
+import type { AnyTool, Target } from "../tools/types.js";
+
+export interface FileChange {
+  /** The judged absolute path. */
+  abs: string;
+  /** The path as people read it: relative to the project root when inside it. */
+  shown: string;
+  /** The bytes the file holds now; null: it does not exist. */
+  before: Buffer | null;
+  mode?: number;
+  /** What the call will write, when it can tell (undefined: the call will fail). */
+  after: string | undefined;
+}
+
+export function shownPath(abs: string, cwd: string): string {
+  const rel = path.relative(cwd, abs);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : abs;
+}
+
+/** The change a content-replacing call is about to make, or undefined for other calls. */
+export function planFileChange(
+  tool: AnyTool,
+  input: unknown,
+  target: Target,
+  cwd: string,
+): FileChange | undefined {
+  const abs = target.write[0];
+  if (!tool.proposedContent || abs === undefined) return undefined;
+  const now = readCurrent(abs);
+  if (!now.ok) return undefined;
+  const text = now.bytes === null ? null : now.bytes.toString("utf8");
+  return {
+    abs,
+    shown: shownPath(abs, cwd),
+    before: now.bytes,
+    ...(now.mode !== undefined ? { mode: now.mode } : {}),
+    after: tool.proposedContent(input, text),
+  };
+}

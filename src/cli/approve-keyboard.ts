@@ -1,0 +1,92 @@
+/**
+ * The keyboard approver (README "Approval"): in a REPL on a terminal, a call with an effect
+ * is shown — the whole command, or the diff of a file change before it is made — and waits
+ * for `y` (run once), `a` (always, for this tool or this bash program, for the session) or
+ * `n` (refuse, then an optional reason the model receives).
+ *
+ * The call is shown in full, never only its one-line summary: a command padded with spaces
+ * or split over lines must not hide its second half behind an innocent first one. Model text
+ * passes `terminalText` so it cannot rewrite the question with escape sequences.
+ */
+import type { ApprovalAnswer, ApprovalRequest, Approver } from "../agent/approval.js";
+import { redact } from "../store/redact.js";
+import { terminalText } from "./terminal-text.js";
+
+/** How much of a non-file, non-shell input is shown (JSON text). */
+export const SHOWN_INPUT_MAX_CHARS = 4000;
+
+export interface KeyboardIo {
+  /** Asks one line; undefined when the input closed or the signal fired. */
+  question(prompt: string, signal: AbortSignal): Promise<string | undefined>;
+  /** Writes text to the terminal as it is (callers make it safe). */
+  write(text: string): void;
+  color: boolean;
+}
+
+const YES = new Set(["y", "yes"]);
+const ALWAYS = new Set(["a", "always"]);
+const NO = new Set(["n", "no"]);
+
+function safe(text: string): string {
+  return terminalText(redact(text));
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => `    ${l}`)
+    .join("\n");
+}
+
+/** What "always" covers, in words. */
+export function alwaysMeaning(request: ApprovalRequest): string {
+  const key = request.rememberKey;
+  if (key.startsWith("bash:")) {
+    const program = key.slice("bash:".length);
+    return program === request.input ? "this exact command" : `every "${program} …" command`;
+  }
+  return `every ${request.action} call`;
+}
+
+/** The call as shown above the question. */
+async function describe(request: ApprovalRequest, color: boolean): Promise<string> {
+  const bold = (t: string) => (color ? `\u001b[1m${t}\u001b[0m` : t);
+  const lines = [`${bold("approve?")} ${safe(request.summary)}`];
+  if (request.diff) {
+    const { renderUnifiedDiff } = await import("./view/diff.js");
+    const { path, before, after } = request.diff;
+    lines.push(renderUnifiedDiff(path, before, after, { color }).trimEnd());
+  } else if (typeof request.input === "string") {
+    lines.push(`  command:\n${indent(safe(request.input))}`);
+  } else {
+    const json = JSON.stringify(request.input, null, 2) ?? "";
+    const shown =
+      json.length > SHOWN_INPUT_MAX_CHARS
+        ? `${json.slice(0, SHOWN_INPUT_MAX_CHARS)}\n… ${json.length - SHOWN_INPUT_MAX_CHARS} more characters`
+        : json;
+    lines.push(`  input:\n${indent(safe(shown))}`);
+  }
+  lines.push(`  y = run once · a = always (${safe(alwaysMeaning(request))}, this session) · n = refuse`);
+  return `${lines.join("\n")}\n`;
+}
+
+export function keyboardApprover(io: KeyboardIo): Approver {
+  return {
+    async ask(request, signal): Promise<ApprovalAnswer> {
+      io.write(await describe(request, io.color));
+      for (;;) {
+        const line = await io.question("approve [y/a/n]: ", signal);
+        if (line === undefined) return { kind: "refuse", reason: "no answer (input closed or interrupted)" };
+        const word = line.trim().toLowerCase();
+        if (YES.has(word)) return { kind: "once" };
+        if (ALWAYS.has(word)) return { kind: "always" };
+        if (NO.has(word)) {
+          const reason = await io.question("reason for the model (optional, Enter to skip): ", signal);
+          const text = reason?.trim();
+          return text ? { kind: "refuse", reason: text } : { kind: "refuse" };
+        }
+        io.write("  please answer y (run once), a (always) or n (refuse)\n");
+      }
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * Undo and diff over the checkpoint store (README "Undo"). Undo takes the session's last
+ * run that changed files and puts each file back as it was before that run: its earliest
+ * checkpoint in the run is what it held, its latest recorded "after" is what Scoot left.
+ * A file that no longer holds what Scoot left was changed since — by the person, another
+ * program or a later bash command — and undo refuses (naming it) unless forced, so it never
+ * throws away work it did not make. Changes made through bash are not checkpointed at all.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { atomicWriteFile } from "../core/atomic-write.js";
+import { readCurrent } from "../core/file-state.js";
+import { fsErrorText } from "../core/fs-errors.js";
+import { type Before, beforeBytes, type CheckpointEntry, dropEntries, sha256 } from "./checkpoints.js";
+
+/** The sentence every undo prints: what it does not cover. */
+export const BASH_NOT_COVERED =
+  "note: undo covers file_write and file_edit only; changes made by bash commands are not reverted";
+
+export interface FileRevert {
+  path: string;
+  /** What the file held before the run. */
+  restore: Before;
+  /** sha256 of what Scoot left (null: Scoot removed it). */
+  left: string | null;
+}
+
+export interface UndoPlan {
+  runId: string;
+  goal: string;
+  files: FileRevert[];
+  /** Entries undo removes once the files are back: the run's and any unconfirmed ones. */
+  seqs: number[];
+}
+
+/** Entries whose change happened (the pipeline recorded what the file held after it). */
+function confirmed(entries: readonly CheckpointEntry[]): CheckpointEntry[] {
+  return entries.filter((e) => e.after !== undefined);
+}
+
+/** The undo of the last run that changed files; undefined when there is none. */
+export function planUndo(entries: readonly CheckpointEntry[]): UndoPlan | undefined {
+  const done = confirmed(entries);
+  const last = done.at(-1);
+  if (!last) return undefined;
+  const ofRun = done.filter((e) => e.run_id === last.run_id);
+  const files = new Map<string, FileRevert>();
+  for (const e of ofRun) {
+    const seen = files.get(e.path);
+    if (seen) seen.left = e.after ?? null;
+    else files.set(e.path, { path: e.path, restore: e.before, left: e.after ?? null });
+  }
+  const seqs = entries.filter((e) => e.run_id === last.run_id || e.after === undefined).map((e) => e.seq);
+  return { runId: last.run_id, goal: last.goal, files: [...files.values()], seqs };
+}
+
+/** The current hash of a file: null when absent, undefined when it is no regular file we can read. */
+function currentHash(file: string): string | null | undefined {
+  const now = readCurrent(file);
+  if (!now.ok) return undefined;
+  return now.bytes === null ? null : sha256(now.bytes);
+}
+
+/** Files of the plan that no longer hold what Scoot left. */
+export function changedSince(plan: UndoPlan): string[] {
+  return plan.files.filter((f) => currentHash(f.path) !== f.left).map((f) => f.path);
+}
+
+/** Files whose earlier content was too large to keep. */
+export function unrestorable(plan: UndoPlan): string[] {
+  return plan.files.filter((f) => f.restore.kind === "omitted").map((f) => f.path);
+}
+
+export interface UndoOutcome {
+  restored: string[];
+  removed: string[];
+  skipped: string[];
+  failed: { path: string; error: string }[];
+}
+
+/** Puts every file of the plan back; the run's checkpoints go once all files are back. */
+export function applyUndo(stateDir: string, sessionId: string, plan: UndoPlan): UndoOutcome {
+  const out: UndoOutcome = { restored: [], removed: [], skipped: [], failed: [] };
+  for (const f of plan.files) {
+    if (f.restore.kind === "omitted") {
+      out.skipped.push(f.path);
+      continue;
+    }
+    const r = restoreFile(f.path, f.restore);
+    if (!r.ok) out.failed.push({ path: f.path, error: r.error });
+    else if (f.restore.kind === "absent") out.removed.push(f.path);
+    else out.restored.push(f.path);
+  }
+  // A failed file keeps its checkpoint: undo can be tried again once the cause is fixed.
+  if (out.failed.length === 0) {
+    const dropped = dropEntries(stateDir, sessionId, plan.seqs);
+    if (!dropped.ok) out.failed.push({ path: "(checkpoints)", error: dropped.error });
+  }
+  return out;
+}
+
+function restoreFile(file: string, before: Before): { ok: true } | { ok: false; error: string } {
+  if (before.kind === "absent") {
+    try {
+      const st = fs.lstatSync(file);
+      if (st.isDirectory()) return { ok: false, error: "it is now a directory; not removed" };
+      fs.unlinkSync(file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") return { ok: false, error: fsErrorText(e) };
+    }
+    return { ok: true };
+  }
+  const bytes = beforeBytes(before);
+  if (!bytes || before.kind !== "content") return { ok: false, error: "its earlier content was not kept" };
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+  } catch (e) {
+    return { ok: false, error: `cannot create its directory: ${fsErrorText(e)}` };
+  }
+  // The rename replaces whatever is at the path (a symlink included) and never follows it.
+  const r = atomicWriteFile(file, bytes, { mode: before.mode });
+  return r.ok ? { ok: true } : { ok: false, error: r.error };
+}
+
+export interface SessionFileChange {
+  path: string;
+  /** Before the session's first kept change of it (null: absent). */
+  before: string | null;
+  /** Now on disk (null: absent). */
+  now: string | null;
+  /** The earlier content was too large to keep: no diff can be shown. */
+  omitted: boolean;
+  /** The file no longer holds what Scoot left. */
+  changedSince: boolean;
+  runs: number;
+}
+
+/** What the session's kept changes add up to, file by file, in the order they were first changed. */
+export function sessionChanges(entries: readonly CheckpointEntry[]): SessionFileChange[] {
+  const byPath = new Map<string, { first: CheckpointEntry; left: string | null; runs: Set<string> }>();
+  for (const e of confirmed(entries)) {
+    const seen = byPath.get(e.path);
+    if (seen) {
+      seen.left = e.after ?? null;
+      seen.runs.add(e.run_id);
+    } else byPath.set(e.path, { first: e, left: e.after ?? null, runs: new Set([e.run_id]) });
+  }
+  const out: SessionFileChange[] = [];
+  for (const [file, { first, left, runs }] of byPath) {
+    const now = readCurrent(file);
+    const bytes = now.ok ? now.bytes : null;
+    const before = beforeBytes(first.before);
+    out.push({
+      path: file,
+      before: before === null ? null : before.toString("utf8"),
+      now: bytes === null ? null : bytes.toString("utf8"),
+      omitted: first.before.kind === "omitted",
+      changedSince: (now.ok ? (bytes === null ? null : sha256(bytes)) : undefined) !== left,
+      runs: runs.size,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,179 @@
+/**
+ * `scoot undo`, `scoot diff` and approval where nobody can answer, through the built CLI
+ * against the scripted server (README "Undo", "Approval").
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
+
+let home: string;
+let project: string;
+let server: ScriptedServer | undefined;
+beforeEach(() => {
+  home = tempDir("scoot-undo-home-");
+  project = tempDir("scoot-undo-project-");
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  removeDir(home);
+  removeDir(project);
+});
+
+const final = (answer: string): ScriptItem => ({
+  reply: { thought: "t", action: "final", action_input: answer },
+});
+const file = (name: string) => path.join(project, name);
+
+async function evalRun(items: ScriptItem[], extra: string[] = [], env: Record<string, string> = {}) {
+  server = await startScriptedServer(items);
+  const r = await runCli(["-e", "change things", "--session-id", "undo-me", ...extra], {
+    home,
+    cwd: project,
+    env: { SCOOT_BACKEND_BASE_URL: server.url, ...env },
+  });
+  await server.close();
+  server = undefined;
+  return r;
+}
+
+const scoot = (args: string[]) => runCli(args, { home, cwd: project });
+
+describe("scoot undo", () => {
+  it("reverts the last run: an edited file comes back, a created file is removed; bash is not covered", async () => {
+    fs.writeFileSync(file("calc.py"), "x = 1\n");
+    const r = await evalRun([
+      step("file_edit", { path: "calc.py", old: "x = 1", new: "x = 2" }),
+      step("file_write", { path: "sub/new.txt", content: "hello\n" }),
+      final("done"),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(file("calc.py"), "utf8")).toBe("x = 2\n");
+
+    const diff = await scoot(["diff"]);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain("--- a/calc.py\n+++ b/calc.py");
+    expect(diff.stdout).toContain("-x = 1\n+x = 2");
+    expect(diff.stdout).toContain("--- /dev/null\n+++ b/sub/new.txt");
+    // Piped: no escape sequences.
+    expect(diff.stdout).not.toContain("\u001b[");
+
+    const undo = await scoot(["undo"]);
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(undo.stdout).toContain("undid run");
+    expect(undo.stdout).toContain("of session undo-me (goal: change things)");
+    expect(undo.stdout).toContain("restored calc.py");
+    expect(undo.stdout).toContain("removed  sub/new.txt (it did not exist before)");
+    expect(undo.stderr).toContain("changes made by bash commands are not reverted");
+    expect(fs.readFileSync(file("calc.py"), "utf8")).toBe("x = 1\n");
+    expect(fs.existsSync(file("sub/new.txt"))).toBe(false);
+
+    // Nothing left: said clearly, exit 1.
+    const again = await scoot(["undo", "undo-me"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("session undo-me has no file changes to undo");
+    expect(again.stderr).toContain("bash");
+  });
+
+  it("refuses a file changed since, naming it and changing nothing; --force reverts it", async () => {
+    fs.writeFileSync(file("a.txt"), "original\n");
+    fs.writeFileSync(file("b.txt"), "b original\n");
+    await evalRun([
+      step("file_write", { path: "a.txt", content: "scoot\n" }),
+      step("file_write", { path: "b.txt", content: "b scoot\n" }),
+      final("done"),
+    ]);
+    fs.writeFileSync(file("a.txt"), "my own work\n");
+    const refused = await scoot(["undo", "undo-me"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("nothing was undone");
+    expect(refused.stderr).toContain("  a.txt\n");
+    expect(refused.stderr).not.toContain("  b.txt\n");
+    expect(refused.stderr).toContain("--force");
+    expect(fs.readFileSync(file("a.txt"), "utf8")).toBe("my own work\n");
+    expect(fs.readFileSync(file("b.txt"), "utf8")).toBe("b scoot\n");
+
+    const forced = await scoot(["undo", "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(fs.readFileSync(file("a.txt"), "utf8")).toBe("original\n");
+    expect(fs.readFileSync(file("b.txt"), "utf8")).toBe("b original\n");
+  });
+
+  it("a session without file changes says so for undo and diff; unknown sessions are usage errors", async () => {
+    await evalRun([step("bash", "echo hi > by-bash.txt"), final("done")]);
+    const undo = await scoot(["undo"]);
+    expect(undo.code).toBe(1);
+    expect(undo.stderr).toContain("has no file changes to undo");
+    expect(undo.stderr).toContain("changes made by bash commands are not reverted");
+    const diff = await scoot(["diff"]);
+    expect(diff.code).toBe(0);
+    expect(diff.stderr).toContain("has no file changes");
+    expect((await scoot(["undo", "no-such-session"])).code).toBe(2);
+    expect((await scoot(["undo", "../escape"])).code).toBe(2);
+    expect((await scoot(["diff", "a", "b"])).code).toBe(2);
+    const elsewhere = await runCli(["undo"], { home, cwd: home });
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toContain("no session");
+  });
+});
+
+describe("approval where nobody can answer", () => {
+  it("-e with tools.approval = ask and no terminal finishes without waiting", async () => {
+    const r = await evalRun(
+      [step("file_write", { path: "out.txt", content: "written\n" }), final("done")],
+      [],
+      { SCOOT_TOOLS_APPROVAL: "ask" },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(file("out.txt"), "utf8")).toBe("written\n");
+    const audit = fs.readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8");
+    expect(audit).not.toContain('"kind":"approval"');
+  });
+
+  it("--approval ask with -e warns that nothing will wait; the REPL without a terminal never waits either", async () => {
+    const r = await evalRun([step("bash", "true"), final("done")], ["--approval", "ask"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("--approval ask has no effect here");
+    server = await startScriptedServer([step("file_write", { path: "r.txt", content: "r\n" }), final("ok")]);
+    const repl = await runCli(["repl", "--approval", "ask"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      input: "write it\n",
+    });
+    expect(repl.code, repl.stderr).toBe(0);
+    expect(repl.stdout).toBe("ok\n");
+    expect(fs.readFileSync(file("r.txt"), "utf8")).toBe("r\n");
+  });
+
+  it("a bad --approval value is a usage error, for every command that runs goals", async () => {
+    for (const args of [["-e", "x"], ["repl"], ["serve"]]) {
+      const r = await runCli([...args, "--approval", "sometimes"], { home, cwd: project });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toContain('--approval must be ask or never, got "sometimes"');
+    }
+  });
+
+  it("a bad tools.approval in the file names the key (exit 2); in the environment it is ignored with a warning", async () => {
+    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\napproval = "maybe"\n');
+    const r = await runCli(["-e", "x"], { home, cwd: project });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("tools.approval");
+    fs.rmSync(path.join(home, "config.toml"));
+    server = await startScriptedServer([final("fine")]);
+    const env = await runCli(["-e", "x"], {
+      home,
+      cwd: project,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_TOOLS_APPROVAL: "maybe" },
+    });
+    expect(env.code, env.stderr).toBe(0);
+    expect(env.stderr).toContain("SCOOT_TOOLS_APPROVAL");
+  });
+});
