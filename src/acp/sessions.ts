@@ -15,6 +15,7 @@ import type {
   SessionUpdate,
   StopReason,
 } from "@agentclientprotocol/sdk";
+import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
@@ -32,6 +33,7 @@ import {
   settingsPath,
   writeSessionSettings,
 } from "../store/session-settings.js";
+import { AcpApprover } from "./approver.js";
 import { commandOf, statusText } from "./commands.js";
 import { type EditorLink, editorBuffers } from "./editor-link.js";
 import { mergeClientServers } from "./mcp-servers.js";
@@ -82,6 +84,8 @@ export interface AcpContext {
   mode: PolicyMode;
   retries?: number;
   unattended: boolean;
+  /** `tools.approval` for the editor: ask (the default) or never; always never under --unattended. */
+  approval: ApprovalMode;
   /** The agent's own audit handle, for mode changes. */
   audit: AuditLog;
   log: (line: string) => void;
@@ -102,8 +106,12 @@ interface SessionState {
   prompts: number;
   /** Tokens used by this session's prompts in this agent (for /status). */
   tokens: { prompt: number; completion: number; total: number };
-  /** The approval keys answered "always" in this session (stored with its settings). */
+  /** The approval keys answered "allow always" in this session (stored with its settings). */
   approvals: string[];
+  /** The approval keys answered "reject always" (stored likewise). */
+  refusals: string[];
+  /** The running prompt's translator: a permission request names the tool call it shows. */
+  translator?: UpdateTranslator;
 }
 
 /** How long shutdown waits for cancelled runs to tear their tools down. */
@@ -197,6 +205,7 @@ export class AcpSessions {
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
     const buffers = editorBuffers(() => state.link);
+    const ask = this.ctx.approval === "ask" ? this.approvalFor(state, cwd) : undefined;
     const opened = await openAgentSession({
       config,
       paths: this.ctx.paths,
@@ -209,6 +218,7 @@ export class AcpSessions {
       onWarning: (w) => this.ctx.log(`warning: ${w}`),
       onEvent: (e) => state.listener?.(e),
       editorBuffers: buffers,
+      ...(ask ?? {}),
       ...(resume ? { resume } : {}),
     });
     if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
@@ -221,12 +231,52 @@ export class AcpSessions {
       prompts: 0,
       tokens: { prompt: 0, completion: 0, total: 0 },
       approvals: [],
+      refusals: [],
     }) as SessionState;
+  }
+
+  /**
+   * The session's approver (asks the editor of the running prompt) and its "always" memory,
+   * both stored with the session as they change (src/acp/approver.ts).
+   */
+  private approvalFor(
+    state: Partial<SessionState>,
+    cwd: string,
+  ): { approver: AcpApprover; approvalMemory: ApprovalMemory } {
+    const remember = (list: "approvals" | "refusals", key: string) => {
+      const keys = state[list];
+      if (!keys || keys.includes(key)) return;
+      keys.push(key);
+      try {
+        this.saveSettings(state as SessionState);
+      } catch (e) {
+        // The answer holds for this process; only its survival across a restart is lost.
+        this.ctx.log(`warning: ${(e as Error).message}`);
+      }
+    };
+    return {
+      approver: new AcpApprover({
+        link: () => state.link,
+        openToolCallId: () => state.translator?.openCallId(),
+        cwd,
+        refusedAlways: (key) => state.refusals?.includes(key) ?? false,
+        rememberRefusal: (key) => remember("refusals", key),
+      }),
+      approvalMemory: {
+        has: (key) => state.approvals?.includes(key) ?? false,
+        add: (key) => remember("approvals", key),
+      },
+    };
   }
 
   /** Stores what the editor chose for the session (mode, "always" answers) beside its transcript. */
   private saveSettings(s: SessionState): void {
-    const settings: SessionSettings = { mode: s.mode, approvals: s.approvals, project_root: s.cwd };
+    const settings: SessionSettings = {
+      mode: s.mode,
+      approvals: s.approvals,
+      refusals: s.refusals,
+      project_root: s.cwd,
+    };
     const r = writeSessionSettings(this.ctx.paths.sessions, s.id, settings);
     if (!r.ok) throw new AcpFailure(ACP_ERROR.internal, r.error);
   }
@@ -295,6 +345,7 @@ export class AcpSessions {
       messages.length > 0 ? messages : undefined,
     );
     state.approvals = settings?.approvals ?? [];
+    state.refusals = settings?.refusals ?? [];
     this.sessions.set(id, state);
     return { modes: this.modeState(state.mode), configOptions: this.configOptionsFor(state.mode) };
   }
@@ -362,6 +413,7 @@ export class AcpSessions {
     const next = await this.open(id, s.cwd, mode, s.config, messages.length > 0 ? messages : undefined);
     next.prompts = s.prompts;
     next.approvals = s.approvals;
+    next.refusals = s.refusals;
     this.sessions.set(id, next);
     this.saveSettings(next);
     return true;
@@ -409,6 +461,7 @@ export class AcpSessions {
     const controller = new AbortController();
     s.running = controller;
     s.link = link;
+    s.translator = translator;
     s.listener = (e) => translator.handle(e);
     let r: RunResult;
     const running = s.agent.run(goal.value, controller.signal);
@@ -418,6 +471,7 @@ export class AcpSessions {
     } finally {
       s.listener = undefined;
       s.link = undefined;
+      s.translator = undefined;
       s.running = undefined;
       s.settled = undefined;
     }
@@ -455,7 +509,8 @@ export class AcpSessions {
   }
 
   private approvalLabel(): string {
-    return this.ctx.unattended ? "never (scoot acp --unattended)" : "ask";
+    if (this.ctx.unattended) return "never (scoot acp --unattended)";
+    return this.ctx.approval === "ask" ? "ask (the editor is asked)" : "never (tools.approval)";
   }
 
   /** `session/cancel`: the running goal stops at once (its tool's process group is killed). */

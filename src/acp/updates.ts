@@ -80,6 +80,11 @@ export class UpdateTranslator {
     this.open = undefined;
   }
 
+  /** The tool call the editor was shown for the current step (a permission request names it). */
+  openCallId(): string | undefined {
+    return this.open?.id;
+  }
+
   handle(e: AgentEvent): void {
     switch (e.type) {
       case "run":
@@ -126,6 +131,9 @@ export class UpdateTranslator {
         else this.startCall(e.action, e.input, "failed", reason);
         break;
       }
+      case "refused":
+        this.finish("failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
+        break;
       case "observation":
         this.finish("completed", e.text ?? `(${e.bytes} bytes)`);
         break;

@@ -25,7 +25,7 @@ import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
-import { type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
+import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
@@ -58,6 +58,8 @@ export interface AgentSessionOptions {
    * nobody is asked — `tools.approval = "never"`, or no person can answer.
    */
   approver?: Approver;
+  /** The session's "always" answers when they outlive this process (ACP stores them with the session). */
+  approvalMemory?: ApprovalMemory;
 }
 
 export interface AgentSession {
@@ -178,7 +180,9 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const resumed = opts.resume;
   let resumePending = resumed !== undefined;
   // "always" answers hold for the whole session, across its goals.
-  const approval = opts.approver ? { approver: opts.approver, memory: approvalMemory() } : undefined;
+  const approval = opts.approver
+    ? { approver: opts.approver, memory: opts.approvalMemory ?? approvalMemory() }
+    : undefined;
   const checkpoints = openCheckpointWriter(paths.state, opts.sessionId, paths.sessions);
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
 

@@ -21,6 +21,8 @@ export interface SessionSettings {
   mode?: string;
   /** The approval keys answered "always" (one per tool, or per program for bash). */
   approvals?: string[];
+  /** The approval keys answered "reject always": refused without asking again. */
+  refusals?: string[];
   project_root?: string;
 }
 
@@ -49,10 +51,11 @@ export function readSessionSettings(sessionsDir: string, id: string): SessionSet
   const out: SessionSettings = {};
   if (typeof v.mode === "string") out.mode = v.mode;
   if (typeof v.project_root === "string") out.project_root = v.project_root;
-  if (Array.isArray(v.approvals))
-    out.approvals = v.approvals
-      .filter((a): a is string => typeof a === "string")
-      .slice(-MAX_REMEMBERED_APPROVALS);
+  for (const key of ["approvals", "refusals"] as const) {
+    const list = v[key];
+    if (Array.isArray(list))
+      out[key] = list.filter((a): a is string => typeof a === "string").slice(-MAX_REMEMBERED_APPROVALS);
+  }
   return out;
 }
 
@@ -65,6 +68,7 @@ export function writeSessionSettings(
   const body: SessionSettings = {
     ...settings,
     ...(settings.approvals ? { approvals: settings.approvals.slice(-MAX_REMEMBERED_APPROVALS) } : {}),
+    ...(settings.refusals ? { refusals: settings.refusals.slice(-MAX_REMEMBERED_APPROVALS) } : {}),
   };
   const file = settingsPath(sessionsDir, id);
   const r = atomicWriteFile(file, `${JSON.stringify(body)}\n`, { mode: 0o600 });

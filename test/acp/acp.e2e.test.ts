@@ -66,7 +66,10 @@ function connect(args: string[] = [], env: Record<string, string> = {}): acp.Cli
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params);
     })
-    .onRequest(acp.methods.client.session.requestPermission, () => ({ outcome: { outcome: "cancelled" } }));
+    // These tests are about the protocol, not approval (test/acp/approval.e2e.test.ts): allow.
+    .onRequest(acp.methods.client.session.requestPermission, () => ({
+      outcome: { outcome: "selected", optionId: "allow_once" },
+    }));
   connection = app.connect(stream);
   return connection;
 }
