@@ -18,6 +18,12 @@ export interface CommandFacts {
 
 const COMMANDS: readonly AvailableCommand[] = [
   { name: "status", description: "Show the model, policy mode, approval, context window and tokens used" },
+  {
+    name: "undo",
+    description: "Revert the file changes of the last prompt that made any (not bash's)",
+    input: { hint: "--force to overwrite files changed since" },
+  },
+  { name: "diff", description: "Show the file changes this session made (not bash's)" },
 ];
 
 export function availableCommands(): AvailableCommand[] {

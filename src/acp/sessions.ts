@@ -450,10 +450,8 @@ export class AcpSessions {
     if (!goal.ok) throw new AcpFailure(ACP_ERROR.invalidParams, goal.error);
     const command = commandOf(goal.value);
     if (command) {
-      send({
-        sessionUpdate: "agent_message_chunk",
-        content: { type: "text", text: this.runCommand(s, command) },
-      });
+      const text = await this.runCommand(s, command);
+      send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
       return "end_turn";
     }
     s.prompts += 1;
@@ -491,8 +489,24 @@ export class AcpSessions {
   }
 
   /** A slash command the editor offered (src/acp/commands.ts), answered without the model. */
-  private runCommand(s: SessionState, command: { name: string; args: string }): string {
+  private async runCommand(s: SessionState, command: { name: string; args: string }): Promise<string> {
     switch (command.name) {
+      case "undo":
+      case "diff": {
+        if (command.args !== "" && !(command.name === "undo" && command.args === "--force"))
+          return command.name === "undo" ? "usage: /undo [--force]" : "/diff takes no argument";
+        // The REPL's /undo and /diff (src/cli/undo.ts), their output collected as the answer.
+        const { showSessionDiff, undoLastRun } = await import("../cli/undo.js");
+        const lines: string[] = [];
+        const collect = (t: string) => {
+          lines.push(t);
+        };
+        const io = { out: collect, err: collect, raw: collect, color: false };
+        if (command.name === "undo")
+          undoLastRun(io, this.ctx.paths, s.id, s.cwd, { force: command.args === "--force", what: "/undo" });
+        else await showSessionDiff(io, this.ctx.paths, s.id, s.cwd);
+        return lines.join("").trimEnd();
+      }
       case "status":
         return statusText({
           sessionId: s.id,

@@ -323,4 +323,33 @@ describe("editor capabilities", () => {
     expect(bufferReads).toEqual([]);
     expect(JSON.stringify(server.completions().map((r) => r.body))).toContain("const saved = 1;");
   });
+
+  it("/diff shows the session's file changes and /undo reverts them, without the model", async () => {
+    const file = path.join(project, "notes.md");
+    fs.writeFileSync(file, "before\n");
+    const c = await start();
+    const sessionId = await newSession(c);
+    server.push(
+      step("file_write", JSON.stringify({ path: "notes.md", content: "after\n" })),
+      step("final", "ok"),
+    );
+    await ask(c, sessionId, "rewrite notes");
+    expect(fs.readFileSync(file, "utf8")).toBe("after\n");
+    const answerOf = async (text: string) => {
+      events = [];
+      expect((await ask(c, sessionId, text)).stopReason).toBe("end_turn");
+      return updatesOf("agent_message_chunk")
+        .map((u) => (u.content.type === "text" ? u.content.text : ""))
+        .join("");
+    };
+    const diff = await answerOf("/diff");
+    expect(diff).toMatch(/-before/);
+    expect(diff).toMatch(/\+after/);
+    const undone = await answerOf("/undo");
+    expect(undone).toMatch(/restored\s+notes\.md/);
+    expect(undone).toMatch(/bash/);
+    expect(fs.readFileSync(file, "utf8")).toBe("before\n");
+    expect(await answerOf("/undo now")).toBe("usage: /undo [--force]");
+    expect(server.completions()).toHaveLength(2);
+  });
 });
