@@ -1,33 +1,84 @@
 /**
  * `session/load` (README "Editors (ACP)"): a stored transcript replayed as the conversation an
- * editor shows — each goal as a `user_message_chunk`, each final answer as an
- * `agent_message_chunk`. Observations, corrections and intermediate steps are the agent's
- * working, not the conversation, and are not replayed.
+ * editor shows — each goal as a `user_message_chunk`, each tool step as a `tool_call` (the
+ * same title, kind, locations and rawInput as when it ran) followed by a `tool_call_update`
+ * with the observation the model got, and each final answer as an `agent_message_chunk`.
+ * The loop's corrections of invalid steps are its own working, not the conversation, and are
+ * not replayed.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import type { Message } from "../store/session.js";
+import { toolCallView } from "./tool-kind.js";
 
-/** The loop's own user-role messages (see src/agent/prompt.ts): not goals. */
-const WORKING_PREFIXES = ["Observation from ", "Your last reply was not a valid step"];
+const OBSERVATION_PREFIX = "Observation from ";
+/** The loop's correction of an invalid step (src/agent/prompt.ts): not a goal. */
+const CORRECTION_PREFIX = "Your last reply was not a valid step";
+/** How a gate denial reads in the observation (src/agent/loop.ts). */
+const DENIAL_PREFIX = "denied by policy";
 
-function finalAnswer(text: string): string | undefined {
+type Step = { action: string; input: string };
+
+function stepOf(text: string): Step | undefined {
   const step = extractStep(text);
-  if (!step.ok || step.value.action !== "final") return undefined;
-  const input = step.value.action_input;
-  return typeof input === "string" ? input : JSON.stringify(input);
+  if (!step.ok) return undefined;
+  const { action, action_input: input } = step.value;
+  if (typeof action !== "string") return undefined;
+  return { action, input: typeof input === "string" ? input : JSON.stringify(input) };
 }
 
-export function replayUpdates(messages: readonly Message[]): SessionUpdate[] {
+/** The tool result between the untrusted-data markers (the whole text when they are missing). */
+function observationBody(content: string): string {
+  const open = content.indexOf(OBSERVATION_OPEN);
+  const close = content.lastIndexOf(OBSERVATION_CLOSE);
+  if (open < 0 || close < open) return content.slice(content.indexOf("\n") + 1);
+  return content
+    .slice(open + OBSERVATION_OPEN.length, close)
+    .replace(/^\n/, "")
+    .replace(/\n$/, "");
+}
+
+export function replayUpdates(messages: readonly Message[], cwd: string): SessionUpdate[] {
   const out: SessionUpdate[] = [];
+  let seq = 0;
+  let open: string | undefined;
   for (const m of messages) {
     if (m.role === "user") {
-      if (WORKING_PREFIXES.some((p) => m.content.startsWith(p))) continue;
+      if (m.content.startsWith(CORRECTION_PREFIX)) continue;
+      if (m.content.startsWith(OBSERVATION_PREFIX)) {
+        if (!open) continue;
+        const body = observationBody(m.content);
+        out.push({
+          sessionUpdate: "tool_call_update",
+          toolCallId: open,
+          status: body.startsWith(DENIAL_PREFIX) ? "failed" : "completed",
+          content: [{ type: "content", content: { type: "text", text: body } }],
+        });
+        open = undefined;
+        continue;
+      }
+      open = undefined;
       out.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: m.content } });
     } else if (m.role === "assistant") {
-      const answer = finalAnswer(m.content);
-      if (answer !== undefined)
-        out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: answer } });
+      const step = stepOf(m.content);
+      if (!step) continue;
+      if (step.action === "final") {
+        out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.input } });
+        continue;
+      }
+      seq += 1;
+      open = `replay-${seq}`;
+      const v = toolCallView(step.action, step.input, cwd);
+      out.push({
+        sessionUpdate: "tool_call",
+        toolCallId: open,
+        title: v.title,
+        kind: v.kind,
+        status: "pending",
+        locations: v.locations,
+        rawInput: v.rawInput,
+      });
     }
   }
   return out;

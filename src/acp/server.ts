@@ -5,9 +5,11 @@
  * every other output of Scoot.
  */
 import { Readable, Writable } from "node:stream";
-import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { AgentContext, SessionUpdate } from "@agentclientprotocol/sdk";
 import { redactDeep } from "../serve/protocol.js";
-import { ACP_ERROR, AcpFailure, type AcpSessions } from "./sessions.js";
+import { availableCommands } from "./commands.js";
+import type { EditorLink } from "./editor-link.js";
+import { ACP_ERROR, AcpFailure, type AcpSessions, MODE_CONFIG_ID } from "./sessions.js";
 
 export interface AcpServerOptions {
   sessions: AcpSessions;
@@ -43,22 +45,67 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return { send, flush: () => chain };
   };
 
+  /** Whether the client offered `fs/read_text_file` at `initialize`. */
+  let clientReadsFiles = false;
+  /** The editor as a prompt's tools see it (src/acp/editor-link.ts). */
+  const linkFor = (client: AgentContext, sessionId: string): EditorLink => ({
+    ...(clientReadsFiles
+      ? {
+          readTextFile: async (path: string, signal: AbortSignal) =>
+            (
+              await client.request(
+                acp.methods.client.fs.readTextFile,
+                { sessionId, path },
+                { cancellationSignal: signal, stopWaitingOnCancel: true },
+              )
+            ).content,
+        }
+      : {}),
+    requestPermission: async (toolCall, options, signal) =>
+      (
+        await client.request(
+          acp.methods.client.session.requestPermission,
+          { sessionId, toolCall: redactDeep(toolCall) as typeof toolCall, options },
+          { cancellationSignal: signal, stopWaitingOnCancel: true },
+        )
+      ).outcome,
+  });
+  /** Runs `f` once the current request's answer is on its way (the editor knows the session). */
+  const afterAnswer = (f: () => void) => setImmediate(f);
+  /** What an editor learns about a session when it opens: the commands it can type. */
+  const announce = (send: (u: SessionUpdate) => void) => {
+    send({ sessionUpdate: "available_commands_update", availableCommands: availableCommands() });
+  };
+  /** Every mode change, whoever made it, is told to the editor before the request answers. */
+  const modeChanged = async (client: unknown, sessionId: string) => {
+    const u = updater(client as never, sessionId);
+    u.send({ sessionUpdate: "current_mode_update", currentModeId: sessions.modeOf(sessionId) });
+    u.send({ sessionUpdate: "config_option_update", configOptions: sessions.configOptions(sessionId) });
+    await u.flush();
+  };
+
   const app = acp
     .agent({ name: "scoot" })
-    .onRequest(acp.methods.agent.initialize, () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentInfo: { name: "scoot", title: "Scoot", version: opts.version },
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: true, sse: true },
-      },
-      authMethods: [],
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      clientReadsFiles = params.clientCapabilities?.fs?.readTextFile === true;
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentInfo: { name: "scoot", title: "Scoot", version: opts.version },
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: false, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { list: {}, close: {} },
+        },
+        authMethods: [],
+      };
+    })
     .onRequest(acp.methods.agent.authenticate, () => ({}))
-    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
-        return await sessions.create(params.cwd, params.mcpServers ?? []);
+        const r = await sessions.create(params.cwd, params.mcpServers ?? []);
+        afterAnswer(() => announce(updater(client as never, r.sessionId).send));
+        return r;
       } catch (e) {
         return toRpc(e);
       }
@@ -68,15 +115,46 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       try {
         const r = await sessions.load(params.sessionId, params.cwd, params.mcpServers ?? [], u.send);
         await u.flush();
+        afterAnswer(() => announce(u.send));
         return r;
       } catch (e) {
         await u.flush();
         return toRpc(e);
       }
     })
-    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
+    .onRequest(acp.methods.agent.session.setMode, async ({ params, client }) => {
       try {
-        await sessions.setMode(params.sessionId, params.modeId);
+        const changed = await sessions.setMode(params.sessionId, params.modeId);
+        if (changed) await modeChanged(client, params.sessionId);
+        return {};
+      } catch (e) {
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params, client }) => {
+      try {
+        if (params.configId !== MODE_CONFIG_ID || typeof params.value !== "string")
+          throw new AcpFailure(
+            ACP_ERROR.invalidParams,
+            `unknown config option "${params.configId}" (Scoot offers "${MODE_CONFIG_ID}")`,
+          );
+        const changed = await sessions.setMode(params.sessionId, params.value);
+        if (changed) await modeChanged(client, params.sessionId);
+        return { configOptions: sessions.configOptions(params.sessionId) };
+      } catch (e) {
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.list, ({ params }) => {
+      try {
+        return sessions.list(params.cwd ?? undefined, params.cursor ?? undefined);
+      } catch (e) {
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      try {
+        await sessions.close(params.sessionId);
         return {};
       } catch (e) {
         return toRpc(e);
@@ -88,7 +166,12 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       const onAbort = () => sessions.cancel(params.sessionId);
       signal.addEventListener("abort", onAbort, { once: true });
       try {
-        const stopReason = await sessions.prompt(params.sessionId, params.prompt, u.send);
+        const stopReason = await sessions.prompt(
+          params.sessionId,
+          params.prompt,
+          u.send,
+          linkFor(client as AgentContext, params.sessionId),
+        );
         await u.flush();
         return { stopReason };
       } catch (e) {

@@ -9,11 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import type {
   ContentBlock,
+  ListSessionsResponse,
   McpServer,
+  SessionConfigOption,
   SessionModeState,
   SessionUpdate,
   StopReason,
 } from "@agentclientprotocol/sdk";
+import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
@@ -26,9 +29,19 @@ import type { AuditLog } from "../store/audit.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
 import { sessionExists } from "../store/session-meta.js";
+import {
+  readSessionSettings,
+  type SessionSettings,
+  settingsPath,
+  writeSessionSettings,
+} from "../store/session-settings.js";
+import { AcpApprover } from "./approver.js";
+import { commandOf, statusText } from "./commands.js";
+import { type EditorLink, editorBuffers } from "./editor-link.js";
 import { mergeClientServers } from "./mcp-servers.js";
 import { goalFromPrompt } from "./prompt-content.js";
 import { replayUpdates } from "./replay.js";
+import { listStoredSessions } from "./session-list.js";
 import { UpdateTranslator } from "./updates.js";
 
 /** JSON-RPC codes used by the agent (JSON-RPC 2.0 and ACP's resource-not-found). */
@@ -59,6 +72,9 @@ const MODES: { id: PolicyMode; name: string; description: string }[] = [
   { id: "unrestricted", name: "Unrestricted", description: "every tool; hard-deny rules still apply" },
 ];
 
+/** The config option that mirrors the mode, for editors that show config options rather than modes. */
+export const MODE_CONFIG_ID = "mode";
+
 /** How the loop words a run that used up agent.max_turns (src/agent/loop.ts). */
 const MAX_TURNS_ERROR = "no final answer within agent.max_turns";
 
@@ -70,6 +86,8 @@ export interface AcpContext {
   mode: PolicyMode;
   retries?: number;
   unattended: boolean;
+  /** `tools.approval` for the editor: ask (the default) or never; always never under --unattended. */
+  approval: ApprovalMode;
   /** The agent's own audit handle, for mode changes. */
   audit: AuditLog;
   log: (line: string) => void;
@@ -83,9 +101,19 @@ interface SessionState {
   agent: AgentSession;
   listener?: (e: AgentEvent) => void;
   running?: AbortController;
+  /** The editor, while a prompt runs: file reads and permission requests go to it. */
+  link?: EditorLink;
   /** Settles when the running prompt's run has finished (its tool's process group reaped). */
   settled?: Promise<unknown>;
   prompts: number;
+  /** Tokens used by this session's prompts in this agent (for /status). */
+  tokens: { prompt: number; completion: number; total: number };
+  /** The approval keys answered "allow always" in this session (stored with its settings). */
+  approvals: string[];
+  /** The approval keys answered "reject always" (stored likewise). */
+  refusals: string[];
+  /** The running prompt's translator: a permission request names the tool call it shows. */
+  translator?: UpdateTranslator;
 }
 
 /** How long shutdown waits for cancelled runs to tear their tools down. */
@@ -130,6 +158,39 @@ export class AcpSessions {
     return { currentModeId: mode, availableModes: this.allowedModes().map((m) => ({ ...m })) };
   }
 
+  /** The mode as a select config option (category "mode"), the newer protocol's way to show it. */
+  configOptionsFor(mode: PolicyMode): SessionConfigOption[] {
+    return [
+      {
+        id: MODE_CONFIG_ID,
+        name: "Policy mode",
+        description: "What the agent may do: the policy gate's mode",
+        category: "mode",
+        type: "select",
+        currentValue: mode,
+        options: this.allowedModes().map((m) => ({ value: m.id, name: m.name, description: m.description })),
+      },
+    ];
+  }
+
+  configOptions(id: string): SessionConfigOption[] {
+    return this.configOptionsFor(this.get(id).mode);
+  }
+
+  /** `session/list`: stored sessions, optionally of one project root. */
+  list(cwd: string | undefined, cursor: string | undefined): ListSessionsResponse {
+    if (cwd !== undefined && (typeof cwd !== "string" || !path.isAbsolute(cwd)))
+      throw new AcpFailure(
+        ACP_ERROR.invalidParams,
+        `cwd must be an absolute path, got ${JSON.stringify(cwd)}`,
+      );
+    try {
+      return listStoredSessions(this.ctx.paths.sessions, cwd, cursor);
+    } catch (e) {
+      throw new AcpFailure(ACP_ERROR.invalidParams, (e as Error).message);
+    }
+  }
+
   private configFor(mcpServers: readonly McpServer[]): Config {
     if (mcpServers.length === 0) return this.ctx.config;
     const merged = mergeClientServers(this.ctx.config.mcp.servers, mcpServers);
@@ -145,6 +206,8 @@ export class AcpSessions {
     resume: Message[] | undefined,
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
+    const buffers = editorBuffers(() => state.link);
+    const ask = this.ctx.approval === "ask" ? this.approvalFor(state, cwd) : undefined;
     const opened = await openAgentSession({
       config,
       paths: this.ctx.paths,
@@ -156,16 +219,89 @@ export class AcpSessions {
       unattended: this.ctx.unattended,
       onWarning: (w) => this.ctx.log(`warning: ${w}`),
       onEvent: (e) => state.listener?.(e),
+      editorBuffers: buffers,
+      ...(ask ?? {}),
       ...(resume ? { resume } : {}),
     });
     if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
-    return Object.assign(state, { id, cwd, mode, config, agent: opened.value, prompts: 0 }) as SessionState;
+    return Object.assign(state, {
+      id,
+      cwd,
+      mode,
+      config,
+      agent: opened.value,
+      prompts: 0,
+      tokens: { prompt: 0, completion: 0, total: 0 },
+      approvals: [],
+      refusals: [],
+    }) as SessionState;
+  }
+
+  /**
+   * The session's approver (asks the editor of the running prompt) and its "always" memory,
+   * both stored with the session as they change (src/acp/approver.ts).
+   */
+  private approvalFor(
+    state: Partial<SessionState>,
+    cwd: string,
+  ): { approver: AcpApprover; approvalMemory: ApprovalMemory } {
+    const remember = (list: "approvals" | "refusals", key: string) => {
+      const keys = state[list];
+      if (!keys || keys.includes(key)) return;
+      keys.push(key);
+      try {
+        this.saveSettings(state as SessionState);
+      } catch (e) {
+        // The answer holds for this process; only its survival across a restart is lost.
+        this.ctx.log(`warning: ${(e as Error).message}`);
+      }
+    };
+    return {
+      approver: new AcpApprover({
+        link: () => state.link,
+        openToolCallId: () => state.translator?.openCallId(),
+        cwd,
+        refusedAlways: (key) => state.refusals?.includes(key) ?? false,
+        rememberRefusal: (key) => remember("refusals", key),
+      }),
+      approvalMemory: {
+        has: (key) => state.approvals?.includes(key) ?? false,
+        add: (key) => remember("approvals", key),
+      },
+    };
+  }
+
+  /** Stores what the editor chose for the session (mode, "always" answers) beside its transcript. */
+  private saveSettings(s: SessionState): void {
+    const settings: SessionSettings = {
+      mode: s.mode,
+      approvals: s.approvals,
+      refusals: s.refusals,
+      project_root: s.cwd,
+    };
+    const r = writeSessionSettings(this.ctx.paths.sessions, s.id, settings);
+    if (!r.ok) throw new AcpFailure(ACP_ERROR.internal, r.error);
+  }
+
+  /**
+   * The mode a loaded session continues in: the one stored with it, when this agent may offer
+   * it (under --unattended the same ceiling as set_mode); else the agent's own, with a warning.
+   */
+  private restoredMode(id: string, settings: SessionSettings | undefined): PolicyMode {
+    const stored = settings?.mode;
+    if (stored === undefined) return this.ctx.mode;
+    const mode = this.allowedModes().find((m) => m.id === stored)?.id;
+    if (mode) return mode;
+    this.ctx.log(
+      `warning: session ${id} was stored in mode "${stored}", which this agent does not offer; it continues in ${this.ctx.mode}`,
+    );
+    return this.ctx.mode;
   }
 
   async create(
     cwd: unknown,
     mcpServers: readonly McpServer[],
-  ): Promise<{ sessionId: string; modes: SessionModeState }> {
+  ): Promise<{ sessionId: string; modes: SessionModeState; configOptions: SessionConfigOption[] }> {
     const dir = checkCwd(cwd);
     const refused = refuseProjectRoot(dir, {
       mode: this.ctx.mode,
@@ -175,8 +311,19 @@ export class AcpSessions {
     if (refused) throw new AcpFailure(ACP_ERROR.invalidParams, refused);
     const id = newAcpSessionId();
     const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), undefined);
+    // Stored now, so a session the editor never prompts can still be loaded.
+    try {
+      this.saveSettings(state);
+    } catch (e) {
+      await state.agent.close();
+      throw e;
+    }
     this.sessions.set(id, state);
-    return { sessionId: id, modes: this.modeState(state.mode) };
+    return {
+      sessionId: id,
+      modes: this.modeState(state.mode),
+      configOptions: this.configOptionsFor(state.mode),
+    };
   }
 
   /** Replays the stored conversation through `send`, then the session continues it. */
@@ -185,7 +332,7 @@ export class AcpSessions {
     cwd: unknown,
     mcpServers: readonly McpServer[],
     send: (u: SessionUpdate) => void,
-  ): Promise<{ modes: SessionModeState }> {
+  ): Promise<{ modes: SessionModeState; configOptions: SessionConfigOption[] }> {
     const dir = checkCwd(cwd);
     const live = this.sessions.get(id);
     if (live) {
@@ -194,16 +341,37 @@ export class AcpSessions {
       this.sessions.delete(id);
       await live.agent.close();
     }
-    const target = loadResumeTarget(this.ctx.paths.sessions, id);
-    if (!target.ok) {
-      const code = sessionExists(this.ctx.paths.sessions, id) ? ACP_ERROR.invalidParams : ACP_ERROR.notFound;
-      throw new AcpFailure(code, target.error);
-    }
-    for (const w of target.value.warnings) this.ctx.log(`warning: ${w}`);
-    for (const u of replayUpdates(target.value.messages)) send(u);
-    const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), target.value.messages);
+    const messages = this.storedConversation(id);
+    const settings = readSessionSettings(this.ctx.paths.sessions, id);
+    const mode = this.restoredMode(id, settings);
+    for (const u of replayUpdates(messages, dir)) send(u);
+    const state = await this.open(
+      id,
+      dir,
+      mode,
+      this.configFor(mcpServers),
+      messages.length > 0 ? messages : undefined,
+    );
+    state.approvals = settings?.approvals ?? [];
+    state.refusals = settings?.refusals ?? [];
     this.sessions.set(id, state);
-    return { modes: this.modeState(state.mode) };
+    return { modes: this.modeState(state.mode), configOptions: this.configOptionsFor(state.mode) };
+  }
+
+  /**
+   * The conversation of a stored session: its transcript, or nothing yet for a session that
+   * was created and never prompted (it has only its settings).
+   */
+  private storedConversation(id: string): Message[] {
+    const sessionsDir = this.ctx.paths.sessions;
+    const target = loadResumeTarget(sessionsDir, id);
+    if (target.ok) {
+      for (const w of target.value.warnings) this.ctx.log(`warning: ${w}`);
+      return target.value.messages;
+    }
+    if (!sessionExists(sessionsDir, id) && fs.existsSync(settingsPath(sessionsDir, id))) return [];
+    const code = sessionExists(sessionsDir, id) ? ACP_ERROR.invalidParams : ACP_ERROR.notFound;
+    throw new AcpFailure(code, target.error);
   }
 
   private get(id: string): SessionState {
@@ -216,8 +384,11 @@ export class AcpSessions {
     return s;
   }
 
-  /** Changes the session's policy mode (audited); the conversation goes on under the new mode. */
-  async setMode(id: string, modeId: string): Promise<void> {
+  /**
+   * Changes the session's policy mode (audited, stored with the session); the conversation
+   * goes on under the new mode. Returns whether it changed (the caller then tells the editor).
+   */
+  async setMode(id: string, modeId: string): Promise<boolean> {
     const s = this.get(id);
     const allowed = this.allowedModes();
     const mode = allowed.find((m) => m.id === modeId)?.id;
@@ -233,7 +404,7 @@ export class AcpSessions {
         ACP_ERROR.invalidParams,
         `session ${id} is running a prompt; cancel it or wait, then set the mode`,
       );
-    if (mode === s.mode) return;
+    if (mode === s.mode) return false;
     const audited = this.ctx.audit.emit(
       id,
       "mode",
@@ -249,7 +420,25 @@ export class AcpSessions {
     // Nothing said yet: a fresh conversation (its first run is not "resumed").
     const next = await this.open(id, s.cwd, mode, s.config, messages.length > 0 ? messages : undefined);
     next.prompts = s.prompts;
+    next.approvals = s.approvals;
+    next.refusals = s.refusals;
     this.sessions.set(id, next);
+    this.saveSettings(next);
+    return true;
+  }
+
+  /** The session's current mode (for `current_mode_update`). */
+  modeOf(id: string): PolicyMode {
+    return this.get(id).mode;
+  }
+
+  /** `session/close`: cancels a running prompt, waits for it, and releases the session. */
+  async close(id: string): Promise<void> {
+    const s = this.get(id);
+    this.sessions.delete(id);
+    s.running?.abort(new Error("interrupted"));
+    await s.settled;
+    await s.agent.close();
   }
 
   /** One goal in the session's conversation; updates go to `send` while it runs. */
@@ -257,6 +446,7 @@ export class AcpSessions {
     id: string,
     blocks: readonly ContentBlock[],
     send: (u: SessionUpdate) => void,
+    link?: EditorLink,
   ): Promise<StopReason> {
     const s = this.get(id);
     if (s.running)
@@ -266,10 +456,18 @@ export class AcpSessions {
       );
     const goal = goalFromPrompt(blocks);
     if (!goal.ok) throw new AcpFailure(ACP_ERROR.invalidParams, goal.error);
+    const command = commandOf(goal.value);
+    if (command) {
+      const text = await this.runCommand(s, command);
+      send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+      return "end_turn";
+    }
     s.prompts += 1;
     const translator = new UpdateTranslator(s.cwd, send, `p${s.prompts}`);
     const controller = new AbortController();
     s.running = controller;
+    s.link = link;
+    s.translator = translator;
     s.listener = (e) => translator.handle(e);
     let r: RunResult;
     const running = s.agent.run(goal.value, controller.signal);
@@ -278,9 +476,14 @@ export class AcpSessions {
       r = await running;
     } finally {
       s.listener = undefined;
+      s.link = undefined;
+      s.translator = undefined;
       s.running = undefined;
       s.settled = undefined;
     }
+    s.tokens.prompt += r.usage.prompt_tokens;
+    s.tokens.completion += r.usage.completion_tokens;
+    s.tokens.total += r.usage.total_tokens;
     if (r.status === "final") return "end_turn";
     translator.close(r.error ?? r.status);
     if (r.status === "interrupted") return "cancelled";
@@ -291,6 +494,45 @@ export class AcpSessions {
       runId: translator.runId ?? null,
       status: r.status,
     });
+  }
+
+  /** A slash command the editor offered (src/acp/commands.ts), answered without the model. */
+  private async runCommand(s: SessionState, command: { name: string; args: string }): Promise<string> {
+    switch (command.name) {
+      case "undo":
+      case "diff": {
+        if (command.args !== "" && !(command.name === "undo" && command.args === "--force"))
+          return command.name === "undo" ? "usage: /undo [--force]" : "/diff takes no argument";
+        // The REPL's /undo and /diff (src/cli/undo.ts), their output collected as the answer.
+        const { showSessionDiff, undoLastRun } = await import("../cli/undo.js");
+        const lines: string[] = [];
+        const collect = (t: string) => {
+          lines.push(t);
+        };
+        const io = { out: collect, err: collect, raw: collect, color: false };
+        if (command.name === "undo")
+          undoLastRun(io, this.ctx.paths, s.id, s.cwd, { force: command.args === "--force", what: "/undo" });
+        else await showSessionDiff(io, this.ctx.paths, s.id, s.cwd);
+        return lines.join("").trimEnd();
+      }
+      case "status":
+        return statusText({
+          sessionId: s.id,
+          model: s.config.backend.model,
+          mode: s.mode,
+          approval: this.approvalLabel(),
+          contextWindow: s.agent.contextWindow(),
+          prompts: s.prompts,
+          tokens: s.tokens,
+        });
+      default:
+        return `/${command.name} is not available here`;
+    }
+  }
+
+  private approvalLabel(): string {
+    if (this.ctx.unattended) return "never (scoot acp --unattended)";
+    return this.ctx.approval === "ask" ? "ask (the editor is asked)" : "never (tools.approval)";
   }
 
   /** `session/cancel`: the running goal stops at once (its tool's process group is killed). */

@@ -1,20 +1,24 @@
 /**
  * One prompt's agent events → ACP `session/update`s (README "Editors (ACP)"):
  * - the thought as `agent_thought_chunk` (streamed pieces when the backend streams);
- * - each tool step as `tool_call` (kind, locations, rawInput) then `tool_call_update`:
- *   `completed` with the observation, or `failed` naming the policy's reason;
+ * - each tool step as `tool_call` (title, kind, locations, rawInput) then `tool_call_update`:
+ *   `in_progress` once allowed (with the `diff` a write is about to make), `completed` with
+ *   the observation, or `failed` naming the policy's reason or the tool's error;
  * - the answer as `agent_message_chunk`, streamed when the backend streams.
  * Calls a tool makes itself (parallel children, redirect hops) that the gate denies get their
  * own failed tool call, so every denial is visible.
  */
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { AgentEvent } from "../agent/events.js";
+import { type EditDiff, editDiff } from "./edit-diff.js";
 import { toolCallView } from "./tool-kind.js";
 
 interface OpenCall {
   id: string;
   action: string;
   input: string;
+  /** The change a write is about to make, shown from the moment the gate allowed it. */
+  diff?: EditDiff;
 }
 
 const text = (t: string): ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];
@@ -63,13 +67,22 @@ export class UpdateTranslator {
 
   private finish(status: "completed" | "failed", content: string): void {
     if (!this.open) return;
+    const { id, action, diff } = this.open;
+    // A file tool's own error starts with its name ("file_edit: … nothing was changed").
+    const toolFailed = diff !== undefined && content.startsWith(`${action}:`);
+    const shown = status === "completed" && diff && !toolFailed ? [{ type: "diff" as const, ...diff }] : [];
     this.send({
       sessionUpdate: "tool_call_update",
-      toolCallId: this.open.id,
-      status,
-      content: text(content),
+      toolCallId: id,
+      status: toolFailed ? "failed" : status,
+      content: [...shown, ...text(content)],
     });
     this.open = undefined;
+  }
+
+  /** The tool call the editor was shown for the current step (a permission request names it). */
+  openCallId(): string | undefined {
+    return this.open?.id;
   }
 
   handle(e: AgentEvent): void {
@@ -100,10 +113,18 @@ export class UpdateTranslator {
           this.open = { id, action: e.action, input: e.input };
         }
         break;
-      case "running":
-        if (this.open)
-          this.send({ sessionUpdate: "tool_call_update", toolCallId: this.open.id, status: "in_progress" });
+      case "running": {
+        if (!this.open) break;
+        const diff = editDiff(this.open.action, this.open.input, this.cwd);
+        this.open.diff = diff;
+        this.send({
+          sessionUpdate: "tool_call_update",
+          toolCallId: this.open.id,
+          status: "in_progress",
+          ...(diff ? { content: [{ type: "diff", ...diff }] } : {}),
+        });
         break;
+      }
       case "deny": {
         const reason = `denied by policy: ${e.reason}`;
         if (this.open && this.open.action === e.action && this.open.input === e.input)
@@ -111,6 +132,9 @@ export class UpdateTranslator {
         else this.startCall(e.action, e.input, "failed", reason);
         break;
       }
+      case "refused":
+        this.finish("failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
+        break;
       case "observation":
         this.finish("completed", e.text ?? `(${e.bytes} bytes)`);
         break;

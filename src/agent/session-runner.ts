@@ -28,7 +28,7 @@ import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
-import { type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
+import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
@@ -57,11 +57,15 @@ export interface AgentSessionOptions {
    * its parts. The conversation continues from it and the first run's audit names it.
    */
   resume?: Message[];
+  /** An editor's open buffers (ACP): file_read reads through them. */
+  editorBuffers?: ToolServices["editorBuffers"];
   /**
    * Who approves calls with an effect (README "Approval"): the keyboard, an editor. Absent:
    * nobody is asked — `tools.approval = "never"`, or no person can answer.
    */
   approver?: Approver;
+  /** The session's "always" answers when they outlive this process (ACP stores them with the session). */
+  approvalMemory?: ApprovalMemory;
 }
 
 export interface AgentSession {
@@ -147,6 +151,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       unattended: opts.unattended ?? false,
       notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
     },
+    ...(opts.editorBuffers ? { editorBuffers: opts.editorBuffers } : {}),
   };
   let pool: { close(): Promise<void> } | undefined;
   if (mcp.servers.length > 0) {
@@ -227,7 +232,9 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const resumed = opts.resume;
   let resumePending = resumed !== undefined;
   // "always" answers hold for the whole session, across its goals.
-  const approval = opts.approver ? { approver: opts.approver, memory: approvalMemory() } : undefined;
+  const approval = opts.approver
+    ? { approver: opts.approver, memory: opts.approvalMemory ?? approvalMemory() }
+    : undefined;
   const checkpoints = openCheckpointWriter(paths.state, opts.sessionId, paths.sessions);
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
 

@@ -26,9 +26,11 @@ export async function runAcp(cli: Cli): Promise<number> {
     cli.io.err(`scoot acp: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadAgentCommand(cli, "acp");
+  const unattended = flagBool(cli.args, "unattended");
+  // The editor's person answers approval questions; under --unattended nobody does.
+  const loaded = loadAgentCommand(cli, "acp", { canAsk: !unattended });
   if (!loaded.ok) return loaded.exitCode;
-  const { config, paths, mode, retries } = loaded;
+  const { config, paths, mode, retries, approval } = loaded;
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
   // stdout is the protocol: a stray console.log from any dependency would corrupt it.
   consoleToStderr();
@@ -38,7 +40,8 @@ export async function runAcp(cli: Cli): Promise<number> {
     env: cli.env,
     mode,
     retries,
-    unattended: flagBool(cli.args, "unattended"),
+    unattended,
+    approval,
     audit: guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit),
     log,
   });

@@ -10,4 +10,5 @@ export {
   type RunOutcome,
   type Scoot,
   type ScootOptions,
+  version,
 } from "./scoot.js";

@@ -6,6 +6,8 @@
  * given). An `AbortSignal` stops a run like Ctrl-C: the running tool's process group is
  * killed and the run is audited as interrupted.
  */
+import fs from "node:fs";
+import path from "node:path";
 import type { AgentEvent } from "../agent/events.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import { loadResumeTarget } from "../cli/resume.js";
@@ -74,13 +76,42 @@ function newLibSessionId(): string {
   return `lib-${Date.now()}-${process.pid}-${libCounter}`;
 }
 
-/** Loads the configuration now; throws an Error naming the problem when it cannot be used. */
+/** The package's version (from its package.json); "unknown" when that cannot be read. */
+export const version: string = (() => {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: unknown;
+    };
+    return typeof pkg.version === "string" ? pkg.version : "unknown";
+  } catch {
+    return "unknown";
+  }
+})();
+
+/** The project root runs work in, checked now: a missing one would only fail later, inside a tool. */
+function checkedCwd(cwd: string): string {
+  const abs = path.resolve(cwd);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(abs);
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : (e as Error).message;
+    throw new Error(`scoot: cwd ${abs} ${why}: pass an existing directory as the project root (cwd)`);
+  }
+  if (!st.isDirectory())
+    throw new Error(`scoot: cwd ${abs} is not a directory: pass the project's directory (cwd)`);
+  return abs;
+}
+
+/**
+ * Loads the configuration now; throws an Error naming the problem when it cannot be used.
+ * Everything is checked before the home is created, so a refused call leaves no trace.
+ */
 export function createScoot(options: ScootOptions = {}): Scoot {
   const env = options.env ?? process.env;
   const warn = options.onWarning ?? ((m: string) => process.stderr.write(`scoot: warning: ${m}\n`));
-  registerSecretEnv(env);
   const paths = homePaths(resolveHomeDir(options.home, env));
-  ensureHome(paths);
+  const fixedCwd = options.cwd === undefined ? undefined : checkedCwd(options.cwd);
   const loaded = loadConfig(paths.root, env, options.configFile);
   if (!loaded.ok) throw new Error(`scoot: configuration error: ${loaded.error.message}`);
   for (const w of loaded.value.warnings) warn(w);
@@ -94,6 +125,8 @@ export function createScoot(options: ScootOptions = {}): Scoot {
       );
     mode = parsed;
   }
+  registerSecretEnv(env);
+  ensureHome(paths);
 
   interface Open {
     agent: AgentSession;
@@ -103,6 +136,11 @@ export function createScoot(options: ScootOptions = {}): Scoot {
     current?: { controller: AbortController; done: Promise<unknown> };
   }
   const sessions = new Map<string, Open>();
+  /**
+   * Session ids with a goal starting or running. Claimed before the first await, so a second
+   * run() on the same id is refused at once instead of interleaving one transcript.
+   */
+  const claimed = new Set<string>();
   let closed = false;
 
   const open = async (id: string, resume: boolean): Promise<Open> => {
@@ -124,7 +162,7 @@ export function createScoot(options: ScootOptions = {}): Scoot {
     const opened = await openAgentSession({
       config,
       paths,
-      cwd: options.cwd ?? process.cwd(),
+      cwd: fixedCwd ?? checkedCwd(process.cwd()),
       env,
       sessionId: id,
       mode,
@@ -152,8 +190,18 @@ export function createScoot(options: ScootOptions = {}): Scoot {
       if (!valid.ok) throw new Error(`scoot: ${valid.error}`);
       if (runOptions.resume === true && runOptions.sessionId === undefined)
         throw new Error("scoot: resume: true needs the sessionId to continue");
-      const s = await open(id, runOptions.resume !== undefined && runOptions.resume !== false);
-      if (s.busy) throw new Error(`scoot: session ${id} is running a goal (one at a time per session)`);
+      if (claimed.has(id))
+        throw new Error(
+          `scoot: session ${id} is running a goal (one at a time per session; await the first run)`,
+        );
+      claimed.add(id);
+      let s: Open;
+      try {
+        s = await open(id, runOptions.resume !== undefined && runOptions.resume !== false);
+      } catch (e) {
+        claimed.delete(id);
+        throw e;
+      }
       s.busy = true;
       let runId = "";
       s.listener = (e) => {
@@ -184,6 +232,7 @@ export function createScoot(options: ScootOptions = {}): Scoot {
         s.listener = undefined;
         s.current = undefined;
         s.busy = false;
+        claimed.delete(id);
       }
     },
     async close() {

@@ -80,6 +80,12 @@ export const fileReadTool: Tool<FileReadInput> = {
       if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
         return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
       }
+      // An editor's buffer of the judged file, unsaved changes included (README "Editors (ACP)").
+      if (ctx.services.editorBuffers) {
+        const text = await ctx.services.editorBuffers.read(judged.value, ctx.signal);
+        if (text !== undefined && Buffer.byteLength(text) <= MAX_READ_BYTES)
+          return windowed ? textWindow(text, shown, input.offset ?? 1, input.limit) : wholeText(text, shown);
+      }
       // A window may be far into a file of any size: asynchronous chunks that stop at the
       // deadline. A whole read is bounded (1 MiB) and stays synchronous: it is the common case
       // and an async round trip per call costs more than the read itself.
@@ -125,6 +131,12 @@ function readWhole(fd: number, shown: string, size: number): string {
   const text = buf.toString("utf8", 0, Math.min(got, MAX_READ_BYTES));
   if (got > MAX_READ_BYTES)
     return `[${shown} grew past ${formatBytes(MAX_READ_BYTES)}; showing the first part]\n${text}`;
+  return wholeText(text, shown, got);
+}
+
+/** A whole file's text as the model sees it: with a note when the observation will be clipped. */
+function wholeText(text: string, shown: string, got = Buffer.byteLength(text)): string {
+  if (got === 0) return `(${shown} is empty, 0 bytes)`;
   if (got <= CLIP.file_read) return text;
   // The observation will be clipped in the middle; say so up front so the model can ask for a window.
   const lines = countLines(text);
@@ -219,6 +231,16 @@ async function readWindow(
   else if (overflow) header += `; stopped at ${formatBytes(MAX_READ_BYTES)}, continue with offset ${to + 1}]`;
   else header += consumed < size ? `; the file goes on (${formatBytes(size)} in all)]` : "]";
   return `${header}\n${kept.join("\n")}`;
+}
+
+/** A window of lines of a text already in memory (an editor's buffer), shaped like readWindow's. */
+function textWindow(text: string, shown: string, offset: number, limit: number | undefined): string {
+  const lines = text === "" ? [] : (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+  if (lines.length === 0) return `(${shown} is empty, 0 bytes)`;
+  if (offset > lines.length)
+    return `file_read: offset ${offset} is past the end of ${shown}, which has ${lines.length} lines`;
+  const kept = lines.slice(offset - 1, limit === undefined ? undefined : offset - 1 + limit);
+  return `[${shown} lines ${offset}-${offset + kept.length - 1} of ${lines.length}]\n${kept.join("\n")}`;
 }
 
 /** Lines in a text, a last line without a newline included ("" has none). */

@@ -43,6 +43,13 @@ export interface ToolServices {
   sandbox?: SandboxService;
   /** The run's protected identities (policy/identity.ts), checked on what a file tool opened. */
   identities?: Pick<GateSettings, "mode" | "protectedIdentities">;
+  /** An editor's open buffers (ACP `fs/read_text_file`): file_read sees unsaved changes. */
+  editorBuffers?: EditorBuffers;
+}
+
+/** Reads a file as the editor has it; undefined when the editor cannot say (then the disk is read). */
+export interface EditorBuffers {
+  read(absPath: string, signal: AbortSignal): Promise<string | undefined>;
 }
 
 export interface Tool<I = unknown> {

@@ -1,8 +1,10 @@
 /** The ACP agent's pure parts (issue 14): tool kinds, prompt content, editor MCP servers, replay, updates. */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { DIFF_MAX_FILE_BYTES, editDiff } from "../../src/acp/edit-diff.js";
 import { mergeClientServers } from "../../src/acp/mcp-servers.js";
 import { goalFromPrompt } from "../../src/acp/prompt-content.js";
 import { replayUpdates } from "../../src/acp/replay.js";
@@ -26,15 +28,99 @@ describe("tool call kinds come from the tool's effects", () => {
     const v = toolCallView(action, input, "/p");
     expect(v.kind).toBe(kind);
     expect(v.locations.map((l) => l.path)).toEqual(paths);
-    expect(v.title.startsWith(action)).toBe(true);
+  });
+});
+
+describe("tool call titles an editor can show", () => {
+  it.each([
+    ["file_read", '{"path":"src/app.ts"}', "Read src/app.ts"],
+    ["file_write", '{"path":"notes.txt","content":"x"}', "Write notes.txt"],
+    ["file_edit", '{"path":"README.md","old":"a","new":"b"}', "Edit README.md"],
+    ["bash", "npm test", "Run npm test"],
+    ["bash", "printf 'a\\n'\n  && ls", "Run printf 'a\\n' && ls"],
+    ["grep", '{"pattern":"TODO","path":"src"}', 'Search "TODO" in src'],
+    ["glob", '{"pattern":"**/*.ts"}', "Find **/*.ts"],
+    [
+      "http_request",
+      '{"method":"post","url":"https://example.com/x","body":"{}"}',
+      "POST https://example.com/x",
+    ],
+    ["mcp_call", '{"server":"gh","tool":"issues"}', "Call gh: issues"],
+    ["outline", '{"path":"a.py"}', "Outline a.py"],
+    ["no_such_tool", "x y", "no_such_tool x y"],
+    ["file_read", "not json", "file_read not json"],
+  ])("%s %s → %s", (action, input, title) => {
+    expect(toolCallView(action, input, "/p").title).toBe(title);
   });
 
-  it("rawInput is the parsed JSON, or the text for bash; a long input is cut in the title only", () => {
-    expect(toolCallView("file_read", '{"path":"a"}', "/p").rawInput).toEqual({ path: "a" });
+  it("a long argument is cut in the title only; rawInput keeps it whole", () => {
     const long = `echo ${"x".repeat(500)}`;
     const v = toolCallView("bash", long, "/p");
-    expect(v.rawInput).toBe(long);
     expect(v.title.length).toBeLessThan(100);
+    expect(v.rawInput).toEqual({ command: long });
+  });
+
+  it("rawInput is an object for every tool (bash's command under `command`)", () => {
+    expect(toolCallView("file_read", '{"path":"a"}', "/p").rawInput).toEqual({ path: "a" });
+    expect(toolCallView("bash", "ls", "/p").rawInput).toEqual({ command: "ls" });
+    expect(toolCallView("final", "done", "/p").rawInput).toEqual({ input: "done" });
+    expect(toolCallView("file_read", "[1,2]", "/p").rawInput).toEqual({ input: [1, 2] });
+    expect(toolCallView("glob", "not json", "/p").rawInput).toEqual({ input: "not json" });
+  });
+
+  it("a read names the line it starts at", () => {
+    expect(toolCallView("file_read", '{"path":"a.ts","offset":40}', "/p").locations).toEqual([
+      { path: "/p/a.ts", line: 40 },
+    ]);
+  });
+});
+
+describe("the diff a file tool is about to make", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-acp-diff-"));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("file_edit: the whole file before and after", () => {
+    fs.writeFileSync(path.join(dir, "a.txt"), "one\ntwo\nthree\n");
+    expect(editDiff("file_edit", '{"path":"a.txt","old":"two","new":"2"}', dir)).toEqual({
+      path: path.join(dir, "a.txt"),
+      oldText: "one\ntwo\nthree\n",
+      newText: "one\n2\nthree\n",
+    });
+  });
+
+  it("file_edit whose text is not there once: the edited piece alone", () => {
+    fs.writeFileSync(path.join(dir, "b.txt"), "x x");
+    expect(editDiff("file_edit", '{"path":"b.txt","old":"x","new":"y"}', dir)).toEqual({
+      path: path.join(dir, "b.txt"),
+      oldText: "x",
+      newText: "y",
+    });
+  });
+
+  it("file_write: a new file has no old text; an existing one its content", () => {
+    expect(editDiff("file_write", '{"path":"new.txt","content":"hi"}', dir)).toEqual({
+      path: path.join(dir, "new.txt"),
+      oldText: null,
+      newText: "hi",
+    });
+    fs.writeFileSync(path.join(dir, "c.txt"), "old");
+    expect(editDiff("file_write", '{"path":"c.txt","content":"new"}', dir)?.oldText).toBe("old");
+  });
+
+  it("a binary or oversized file is never sent whole", () => {
+    fs.writeFileSync(path.join(dir, "bin"), Buffer.from([1, 0, 2]));
+    expect(editDiff("file_write", '{"path":"bin","content":"x"}', dir)).toBeUndefined();
+    fs.writeFileSync(path.join(dir, "big"), "a".repeat(DIFF_MAX_FILE_BYTES + 1));
+    expect(editDiff("file_edit", '{"path":"big","old":"aaaa","new":"b"}', dir)).toEqual({
+      path: path.join(dir, "big"),
+      oldText: "aaaa",
+      newText: "b",
+    });
+  });
+
+  it("other tools and invalid inputs have none", () => {
+    expect(editDiff("bash", "echo x > a.txt", dir)).toBeUndefined();
+    expect(editDiff("file_edit", '{"path":"a.txt"}', dir)).toBeUndefined();
   });
 });
 
@@ -138,22 +224,69 @@ describe("editor MCP servers: the configuration keeps the allowlist", () => {
 });
 
 describe("session/load replay", () => {
-  it("replays goals and final answers only", () => {
-    const u = replayUpdates([
-      { role: "system", content: "sys" },
-      { role: "user", content: "first goal" },
-      { role: "assistant", content: '{"thought":"t","action":"glob","action_input":"{}"}' },
-      { role: "user", content: "Observation from glob:\n<<<UNTRUSTED_OBSERVATION\nx\n>>>" },
-      { role: "assistant", content: "not json at all" },
-      { role: "user", content: "Your last reply was not a valid step and nothing was executed: x" },
-      {
-        role: "assistant",
-        content: '```json\n{"thought":"t","action":"final","action_input":"the answer"}\n```',
-      },
-      { role: "user", content: "second goal" },
-    ]);
+  it("replays goals, tool calls with their results, and final answers; corrections are not replayed", () => {
+    const u = replayUpdates(
+      [
+        { role: "system", content: "sys" },
+        { role: "user", content: "first goal" },
+        {
+          role: "assistant",
+          content: '{"thought":"t","action":"glob","action_input":"{\\"pattern\\":\\"*\\"}"}',
+        },
+        {
+          role: "user",
+          content: "Observation from glob:\n<<<UNTRUSTED_OBSERVATION\na.txt\nUNTRUSTED_OBSERVATION>>>",
+        },
+        { role: "assistant", content: '{"thought":"t","action":"bash","action_input":"rm -rf x"}' },
+        {
+          role: "user",
+          content:
+            "Observation from bash:\n<<<UNTRUSTED_OBSERVATION\ndenied by policy (readonly): no shell\nUNTRUSTED_OBSERVATION>>>",
+        },
+        { role: "assistant", content: "not json at all" },
+        { role: "user", content: "Your last reply was not a valid step and nothing was executed: x" },
+        {
+          role: "assistant",
+          content: '```json\n{"thought":"t","action":"final","action_input":"the answer"}\n```',
+        },
+        { role: "user", content: "second goal" },
+      ],
+      "/p",
+    );
     expect(u).toEqual([
       { sessionUpdate: "user_message_chunk", content: { type: "text", text: "first goal" } },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "replay-1",
+        title: "Find *",
+        kind: "search",
+        status: "pending",
+        locations: [{ path: "/p" }],
+        rawInput: { pattern: "*" },
+      },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "replay-1",
+        status: "completed",
+        content: [{ type: "content", content: { type: "text", text: "a.txt" } }],
+      },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "replay-2",
+        title: "Run rm -rf x",
+        kind: "execute",
+        status: "pending",
+        locations: [],
+        rawInput: { command: "rm -rf x" },
+      },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "replay-2",
+        status: "failed",
+        content: [
+          { type: "content", content: { type: "text", text: "denied by policy (readonly): no shell" } },
+        ],
+      },
       { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "the answer" } },
       { sessionUpdate: "user_message_chunk", content: { type: "text", text: "second goal" } },
     ]);

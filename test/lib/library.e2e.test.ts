@@ -182,13 +182,18 @@ fs.writeFileSync("close-result.json", JSON.stringify({ out, refused }));
   it("bad options are clear errors; the shipped types check in a TypeScript consumer", async () => {
     const r = await runConsumer(
       "bad.mjs",
-      `import { createScoot } from "scoot";
+      `import { createScoot, version } from "scoot";
+console.error(\`version=\${version}\`);
 try { createScoot({ home: process.env.T_HOME, policy: "root" }); } catch (e) { console.error(e.message); }
 try { createScoot({ home: process.env.T_HOME, configFile: "/nonexistent/scoot.toml" }); } catch (e) { console.error(e.message); }
 `,
       { T_HOME: home, T_URL: server.url },
     );
     expect(r.stderr).toContain('unknown policy "root"');
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as {
+      version: string;
+    };
+    expect(r.stderr).toContain(`version=${pkg.version}`);
     expect(r.stderr).toContain("config file /nonexistent/scoot.toml does not exist");
     fs.writeFileSync(
       path.join(consumer, "typed.ts"),

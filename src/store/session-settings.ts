@@ -1,0 +1,77 @@
+/**
+ * What an editor chose for a session (README "Editors (ACP)"): a sidecar
+ * `<id>.settings.json` beside the transcript holds the session's policy mode, the approval
+ * choices made "always" and the project root. It is written when an ACP session is created
+ * (so a session never prompted can still be loaded) and replaced whole, atomically, on every
+ * change; `session/load` restores from it. A sidecar that is not ours (too large, not an
+ * object, unknown mode) is ignored field by field, never trusted: a mode read from it still
+ * passes the same ceiling as one an editor asks for.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { atomicWriteFile } from "../core/atomic-write.js";
+import type { Result } from "../core/types.js";
+
+/** A sidecar larger than this is not ours: it is ignored. */
+const MAX_SETTINGS_BYTES = 64 * 1024;
+/** Remembered "always" answers kept per session; beyond it the oldest go. */
+export const MAX_REMEMBERED_APPROVALS = 256;
+
+export interface SessionSettings {
+  mode?: string;
+  /** The approval keys answered "always" (one per tool, or per program for bash). */
+  approvals?: string[];
+  /** The approval keys answered "reject always": refused without asking again. */
+  refusals?: string[];
+  project_root?: string;
+}
+
+export function settingsPath(sessionsDir: string, id: string): string {
+  return path.join(sessionsDir, `${id}.settings.json`);
+}
+
+export function readSessionSettings(sessionsDir: string, id: string): SessionSettings | undefined {
+  const file = settingsPath(sessionsDir, id);
+  let raw: string;
+  try {
+    const st = fs.lstatSync(file);
+    if (!st.isFile() || st.size > MAX_SETTINGS_BYTES) return undefined;
+    raw = fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  let v: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
+    v = parsed as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const out: SessionSettings = {};
+  if (typeof v.mode === "string") out.mode = v.mode;
+  if (typeof v.project_root === "string") out.project_root = v.project_root;
+  for (const key of ["approvals", "refusals"] as const) {
+    const list = v[key];
+    if (Array.isArray(list))
+      out[key] = list.filter((a): a is string => typeof a === "string").slice(-MAX_REMEMBERED_APPROVALS);
+  }
+  return out;
+}
+
+/** Replaces the sidecar with `settings` (0600); the old one stays whole if the write fails. */
+export function writeSessionSettings(
+  sessionsDir: string,
+  id: string,
+  settings: SessionSettings,
+): Result<void> {
+  const body: SessionSettings = {
+    ...settings,
+    ...(settings.approvals ? { approvals: settings.approvals.slice(-MAX_REMEMBERED_APPROVALS) } : {}),
+    ...(settings.refusals ? { refusals: settings.refusals.slice(-MAX_REMEMBERED_APPROVALS) } : {}),
+  };
+  const file = settingsPath(sessionsDir, id);
+  const r = atomicWriteFile(file, `${JSON.stringify(body)}\n`, { mode: 0o600 });
+  if (!r.ok) return { ok: false, error: `cannot record the session's settings in ${file}: ${r.error}` };
+  return { ok: true, value: undefined };
+}

@@ -1,0 +1,241 @@
+/**
+ * Approval through the editor (README "Editors (ACP)"): with `tools.approval = "ask"` (the
+ * default for `scoot acp`) every call with an effect sends `session/request_permission`; the
+ * answer is honoured and remembered as the option says. The official SDK's client plays the
+ * editor and drives the built CLI against the scripted model server.
+ */
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+
+let home: string;
+let project: string;
+let server: ScriptedServer;
+let child: ChildProcess | undefined;
+let connection: acp.ClientConnection | undefined;
+let updates: acp.SessionUpdate[] = [];
+let asked: acp.RequestPermissionRequest[] = [];
+/** How the test editor answers a permission request. */
+let answer: (signal: AbortSignal) => Promise<acp.RequestPermissionOutcome> | acp.RequestPermissionOutcome;
+
+const choose = (optionId: string) => () => ({ outcome: "selected" as const, optionId });
+const step = (action: string, input: string): ScriptItem => ({
+  reply: { thought: `about to ${action}`, action, action_input: input },
+});
+
+beforeEach(async () => {
+  home = tempDir("scoot-acp-ap-home-");
+  project = fs.realpathSync(tempDir("scoot-acp-ap-project-"));
+  server = await startScriptedServer();
+  updates = [];
+  asked = [];
+  answer = choose("allow_once");
+});
+afterEach(async () => {
+  await stop();
+  await server.close();
+  removeDir(home);
+  removeDir(project);
+});
+
+async function stop(): Promise<void> {
+  connection?.close();
+  connection = undefined;
+  const c = child;
+  child = undefined;
+  if (!c || c.exitCode !== null || c.signalCode !== null) return;
+  const closed = new Promise((r) => c.on("close", r));
+  c.stdin!.end();
+  await closed;
+}
+
+async function start(args: string[] = [], env: Record<string, string> = {}): Promise<acp.ClientConnection> {
+  child = spawnCli(["acp", ...args], {
+    home,
+    cwd: project,
+    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0", ...env },
+  });
+  child.stderr!.resume();
+  connection = acp
+    .client({ name: "scoot-approval-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params.update);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
+      asked.push(params);
+      return { outcome: await answer(signal) };
+    })
+    .connect(
+      acp.ndJsonStream(
+        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+      ),
+    );
+  await connection.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: {},
+  });
+  return connection;
+}
+
+async function newSession(c: acp.ClientConnection): Promise<string> {
+  return (await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] })).sessionId;
+}
+const ask = (c: acp.ClientConnection, sessionId: string, text: string) =>
+  c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
+  updates.filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
+const transcript = (id: string) =>
+  fs.readFileSync(path.join(home, "state", "sessions", `${id}.jsonl`), "utf8");
+const auditOf = (id: string) =>
+  fs
+    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { session_id: string; kind: string; msg: string })
+    .filter((e) => e.session_id === id);
+
+describe("permission through the editor", () => {
+  it("reject leaves the file untouched; the model and the transcript get the refusal", async () => {
+    fs.writeFileSync(path.join(project, "keep.txt"), "original\n");
+    answer = choose("reject_once");
+    server.push(
+      step("file_write", JSON.stringify({ path: "keep.txt", content: "clobbered\n" })),
+      step("final", "you refused"),
+    );
+    const c = await start();
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "overwrite keep.txt")).stopReason).toBe("end_turn");
+    expect(fs.readFileSync(path.join(project, "keep.txt"), "utf8")).toBe("original\n");
+    expect(asked).toHaveLength(1);
+    const req = asked[0]!;
+    expect(req.sessionId).toBe(sessionId);
+    expect(req.options.map((o) => o.kind)).toEqual([
+      "allow_once",
+      "allow_always",
+      "reject_once",
+      "reject_always",
+    ]);
+    // The question names the tool call the editor already shows, with the diff it would make.
+    const call = of("tool_call")[0]!;
+    expect(req.toolCall.toolCallId).toBe(call.toolCallId);
+    expect(req.toolCall).toMatchObject({ title: "Write keep.txt", kind: "edit" });
+    expect(req.toolCall.content).toEqual([
+      { type: "diff", path: path.join(project, "keep.txt"), oldText: "original\n", newText: "clobbered\n" },
+    ]);
+    const ended = of("tool_call_update")
+      .filter((u) => u.toolCallId === call.toolCallId)
+      .at(-1)!;
+    expect(ended.status).toBe("failed");
+    expect(JSON.stringify(ended.content)).toMatch(/refused by the user/);
+    expect(transcript(sessionId)).toMatch(/not run: the user refused this file_write call/);
+    expect(JSON.stringify(server.completions().at(-1)!.body)).toMatch(
+      /the user refused this file_write call/,
+    );
+    const approvals = auditOf(sessionId).filter((e) => e.kind === "approval");
+    expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
+  });
+
+  it("allow always asks once for that tool, and the choice survives a restart of the agent", async () => {
+    answer = choose("allow_always");
+    server.push(
+      step("file_write", JSON.stringify({ path: "a.txt", content: "a" })),
+      step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
+      step("final", "wrote both"),
+    );
+    let c = await start();
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "write two files")).stopReason).toBe("end_turn");
+    expect(asked).toHaveLength(1);
+    expect(fs.readFileSync(path.join(project, "b.txt"), "utf8")).toBe("b");
+
+    await stop();
+    answer = choose("reject_once");
+    c = await start();
+    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    server.push(step("file_write", JSON.stringify({ path: "c.txt", content: "c" })), step("final", "ok"));
+    await ask(c, sessionId, "and a third");
+    expect(asked).toHaveLength(1);
+    expect(fs.readFileSync(path.join(project, "c.txt"), "utf8")).toBe("c");
+    // A different tool is still asked.
+    server.push(
+      step("file_edit", JSON.stringify({ path: "c.txt", old: "c", new: "d" })),
+      step("final", "refused"),
+    );
+    await ask(c, sessionId, "edit it");
+    expect(asked).toHaveLength(2);
+    expect(fs.readFileSync(path.join(project, "c.txt"), "utf8")).toBe("c");
+  });
+
+  it("reject always refuses the same tool again without asking", async () => {
+    answer = choose("reject_always");
+    server.push(
+      step("file_write", JSON.stringify({ path: "a.txt", content: "a" })),
+      step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
+      step("final", "refused twice"),
+    );
+    const c = await start();
+    const sessionId = await newSession(c);
+    await ask(c, sessionId, "write two files");
+    expect(asked).toHaveLength(1);
+    expect(fs.existsSync(path.join(project, "a.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(project, "b.txt"))).toBe(false);
+    expect(transcript(sessionId)).toMatch(/reject always/);
+  });
+
+  it("a cancelled prompt cancels the pending permission request; nothing runs", async () => {
+    let cancelled = false;
+    answer = (signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener("abort", () => {
+          cancelled = true;
+          resolve({ outcome: "cancelled" });
+        });
+      });
+    server.push(step("file_write", JSON.stringify({ path: "never.txt", content: "x" })));
+    const c = await start();
+    const sessionId = await newSession(c);
+    const pending = ask(c, sessionId, "write it");
+    const until = Date.now() + 10_000;
+    while (asked.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(asked).toHaveLength(1);
+    await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    expect((await pending).stopReason).toBe("cancelled");
+    const waitCancel = Date.now() + 5_000;
+    while (!cancelled && Date.now() < waitCancel) await new Promise((r) => setTimeout(r, 20));
+    expect(cancelled).toBe(true);
+    expect(fs.existsSync(path.join(project, "never.txt"))).toBe(false);
+  });
+
+  it("reads never ask; --approval never and --unattended never ask, the gate alone decides", async () => {
+    fs.writeFileSync(path.join(project, "r.txt"), "read me\n");
+    server.push(step("file_read", JSON.stringify({ path: "r.txt" })), step("final", "read"));
+    let c = await start();
+    let sessionId = await newSession(c);
+    await ask(c, sessionId, "read it");
+    expect(asked).toHaveLength(0);
+    await stop();
+
+    server.push(step("file_write", JSON.stringify({ path: "n.txt", content: "n" })), step("final", "ok"));
+    c = await start(["--approval", "never"]);
+    sessionId = await newSession(c);
+    await ask(c, sessionId, "write it");
+    expect(asked).toHaveLength(0);
+    expect(fs.existsSync(path.join(project, "n.txt"))).toBe(true);
+    await stop();
+
+    server.push(step("file_write", JSON.stringify({ path: "u.txt", content: "u" })), step("final", "ok"));
+    c = await start(["--unattended", "--policy", "unrestricted"], {
+      SCOOT_EDGE_MAX_JOB_POLICY: "unrestricted",
+    });
+    sessionId = await newSession(c);
+    await ask(c, sessionId, "write it");
+    expect(asked).toHaveLength(0);
+    expect(fs.existsSync(path.join(project, "u.txt"))).toBe(true);
+  });
+});

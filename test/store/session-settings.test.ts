@@ -1,0 +1,82 @@
+/** The session settings sidecar (README "Editors (ACP)"): written whole, read field by field, never trusted. */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  MAX_REMEMBERED_APPROVALS,
+  readSessionSettings,
+  settingsPath,
+  writeSessionSettings,
+} from "../../src/store/session-settings.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-settings-"));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe("session settings", () => {
+  it("round-trips mode, both kinds of always answers and the project root, 0600", () => {
+    const r = writeSessionSettings(dir, "s1", {
+      mode: "readonly",
+      approvals: ["file_write", "bash:npm"],
+      refusals: ["http_request"],
+      project_root: "/p",
+    });
+    expect(r.ok).toBe(true);
+    expect(readSessionSettings(dir, "s1")).toEqual({
+      mode: "readonly",
+      approvals: ["file_write", "bash:npm"],
+      refusals: ["http_request"],
+      project_root: "/p",
+    });
+    expect(fs.statSync(settingsPath(dir, "s1")).mode & 0o777).toBe(0o600);
+  });
+
+  it.each([
+    ["not JSON", "{mode: readonly"],
+    ["an array", '["readonly"]'],
+    ["null", "null"],
+    ["too large", `{"mode":"readonly","pad":"${"x".repeat(70 * 1024)}"}`],
+  ])("a sidecar that is %s is ignored", (_what, body) => {
+    fs.writeFileSync(settingsPath(dir, "s2"), body);
+    expect(readSessionSettings(dir, "s2")).toBeUndefined();
+  });
+
+  it("fields of the wrong type are dropped one by one", () => {
+    fs.writeFileSync(
+      settingsPath(dir, "s3"),
+      JSON.stringify({
+        mode: 7,
+        approvals: ["bash", 3, null, "file_edit"],
+        refusals: "all",
+        project_root: {},
+      }),
+    );
+    expect(readSessionSettings(dir, "s3")).toEqual({ approvals: ["bash", "file_edit"] });
+  });
+
+  it("a symlink planted as the sidecar is not followed", () => {
+    const target = path.join(dir, "elsewhere.json");
+    fs.writeFileSync(target, JSON.stringify({ mode: "unrestricted" }));
+    fs.symlinkSync(target, settingsPath(dir, "s4"));
+    expect(readSessionSettings(dir, "s4")).toBeUndefined();
+  });
+
+  it("keeps at most MAX_REMEMBERED_APPROVALS answers, the newest", () => {
+    const many = Array.from({ length: MAX_REMEMBERED_APPROVALS + 5 }, (_, i) => `k${i}`);
+    writeSessionSettings(dir, "s5", { approvals: many });
+    const back = readSessionSettings(dir, "s5")!.approvals!;
+    expect(back).toHaveLength(MAX_REMEMBERED_APPROVALS);
+    expect(back.at(-1)).toBe(`k${MAX_REMEMBERED_APPROVALS + 4}`);
+  });
+
+  it("a write that cannot happen says where, and leaves the old sidecar whole", () => {
+    writeSessionSettings(dir, "s6", { mode: "guarded" });
+    const r = writeSessionSettings(path.join(dir, "missing-dir"), "s6", { mode: "readonly" });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatch(/cannot record the session's settings in .*missing-dir/);
+    expect(readSessionSettings(dir, "s6")?.mode).toBe("guarded");
+  });
+});
