@@ -240,7 +240,7 @@ function validateEnv(v: unknown, problems: string[]): { name: string; value: str
   return out;
 }
 
-function validateHeaders(v: unknown, problems: string[]): McpHeaderConfig[] {
+export function validateHeaders(v: unknown, problems: string[]): McpHeaderConfig[] {
   if (v === undefined) return [];
   if (!Array.isArray(v)) {
     problems.push("headers: must be a list of {name, value | value_env, prefix?} tables");
