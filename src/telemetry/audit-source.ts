@@ -308,3 +308,27 @@ export function countPending(live: string, cursor: Cursor | undefined, key: Buff
   }
   return n;
 }
+
+/**
+ * A cursor at the current end of the log (after its last complete line): where a reader that
+ * counts only what is written from now on starts (the daemon's metrics).
+ */
+export function endCursor(live: string, key: Buffer | undefined): Cursor {
+  const snap = snapshot(live, []);
+  const fd = openStoreFileSync(live);
+  if (fd === undefined) return { generation: snap.liveGen, offset: 0 };
+  try {
+    const size = fs.fstatSync(fd).size;
+    const last = lastLineOf(fd, size);
+    if (!last) return { generation: snap.liveGen, offset: 0 };
+    // A torn last line is not complete yet: the cursor stays before it.
+    const end = last.unterminated ? size - last.bytes.length : size;
+    if (end === 0) return { generation: snap.liveGen, offset: 0 };
+    const complete = lastLineOf(fd, end);
+    return complete
+      ? { generation: snap.liveGen, offset: end, hash: linkHash(complete.bytes, key) }
+      : { generation: snap.liveGen, offset: 0 };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

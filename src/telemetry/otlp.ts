@@ -12,9 +12,15 @@ import type { SourceItem } from "./audit-source.js";
 import { toLogRecord } from "./records.js";
 import type { TelemetrySettings } from "./settings.js";
 
+/** Why a batch was not acknowledged; `status` when the collector answered with an HTTP error. */
+export interface SendError {
+  message: string;
+  status?: number;
+}
+
 export interface LogSink {
   /** Sends one batch; ok only when the collector acknowledged it. An empty batch probes the endpoint. */
-  send(items: SourceItem[]): Promise<Result<void>>;
+  send(items: SourceItem[]): Promise<Result<void, SendError>>;
   shutdown(): Promise<void>;
 }
 
@@ -27,8 +33,8 @@ interface ExporterLike {
   shutdown(): Promise<void>;
 }
 
-function describe(error: Error | undefined): string {
-  if (!error) return "the collector did not accept the batch";
+function describe(error: Error | undefined): SendError {
+  if (!error) return { message: "the collector did not accept the batch" };
   const e = error as Error & { code?: number | string; data?: string; cause?: { code?: string } };
   const parts = [e.message || String(e)];
   if (typeof e.code === "number") parts.push(`HTTP ${e.code}`);
@@ -36,7 +42,8 @@ function describe(error: Error | undefined): string {
   if (cause && !parts[0]!.includes(cause)) parts.push(cause);
   if (typeof e.data === "string" && e.data.trim() !== "") parts.push(e.data.trim());
   const text = redact(parts.join(": "));
-  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}...` : text;
+  const message = text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}...` : text;
+  return typeof e.code === "number" ? { message, status: e.code } : { message };
 }
 
 export async function openLogSink(s: TelemetrySettings, version: string): Promise<LogSink> {

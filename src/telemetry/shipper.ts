@@ -92,7 +92,7 @@ function createShipper(opts: ShipperOptions): Result<Shipper> {
           const sent = await opts.sink.send(batch.items);
           if (!sent.ok) {
             progress.failures += 1;
-            return { ok: false, error: sent.error };
+            return { ok: false, error: sent.error.message };
           }
         }
         const moved =
