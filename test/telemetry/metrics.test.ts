@@ -26,7 +26,7 @@ interface Sample {
  * The Prometheus text exposition format (version 0.0.4): `# HELP name text`, `# TYPE name kind`,
  * then `name{label="value",...} number`. Throws on any line outside the grammar.
  */
-export function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
+function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
   const samples: Sample[] = [];
   const types = new Map<string, string>();
   const NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
