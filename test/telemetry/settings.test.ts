@@ -65,7 +65,7 @@ describe("resolveTelemetry", () => {
   });
 
   it.each([
-    [{ otlp_endpoint: "127.0.0.1:4318" }, {}, "must be an http or https URL"],
+    [{ otlp_endpoint: "127.0.0.1:4318" }, {}, "does not parse as a URL"],
     [{ otlp_endpoint: "//no-scheme" }, {}, "does not parse as a URL"],
     [{ otlp_endpoint: "grpc://c:4317" }, {}, "must be an http or https URL"],
     [{ otlp_endpoint: "http://user:pw@c:4318" }, {}, "must not carry credentials"],
