@@ -32,7 +32,7 @@ export type Resolved =
   | { kind: "on"; settings: TelemetrySettings }
   | { kind: "invalid"; problems: string[] };
 
-/** The OTLP/HTTP path for logs, appended to the base endpoint as the OTLP spec says. */
+/** The OTLP/HTTP path for logs, appended to the base endpoint (the OTEL_EXPORTER_OTLP_ENDPOINT rule). */
 export const LOGS_PATH = "/v1/logs";
 /** A header value may not smuggle another header or end the request head. */
 const UNSAFE_HEADER_TEXT = /[\r\n\0]/;
