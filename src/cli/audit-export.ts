@@ -41,6 +41,8 @@ export async function runAuditExport(cli: Cli): Promise<number> {
     return EXIT.failed;
   }
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
+  // Signals are caught before the exporter loads, so a stop during start-up still ends cleanly.
+  const control = flagBool(cli.args, "follow") ? createStopControl(log) : undefined;
   const sink = await openLogSink(setup.settings, setup.version);
   const opts = {
     live: paths.audit,
@@ -51,8 +53,7 @@ export async function runAuditExport(cli: Cli): Promise<number> {
     log,
   };
   try {
-    if (flagBool(cli.args, "follow")) {
-      const control = createStopControl(log);
+    if (control) {
       try {
         log(`telemetry: following ${paths.audit} to ${setup.settings.logsUrl} (stop with SIGTERM or Ctrl-C)`);
         const r = await shipFollow(opts, control.stop);
@@ -66,6 +67,10 @@ export async function runAuditExport(cli: Cli): Promise<number> {
       }
     }
     const r = await shipOnce(opts);
+    if (!r.ok && r.error.local) {
+      cli.io.err(`${name}: ${r.error.error}\n`);
+      return EXIT.failed;
+    }
     if (!r.ok) {
       const { error, pending, done } = r.error;
       cli.io.err(
@@ -80,6 +85,7 @@ export async function runAuditExport(cli: Cli): Promise<number> {
     );
     return EXIT.ok;
   } finally {
+    control?.dispose();
     await sink.shutdown();
     lock.value.release();
   }

@@ -118,12 +118,13 @@ function createShipper(opts: ShipperOptions): Result<Shipper> {
 /** Drains what is in the log now; the first failed batch ends it (the cursor keeps the place). */
 export async function shipOnce(
   opts: ShipperOptions,
-): Promise<Result<OnceResult, { error: string; pending: number; done: OnceResult }>> {
+): Promise<Result<OnceResult, { error: string; pending: number; done: OnceResult; local?: true }>> {
   const made = createShipper(opts);
   if (!made.ok)
     return {
       ok: false,
-      error: { error: made.error, pending: 0, done: { exported: 0, gaps: 0, batches: 0 } },
+      // Not the collector's doing: the cursor file is damaged (the message says how to fix it).
+      error: { error: made.error, pending: 0, done: { exported: 0, gaps: 0, batches: 0 }, local: true },
     };
   const s = made.value;
   const done: OnceResult = { exported: 0, gaps: 0, batches: 0 };

@@ -319,3 +319,60 @@ describe("credentials", () => {
     for (const rec of receiver.records) expect(JSON.stringify(rec)).not.toContain(SECRET);
   });
 });
+
+describe("the cursor and the live file", () => {
+  it("a damaged cursor is a clear error naming the file and the fix, and nothing is sent", async () => {
+    receiver = await startOtlpReceiver();
+    writeConfig(receiver.url, "http/json");
+    writeEvents("d", 3, 1 << 20, 8);
+    fs.mkdirSync(path.join(home, "state"), { recursive: true });
+    const cursor = path.join(home, "state", "telemetry-cursor.json");
+    for (const bad of [
+      "{not json",
+      '{"generation":0,"offset":0}',
+      '{"generation":1,"offset":-5}',
+      '{"generation":1,"offset":10}',
+      '{"generation":1.5,"offset":0}',
+    ]) {
+      fs.writeFileSync(cursor, bad);
+      const r = await exportOnce();
+      expect(r.code, bad).toBe(1);
+      expect(r.stderr).toContain(cursor);
+      expect(r.stderr).toContain(`delete ${cursor}`);
+      expect(fs.readFileSync(cursor, "utf8")).toBe(bad);
+    }
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it("a torn last line waits until it is complete; a cursor past the log starts over", async () => {
+    receiver = await startOtlpReceiver();
+    writeConfig(receiver.url, "http/protobuf");
+    writeEvents("t", 4, 1 << 20, 8);
+    const live = path.join(home, "logs", "audit.jsonl");
+    fs.appendFileSync(live, '{"seq":99,"ts":1,"session_id":"torn","kind":"run","msg":"half');
+    const r = await exportOnce();
+    expect(r.code, r.stderr).toBe(0);
+    expect(receiver.records.map((x) => x.attributes["scoot.session_id"])).toEqual(["wt", "wt", "wt", "wt"]);
+    // The next writer starts on a fresh line: the fragment is skipped with a warning, the event ships.
+    writeEvents("u", 1, 1 << 20, 8);
+    const next = await exportOnce();
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toContain("skipped a line that is not an audit event");
+    expect(receiver.records.map((x) => x.attributes["scoot.session_id"])).toEqual([
+      "wt",
+      "wt",
+      "wt",
+      "wt",
+      "wu",
+    ]);
+    // A cursor pointing past the log (the home was reset): the log is sent again from its start.
+    fs.writeFileSync(
+      path.join(home, "state", "telemetry-cursor.json"),
+      JSON.stringify({ generation: 40, offset: 0 }),
+    );
+    const reset = await exportOnce();
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stderr).toContain("the log was replaced");
+    expect(receiver.records).toHaveLength(10);
+  });
+});
