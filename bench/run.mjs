@@ -23,6 +23,7 @@ const BENCHES = [
   "scale.mjs",
   "acp.mjs",
   "prompt.mjs",
+  "telemetry.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

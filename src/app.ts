@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   "session show": async () => (await import("./cli/sessions.js")).runSessionShow,
   "audit show": async () => (await import("./cli/audit.js")).runAuditShow,
   "audit verify": async () => (await import("./cli/audit.js")).runAuditVerify,
+  "audit export": async () => (await import("./cli/audit-export.js")).runAuditExport,
   skills: async () => (await import("./cli/skills.js")).runSkills,
   "schedule list": async () => (await import("./cli/schedule.js")).runScheduleList,
   schedule: async () => (await import("./cli/schedule.js")).runScheduleList,

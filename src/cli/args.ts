@@ -40,6 +40,8 @@ const FLAGS: Record<string, FlagSpec> = {
   "--yes": { key: "yes", takesValue: false },
   "-y": { key: "yes", takesValue: false },
   "--force": { key: "force", takesValue: false },
+  // audit export
+  "--follow": { key: "follow", takesValue: false },
 };
 
 export interface ParsedArgs {
@@ -128,6 +130,7 @@ Commands:
   session show <id>                 a transcript as JSONL
   audit show <session-id>           a session's audit events, oldest first, as JSONL
   audit verify [--json]             check the audit hash chain (exit 1 naming the first break)
+  audit export [--follow]           ship the audit log to the OTLP collector in [telemetry]
   skills                            skill search paths and skills
   skills check [dir]                validate skills (exit 1 if any is invalid)
   skills pack <dir> [out.tar]       validate and pack a skill

@@ -26,6 +26,10 @@ function withoutSecrets(config: Config): Config {
       : s.env;
     return { ...s, ...(headers ? { headers } : {}), ...(env ? { env } : {}) };
   });
+  // The OTLP headers are written like MCP headers, with the same kind of credentials.
+  copy.telemetry.otlp_headers = copy.telemetry.otlp_headers.map((h) =>
+    typeof h === "object" && h !== null && "value" in h ? { ...h, value: REDACTED } : h,
+  );
   return copy;
 }
 

@@ -17,6 +17,7 @@ import { lockHome } from "../schedule/home-lock.js";
 import { hostScheduler, NOT_ENABLED_MESSAGE } from "../schedule/host.js";
 import { createStopControl, runLoop, sleep } from "../schedule/loop.js";
 import { procStartTime } from "../schedule/proc-identity.js";
+import { type DaemonTelemetry, startDaemonTelemetry } from "../telemetry/daemon-telemetry.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -65,8 +66,25 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
   let state: DaemonState | undefined;
   let exitCode: number = EXIT.ok;
   let reason = "unknown";
+  let telemetry: DaemonTelemetry | undefined;
   try {
-    const hosted = hostScheduler({ config, paths, cwd: cli.cwd, env: cli.env, log });
+    // Shipping and /metrics (README "Telemetry and metrics"); nothing loads when neither is configured.
+    const started = await startDaemonTelemetry({ config, paths, env: cli.env, log });
+    if (!started.ok) {
+      cli.io.err(`scoot daemon run: ${started.error}\n`);
+      reason = `error: ${started.error}`;
+      return EXIT.usage;
+    }
+    telemetry = started.value;
+    for (const line of telemetry.started) log(line);
+    const hosted = hostScheduler({
+      config,
+      paths,
+      cwd: cli.cwd,
+      env: cli.env,
+      log,
+      ...(telemetry.observe ? { observe: telemetry.observe } : {}),
+    });
     const bootId = currentBootId();
     const startTime = procStartTime(process.pid);
     state = {
@@ -115,6 +133,7 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
     cli.io.err(`scoot daemon run: ${reason}\n`);
     return exitCode;
   } finally {
+    await telemetry?.stop();
     if (state) {
       const stopped: DaemonState = {
         ...state,

@@ -171,6 +171,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(await checkBackend(config, token.token));
     const { contextCheck } = await import("./doctor-context.js");
     checks.push(await contextCheck(config, cli.cwd, root, paths.state, token.token));
+    const { telemetryChecks } = await import("./doctor-telemetry.js");
+    checks.push(...(await telemetryChecks(config, paths, cli.env)));
   }
   const failed = checks.some((c) => c.status === "FAIL");
   if (flagBool(cli.args, "json")) {

@@ -16,6 +16,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** Works on the raw server tables, so even an entry that fails validation is covered. */
 export function registerConfiguredCredentials(config: Config, env: NodeJS.ProcessEnv): void {
+  registerHeaderValues(config.telemetry.otlp_headers, env);
+  registerOtlpEnvHeaders(env.OTEL_EXPORTER_OTLP_HEADERS);
   for (const server of config.mcp.servers) {
     if (!isObject(server)) continue;
     const headers = Array.isArray(server.headers) ? server.headers : [];
@@ -40,6 +42,38 @@ export function registerConfiguredCredentials(config: Config, env: NodeJS.Proces
         const v = env[e.value_env];
         if (typeof v === "string" && v !== "") registerSecret(v);
       }
+    }
+  }
+}
+
+/** The OTLP exporter's headers (README "Telemetry and metrics"): configured like MCP headers. */
+function registerHeaderValues(headers: readonly unknown[], env: NodeJS.ProcessEnv): void {
+  for (const h of headers) {
+    if (!isObject(h)) continue;
+    const prefix = typeof h.prefix === "string" ? h.prefix : "";
+    const values: unknown[] = [h.value];
+    if (typeof h.value_env === "string") values.push(env[h.value_env]);
+    for (const v of values) {
+      if (typeof v !== "string" || v === "") continue;
+      registerSecret(v);
+      if (prefix) registerSecret(prefix + v);
+    }
+  }
+}
+
+/** `OTEL_EXPORTER_OTLP_HEADERS` is `k=v,k2=v2` (values URL-encoded): every value is a credential. */
+function registerOtlpEnvHeaders(raw: string | undefined): void {
+  if (!raw) return;
+  for (const pair of raw.split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) continue;
+    const value = pair.slice(eq + 1).trim();
+    if (value === "") continue;
+    registerSecret(value);
+    try {
+      registerSecret(decodeURIComponent(value));
+    } catch {
+      // a malformed escape: the raw text is registered already
     }
   }
 }

@@ -110,6 +110,18 @@ export interface Config {
   /** Raw job tables; `schedule/jobs.ts` validates each one and skips the bad ones with a warning. */
   schedule: { enabled: boolean; poll_ms: number; jobs: JobConfig[] };
   edge: { max_job_policy: PolicyMode };
+  /** Audit events to OpenTelemetry (README "Telemetry and metrics"); `telemetry/settings.ts` resolves it. */
+  telemetry: {
+    otlp_endpoint?: string;
+    otlp_protocol: "http/protobuf" | "http/json";
+    /** Raw header tables, validated like MCP headers (`value` or `value_env`, `prefix`). */
+    otlp_headers: Record<string, unknown>[];
+    service_name?: string;
+    resource_attributes: Record<string, unknown>;
+    timeout_ms: number;
+    max_batch_records: number;
+  };
+  daemon: { metrics_listen?: string };
 }
 
 /**
@@ -299,6 +311,46 @@ export const SCHEMA: { [S in SectionName]: Record<string, KeySpec> } = {
   },
   edge: {
     max_job_policy: { kind: { type: "policy" }, default: "readonly", doc: "ceiling for --unattended" },
+  },
+  telemetry: {
+    otlp_endpoint: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "OTLP/HTTP base URL (logs go to <url>/v1/logs); unset = OTEL_EXPORTER_OTLP_ENDPOINT, else off",
+    },
+    otlp_protocol: {
+      kind: { type: "enum", values: ["http/protobuf", "http/json"] },
+      default: "http/protobuf",
+      doc: "OTLP encoding",
+    },
+    otlp_headers: {
+      kind: { type: "table[]" },
+      default: [],
+      doc: "[[telemetry.otlp_headers]] {name, value | value_env, prefix?}",
+    },
+    service_name: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "service.name; unset = OTEL_SERVICE_NAME, else scoot",
+    },
+    resource_attributes: { kind: { type: "object" }, default: {}, doc: "extra resource attributes" },
+    timeout_ms: {
+      kind: { type: "int", min: 1, max: LIMITS.TIMEOUT_MS_MAX },
+      default: 10_000,
+      doc: "deadline of one export request, its own retries included",
+    },
+    max_batch_records: {
+      kind: { type: "int", min: 1, max: 8192 },
+      default: 512,
+      doc: "audit events per OTLP request; the cursor moves after each acknowledged one",
+    },
+  },
+  daemon: {
+    metrics_listen: {
+      kind: { type: "string", optional: true },
+      default: undefined,
+      doc: "host:port for Prometheus /metrics (a bare port means 127.0.0.1); unset = off",
+    },
   },
 };
 

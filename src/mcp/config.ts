@@ -282,7 +282,7 @@ export function resolveEnv(
   return { ok: true, value: out };
 }
 
-function validateHeaders(v: unknown, problems: string[]): McpHeaderConfig[] {
+export function validateHeaders(v: unknown, problems: string[]): McpHeaderConfig[] {
   if (v === undefined) return [];
   if (!Array.isArray(v)) {
     problems.push("headers: must be a list of {name, value | value_env, prefix?} tables");

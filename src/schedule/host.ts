@@ -9,7 +9,7 @@ import type { Config } from "../config/schema.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { type JobSet, jobWarnings, validateJobs } from "./jobs.js";
-import { agentJobRunner } from "./run-job.js";
+import { agentJobRunner, type JobRunnerContext } from "./run-job.js";
 import { createScheduler, jobDeadlineMs, type Scheduler } from "./scheduler.js";
 
 export const NOT_ENABLED_MESSAGE =
@@ -27,6 +27,8 @@ export function hostScheduler(opts: {
   cwd: string;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
+  /** Hooks for the daemon's metrics; see run-job.ts. */
+  observe?: Pick<JobRunnerContext, "onEvent" | "onDone">;
 }): Hosted {
   const { config, paths, log } = opts;
   ensureDir(paths.state);
@@ -39,7 +41,7 @@ export function hostScheduler(opts: {
     jobs: jobs.jobs,
     stateFile: paths.scheduleJson,
     audit,
-    runJob: agentJobRunner({ config, paths, cwd: opts.cwd, env: opts.env, log }),
+    runJob: agentJobRunner({ config, paths, cwd: opts.cwd, env: opts.env, log, ...opts.observe }),
     deadlineMs,
     log,
   });

@@ -3,6 +3,7 @@
  * is opened per firing and closed after it, so a long-lived daemon holds no conversation
  * (or MCP connection) between firings and its memory stays flat.
  */
+import type { AgentEvent } from "../agent/events.js";
 import { openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
@@ -15,6 +16,9 @@ export interface JobRunnerContext {
   cwd: string;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
+  /** The daemon's metrics listen to each run (README "Telemetry and metrics"). */
+  onEvent?: (e: AgentEvent) => void;
+  onDone?: (job: Job, status: string) => void;
 }
 
 export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
@@ -29,13 +33,20 @@ export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
       unattended: true,
       job: true,
       onWarning: (w) => ctx.log(`warning: job ${job.id}: ${w}`),
+      ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     });
-    if (!opened.ok) return { status: "failed", error: opened.error };
+    if (!opened.ok) {
+      ctx.onDone?.(job, "failed");
+      return { status: "failed", error: opened.error };
+    }
     const agent = opened.value;
+    let status = "failed";
     try {
       const r = await agent.run(job.goal, signal);
+      status = r.status;
       return { status: r.status, error: r.error, turns: r.turns };
     } finally {
+      ctx.onDone?.(job, status);
       await agent.close();
     }
   };

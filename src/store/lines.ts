@@ -289,3 +289,36 @@ export function looksLikeObject(line: Buffer): boolean {
   while (b >= a && (line[b] === 0x20 || line[b] === 0x09 || line[b] === 0x0d)) b--;
   return a < b && line[a] === 0x7b && line[b] === 0x7d;
 }
+
+/**
+ * Reads `file` line by line as bytes from byte `start` on (the audit exporter resumes at its
+ * cursor without reading what it already shipped). Line numbers count from `start`; `start`
+ * must be the first byte of a line. `openFd`: a descriptor the caller holds (read with explicit
+ * positions, not closed here). Returns nothing when the file does not exist.
+ */
+export function* readByteLinesFromSync(
+  file: string,
+  start: number,
+  maxLine = MAX_RECORD_LINE_BYTES,
+  openFd?: number,
+): Generator<ByteLine> {
+  const fd = openFd ?? openStoreFileSync(file);
+  if (fd === undefined) return;
+  try {
+    const buf = Buffer.allocUnsafe(chunkFor(Math.max(0, fs.fstatSync(fd).size - start)));
+    const split = new LineSplitter(maxLine);
+    const lines: ByteLine[] = [];
+    const visit = collector(lines);
+    for (let pos = start; ; ) {
+      const got = fs.readSync(fd, buf, 0, buf.length, pos);
+      if (got === 0) break;
+      pos += got;
+      split.push(buf.subarray(0, got), visit);
+      yield* lines.splice(0);
+    }
+    split.end(visit);
+    yield* lines.splice(0);
+  } finally {
+    if (openFd === undefined) fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * `scoot audit export [--follow]`: ships the audit log to the OTLP collector configured in
+ * `[telemetry]`, from the durable cursor (README "Telemetry and metrics"). Once: drain and
+ * exit (1 when the collector did not acknowledge; the cursor keeps its place). `--follow`:
+ * keep shipping, with backoff while the collector is down, until SIGTERM/SIGINT.
+ */
+import { ensureDir } from "../config/home.js";
+import { createStopControl } from "../schedule/loop.js";
+import { openLogSink } from "../telemetry/otlp.js";
+import { busyExporterMessage, lockExporter, NOT_CONFIGURED, prepareExport } from "../telemetry/setup.js";
+import { shipFollow, shipOnce } from "../telemetry/shipper.js";
+import { flagBool } from "./args.js";
+import { type Cli, loadForCommand } from "./context.js";
+import { EXIT } from "./io.js";
+
+export async function runAuditExport(cli: Cli): Promise<number> {
+  const name = "scoot audit export";
+  if (cli.args.words.length > 0) {
+    cli.io.err(
+      `${name}: unexpected argument "${cli.args.words[0]}" (usage: scoot audit export [--follow])\n`,
+    );
+    return EXIT.usage;
+  }
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return loaded.exitCode;
+  const { config, paths } = loaded.value;
+  const prepared = prepareExport(config, paths, cli.env);
+  if (!prepared.ok) {
+    cli.io.err(`${name}: ${prepared.error}\n`);
+    return EXIT.usage;
+  }
+  if (!prepared.value) {
+    cli.io.err(`${name}: ${NOT_CONFIGURED}\n`);
+    return EXIT.usage;
+  }
+  const setup = prepared.value;
+  ensureDir(paths.state);
+  const lock = lockExporter(setup);
+  if (!lock.ok) {
+    cli.io.err(`${name}: ${busyExporterMessage(lock.error.holder)}\n`);
+    return EXIT.failed;
+  }
+  const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
+  // Signals are caught before the exporter loads, so a stop during start-up still ends cleanly.
+  const control = flagBool(cli.args, "follow") ? createStopControl(log) : undefined;
+  const sink = await openLogSink(setup.settings, setup.version);
+  const opts = {
+    live: paths.audit,
+    cursorFile: setup.cursorFile,
+    key: setup.key,
+    sink,
+    maxBatchRecords: config.telemetry.max_batch_records,
+    log,
+  };
+  try {
+    if (control) {
+      try {
+        log(`telemetry: following ${paths.audit} to ${setup.settings.logsUrl} (stop with SIGTERM or Ctrl-C)`);
+        const r = await shipFollow(opts, control.stop);
+        if (!r.ok) {
+          cli.io.err(`${name}: ${r.error}\n`);
+          return EXIT.failed;
+        }
+        return EXIT.ok;
+      } finally {
+        control.dispose();
+      }
+    }
+    const r = await shipOnce(opts);
+    if (!r.ok && r.error.local) {
+      cli.io.err(`${name}: ${r.error.error}\n`);
+      return EXIT.failed;
+    }
+    if (!r.ok) {
+      const { error, pending, done } = r.error;
+      cli.io.err(
+        `${name}: the collector at ${setup.settings.logsUrl} did not acknowledge a batch: ${error}. ` +
+          `${done.exported} event(s) were exported before; ${pending} wait; the cursor keeps its place, so run it again when the collector is up\n`,
+      );
+      return EXIT.failed;
+    }
+    const v = r.value;
+    cli.io.out(
+      `exported ${v.exported} event(s)${v.gaps > 0 ? ` and ${v.gaps} gap record(s)` : ""} in ${v.batches} batch(es) to ${setup.settings.logsUrl}\n`,
+    );
+    return EXIT.ok;
+  } finally {
+    control?.dispose();
+    await sink.shutdown();
+    lock.value.release();
+  }
+}

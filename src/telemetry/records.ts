@@ -1,0 +1,83 @@
+/**
+ * One audit event → one OpenTelemetry log record (README "Telemetry and metrics"): the body is
+ * the redacted `msg`; attributes carry the identity a backend deduplicates on
+ * (`scoot.session_id`, `scoot.seq`, `scoot.chain`) plus run id and kind; the severity comes
+ * from the kind's audit level. A generation removed before it was exported becomes one
+ * record of kind `gap` with its range.
+ *
+ * Only types are imported from OpenTelemetry here; the resource and scope objects are made
+ * by the lazily loaded exporter (`otlp.ts`).
+ */
+import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
+import type { AuditLevel } from "../config/schema.js";
+import { type AuditKind, KIND_LEVEL } from "../store/audit.js";
+import { redact } from "../store/redact.js";
+import type { SourceItem } from "./audit-source.js";
+
+/** The OpenTelemetry severity numbers (logs data model) of Scoot's audit levels. */
+const SEVERITY: Record<AuditLevel, { number: number; text: string }> = {
+  debug: { number: 5, text: "DEBUG" },
+  info: { number: 9, text: "INFO" },
+  warn: { number: 13, text: "WARN" },
+  error: { number: 17, text: "ERROR" },
+};
+
+type Resource = ReadableLogRecord["resource"];
+type Scope = ReadableLogRecord["instrumentationScope"];
+
+function hrTime(ms: number): [number, number] {
+  const whole = Math.floor(ms);
+  return [Math.floor(whole / 1000), (whole % 1000) * 1_000_000 + Math.round((ms - whole) * 1_000_000)];
+}
+
+function levelOf(kind: string): AuditLevel {
+  return (KIND_LEVEL as Record<string, AuditLevel | undefined>)[kind as AuditKind] ?? "info";
+}
+
+export function toLogRecord(
+  item: SourceItem,
+  resource: Resource,
+  scope: Scope,
+  now = Date.now(),
+): ReadableLogRecord {
+  if (item.type === "gap") {
+    const range = item.from === item.to ? `${item.from}` : `${item.from}..${item.to}`;
+    return {
+      hrTime: hrTime(now),
+      hrTimeObserved: hrTime(now),
+      severityNumber: SEVERITY.warn.number,
+      severityText: SEVERITY.warn.text,
+      body: `audit generation(s) ${range} were removed by retention before they were exported`,
+      resource,
+      instrumentationScope: scope,
+      attributes: {
+        "scoot.kind": "gap",
+        "scoot.gap_from": item.from,
+        "scoot.gap_to": item.to,
+        "scoot.chain": item.chain,
+      },
+      droppedAttributesCount: 0,
+    };
+  }
+  const e = item.event;
+  const sev = SEVERITY[levelOf(e.kind)];
+  return {
+    hrTime: hrTime(e.ts),
+    hrTimeObserved: hrTime(now),
+    severityNumber: sev.number,
+    severityText: sev.text,
+    // Redacted when written; again here, for credentials this process knows of (the headers).
+    body: redact(e.msg),
+    resource,
+    instrumentationScope: scope,
+    attributes: {
+      "scoot.session_id": e.session_id,
+      ...(e.run_id !== undefined ? { "scoot.run_id": e.run_id } : {}),
+      "scoot.seq": e.seq,
+      "scoot.kind": e.kind,
+      "scoot.chain": item.chain,
+      "scoot.generation": item.generation,
+    },
+    droppedAttributesCount: 0,
+  };
+}

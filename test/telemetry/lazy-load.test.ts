@@ -1,0 +1,99 @@
+/**
+ * An unconfigured Scoot loads none of OpenTelemetry or prom-client (README "Telemetry and
+ * metrics"): the real built CLI runs with a probe that lists, at exit, every CommonJS module
+ * the process loaded. The configured commands are the control: the same probe sees the
+ * exporter there, so an empty list is not the probe failing.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CLI, REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { freePort } from "../helpers/otlp-receiver.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
+
+const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
+const HEAVY = /[\\/]node_modules[\\/](@opentelemetry|prom-client)[\\/]/;
+
+let base: string;
+let home: string;
+beforeEach(() => {
+  base = tempDir();
+  home = path.join(base, "home");
+  fs.mkdirSync(home, { mode: 0o700 });
+});
+afterEach(() => removeDir(base));
+
+/** The modules one CLI invocation loaded. */
+async function loaded(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ modules: string[]; code: number | null; stderr: string }> {
+  const out = path.join(base, `probe-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
+  const r = await runCli(args, {
+    home,
+    cwd: base,
+    env: { NODE_OPTIONS: `--require ${PROBE}`, SCOOT_TEST_MODULE_PROBE: out, ...env },
+    timeoutMs: 60_000,
+  });
+  const modules = fs.existsSync(out) ? fs.readFileSync(out, "utf8").split("\n").filter(Boolean) : [];
+  return { modules, code: r.code, stderr: r.stderr };
+}
+
+describe("telemetry is loaded only when configured", () => {
+  it("scoot --version, config, a trivial run and a daemon without telemetry load none of it", async () => {
+    expect(fs.existsSync(CLI)).toBe(true);
+    const model = await startScriptedServer([step("final", "done")]);
+    try {
+      fs.writeFileSync(
+        path.join(home, "config.toml"),
+        `[backend]\nbase_url = "${model.url}"\n\n[schedule]\nenabled = true\npoll_ms = 10\n`,
+      );
+      const runs = [
+        await loaded(["--version"]),
+        await loaded(["config"]),
+        await loaded(["-e", "say done"]),
+        await loaded(["daemon", "run", "--ticks", "1"]),
+      ];
+      for (const r of runs) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.modules.filter((m) => HEAVY.test(m))).toEqual([]);
+      }
+      // The run and the daemon did load CommonJS (smol-toml for the config): the probe saw them.
+      expect(runs[2]!.modules.some((m) => m.includes("smol-toml"))).toBe(true);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("the control: audit export loads the protobuf exporter (not the JSON one), a metrics daemon prom-client", async () => {
+    const port = await freePort();
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      `[telemetry]\notlp_endpoint = "http://127.0.0.1:${port}"\n\n[schedule]\nenabled = true\npoll_ms = 10\n`,
+    );
+    const exp = await loaded(["audit", "export"]);
+    expect(exp.code, exp.stderr).toBe(0);
+    expect(exp.modules.some((m) => m.includes(`${path.sep}exporter-logs-otlp-proto${path.sep}`))).toBe(true);
+    expect(exp.modules.some((m) => m.includes(`${path.sep}exporter-logs-otlp-http${path.sep}`))).toBe(false);
+    expect(exp.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(false);
+
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      `[schedule]\nenabled = true\npoll_ms = 10\n\n[daemon]\nmetrics_listen = "${await freePort()}"\n`,
+    );
+    const d = await loaded(["daemon", "run", "--ticks", "1"]);
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(true);
+    expect(d.modules.some((m) => m.includes(`${path.sep}@opentelemetry${path.sep}exporter`))).toBe(false);
+  });
+
+  it("the bundle imports them only dynamically", () => {
+    const bundle = fs.readFileSync(path.join(REPO_ROOT, "dist", "scoot-app.mjs"), "utf8");
+    const staticImports = bundle.split("\n").filter((l) => /^import .*(@opentelemetry|prom-client)/.test(l));
+    expect(staticImports).toEqual([]);
+    expect(bundle).toContain('import("prom-client")');
+    expect(fs.readFileSync(path.join(REPO_ROOT, "dist", "scoot.mjs"), "utf8")).not.toMatch(
+      /opentelemetry|prom-client/,
+    );
+  });
+});
