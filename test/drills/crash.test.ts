@@ -234,7 +234,9 @@ afterAll(() => {
   removeDir(base);
 });
 
-describe("crash drill", () => {
+// Dozens of real runs killed and restarted: each is bounded by RUN_GUARD_MS, so the whole drill
+// gets more than the runner's default 60 s on a loaded machine.
+describe("crash drill", { timeout: 180_000 }, () => {
   it(`survives ${KILL_RUNS} SIGKILLs at random points, mid-rotation included`, async () => {
     const kinds: Kind[] = ["startup", "backend", "bash", "rapid", "rapid"];
     const outcomes: Outcome[] = [];

@@ -81,7 +81,9 @@ afterAll(async () => {
   removeDir(base);
 });
 
-describe("soak drill", () => {
+// The drill lasts at least TICKS × POLL_MS by design; its own guard (GUARD_MS) bounds it, so the
+// test runner's default 60 s must not cut it short on a loaded machine.
+describe("soak drill", { timeout: GUARD_MS + 30_000 }, () => {
   it(`the daemon runs ${TICKS} ticks with flat memory and loses no firing`, async () => {
     const rng = drillRng("soak");
     const answer = (n: number) => `alive ${n} ${"x".repeat(REPLY_BYTES)}`;
