@@ -17,6 +17,7 @@ import type { GateSettings } from "../policy/types.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool, Decision, Effects, Result, Target, ToolContext } from "../tools/types.js";
 import { runToolWithDeadline } from "./execute.js";
+import { changedFile, snapshotForDiff } from "./file-snapshot.js";
 
 /** How much of a tool input or observation goes into one audit line. */
 export const AUDIT_MSG_MAX = 4096;
@@ -144,6 +145,8 @@ export interface CallSink {
   audit(kind: "tool_call" | "policy_deny", msg: string): Result<void>;
   denied?(action: string, raw: string, reason: string): void;
   running?(action: string, raw: string): void;
+  /** A file tool changed `path` (README "The live view": its diff). */
+  fileChanged?(path: string, before: string | null, after: string | null): void;
 }
 
 export interface PipelineDeps {
@@ -194,6 +197,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       throw new AuditWriteError(logged.error);
     }
     deps.sink.running?.(ready.action, ready.raw);
+    const watched = deps.sink.fileChanged ? changedFile(ready) : undefined;
+    const before = watched === undefined ? undefined : snapshotForDiff(watched);
     const derived = (own: AbortSignal) => ({
       gate,
       call: (action: string, raw: string) => call(action, raw, own),
@@ -207,6 +212,10 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       deps.timeoutMs,
       signal,
     );
+    if (watched !== undefined && before !== undefined) {
+      const after = snapshotForDiff(watched);
+      if (after !== undefined && after !== before) deps.sink.fileChanged?.(watched, before, after);
+    }
     return { text: clip(raw, ready.tool.clipBytes), raw };
   };
 

@@ -104,6 +104,10 @@ function openRun(deps: RunDeps): Run {
         counts.toolCalls += 1;
         emit({ type: "running", action, input });
       },
+      ...(deps.onEvent
+        ? { fileChanged: (path: string, before: string | null, after: string | null) =>
+            emit({ type: "file_changed", path, before, after }) }
+        : {}),
     },
     base: {
       cwd: deps.cwd,

@@ -147,7 +147,7 @@ export async function runRepl(cli: Cli): Promise<number> {
       current = new AbortController();
       const result = await active.agent.run(goal, current.signal);
       current = undefined;
-      active.printer.finish(result);
+      active.finish(result);
       if (trace) cli.io.err(`${traceSummary(result)}\n`);
       if (result.status !== "final")
         cli.io.err(`scoot: ${result.status === "interrupted" ? "goal cancelled" : result.error}\n`);

@@ -3,6 +3,7 @@ import { type AgentSession, openAgentSession } from "../agent/session-runner.js"
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import type { Result } from "../core/types.js";
+import type { RunResult } from "../agent/loop.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
@@ -10,6 +11,9 @@ import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 import { type ResumeTarget, resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
+import { type LiveView, liveView } from "./view/live.js";
+import { makeScreen } from "./view/screen.js";
+import { colorWanted } from "./view/style.js";
 
 /**
  * `--policy` overrides tools.policy freely; with `--unattended` the result is clamped to
@@ -66,6 +70,10 @@ export interface CliAgent {
   agent: AgentSession;
   trace: boolean;
   printer: ConsolePrinter;
+  /** The live view, when stderr is a terminal (README "The live view"). */
+  view: LiveView | undefined;
+  /** After a goal: ends the streamed answer, then the live view's usage line. */
+  finish(r: RunResult): void;
   /** `<home>/state/sessions`. */
   sessionsDir: string;
   /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
@@ -95,10 +103,15 @@ export async function openCliAgent(
     return { ok: false, exitCode: EXIT.usage };
   }
   const trace = flagBool(cli.args, "trace");
+  // The live view draws on a terminal's stderr; --trace prints its own plain lines instead.
+  const live = !trace && Boolean(process.stderr.isTTY);
+  const color = live && colorWanted(true, cli.env, flagBool(cli.args, "no-color"));
 
   const open = async (id: string, target: ResumeTarget | undefined): Promise<Result<CliAgent>> => {
     for (const w of target?.warnings ?? []) cli.io.err(`scoot: warning: ${w}\n`);
-    const printer = consolePrinter(cli.io, { ...show, thoughts: show.thoughts || trace, trace });
+    const screen = makeScreen(cli.io, live ? (text) => process.stderr.write(text) : undefined);
+    const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
+    const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;
     const opened = await openAgentSession({
       config,
       paths,
@@ -109,7 +122,10 @@ export async function openCliAgent(
       retries: retries.value,
       unattended: flagBool(cli.args, "unattended"),
       onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
-      onEvent: (e) => printer.listener(e),
+      onEvent: (e) => {
+        view?.listener(e);
+        printer.listener(e);
+      },
       ...(target ? { resume: target.messages } : {}),
     });
     if (!opened.ok) return opened;
@@ -119,6 +135,11 @@ export async function openCliAgent(
         agent: opened.value,
         trace,
         printer,
+        view,
+        finish(r) {
+          printer.finish(r);
+          view?.finish(r, opened.value.contextWindow());
+        },
         sessionsDir: paths.sessions,
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
       },
