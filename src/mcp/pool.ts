@@ -66,6 +66,7 @@ export interface McpPoolOptions {
 }
 
 export interface McpPool extends McpService {
+  probe(serverName: string): Promise<Result<{ tools: number }>>;
   close(): Promise<void>;
 }
 
@@ -298,31 +299,9 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     if (signal?.aborted) return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
 
     const started = Date.now();
-    if (!slot.connecting) {
-      let headers: Record<string, string> = {};
-      if (server.transport !== "stdio") {
-        const resolved = resolveHeaders(server, opts.env);
-        if (!resolved.ok) return resolved;
-        headers = resolved.value;
-        if (server.url?.startsWith("https:")) {
-          const c = loadCa();
-          if (!c.ok) return { ok: false, error: `${label(serverName)}: ${c.error}` };
-        }
-      }
-      slot.connecting = connect(slot, headers);
-    }
-    const conn = await settle(slot.connecting, opts.timeoutMs, signal);
-    if (conn.kind === "aborted")
-      return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
-    if (conn.kind === "timeout") {
-      return {
-        ok: false,
-        error: `${label(serverName)} did not complete its connection within ${opts.timeoutMs} ms`,
-      };
-    }
-    if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
-    if (!conn.value.ok) return conn.value;
-    const client = conn.value.value;
+    const connected = await ensureConnected(slot, signal);
+    if (!connected.ok) return connected;
+    const client = connected.value;
 
     const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
     const stop = new AbortController();
@@ -362,6 +341,49 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     }
   }
 
+  /** Connects the slot's server (once per pool) within the deadline, or says why not. */
+  async function ensureConnected(slot: Slot, signal?: AbortSignal): Promise<Result<Client>> {
+    const { server } = slot;
+    if (!slot.connecting) {
+      let headers: Record<string, string> = {};
+      if (server.transport !== "stdio") {
+        const resolved = resolveHeaders(server, opts.env);
+        if (!resolved.ok) return resolved;
+        headers = resolved.value;
+        if (server.url?.startsWith("https:")) {
+          const c = loadCa();
+          if (!c.ok) return { ok: false, error: `${label(server.name)}: ${c.error}` };
+        }
+      }
+      slot.connecting = connect(slot, headers);
+    }
+    const conn = await settle(slot.connecting, opts.timeoutMs, signal);
+    if (conn.kind === "aborted")
+      return { ok: false, error: abortedText(`the call to ${label(server.name)}`, signal) };
+    if (conn.kind === "timeout") {
+      return {
+        ok: false,
+        error: `${label(server.name)} did not complete its connection within ${opts.timeoutMs} ms`,
+      };
+    }
+    if (conn.kind === "error") return { ok: false, error: `${label(server.name)}: ${errorText(conn.error)}` };
+    return conn.value;
+  }
+
+  /** `doctor`: connects to a configured server and lists its tools, within the deadline. */
+  async function probe(serverName: string): Promise<Result<{ tools: number }>> {
+    const slot = slots.get(serverName);
+    if (!slot) return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)}` };
+    if (slot.dead !== undefined) return { ok: false, error: slot.dead };
+    const connected = await ensureConnected(slot);
+    if (!connected.ok) return connected;
+    const listed = await settle(connected.value.listTools(undefined, { timeout: opts.timeoutMs }), opts.timeoutMs);
+    if (listed.kind === "ok") return { ok: true, value: { tools: listed.value.tools.length } };
+    if (listed.kind === "error")
+      return { ok: false, error: `${label(serverName)} connected but did not list its tools: ${errorText(listed.error)}` };
+    return { ok: false, error: `${label(serverName)} connected but did not list its tools within ${opts.timeoutMs} ms` };
+  }
+
   async function close(): Promise<void> {
     closed = true;
     await Promise.allSettled(
@@ -370,5 +392,5 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     nodeFetch?.close();
   }
 
-  return { call, close };
+  return { call, probe, close };
 }

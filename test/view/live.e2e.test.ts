@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { type ScriptedServer, type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 import { hasTmux, openTerminal, type Terminal } from "../helpers/tmux.js";
 
 let root: string;
@@ -32,9 +32,9 @@ afterEach(async () => {
 const ESC = "\x1b";
 
 /** A slow first reply, a bash call with a long result, a file_edit, then the answer. */
-function script() {
+function script(): ScriptItem[] {
   return [
-    { ...step("bash", "seq 1 12"), delayMs: 1500 },
+    { reply: { thought: "look", action: "bash", action_input: "seq 1 12" }, delayMs: 1500 },
     step("file_edit", { path: "calc.py", old: "return a - b", new: "return a + b" }),
     { reply: { thought: "done", action: "final", action_input: "fixed the sign" } },
   ];
