@@ -105,8 +105,10 @@ function openRun(deps: RunDeps): Run {
         emit({ type: "running", action, input });
       },
       ...(deps.onEvent
-        ? { fileChanged: (path: string, before: string | null, after: string | null) =>
-            emit({ type: "file_changed", path, before, after }) }
+        ? {
+            fileChanged: (path: string, before: string | null, after: string | null) =>
+              emit({ type: "file_changed", path, before, after }),
+          }
         : {}),
     },
     base: {

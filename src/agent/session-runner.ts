@@ -11,6 +11,7 @@ import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import type { Result } from "../core/types.js";
 import { validateMcpServers } from "../mcp/config.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import { buildGateSettings } from "../policy/gate.js";
@@ -24,6 +25,7 @@ import { claimSession, type Message, openSession } from "../store/session.js";
 import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { ToolServices } from "../tools/types.js";
+import { compactHistory, historyBytes } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
@@ -58,6 +60,16 @@ export interface AgentSession {
   run(goal: string, signal: AbortSignal): Promise<RunResult>;
   /** The model's context window in tokens once a run has discovered it (undefined: unknown). */
   contextWindow(): number | undefined;
+  /** The model the next goal is sent to. */
+  model(): string;
+  /** The next goals go to this model (the REPL's `/model`); its window is discovered again. */
+  setModel(name: string): void;
+  /** A new context in the same session file (the REPL's `/clear`): only the system prompt stays. */
+  clear(): void;
+  /** Compacts the conversation now (the REPL's `/compact`); undefined when there is nothing to. */
+  compact(): Result<{ removed: number; beforeBytes: number; afterBytes: number } | undefined, string>;
+  /** Bytes of the conversation kept for the next goal. */
+  historyBytes(): number;
   close(): Promise<void>;
 }
 
@@ -75,6 +87,9 @@ function failedBeforeStart(error: string): RunResult {
     wallMs: 0,
   };
 }
+
+/** `/compact` aims at this share of the conversation's current size. */
+export const MANUAL_COMPACT_SHARE = 0.5;
 
 let runCounter = 0;
 function newRunId(): string {
@@ -126,11 +141,14 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
   });
-  const backend = createBackend(config.backend, {
-    token: token.token,
-    retries: opts.retries,
-    onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
-  });
+  let backendConfig = config.backend;
+  const makeBackend = () =>
+    createBackend(backendConfig, {
+      token: token.token,
+      retries: opts.retries,
+      onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
+    });
+  let backend = makeBackend();
   const auditOpts = auditOptions(config.audit, paths.audit);
   const key = loadAuditKey(auditOpts.hmacKeyFile);
   if (!key.ok) {
@@ -165,7 +183,10 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   // skills and policy are this process's); the transcript gets that prompt only if it changed.
   const resumed = opts.resume;
   let resumePending = resumed !== undefined;
+  let clearedBeforeStart = false;
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
+  // `/model` replaces the backend section for the goals that follow.
+  let runConfig: Config = config;
 
   return {
     ok: true,
@@ -183,11 +204,11 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             return failedBeforeStart(error);
           }
           history.push({ role: "system", content: systemPrompt });
-          if (resumed) history.push(...resumed.filter((m) => m.role !== "system"));
+          if (resumed && !clearedBeforeStart) history.push(...resumed.filter((m) => m.role !== "system"));
           systemWritten = true;
         }
         fit ??= await openContextFit({
-          config,
+          config: runConfig,
           token: token.token,
           stateDir: paths.state,
           toolNames: [...tools.keys()],
@@ -198,7 +219,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
         resumePending = false;
         const result = await runGoal(
           {
-            config,
+            config: runConfig,
             mode: opts.mode,
             cwd,
             backend,
@@ -224,6 +245,34 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
         return result;
       },
       contextWindow: () => fit?.window.tokens,
+      model: () => backendConfig.model,
+      setModel(name) {
+        backendConfig = { ...backendConfig, model: name };
+        runConfig = { ...config, backend: backendConfig };
+        backend = makeBackend();
+        fit = undefined;
+      },
+      clear() {
+        if (systemWritten) history.splice(1);
+        // A resumed conversation that has not run yet starts empty too.
+        resumePending = false;
+        if (!systemWritten) {
+          history.length = 0;
+          clearedBeforeStart = true;
+        }
+      },
+      compact() {
+        if (!systemWritten || history.length <= 2) return { ok: true, value: undefined };
+        const before = historyBytes(history);
+        const target = Math.floor(before * MANUAL_COMPACT_SHARE);
+        const c = compactHistory(history, new Set([0]), target, runConfig.agent.compactor);
+        if (!c.ok) return { ok: false, error: c.error };
+        if (!c.value) return { ok: true, value: undefined };
+        history.splice(0, history.length, ...c.value.messages);
+        const { removed, beforeBytes, afterBytes } = c.value;
+        return { ok: true, value: { removed, beforeBytes, afterBytes } };
+      },
+      historyBytes: () => historyBytes(history),
       async close() {
         audit.close();
         claim.value.release();

@@ -88,5 +88,10 @@ function scheduleChecks(config: Config): Check[] {
 
 export async function doctorExtraChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
   const sandbox = { name: "sandbox", ...(await sandboxCheck(config, cli.env)) };
-  return [sandbox, ...skillChecks(config, cli, root), ...(await mcpChecks(config, cli)), ...scheduleChecks(config)];
+  return [
+    sandbox,
+    ...skillChecks(config, cli, root),
+    ...(await mcpChecks(config, cli)),
+    ...scheduleChecks(config),
+  ];
 }

@@ -5,12 +5,12 @@
 import fs from "node:fs";
 import { homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
-import { applyBackendFlags } from "./backend-flags.js";
 import type { Config } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { auditFiles, readGaps } from "../store/audit.js";
 import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
+import { applyBackendFlags } from "./backend-flags.js";
 import type { Cli } from "./context.js";
 import { auditChecks } from "./doctor-audit.js";
 import type { Check } from "./doctor-check.js";
@@ -130,7 +130,8 @@ async function checkBackend(config: Config, token: string | undefined): Promise<
   const { models, ids, hasModel, latencyMs } = r.value;
   const where = `${config.backend.base_url}: ${models} model${models === 1 ? "" : "s"} listed`;
   const model = config.backend.model;
-  if (hasModel) return { name: "backend", status: "OK", detail: `${where}, ${model} among them (${latencyMs} ms)` };
+  if (hasModel)
+    return { name: "backend", status: "OK", detail: `${where}, ${model} among them (${latencyMs} ms)` };
   // Servers that load models on demand may still serve it, so this warns rather than fails.
   const shown = ids.slice(0, DOCTOR_MODELS_NAMED).join(", ");
   const more = ids.length > DOCTOR_MODELS_NAMED ? ` and ${ids.length - DOCTOR_MODELS_NAMED} more` : "";

@@ -1,10 +1,13 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
+
+import type { RunResult } from "../agent/loop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
+import type { Usage } from "../backend/types.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import type { Result } from "../core/types.js";
-import type { RunResult } from "../agent/loop.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
+import type { Message } from "../store/session.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
@@ -66,6 +69,13 @@ export function loadAgentCommand(
   return { ok: true, config, paths, mode: mode.value, retries: retries.value };
 }
 
+export interface SessionStats {
+  /** Prompt + completion tokens of the latest request: the context in use. */
+  contextTokens: number;
+  usage: Usage;
+  goals: number;
+}
+
 export interface CliAgent {
   agent: AgentSession;
   trace: boolean;
@@ -74,6 +84,14 @@ export interface CliAgent {
   view: LiveView | undefined;
   /** After a goal: ends the streamed answer, then the live view's usage line. */
   finish(r: RunResult): void;
+  /** What `/status` reports: tokens of the last request and of every goal so far. */
+  stats: SessionStats;
+  /** Whether a tool call waits for the person (README "The REPL": `/status`). */
+  approval: string;
+  /** `<home>/state` (the REPL history lives there). */
+  stateDir: string;
+  /** The conversation `--resume`/`--continue` brought back, if any. */
+  resumed: Message[] | undefined;
   /** `<home>/state/sessions`. */
   sessionsDir: string;
   /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
@@ -112,6 +130,11 @@ export async function openCliAgent(
     const screen = makeScreen(cli.io, live ? (text) => process.stderr.write(text) : undefined);
     const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
     const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;
+    const stats: SessionStats = {
+      contextTokens: 0,
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      goals: 0,
+    };
     const opened = await openAgentSession({
       config,
       paths,
@@ -123,6 +146,8 @@ export async function openCliAgent(
       unattended: flagBool(cli.args, "unattended"),
       onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
       onEvent: (e) => {
+        if (e.type === "reply" && e.usage)
+          stats.contextTokens = e.usage.prompt_tokens + e.usage.completion_tokens;
         view?.listener(e);
         printer.listener(e);
       },
@@ -136,7 +161,17 @@ export async function openCliAgent(
         trace,
         printer,
         view,
+        stats,
+        approval: "never",
+        stateDir: paths.state,
+        resumed: target?.messages,
         finish(r) {
+          stats.goals += 1;
+          stats.usage = {
+            prompt_tokens: stats.usage.prompt_tokens + r.usage.prompt_tokens,
+            completion_tokens: stats.usage.completion_tokens + r.usage.completion_tokens,
+            total_tokens: stats.usage.total_tokens + r.usage.total_tokens,
+          };
           printer.finish(r);
           view?.finish(r, opened.value.contextWindow());
         },

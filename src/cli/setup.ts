@@ -466,10 +466,11 @@ async function askAll(
   const listed = await listedModels({ ...d.backend, base_url: baseUrl, api });
   if (listed.length > 0) {
     out.write(`The server lists ${listed.length} model${listed.length === 1 ? "" : "s"}:\n`);
-    listed.slice(0, SETUP_MODELS_SHOWN).forEach((m, i) => out.write(`  ${i + 1}) ${m}\n`));
+    for (const [i, m] of listed.slice(0, SETUP_MODELS_SHOWN).entries()) out.write(`  ${i + 1}) ${m}\n`);
     if (listed.length > SETUP_MODELS_SHOWN) out.write(`  … and ${listed.length - SETUP_MODELS_SHOWN} more\n`);
   }
-  const suggested = given.model ?? (listed.length === 0 || listed.includes(d.backend.model) ? d.backend.model : listed[0]!);
+  const suggested =
+    given.model ?? (listed.length === 0 || listed.includes(d.backend.model) ? d.backend.model : listed[0]!);
   const model = await askValid(
     p,
     out,

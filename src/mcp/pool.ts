@@ -377,11 +377,20 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     if (slot.dead !== undefined) return { ok: false, error: slot.dead };
     const connected = await ensureConnected(slot);
     if (!connected.ok) return connected;
-    const listed = await settle(connected.value.listTools(undefined, { timeout: opts.timeoutMs }), opts.timeoutMs);
+    const listed = await settle(
+      connected.value.listTools(undefined, { timeout: opts.timeoutMs }),
+      opts.timeoutMs,
+    );
     if (listed.kind === "ok") return { ok: true, value: { tools: listed.value.tools.length } };
     if (listed.kind === "error")
-      return { ok: false, error: `${label(serverName)} connected but did not list its tools: ${errorText(listed.error)}` };
-    return { ok: false, error: `${label(serverName)} connected but did not list its tools within ${opts.timeoutMs} ms` };
+      return {
+        ok: false,
+        error: `${label(serverName)} connected but did not list its tools: ${errorText(listed.error)}`,
+      };
+    return {
+      ok: false,
+      error: `${label(serverName)} connected but did not list its tools within ${opts.timeoutMs} ms`,
+    };
   }
 
   async function close(): Promise<void> {

@@ -46,7 +46,21 @@ export function openTerminal(
   const shell = `${cmd}; echo "[exit $?]"; sleep 600`;
   execFileSync(
     "tmux",
-    ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(WIDTH), "-y", String(HEIGHT), shell],
+    [
+      "-L",
+      socket,
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-s",
+      "t",
+      "-x",
+      String(WIDTH),
+      "-y",
+      String(HEIGHT),
+      shell,
+    ],
     { cwd: opts.cwd, env: cleanEnv({ TERM: "xterm-256color", ...opts.env }) },
   );
   const capture = (escapes: boolean) =>

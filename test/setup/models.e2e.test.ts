@@ -24,7 +24,10 @@ function quote(s: string): string {
 }
 
 /** Runs setup under `script`; each answer is typed once its question is on screen. */
-function dialogue(home: string, answers: [RegExp, string][]): Promise<{ code: number | null; screen: string }> {
+function dialogue(
+  home: string,
+  answers: [RegExp, string][],
+): Promise<{ code: number | null; screen: string }> {
   const cmd = [process.execPath, CLI, "--scoot-home", home, "setup"].map(quote).join(" ");
   const child = spawn("script", ["-qec", cmd, "/dev/null"], { cwd: root, env: cleanEnv(), stdio: "pipe" });
   let screen = "";
@@ -36,7 +39,10 @@ function dialogue(home: string, answers: [RegExp, string][]): Promise<{ code: nu
     }, 30_000);
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
       screen += d;
-      while (next < answers.length && answers[next]![0].test(screen.slice(screen.lastIndexOf("\n", screen.length - 2)))) {
+      while (
+        next < answers.length &&
+        answers[next]![0].test(screen.slice(screen.lastIndexOf("\n", screen.length - 2)))
+      ) {
         child.stdin.write(`${answers[next]![1]}\r`);
         next += 1;
       }

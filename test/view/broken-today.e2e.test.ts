@@ -21,10 +21,11 @@ afterEach(async () => {
 });
 
 const final = (answer: string) => ({ reply: { thought: "t", action: "final", action_input: answer } });
-const completionModels = (s: ScriptedServer) => s.completions().map((r) => (r.body as { model?: string }).model);
+const completionModels = (s: ScriptedServer) =>
+  s.completions().map((r) => (r.body as { model?: string }).model);
 
 describe("global backend flags", () => {
-  it("--model other -e sends model \"other\" (over the config file and the environment)", async () => {
+  it('--model other -e sends model "other" (over the config file and the environment)', async () => {
     server = await startScriptedServer([final("ok")]);
     fs.writeFileSync(path.join(home, "config.toml"), '[backend]\nmodel = "from-file"\n');
     const r = await runCli(["--model", "other", "-e", "hi"], {
@@ -73,11 +74,17 @@ describe("global backend flags", () => {
 describe("doctor", () => {
   it("WARNs when backend.model is not among the listed models and names them", async () => {
     server = await startScriptedServer([], { models: ["alpha", "beta:7b"] });
-    const r = await runCli(["doctor", "--model", "gamma"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    const r = await runCli(["doctor", "--model", "gamma"], {
+      home,
+      env: { SCOOT_BACKEND_BASE_URL: server.url },
+    });
     const line = r.stdout.split("\n").find((l) => /^\S+\s+backend\s/.test(l));
     expect(line).toMatch(/^WARN/);
     expect(line).toContain('backend.model "gamma" is not among them (listed: alpha, beta:7b)');
-    const ok = await runCli(["doctor", "--model", "alpha"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    const ok = await runCli(["doctor", "--model", "alpha"], {
+      home,
+      env: { SCOOT_BACKEND_BASE_URL: server.url },
+    });
     expect(ok.stdout).toMatch(/^OK\s+backend\s.*alpha among them/m);
   });
 
@@ -100,8 +107,12 @@ describe("doctor", () => {
     });
     const mcp = r.stdout.split("\n").filter((l) => /^\S+\s+mcp\s/.test(l));
     expect(mcp.find((l) => l.includes("server good "))).toMatch(/^OK .*connected, \d+ tools listed/);
-    expect(mcp.find((l) => l.includes("server missing "))).toMatch(/^FAIL .*failed to connect: spawn \/nonexistent\/mcp-server ENOENT/);
-    expect(mcp.find((l) => l.includes("server silent "))).toMatch(/^FAIL .*did not complete its connection within 1500 ms/);
+    expect(mcp.find((l) => l.includes("server missing "))).toMatch(
+      /^FAIL .*failed to connect: spawn \/nonexistent\/mcp-server ENOENT/,
+    );
+    expect(mcp.find((l) => l.includes("server silent "))).toMatch(
+      /^FAIL .*did not complete its connection within 1500 ms/,
+    );
     expect(r.code).toBe(1);
   });
 });

@@ -6,7 +6,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 import { hasTmux, openTerminal, type Terminal } from "../helpers/tmux.js";
 
 let root: string;
@@ -71,7 +76,10 @@ describe.skipIf(!hasTmux)("the live view on a terminal", () => {
   });
 
   it("NO_COLOR and --no-color keep the view but drop the colour", async () => {
-    for (const extra of [{ args: [] as string[], env: { NO_COLOR: "1" } }, { args: ["--no-color"], env: {} }]) {
+    for (const extra of [
+      { args: [] as string[], env: { NO_COLOR: "1" } },
+      { args: ["--no-color"], env: {} },
+    ]) {
       server = await startScriptedServer(script());
       fs.writeFileSync(path.join(project, "calc.py"), "def add(a, b):\n    return a - b\n");
       term = openTerminal([...extra.args, "-e", "fix calc.py"], {

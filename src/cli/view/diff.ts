@@ -34,7 +34,10 @@ export function renderUnifiedDiff(
     { context: DIFF_CONTEXT_LINES },
   );
   const clean = (line: string) => terminalText(redact(line));
-  const lines: string[] = [s.bold(clean(`--- ${patch.oldFileName}`)), s.bold(clean(`+++ ${patch.newFileName}`))];
+  const lines: string[] = [
+    s.bold(clean(`--- ${patch.oldFileName}`)),
+    s.bold(clean(`+++ ${patch.newFileName}`)),
+  ];
   let body = 0;
   let hidden = 0;
   for (const hunk of patch.hunks) {
