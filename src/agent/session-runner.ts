@@ -264,13 +264,19 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       compact() {
         if (!systemWritten || history.length <= 2) return { ok: true, value: undefined };
         const before = historyBytes(history);
-        const target = Math.floor(before * MANUAL_COMPACT_SHARE);
-        const c = compactHistory(history, new Set([0]), target, runConfig.agent.compactor);
-        if (!c.ok) return { ok: false, error: c.error };
-        if (!c.value) return { ok: true, value: undefined };
-        history.splice(0, history.length, ...c.value.messages);
-        const { removed, beforeBytes, afterBytes } = c.value;
-        return { ok: true, value: { removed, beforeBytes, afterBytes } };
+        const system = historyBytes(history.slice(0, 1));
+        // Aim at a share of the conversation; when that cannot hold its newest part, keep
+        // as much as still means a smaller history.
+        const targets = [system + Math.floor((before - system) * MANUAL_COMPACT_SHARE), before - 1];
+        for (const target of targets) {
+          const c = compactHistory(history, new Set([0]), target, runConfig.agent.compactor);
+          if (!c.ok) continue;
+          if (!c.value) return { ok: true, value: undefined };
+          history.splice(0, history.length, ...c.value.messages);
+          const { removed, beforeBytes, afterBytes } = c.value;
+          return { ok: true, value: { removed, beforeBytes, afterBytes } };
+        }
+        return { ok: true, value: undefined };
       },
       historyBytes: () => historyBytes(history),
       async close() {
