@@ -22,6 +22,7 @@ const BENCHES = [
   "sandbox.mjs",
   "scale.mjs",
   "acp.mjs",
+  "view.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });
