@@ -38,9 +38,15 @@ const q = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
 function onTerminal(shell) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn("script", ["-qec", shell, "/dev/null"], { cwd: work, env, stdio: ["ignore", "ignore", "ignore"] });
+    const child = spawn("script", ["-qec", shell, "/dev/null"], {
+      cwd: work,
+      env,
+      stdio: ["ignore", "ignore", "ignore"],
+    });
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${shell}: exit ${code}`))));
+    child.on("close", (code) =>
+      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${shell}: exit ${code}`)),
+    );
   });
 }
 
@@ -54,7 +60,8 @@ const cases = {
 };
 const times = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (const shell of Object.values(cases)) await onTerminal(shell);
-for (let i = 0; i < RUNS; i++) for (const [k, shell] of Object.entries(cases)) times[k].push(await onTerminal(shell));
+for (let i = 0; i < RUNS; i++)
+  for (const [k, shell] of Object.entries(cases)) times[k].push(await onTerminal(shell));
 await server.close();
 fs.rmSync(work, { recursive: true, force: true });
 

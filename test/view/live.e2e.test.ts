@@ -113,6 +113,24 @@ describe.skipIf(!hasTmux)("the live view on a terminal", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("--trace on a terminal", () => {
+  it("never splits the streamed answer line and shows the answer once", async () => {
+    server = await startScriptedServer(
+      [{ reply: { thought: "t", action: "final", action_input: "streamed answer in pieces" } }],
+      { streaming: "sse", ssePieces: 8 },
+    );
+    term = openTerminal(["--trace", "-e", "hi"], {
+      cwd: project,
+      env: { SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url },
+    });
+    const screen = await term.waitFor("[exit ");
+    expect(screen).toContain("[exit 0]");
+    expect(screen).toMatch(/^streamed answer in pieces$/m);
+    expect(screen.split("streamed answer in pieces").length - 1).toBe(1);
+    expect(screen).toContain("[trace] done: status=final");
+  });
+});
+
 describe("piped", () => {
   it("stdout carries the answer alone, with no escape sequence anywhere", async () => {
     server = await startScriptedServer(script());

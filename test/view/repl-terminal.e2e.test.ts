@@ -28,7 +28,9 @@ afterEach(async () => {
   removeDir(root);
 });
 
-const final = (answer: string): ScriptItem => ({ reply: { thought: "t", action: "final", action_input: answer } });
+const final = (answer: string): ScriptItem => ({
+  reply: { thought: "t", action: "final", action_input: answer },
+});
 
 /** The user messages of completion request `i`. */
 function userTexts(s: ScriptedServer, i: number): string[] {
