@@ -94,7 +94,7 @@ describe("doctor", () => {
     fs.writeFileSync(
       path.join(home, "config.toml"),
       [
-        "[tools]\ntimeout_ms = 1500\n",
+        "[tools]\ntimeout_ms = 8000\n",
         `[[mcp.servers]]\nname = "good"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(everything)}]\nallowed_tools = ["echo"]\n`,
         `[[mcp.servers]]\nname = "missing"\ncommand = "/nonexistent/mcp-server"\nallowed_tools = ["x"]\n`,
         `[[mcp.servers]]\nname = "silent"\ncommand = ${JSON.stringify(process.execPath)}\nargs = ["-e", "setInterval(() => {}, 1000)"]\nallowed_tools = ["x"]\n`,
@@ -111,7 +111,7 @@ describe("doctor", () => {
       /^FAIL .*failed to connect: spawn \/nonexistent\/mcp-server ENOENT/,
     );
     expect(mcp.find((l) => l.includes("server silent "))).toMatch(
-      /^FAIL .*did not complete its connection within 1500 ms/,
+      /^FAIL .*did not complete its connection within 8000 ms/,
     );
     expect(r.code).toBe(1);
   });
