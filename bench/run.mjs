@@ -24,6 +24,7 @@ const BENCHES = [
   "acp.mjs",
   "prompt.mjs",
   "telemetry.mjs",
+  "view.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

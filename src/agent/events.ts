@@ -37,6 +37,8 @@ export type AgentEvent =
   /** Streaming: the next piece of a final answer, decoded. */
   | { type: "answer_delta"; text: string }
   /** Streaming: the answer text handed on in this turn does not stand. */
-  | { type: "answer_withdrawn"; reason: string };
+  | { type: "answer_withdrawn"; reason: string }
+  /** A file_write or file_edit changed a file (absolute path); null: the file did not exist. */
+  | { type: "file_changed"; path: string; before: string | null; after: string | null };
 
 export type Listener = (e: AgentEvent) => void;

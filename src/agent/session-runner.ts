@@ -11,6 +11,7 @@ import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import type { Result } from "../core/types.js";
 import { validateMcpServers } from "../mcp/config.js";
 import type { ToolLister } from "../mcp/describe.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
@@ -29,6 +30,7 @@ import { recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
+import { compactHistory, historyBytes } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent } from "./events.js";
@@ -77,6 +79,16 @@ export interface AgentSession {
   run(goal: string, signal: AbortSignal): Promise<RunResult>;
   /** The model's context window in tokens once a run has discovered it (undefined: unknown). */
   contextWindow(): number | undefined;
+  /** The model the next goal is sent to. */
+  model(): string;
+  /** The next goals go to this model (the REPL's `/model`); its window is discovered again. */
+  setModel(name: string): void;
+  /** A new context in the same session file (the REPL's `/clear`): only the system prompt stays. */
+  clear(): void;
+  /** Compacts the conversation now (the REPL's `/compact`); undefined when there is nothing to. */
+  compact(): Result<{ removed: number; beforeBytes: number; afterBytes: number } | undefined, string>;
+  /** Bytes of the conversation kept for the next goal. */
+  historyBytes(): number;
   close(): Promise<void>;
 }
 
@@ -116,6 +128,9 @@ function projectInstructionsFor(
   const notes = found.notes.length > 0 ? `; ${found.notes.join("; ")}` : "";
   return { section: found.section, message: `${read}${notes}` };
 }
+
+/** `/compact` aims at this share of the conversation's current size. */
+export const MANUAL_COMPACT_SHARE = 0.5;
 
 let runCounter = 0;
 function newRunId(): string {
@@ -189,11 +204,14 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     skillDirs: discovery.skills.map((s) => s.dir),
   });
   services.identities = gateSettings;
-  const backend = createBackend(config.backend, {
-    token: token.token,
-    retries: opts.retries,
-    onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
-  });
+  let backendConfig = config.backend;
+  const makeBackend = () =>
+    createBackend(backendConfig, {
+      token: token.token,
+      retries: opts.retries,
+      onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
+    });
+  let backend = makeBackend();
   const auditOpts = auditOptions(config.audit, paths.audit);
   const key = loadAuditKey(auditOpts.hmacKeyFile);
   if (!key.ok) {
@@ -236,7 +254,10 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     ? { approver: opts.approver, memory: opts.approvalMemory ?? approvalMemory() }
     : undefined;
   const checkpoints = openCheckpointWriter(paths.state, opts.sessionId, paths.sessions);
+  let clearedBeforeStart = false;
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
+  // `/model` replaces the backend section for the goals that follow.
+  let runConfig: Config = config;
 
   return {
     ok: true,
@@ -255,11 +276,11 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             return failedBeforeStart(error);
           }
           history.push({ role: "system", content: systemPrompt });
-          if (resumed) history.push(...resumed.filter((m) => m.role !== "system"));
+          if (resumed && !clearedBeforeStart) history.push(...resumed.filter((m) => m.role !== "system"));
           systemWritten = true;
         }
         fit ??= await openContextFit({
-          config,
+          config: runConfig,
           token: token.token,
           stateDir: paths.state,
           toolNames: [...tools.keys()],
@@ -270,7 +291,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
         resumePending = false;
         const result = await runGoal(
           {
-            config,
+            config: runConfig,
             mode: opts.mode,
             cwd,
             backend,
@@ -298,6 +319,40 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
         return result;
       },
       contextWindow: () => fit?.window.tokens,
+      model: () => backendConfig.model,
+      setModel(name) {
+        backendConfig = { ...backendConfig, model: name };
+        runConfig = { ...config, backend: backendConfig };
+        backend = makeBackend();
+        fit = undefined;
+      },
+      clear() {
+        if (systemWritten) history.splice(1);
+        // A resumed conversation that has not run yet starts empty too.
+        resumePending = false;
+        if (!systemWritten) {
+          history.length = 0;
+          clearedBeforeStart = true;
+        }
+      },
+      compact() {
+        if (!systemWritten || history.length <= 2) return { ok: true, value: undefined };
+        const before = historyBytes(history);
+        const system = historyBytes(history.slice(0, 1));
+        // Aim at a share of the conversation; when that cannot hold its newest part, keep
+        // as much as still means a smaller history.
+        const targets = [system + Math.floor((before - system) * MANUAL_COMPACT_SHARE), before - 1];
+        for (const target of targets) {
+          const c = compactHistory(history, new Set([0]), target, runConfig.agent.compactor);
+          if (!c.ok) continue;
+          if (!c.value) return { ok: true, value: undefined };
+          history.splice(0, history.length, ...c.value.messages);
+          const { removed, beforeBytes, afterBytes } = c.value;
+          return { ok: true, value: { removed, beforeBytes, afterBytes } };
+        }
+        return { ok: true, value: undefined };
+      },
+      historyBytes: () => historyBytes(history),
       async close() {
         audit.close();
         claim.value.release();

@@ -13,6 +13,8 @@ export interface ProbeResult {
   url: string;
   /** Models the server lists. */
   models: number;
+  /** Their ids, in the server's order (empty ids dropped). */
+  ids: string[];
   /** Whether backend.model is among them (servers that load models on demand may not list it). */
   hasModel: boolean;
   latencyMs: number;
@@ -78,6 +80,7 @@ export async function probeBackendInfo(
     value: {
       url: shown,
       models: list.value.length,
+      ids: list.value.filter((id) => id !== ""),
       hasModel: listsModel(list.value, config.model),
       latencyMs: res.latencyMs,
     },

@@ -22,6 +22,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "--continue": { key: "continue", takesValue: false },
   "--scoot-home": { key: "scoot-home", takesValue: true },
   "--trace": { key: "trace", takesValue: false },
+  "--no-color": { key: "no-color", takesValue: false },
   "--json": { key: "json", takesValue: false },
   "--ticks": { key: "ticks", takesValue: true },
   "--approval": { key: "approval", takesValue: true },
@@ -116,6 +117,9 @@ Global options:
   --continue              continue the latest session started in this directory
   --scoot-home DIR        runtime home (default $SCOOT_HOME or ~/.scoot)
   --trace                 stream progress to stderr
+  --no-color              no colour in the live view (also NO_COLOR=1)
+  --model M, --base-url URL, --api chat|responses
+                          the backend for this run (over backend.* and SCOOT_BACKEND_*)
   --ticks N               for schedule run / daemon run: poll N times then exit (0 = forever)
   -h, --help              this help
   -v, --version           print the version

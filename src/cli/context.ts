@@ -2,6 +2,7 @@
 import { ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
 import type { ParsedArgs } from "./args.js";
+import { applyBackendFlags } from "./backend-flags.js";
 import { EXIT, type Io } from "./io.js";
 
 export interface Cli {
@@ -37,5 +38,10 @@ export function loadForCommand(cli: Cli): Loadable {
     return { ok: false, exitCode: EXIT.usage };
   }
   for (const w of loaded.value.warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  const flags = applyBackendFlags(loaded.value.config, cli.args);
+  if (!flags.ok) {
+    cli.io.err(`scoot: ${flags.error}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
   return { ok: true, value: { ...loaded.value, paths } };
 }

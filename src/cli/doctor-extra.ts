@@ -1,6 +1,6 @@
 /** Doctor checks owned by later capabilities: skills, MCP servers, scheduled jobs. */
 import os from "node:os";
-import type { Config } from "../config/schema.js";
+import { type Config, effectiveToolTimeout } from "../config/schema.js";
 import { validateMcpServers } from "../mcp/config.js";
 import { mcpServerSummary } from "../mcp/prompt.js";
 import { rootUserCheck, sandboxCheck } from "../sandbox/doctor.js";
@@ -29,14 +29,43 @@ function skillChecks(config: Config, cli: Cli, root: string): Check[] {
   return checks;
 }
 
-function mcpChecks(config: Config): Check[] {
+/** Doctor waits at most this long for one MCP server to connect and list its tools. */
+export const DOCTOR_MCP_TIMEOUT_MS = 10_000;
+
+/**
+ * Each configured server is really connected (a stdio server spawned, a remote one
+ * handshaken) and asked for its tools, within the tool deadline (at most
+ * DOCTOR_MCP_TIMEOUT_MS); a server that cannot is a FAIL with the reason.
+ */
+async function mcpChecks(config: Config, cli: Cli): Promise<Check[]> {
   if (config.mcp.servers.length === 0) return [];
   const { servers, problems } = validateMcpServers(config.mcp.servers);
-  const checks: Check[] = servers.map((s) => ({
-    name: "mcp",
-    status: s.allowed_tools.length === 0 ? "WARN" : "OK",
-    detail: `${mcpServerSummary(s)}${s.allowed_tools.length === 0 ? " (every call will be denied)" : ""}`,
-  }));
+  const env: NodeJS.ProcessEnv = { ...cli.env };
+  // As in a run: the backend token never reaches a child process.
+  if (config.backend.api_key_env) delete env[config.backend.api_key_env];
+  const { createMcpPool } = await import("../mcp/pool.js");
+  const pool = createMcpPool(servers, {
+    caFile: config.backend.ca_file,
+    env,
+    timeoutMs: Math.min(effectiveToolTimeout(config), DOCTOR_MCP_TIMEOUT_MS),
+    cwd: cli.cwd,
+  });
+  let probes: Awaited<ReturnType<typeof pool.probe>>[];
+  try {
+    probes = await Promise.all(servers.map((s) => pool.probe(s.name)));
+  } finally {
+    await pool.close();
+  }
+  const checks: Check[] = servers.map((s, i) => {
+    const probe = probes[i]!;
+    if (!probe.ok) return { name: "mcp", status: "FAIL", detail: `${mcpServerSummary(s)}: ${probe.error}` };
+    const tools = `connected, ${probe.value.tools} tool${probe.value.tools === 1 ? "" : "s"} listed`;
+    return {
+      name: "mcp",
+      status: s.allowed_tools.length === 0 ? "WARN" : "OK",
+      detail: `${mcpServerSummary(s)}: ${tools}${s.allowed_tools.length === 0 ? " (every call will be denied)" : ""}`,
+    };
+  });
   // An invalid entry is left out of every run: a configuration error the operator must see.
   for (const p of problems) checks.push({ name: "mcp", status: "FAIL", detail: p });
   return checks;
@@ -60,5 +89,11 @@ function scheduleChecks(config: Config): Check[] {
 export async function doctorExtraChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
   const sandbox = { name: "sandbox", ...(await sandboxCheck(config, cli.env)) };
   const user = { name: "user", ...rootUserCheck() };
-  return [sandbox, user, ...skillChecks(config, cli, root), ...mcpChecks(config), ...scheduleChecks(config)];
+  return [
+    sandbox,
+    user,
+    ...skillChecks(config, cli, root),
+    ...(await mcpChecks(config, cli)),
+    ...scheduleChecks(config),
+  ];
 }

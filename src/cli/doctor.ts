@@ -10,6 +10,7 @@ import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { auditFiles, readGaps } from "../store/audit.js";
 import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
+import { applyBackendFlags } from "./backend-flags.js";
 import type { Cli } from "./context.js";
 import { auditChecks } from "./doctor-audit.js";
 import type { Check } from "./doctor-check.js";
@@ -119,11 +120,26 @@ function checkPolicy(config: Config): Check {
   };
 }
 
+/** The backend check names at most this many of the server's models. */
+const DOCTOR_MODELS_NAMED = 10;
+
 async function checkBackend(config: Config, token: string | undefined): Promise<Check> {
-  const { probeBackend } = await import("../backend/probe.js");
-  const r = await probeBackend(config.backend, token, DOCTOR_BACKEND_TIMEOUT_MS);
-  if (r.ok) return { name: "backend", status: "OK", detail: `${config.backend.base_url}: ${r.value}` };
-  return { name: "backend", status: "FAIL", detail: r.error };
+  const { probeBackendInfo } = await import("../backend/probe.js");
+  const r = await probeBackendInfo(config.backend, token, DOCTOR_BACKEND_TIMEOUT_MS);
+  if (!r.ok) return { name: "backend", status: "FAIL", detail: r.error.message };
+  const { models, ids, hasModel, latencyMs } = r.value;
+  const where = `${config.backend.base_url}: ${models} model${models === 1 ? "" : "s"} listed`;
+  const model = config.backend.model;
+  if (hasModel)
+    return { name: "backend", status: "OK", detail: `${where}, ${model} among them (${latencyMs} ms)` };
+  // Servers that load models on demand may still serve it, so this warns rather than fails.
+  const shown = ids.slice(0, DOCTOR_MODELS_NAMED).join(", ");
+  const more = ids.length > DOCTOR_MODELS_NAMED ? ` and ${ids.length - DOCTOR_MODELS_NAMED} more` : "";
+  return {
+    name: "backend",
+    status: "WARN",
+    detail: `${where}; backend.model "${model}" is not among them (listed: ${shown || "none"}${more}); fix: set backend.model (or --model) to a listed model (${latencyMs} ms)`,
+  };
 }
 
 /** Extra checks contributed by later capabilities (skills, MCP, schedule). */
@@ -159,6 +175,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
   } else {
     const { config, file, warnings } = loaded.value;
     checks.push({ name: "config", status: "OK", detail: file ?? "no config file (defaults)" });
+    const flags = applyBackendFlags(config, cli.args);
+    if (!flags.ok) checks.push({ name: "config", status: "FAIL", detail: flags.error });
     for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });
     const tokenChecks = checkToken(config, root, cli.env);
     checks.push(...tokenChecks);

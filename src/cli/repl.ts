@@ -1,38 +1,38 @@
 /**
- * The REPL: each line is a goal, run in one `repl-<ms>-<pid>` session (goals build on
- * each other). `/exit` or Ctrl-D leaves. Ctrl-C during a goal cancels that goal only;
- * at the prompt it reminds how to leave. Slash commands (README "Resuming a session"):
- * `/help`, `/new`, `/sessions`, `/resume <id>`, `/undo [--force]`, `/diff`. The answer
+ * The REPL (README "The REPL"): each line is a goal, run in one `repl-<ms>-<pid>` session
+ * (goals build on each other). `/exit` or Ctrl-D leaves and names the command that resumes
+ * the session. Ctrl-C during a goal cancels that goal only; at the prompt it discards the
+ * half-typed line. Slash commands (the table below) never reach the model. On a terminal the
+ * history persists across launches and a pasted multi-line block is one goal. The answer
  * streams to stdout as it arrives, the thought to stderr (README "Streaming"). On a terminal,
- * calls with an effect wait for the person's approval (README "Approval").
+ * calls with an effect wait for the person's approval (README "Approval"); `/undo` and `/diff`
+ * work on the file checkpoints (README "Undo").
  */
 import readline from "node:readline";
+import type { Readable } from "node:stream";
 import { listSessions } from "../store/session.js";
-import { readSessionMeta } from "../store/session-meta.js";
+import { readSessionMeta, sessionExists } from "../store/session-meta.js";
 import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
+import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./repl/commands.js";
+import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
+import { lastExchange } from "./repl/last-exchange.js";
+import { PASTE_OFF, PASTE_ON, pasteFilter, restoreNewlines } from "./repl/paste.js";
 import { loadResumeTarget } from "./resume.js";
 import { type CliAgent, openCliAgent } from "./run-common.js";
 import { traceSummary } from "./trace.js";
 import { showSessionDiff, type UndoIo, undoLastRun, useColor } from "./undo.js";
+import { compactCount } from "./view/live.js";
 
 const PROMPT = "scoot> ";
-const EXIT_WORDS = new Set(["/exit", "/quit"]);
-const COMMAND_LINE = /^\/(help|new|sessions|resume|undo|diff|exit|quit)(\s|$)/;
 /** `/sessions` shows the newest this many. */
 const SESSIONS_SHOWN = 20;
 const PREVIEW_CHARS = 50;
-
-export const REPL_HELP = `Type a goal and press Enter; goals in one session build on each other.
-  /help           this help
-  /new            start a fresh session
-  /sessions       the newest sessions (id, modified, messages, project, first goal)
-  /resume <id>    continue session <id> (its history comes back)
-  /undo [--force] revert the file changes of the last goal that made any (not bash's)
-  /diff           the file changes of this session
-  /exit, /quit    leave (or Ctrl-D); Ctrl-C cancels the running goal
-`;
+/** The resumed goal and answer shown before the prompt are cut to this many characters. */
+const RESUMED_SHOWN_CHARS = 400;
+/** Model names are short printable words. */
+const MODEL_NAME = /^[\x21-\x7e]{1,200}$/;
 
 /** One answer line from the person; undefined when the input closes or the signal fires. */
 function askLine(rl: readline.Interface, prompt: string, signal: AbortSignal): Promise<string | undefined> {
@@ -51,9 +51,9 @@ function askLine(rl: readline.Interface, prompt: string, signal: AbortSignal): P
   });
 }
 
-function preview(text: string): string {
+function preview(text: string, max = PREVIEW_CHARS): string {
   const one = text.replace(/\s+/g, " ").trim();
-  return one.length > PREVIEW_CHARS ? `${one.slice(0, PREVIEW_CHARS - 1)}…` : one;
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
 export async function runRepl(cli: Cli): Promise<number> {
@@ -75,25 +75,61 @@ export async function runRepl(cli: Cli): Promise<number> {
   if (!opened.ok) return opened.exitCode;
   let active: CliAgent = opened;
   const trace = opened.trace;
+  const history = historyFile(opened.stateDir);
+  const warn = (w: string) => cli.io.err(`scoot: warning: ${w}\n`);
+
+  // On a terminal, input passes the bracketed-paste filter; readline edits what comes out.
+  let input: Readable = process.stdin;
+  const filter = interactive ? pasteFilter() : undefined;
+  if (filter) {
+    process.stdin.pipe(filter);
+    input = filter;
+    process.stdin.setRawMode(true);
+    process.stdout.write(PASTE_ON);
+  }
   const rl = readline.createInterface({
-    input: process.stdin,
+    input,
     output: interactive ? process.stdout : undefined,
     terminal: interactive,
     prompt: PROMPT,
+    ...(interactive
+      ? { history: loadHistory(history, warn), historySize: REPL_HISTORY_MAX, removeHistoryDuplicates: true }
+      : {}),
   });
+  if (interactive)
+    rl.on("history", (entries: string[]) => {
+      const problem = saveHistory(history, entries);
+      if (problem) warn(problem);
+    });
+
   rlRef = rl;
   const banner = () =>
-    `scoot REPL — session ${active.agent.sessionId}, policy ${active.agent.mode}. /help for commands, /exit or Ctrl-D to leave.\n`;
+    `scoot REPL — session ${active.agent.sessionId}, policy ${active.agent.mode}, model ${active.agent.model()}. /help for commands, /exit or Ctrl-D to leave.\n`;
   if (interactive) cli.io.err(banner());
+  const showResumed = (agent: CliAgent) => {
+    const last = agent.resumed ? lastExchange(agent.resumed) : undefined;
+    if (!last) return;
+    cli.io.err(`last goal: ${preview(last.goal, RESUMED_SHOWN_CHARS)}\n`);
+    cli.io.err(
+      `answer: ${last.answer === undefined ? "(none)" : preview(last.answer, RESUMED_SHOWN_CHARS)}\n`,
+    );
+  };
+  showResumed(active);
+
   let current: AbortController | undefined;
   rl.on("SIGINT", () => {
     if (current) {
       cli.io.err("\nscoot: cancelling this goal\n");
       current.abort(new Error("interrupted"));
-    } else {
-      cli.io.err("\n(type /exit or press Ctrl-D to leave)\n");
-      rl.prompt();
+      return;
     }
+    // The half-typed line is discarded, not kept under the cursor for the next goal.
+    const editor = rl as unknown as { line: string; cursor: number };
+    const had = editor.line.length > 0;
+    editor.line = "";
+    editor.cursor = 0;
+    cli.io.err(had ? "^C\n" : "\n(type /exit or press Ctrl-D to leave)\n");
+    rl.prompt();
   });
   // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal.
   const onSigint = () => {
@@ -129,6 +165,7 @@ export async function runRepl(cli: Cli): Promise<number> {
         ? `new session ${active.agent.sessionId}\n`
         : `resumed session ${active.agent.sessionId}\n`,
     );
+    showResumed(active);
   };
 
   const showSessions = () => {
@@ -146,32 +183,126 @@ export async function runRepl(cli: Cli): Promise<number> {
     }
   };
 
+  const status = () => {
+    const { agent, stats } = active;
+    const window = agent.contextWindow();
+    const used = stats.contextTokens;
+    const context = window
+      ? `${compactCount(used)} of ${compactCount(window)} tokens (${Math.round((100 * used) / window)}%)`
+      : `${compactCount(used)} tokens (window not known yet)`;
+    const u = stats.usage;
+    cli.io.out(
+      [
+        `session   ${agent.sessionId}`,
+        `model     ${agent.model()}`,
+        `mode      ${agent.mode}`,
+        `approval  ${active.approval}`,
+        `context   ${context}, ${agent.historyBytes()} bytes kept`,
+        `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
+        "",
+      ].join("\n"),
+    );
+  };
+
   const undoIo: UndoIo = {
     ...cli.io,
     raw: (t) => process.stdout.write(t),
     color: useColor(process.stdout, cli.env),
   };
 
-  /** A slash command; returns false for /exit. */
-  const command = async (line: string): Promise<boolean> => {
-    const [word, ...rest] = line.split(/\s+/);
-    if (EXIT_WORDS.has(word!)) return false;
-    if (word === "/help") cli.io.out(REPL_HELP);
-    else if (word === "/undo" && (rest.length === 0 || (rest.length === 1 && rest[0] === "--force")))
-      undoLastRun(undoIo, active.paths, active.agent.sessionId, cli.cwd, {
-        force: rest[0] === "--force",
-        what: "/undo",
-      });
-    else if (word === "/undo") cli.io.err("usage: /undo [--force]\n");
-    else if (word === "/diff" && rest.length === 0)
-      await showSessionDiff(undoIo, active.paths, active.agent.sessionId, cli.cwd);
-    else if (word === "/new" && rest.length === 0) await switchTo(undefined);
-    else if (word === "/sessions" && rest.length === 0) showSessions();
-    else if (word === "/resume" && rest.length === 1) await switchTo(rest[0]);
-    else if (word === "/resume") cli.io.err("usage: /resume <session-id> (see /sessions)\n");
-    else cli.io.err(`scoot: ${word} takes no argument (see /help)\n`);
-    return true;
-  };
+  const commands: ReplCommand[] = [
+    { name: "/help", usage: "/help", help: "this help", argument: "none", run: (c) => c.out(help()) },
+    {
+      name: "/status",
+      usage: "/status",
+      help: "model, mode, approval, context use, tokens",
+      argument: "none",
+      run: status,
+    },
+    {
+      name: "/model",
+      usage: "/model <name>",
+      help: "send the next goals to model <name>",
+      argument: "optional",
+      run(c) {
+        if (c.arg === "") return c.out(`model ${active.agent.model()} (usage: /model <name>)\n`);
+        if (!MODEL_NAME.test(c.arg))
+          return c.err(`scoot: "${c.arg}" is not a model name (one printable word)\n`);
+        active.agent.setModel(c.arg);
+        c.err(`model ${c.arg} for the next goals\n`);
+      },
+    },
+    {
+      name: "/clear",
+      usage: "/clear",
+      help: "start a new context in the same session file",
+      argument: "none",
+      run(c) {
+        active.agent.clear();
+        active.stats.contextTokens = 0;
+        c.err(`context cleared; session ${active.agent.sessionId} goes on in the same file\n`);
+      },
+    },
+    {
+      name: "/compact",
+      usage: "/compact",
+      help: "summarise the conversation so far to free context",
+      argument: "none",
+      run(c) {
+        const r = active.agent.compact();
+        if (!r.ok) return c.err(`scoot: cannot compact: ${r.error}\n`);
+        if (!r.value) return c.err("nothing to compact yet\n");
+        c.err(
+          `compacted ${r.value.removed} messages: ${r.value.beforeBytes} → ${r.value.afterBytes} bytes\n`,
+        );
+      },
+    },
+    {
+      name: "/new",
+      usage: "/new",
+      help: "start a fresh session",
+      argument: "none",
+      run: () => switchTo(undefined),
+    },
+    {
+      name: "/sessions",
+      usage: "/sessions",
+      help: "the newest sessions (id, modified, messages, project, first goal)",
+      argument: "none",
+      run: showSessions,
+    },
+    {
+      name: "/resume",
+      usage: "/resume <id>",
+      help: "continue session <id> (its history comes back; see /sessions)",
+      argument: "required",
+      run: (c) => switchTo(c.arg),
+    },
+    {
+      name: "/undo",
+      usage: "/undo [--force]",
+      help: "revert the file changes of the last goal that made any (not bash's)",
+      argument: "optional",
+      run(c) {
+        if (c.arg !== "" && c.arg !== "--force") return c.err("usage: /undo [--force]\n");
+        undoLastRun(undoIo, active.paths, active.agent.sessionId, cli.cwd, {
+          force: c.arg === "--force",
+          what: "/undo",
+        });
+      },
+    },
+    {
+      name: "/diff",
+      usage: "/diff",
+      help: "the file changes of this session",
+      argument: "none",
+      run: () => showSessionDiff(undoIo, active.paths, active.agent.sessionId, cli.cwd),
+    },
+    { name: "/exit", usage: "/exit", help: "leave (or Ctrl-D)", argument: "none", run: () => "exit" },
+    { name: "/quit", usage: "/quit", help: "leave", argument: "none", run: () => "exit" },
+  ];
+  const help = () =>
+    `Type a goal and press Enter; goals in one session build on each other. Ctrl-C cancels the running goal\nor discards the line being typed; a pasted block of lines is one goal.\n${commandList(commands)}`;
 
   const lines = rl[Symbol.asyncIterator]();
   if (interactive) rl.prompt();
@@ -179,21 +310,21 @@ export async function runRepl(cli: Cli): Promise<number> {
     for (;;) {
       const next = await lines.next();
       if (next.done) break;
-      const goal = next.value.trim();
+      const goal = restoreNewlines(next.value).trim();
       if (goal === "") {
         if (interactive) rl.prompt();
         continue;
       }
-      // Only the command words are commands: "/tmp has what?" is a goal.
-      if (COMMAND_LINE.test(goal)) {
-        if (!(await command(goal))) break;
+      if (isCommandLine(goal)) {
+        const outcome = await runCommandLine(goal, commands, cli.io);
+        if (outcome === "exit") break;
         if (interactive) rl.prompt();
         continue;
       }
       current = new AbortController();
       const result = await active.agent.run(goal, current.signal);
       current = undefined;
-      active.printer.finish(result);
+      active.finish(result);
       if (trace) cli.io.err(`${traceSummary(result)}\n`);
       if (result.status !== "final")
         cli.io.err(`scoot: ${result.status === "interrupted" ? "goal cancelled" : result.error}\n`);
@@ -202,7 +333,15 @@ export async function runRepl(cli: Cli): Promise<number> {
   } finally {
     if (!interactive) process.off("SIGINT", onSigint);
     rl.close();
+    if (interactive) {
+      process.stdout.write(PASTE_OFF);
+      if (filter) process.stdin.unpipe(filter);
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+    }
+    const id = active.agent.sessionId;
     await active.agent.close();
+    if (sessionExists(active.sessionsDir, id)) cli.io.err(`resume with: scoot --resume ${id}\n`);
   }
   return EXIT.ok;
 }

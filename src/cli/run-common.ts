@@ -1,16 +1,22 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
 import { APPROVAL_MODES, type ApprovalMode, type Approver } from "../agent/approval.js";
+import type { RunResult } from "../agent/loop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
+import type { Usage } from "../backend/types.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
+import type { Message } from "../store/session.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 import { type ResumeTarget, resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
+import { type LiveView, liveView } from "./view/live.js";
+import { makeScreen } from "./view/screen.js";
+import { colorWanted } from "./view/style.js";
 
 /**
  * `--policy` overrides tools.policy freely; with `--unattended` the result is clamped to
@@ -86,10 +92,29 @@ export function loadAgentCommand(
   return { ok: true, config, paths, mode: mode.value, retries: retries.value, approval: approval.value };
 }
 
+export interface SessionStats {
+  /** Prompt + completion tokens of the latest request: the context in use. */
+  contextTokens: number;
+  usage: Usage;
+  goals: number;
+}
+
 export interface CliAgent {
   agent: AgentSession;
   trace: boolean;
   printer: ConsolePrinter;
+  /** The live view, when stderr is a terminal (README "The live view"). */
+  view: LiveView | undefined;
+  /** After a goal: ends the streamed answer, then the live view's usage line. */
+  finish(r: RunResult): void;
+  /** What `/status` reports: tokens of the last request and of every goal so far. */
+  stats: SessionStats;
+  /** Whether a tool call waits for the person (README "The REPL": `/status`). */
+  approval: string;
+  /** `<home>/state` (the REPL history lives there). */
+  stateDir: string;
+  /** The conversation `--resume`/`--continue` brought back, if any. */
+  resumed: Message[] | undefined;
   /** `<home>/state/sessions`. */
   sessionsDir: string;
   /** The home's layout (undo and diff read the checkpoints under it). */
@@ -130,10 +155,20 @@ export async function openCliAgent(
     return { ok: false, exitCode: EXIT.usage };
   }
   const trace = flagBool(cli.args, "trace");
+  // The live view draws on a terminal's stderr; --trace prints its own plain lines instead.
+  const live = !trace && Boolean(process.stderr.isTTY);
+  const color = live && colorWanted(true, cli.env, flagBool(cli.args, "no-color"));
 
   const open = async (id: string, target: ResumeTarget | undefined): Promise<Result<CliAgent>> => {
     for (const w of target?.warnings ?? []) cli.io.err(`scoot: warning: ${w}\n`);
-    const printer = consolePrinter(cli.io, { ...show, thoughts: show.thoughts || trace, trace });
+    const screen = makeScreen(cli.io, live ? (text) => process.stderr.write(text) : undefined);
+    const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
+    const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;
+    const stats: SessionStats = {
+      contextTokens: 0,
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      goals: 0,
+    };
     const opened = await openAgentSession({
       config,
       paths,
@@ -144,7 +179,12 @@ export async function openCliAgent(
       retries: retries.value,
       unattended: flagBool(cli.args, "unattended"),
       onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
-      onEvent: (e) => printer.listener(e),
+      onEvent: (e) => {
+        if (e.type === "reply" && e.usage)
+          stats.contextTokens = e.usage.prompt_tokens + e.usage.completion_tokens;
+        view?.listener(e);
+        printer.listener(e);
+      },
       ...(target ? { resume: target.messages } : {}),
       ...(approver && approval.value === "ask" ? { approver } : {}),
     });
@@ -155,6 +195,21 @@ export async function openCliAgent(
         agent: opened.value,
         trace,
         printer,
+        view,
+        stats,
+        approval: approver && approval.value === "ask" ? "ask" : "never",
+        stateDir: paths.state,
+        resumed: target?.messages,
+        finish(r) {
+          stats.goals += 1;
+          stats.usage = {
+            prompt_tokens: stats.usage.prompt_tokens + r.usage.prompt_tokens,
+            completion_tokens: stats.usage.completion_tokens + r.usage.completion_tokens,
+            total_tokens: stats.usage.total_tokens + r.usage.total_tokens,
+          };
+          printer.finish(r);
+          view?.finish(r, opened.value.contextWindow());
+        },
         sessionsDir: paths.sessions,
         paths,
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),

@@ -22,7 +22,7 @@ export async function runEval(cli: Cli): Promise<number> {
   // --json prints one object at the end; otherwise the answer streams as it arrives.
   const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false });
   if (!opened.ok) return opened.exitCode;
-  const { agent, trace, printer } = opened;
+  const { agent, trace, finish } = opened;
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -44,7 +44,7 @@ export async function runEval(cli: Cli): Promise<number> {
     process.off("SIGTERM", onSigint);
     await agent.close();
   }
-  printer.finish(result);
+  finish(result);
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
   if (json) {
     const out = {

@@ -18,7 +18,7 @@ import { createInterface } from "node:readline/promises";
 import { type Readable, Writable } from "node:stream";
 import { ensureDir, ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
-import { type BackendApi, defaultConfig, type PolicyMode } from "../config/schema.js";
+import { type BackendApi, type Config, defaultConfig, type PolicyMode } from "../config/schema.js";
 import { atomicWriteFile } from "../core/atomic-write.js";
 import type { Result } from "../core/types.js";
 import { parsePolicyMode } from "../policy/modes.js";
@@ -381,6 +381,18 @@ export function createPrompter(input: Readable, output: Writable, terminal: bool
 
 class Cancelled extends Error {}
 
+/** How long setup waits for the server's model list before asking without it. */
+const SETUP_PROBE_TIMEOUT_MS = 3_000;
+/** At most this many listed models are offered by number. */
+const SETUP_MODELS_SHOWN = 20;
+
+/** The models the server lists (without a token: it is asked later), or none when it cannot say. */
+async function listedModels(backend: Config["backend"]): Promise<string[]> {
+  const { probeBackendInfo } = await import("../backend/probe.js");
+  const r = await probeBackendInfo(backend, undefined, SETUP_PROBE_TIMEOUT_MS);
+  return r.ok ? r.value.ids : [];
+}
+
 async function askValid<T>(
   p: Prompter,
   out: Writable,
@@ -451,7 +463,26 @@ async function askAll(
     validateBaseUrl,
   );
   const api = await askValid(p, out, "Wire API (chat or responses)", given.api ?? d.backend.api, validateApi);
-  const model = await askValid(p, out, "Model name", given.model ?? d.backend.model, validateModel);
+  const listed = await listedModels({ ...d.backend, base_url: baseUrl, api });
+  if (listed.length > 0) {
+    out.write(`The server lists ${listed.length} model${listed.length === 1 ? "" : "s"}:\n`);
+    for (const [i, m] of listed.slice(0, SETUP_MODELS_SHOWN).entries()) out.write(`  ${i + 1}) ${m}\n`);
+    if (listed.length > SETUP_MODELS_SHOWN) out.write(`  … and ${listed.length - SETUP_MODELS_SHOWN} more\n`);
+  }
+  const suggested =
+    given.model ?? (listed.length === 0 || listed.includes(d.backend.model) ? d.backend.model : listed[0]!);
+  const model = await askValid(
+    p,
+    out,
+    listed.length > 0 ? "Model name (or its number above)" : "Model name",
+    suggested,
+    (text) => {
+      const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : 0;
+      return n >= 1 && n <= Math.min(listed.length, SETUP_MODELS_SHOWN)
+        ? { ok: true, value: listed[n - 1]! }
+        : validateModel(text);
+    },
+  );
   const tokenSource = await askValid(
     p,
     out,

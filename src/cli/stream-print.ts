@@ -57,7 +57,7 @@ export interface PrinterOptions {
   trace: boolean;
 }
 
-export function consolePrinter(io: Io, opts: PrinterOptions): ConsolePrinter {
+export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions): ConsolePrinter {
   let shown = "";
   let pending = "";
   let thoughtOpen = false;
@@ -113,6 +113,12 @@ export function consolePrinter(io: Io, opts: PrinterOptions): ConsolePrinter {
       // Any other line ends the thought shown so far.
       closeThought();
       if (!opts.trace) return;
+      if (e.type === "step" && e.action === "final") {
+        // The answer itself goes to stdout once; the trace only marks the step.
+        if (thoughtTurn !== e.turn) io.err(`${traceLine(e)?.split("\n")[0]}\n`);
+        io.err("[trace] action: final (the answer is on stdout)\n");
+        return;
+      }
       if (e.type === "step" && thoughtTurn === e.turn) {
         // The thought is already on screen; the trace adds the action.
         const line = traceLine(e)?.split("\n").slice(1).join("\n");

@@ -67,6 +67,7 @@ export interface McpPoolOptions {
 
 export interface McpPool extends McpService {
   listTools(server: string, signal?: AbortSignal): Promise<Result<unknown[]>>;
+  probe(serverName: string): Promise<Result<{ tools: number }>>;
   close(): Promise<void>;
 }
 
@@ -393,6 +394,14 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     }
   }
 
+  /** Connects the slot's server (once per pool) within the deadline, or says why not. */
+  /** Connects and lists the tools once, for doctor: a server that starts but cannot list is a failure. */
+  async function probe(serverName: string): Promise<Result<{ tools: number }>> {
+    const listed = await listTools(serverName);
+    if (!listed.ok) return listed;
+    return { ok: true, value: { tools: listed.value.length } };
+  }
+
   async function close(): Promise<void> {
     closed = true;
     await Promise.allSettled(
@@ -401,5 +410,5 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     nodeFetch?.close();
   }
 
-  return { call, listTools, close };
+  return { call, listTools, probe, close };
 }

@@ -133,7 +133,11 @@ describe("scoot config", () => {
 
 describe("scoot doctor", () => {
   it("reports every check OK against a reachable backend", async () => {
-    const r = await runCli(["doctor"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    // The configured model is one the server lists (otherwise the backend line WARNs).
+    const r = await runCli(["doctor"], {
+      home,
+      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MODEL: "scripted-model" },
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^OK\s+home/m);
     expect(r.stdout).toMatch(/^OK\s+backend\s+.*models? listed/m);

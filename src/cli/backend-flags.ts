@@ -1,0 +1,41 @@
+/**
+ * The global `--model`, `--base-url` and `--api` flags (README "Choosing the backend for one
+ * run"): they override backend.* and SCOOT_BACKEND_* for every command that loads the
+ * configuration — `-e`, the REPL, `serve`, `acp`, `doctor`, `config`. A bad value is a
+ * usage error, never a silent fallback.
+ */
+import type { Config } from "../config/schema.js";
+import type { Result } from "../core/types.js";
+import { flagString, type ParsedArgs } from "./args.js";
+
+const APIS = ["chat", "responses"] as const;
+
+export function applyBackendFlags(config: Config, args: ParsedArgs): Result<void> {
+  const model = flagString(args, "model");
+  const baseUrl = flagString(args, "base-url");
+  const api = flagString(args, "api");
+  if (model !== undefined) {
+    if (model.trim() === "") return { ok: false, error: "--model needs a model name, e.g. --model qwen2.5" };
+    config.backend.model = model;
+  }
+  if (baseUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
+      return {
+        ok: false,
+        error: `--base-url "${baseUrl}" is not an http(s) URL (e.g. --base-url http://127.0.0.1:11434/v1)`,
+      };
+    config.backend.base_url = baseUrl;
+  }
+  if (api !== undefined) {
+    if (!(APIS as readonly string[]).includes(api))
+      return { ok: false, error: `--api "${api}" is not one of ${APIS.join(", ")}` };
+    config.backend.api = api as Config["backend"]["api"];
+  }
+  return { ok: true, value: undefined };
+}

@@ -1,0 +1,41 @@
+/**
+ * The last goal of a resumed conversation and its answer, shown before the prompt of
+ * `--resume` / `--continue` (README "Resuming a session") so the person knows where they are.
+ */
+
+import { SUMMARY_MARKER } from "../../agent/compact.js";
+import { OBSERVATION_OPEN } from "../../agent/prompt.js";
+import type { Message } from "../../store/session.js";
+
+const CORRECTION_START = "Your last reply was not a valid step";
+
+function isGoal(m: Message): boolean {
+  if (m.role !== "user") return false;
+  const text = m.content;
+  return (
+    !text.startsWith("Observation from ") &&
+    !text.includes(OBSERVATION_OPEN) &&
+    !text.startsWith(CORRECTION_START) &&
+    !text.startsWith(SUMMARY_MARKER)
+  );
+}
+
+function finalAnswer(m: Message): string | undefined {
+  if (m.role !== "assistant") return undefined;
+  try {
+    const step = JSON.parse(m.content) as { action?: unknown; action_input?: unknown };
+    return step.action === "final" && typeof step.action_input === "string" ? step.action_input : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function lastExchange(messages: readonly Message[]): { goal: string; answer?: string } | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (!isGoal(messages[i]!)) continue;
+    let answer: string | undefined;
+    for (let j = i + 1; j < messages.length; j++) answer = finalAnswer(messages[j]!) ?? answer;
+    return { goal: messages[i]!.content, ...(answer !== undefined ? { answer } : {}) };
+  }
+  return undefined;
+}
