@@ -11,6 +11,7 @@ import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import { redactStreamedEvents } from "../core/stream-redact.js";
 import { validateMcpServers } from "../mcp/config.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import { buildGateSettings } from "../policy/gate.js";
@@ -84,6 +85,9 @@ function newRunId(): string {
 
 export async function openAgentSession(opts: AgentSessionOptions): Promise<Opened> {
   const { config, paths, cwd, env } = opts;
+  // The one point every subscriber's events pass (terminal, REPL, ACP, serve, the library):
+  // streamed text is redacted and safely cut here, so no subscriber can see it raw.
+  const onEvent = opts.onEvent ? redactStreamedEvents(opts.onEvent) : undefined;
   const token = resolveToken(config, paths.root, env);
   if (token.error) return { ok: false, error: token.error };
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
@@ -105,7 +109,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       scootHome: paths.root,
       tokenFile: tokenFilePath(config, paths.root),
       unattended: opts.unattended ?? false,
-      notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
+      notify: (message) => onEvent?.({ type: "sandbox", message }),
     },
   };
   let pool: { close(): Promise<void> } | undefined;
@@ -129,7 +133,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const backend = createBackend(config.backend, {
     token: token.token,
     retries: opts.retries,
-    onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
+    onEvent: (event: BackendEvent) => onEvent?.({ type: "backend", event }),
   });
   const auditOpts = auditOptions(config.audit, paths.audit);
   const key = loadAuditKey(auditOpts.hmacKeyFile);
@@ -192,7 +196,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           stateDir: paths.state,
           toolNames: [...tools.keys()],
           signal,
-          say: (message) => opts.onEvent?.({ type: "context", message }),
+          say: (message) => onEvent?.({ type: "context", message }),
         });
         const resumedNow = resumePending;
         resumePending = false;
@@ -213,12 +217,13 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             toolTimeoutMs: effectiveToolTimeout(config),
             signal,
             history,
-            onEvent: opts.onEvent,
+            onEvent,
             fit,
             ...(resumedNow ? { resumed: opts.sessionId } : {}),
           },
           goal,
         );
+        onEvent?.flush();
         // Batched records reach the disk at run end (tool_call and policy_deny already did).
         audit.flush();
         return result;
