@@ -39,6 +39,8 @@ const FLAGS: Record<string, FlagSpec> = {
   "--yes": { key: "yes", takesValue: false },
   "-y": { key: "yes", takesValue: false },
   "--force": { key: "force", takesValue: false },
+  // audit verify
+  "--head": { key: "head", takesValue: true },
 };
 
 export interface ParsedArgs {
@@ -125,7 +127,7 @@ Commands:
   sessions list [--json]            sessions, newest first
   session show <id>                 a transcript as JSONL
   audit show <session-id>           a session's audit events, oldest first, as JSONL
-  audit verify [--json]             check the audit hash chain (exit 1 naming the first break)
+  audit verify [--json] [--head H]  check the audit hash chain (exit 1 naming the first break)
   skills                            skill search paths and skills
   skills check [dir]                validate skills (exit 1 if any is invalid)
   skills pack <dir> [out.tar]       validate and pack a skill
