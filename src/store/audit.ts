@@ -623,7 +623,7 @@ function isGap(v: unknown): v is GapRecord {
 }
 
 /**
- * The gap records, read line by line (issue 16: bounded memory whatever the file size).
+ * The gap records, read line by line (bounded memory whatever the file size).
  * A record whose bounds are out of range (audit-numbers.ts) is not a gap: it is listed in
  * `poisoned` for verify to report, and nobody loops over it.
  */
