@@ -281,7 +281,20 @@ function linkProblem(
     }
     return refuse(file, st.nlink);
   }
-  if (liveSt && liveSt.nlink > 1 && twin === undefined) return refuse(live, liveSt.nlink);
+  if (liveSt && liveSt.nlink > 1 && twin === undefined) {
+    // Listed without the lock, a rotation may have linked the live file since: its twin is a
+    // generation newer than the listing. That set is stale: walk again.
+    for (const g of retiredGenerations(live)) {
+      if (retired.includes(g)) continue;
+      try {
+        const st = fs.lstatSync(`${live}.${g}`);
+        if (st.ino === liveSt.ino && st.dev === liveSt.dev) throw new Moved();
+      } catch (e) {
+        if (e instanceof Moved) throw e;
+      }
+    }
+    return refuse(live, liveSt.nlink);
+  }
   return { liveIsRetired: twin !== undefined };
 }
 
