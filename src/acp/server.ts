@@ -9,6 +9,7 @@ import type { AgentContext, SessionUpdate } from "@agentclientprotocol/sdk";
 import { redactDeep } from "../serve/protocol.js";
 import { availableCommands } from "./commands.js";
 import type { EditorLink } from "./editor-link.js";
+import { capAcpLines } from "./line-cap.js";
 import { ACP_ERROR, AcpFailure, type AcpSessions, MODE_CONFIG_ID } from "./sessions.js";
 
 export interface AcpServerOptions {
@@ -185,9 +186,15 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       sessions.cancel(params.sessionId);
     });
 
+  // A line over the cap is answered and dropped here: the SDK would end the connection in silence.
+  const input = capAcpLines({
+    input: opts.input as Readable,
+    answer: (line) => opts.output.write(line),
+    log: opts.log,
+  });
   const stream = acp.ndJsonStream(
     Writable.toWeb(opts.output as Writable) as WritableStream<Uint8Array>,
-    Readable.toWeb(opts.input as Readable) as ReadableStream<Uint8Array>,
+    Readable.toWeb(input) as ReadableStream<Uint8Array>,
   );
   const connection = app.connect(stream);
   await connection.closed;

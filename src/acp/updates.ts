@@ -10,6 +10,7 @@
  */
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { AgentEvent } from "../agent/events.js";
+import { redact } from "../store/redact.js";
 import { type EditDiff, editDiff } from "./edit-diff.js";
 import { toolCallView } from "./tool-kind.js";
 
@@ -155,9 +156,11 @@ export class UpdateTranslator {
         this.answerHeld = "";
         break;
       case "final": {
-        const rest = e.answer.startsWith(this.answerStreamed)
-          ? e.answer.slice(this.answerStreamed.length)
-          : e.answer;
+        // The streamed pieces were redacted on the way (src/core/stream-redact.ts).
+        const answer = redact(e.answer);
+        const rest = answer.startsWith(this.answerStreamed)
+          ? answer.slice(this.answerStreamed.length)
+          : answer;
         if (rest !== "")
           this.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: rest } });
         this.answerStreamed = "";

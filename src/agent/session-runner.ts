@@ -11,6 +11,7 @@ import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import { redactStreamedEvents } from "../core/stream-redact.js";
 import type { Result } from "../core/types.js";
 import { validateMcpServers } from "../mcp/config.js";
 import type { ToolLister } from "../mcp/describe.js";
@@ -142,6 +143,9 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const { config, paths, cwd, env } = opts;
   const refused = refuseProjectRoot(cwd, { mode: opts.mode, scootHome: paths.root, userHome: os.homedir() });
   if (refused) return { ok: false, error: refused };
+  // The one point every subscriber's events pass (terminal, REPL, ACP, serve, the library):
+  // streamed text is redacted and safely cut here, so no subscriber can see it raw.
+  const onEvent = opts.onEvent ? redactStreamedEvents(opts.onEvent) : undefined;
   const token = resolveToken(config, paths.root, env);
   if (token.error) return { ok: false, error: token.error };
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
@@ -164,7 +168,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
       tokenFile: tokenFilePath(config, paths.root),
       skillDirs: discovery.skills.map((s) => s.dir),
       unattended: opts.unattended ?? false,
-      notify: (message) => opts.onEvent?.({ type: "sandbox", message }),
+      notify: (message) => onEvent?.({ type: "sandbox", message }),
     },
     ...(opts.editorBuffers ? { editorBuffers: opts.editorBuffers } : {}),
   };
@@ -188,7 +192,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     const { describeMcpTools } = await import("../mcp/describe.js");
     const lister = services.mcp as unknown as ToolLister;
     mcpTools = await describeMcpTools(mcp.servers, lister, paths.state, (message) =>
-      opts.onEvent?.({ type: "mcp", message }),
+      onEvent?.({ type: "mcp", message }),
     );
     if (mcpTools.size > 0) {
       const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
@@ -209,7 +213,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     createBackend(backendConfig, {
       token: token.token,
       retries: opts.retries,
-      onEvent: (event: BackendEvent) => opts.onEvent?.({ type: "backend", event }),
+      onEvent: (event: BackendEvent) => onEvent?.({ type: "backend", event }),
     });
   let backend = makeBackend();
   const auditOpts = auditOptions(config.audit, paths.audit);
@@ -229,7 +233,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   }
   const session = guardSession(openSession(paths.sessions, opts.sessionId));
   const project = projectInstructionsFor(config, cwd, opts.job === true);
-  opts.onEvent?.({ type: "project", message: project.message });
+  onEvent?.({ type: "project", message: project.message });
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,
@@ -285,7 +289,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           stateDir: paths.state,
           toolNames: [...tools.keys()],
           signal,
-          say: (message) => opts.onEvent?.({ type: "context", message }),
+          say: (message) => onEvent?.({ type: "context", message }),
         });
         const resumedNow = resumePending;
         resumePending = false;
@@ -306,7 +310,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
             toolTimeoutMs: effectiveToolTimeout(config),
             signal,
             history,
-            onEvent: opts.onEvent,
+            onEvent,
             fit,
             ...(resumedNow ? { resumed: opts.sessionId } : {}),
             ...(approval ? { approval } : {}),
@@ -314,6 +318,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
           },
           goal,
         );
+        onEvent?.flush();
         // Batched records reach the disk at run end (tool_call and policy_deny already did).
         audit.flush();
         return result;

@@ -43,6 +43,8 @@ const FLAGS: Record<string, FlagSpec> = {
   "--force": { key: "force", takesValue: false },
   // audit export
   "--follow": { key: "follow", takesValue: false },
+  // audit verify
+  "--head": { key: "head", takesValue: true },
 };
 
 export interface ParsedArgs {
@@ -135,6 +137,7 @@ Commands:
   audit show <session-id>           a session's audit events, oldest first, as JSONL
   audit verify [--json]             check the audit hash chain (exit 1 naming the first break)
   audit export [--follow]           ship the audit log to the OTLP collector in [telemetry]
+  audit verify [--json] [--head H]  check the audit hash chain (exit 1 naming the first break)
   skills                            skill search paths and skills
   skills check [dir]                validate skills (exit 1 if any is invalid)
   skills pack <dir> [out.tar]       validate and pack a skill

@@ -3,7 +3,7 @@ import { auditOptions, formatEvent, streamAuditEvents } from "../store/audit.js"
 import { loadAuditKey } from "../store/audit-chain.js";
 import { describeReport, type VerifyReport, verifyAudit } from "../store/audit-verify.js";
 import { validateSessionId } from "../store/session.js";
-import { flagBool } from "./args.js";
+import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 
@@ -42,14 +42,22 @@ export async function runAuditShow(cli: Cli): Promise<number> {
 }
 
 /**
- * `scoot audit verify [--json]`: the hash chain over every retained generation (issue 12).
+ * `scoot audit verify [--json] [--head <hash>]`: the hash chain over every retained generation
+ * (README "Sessions and audit"); `--head` is a head recorded earlier, which must still be in the log.
  * Exit 0 intact, 1 on the first break (named by file, line and kind), 2 when the HMAC key
  * file configured in audit.hmac_key_file cannot be used.
  */
 export async function runAuditVerify(cli: Cli): Promise<number> {
   if (cli.args.words.length > 0) {
     cli.io.err(
-      `scoot audit verify: unexpected argument "${cli.args.words[0]}" (usage: scoot audit verify [--json])\n`,
+      `scoot audit verify: unexpected argument "${cli.args.words[0]}" (usage: scoot audit verify [--json] [--head <hash>])\n`,
+    );
+    return EXIT.usage;
+  }
+  const head = flagString(cli.args, "head");
+  if (head !== undefined && !/^[0-9a-f]{64}$/.test(head)) {
+    cli.io.err(
+      "scoot audit verify: --head takes a chain hash (64 hex digits), as printed on the head: line of an earlier verify\n",
     );
     return EXIT.usage;
   }
@@ -63,7 +71,7 @@ export async function runAuditVerify(cli: Cli): Promise<number> {
   }
   let report: VerifyReport;
   try {
-    report = verifyAudit(paths.audit, { key: key.value });
+    report = verifyAudit(paths.audit, { key: key.value, ...(head !== undefined ? { head } : {}) });
   } catch (e) {
     cli.io.err(`scoot audit verify: cannot read the audit log: ${(e as Error).message}\n`);
     return EXIT.failed;

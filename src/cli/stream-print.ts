@@ -5,42 +5,15 @@
  * loop either completes what was shown or withdraws it (then this ends the line and says
  * so, instead of printing the answer again behind a fragment).
  *
- * Output is redacted piece by piece, so pieces are cut where no credential can straddle
- * them: at white space, never right after "Bearer", never inside a PEM private-key block.
+ * The pieces arrive redacted and cut where no credential can straddle them (the streaming
+ * redactor, src/core/stream-redact.ts, sits where the session hands events out), so they
+ * are printed as they come; the answer they add up to is the redacted final answer.
  */
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
+import { redact } from "../store/redact.js";
 import type { Io } from "./io.js";
 import { traceLine } from "./trace.js";
-
-const PEM_BEGIN = "-----BEGIN";
-const PEM_END = /-----END [A-Z0-9 ]*-----/;
-
-/** How much of `text` can go out now without cutting a credential in two. */
-export function safeCut(text: string): number {
-  let limit = text.length;
-  let hardCut = 0;
-  const pem = text.lastIndexOf(PEM_BEGIN);
-  if (pem >= 0) {
-    const end = PEM_END.exec(text.slice(pem));
-    if (end) hardCut = pem + end.index + end[0].length;
-    else {
-      limit = pem;
-      hardCut = pem;
-    }
-  }
-  let cut = 0;
-  for (let i = limit - 1; i >= 0; i--) {
-    if (/\s/.test(text[i]!)) {
-      cut = i + 1;
-      break;
-    }
-  }
-  // "Bearer <token>": the word stays with what follows it.
-  const bearer = /\bBearer\s+$/i.exec(text.slice(0, cut));
-  if (bearer) cut = bearer.index;
-  return Math.max(cut, hardCut);
-}
 
 export interface ConsolePrinter {
   listener(e: AgentEvent): void;
@@ -59,18 +32,11 @@ export interface PrinterOptions {
 
 export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions): ConsolePrinter {
   let shown = "";
-  let pending = "";
   let thoughtOpen = false;
   let thoughtTurn = -1;
   let thoughtKind: "thinking" | "thought" = "thought";
   let withdrawn: string | undefined;
 
-  const flush = (all: boolean) => {
-    const n = all ? pending.length : safeCut(pending);
-    if (n <= 0) return;
-    io.out(pending.slice(0, n));
-    pending = pending.slice(n);
-  };
   const closeThought = () => {
     if (thoughtOpen) io.err("\n");
     thoughtOpen = false;
@@ -98,13 +64,11 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
           withdrawn = undefined;
         }
         shown += e.text;
-        pending += e.text;
-        flush(false);
+        io.out(e.text);
         return;
       }
       if (e.type === "answer_withdrawn") {
         if (!opts.answers || shown === "") return;
-        flush(true);
         io.out("\n");
         shown = "";
         withdrawn = e.reason;
@@ -131,9 +95,8 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
     finish(r) {
       closeThought();
       if (!opts.answers) return;
-      flush(true);
       if (r.status === "final") {
-        const answer = r.answer ?? "";
+        const answer = redact(r.answer ?? "");
         if (withdrawn !== undefined && shown === "") {
           io.err(`scoot: the text printed above was withdrawn (${withdrawn}); the answer follows\n`);
         }
@@ -144,7 +107,6 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
         io.out("\n");
       }
       shown = "";
-      pending = "";
       withdrawn = undefined;
     },
   };

@@ -17,6 +17,11 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Owner to restore when replacing another user's file; best effort (needs privilege). */
   owner?: { uid: number; gid: number };
+  /**
+   * Checks where the temporary file really is, on its descriptor: once created (before any
+   * byte is written) and after the rename. A failure removes the file wherever it landed.
+   */
+  landing?: (fd: number, stage: "created" | "renamed") => Result<void>;
 }
 
 /** Writes `data` to `target` atomically; returns the bytes written. The parent directory must exist. */
@@ -31,20 +36,38 @@ export function atomicWriteFile(
   const temp = path.join(dir, `.${base}.scoot-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
   let created = false;
   try {
-    const fd = fs.openSync(temp, "wx", opts.mode ?? 0o666);
+    const fd = fs.openSync(
+      temp,
+      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+      opts.mode ?? 0o666,
+    );
     created = true;
+    let renamed = false;
     try {
+      const there = opts.landing?.(fd, "created");
+      if (there && !there.ok) {
+        removeLanded(fd, temp);
+        created = false;
+        return there;
+      }
       let off = 0;
       while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
       // open() applied the umask; an explicit mode (the replaced file's) must survive exactly.
       if (opts.mode !== undefined) fs.fchmodSync(fd, opts.mode);
       if (opts.owner) chownQuietly(fd, opts.owner);
       fs.fsyncSync(fd);
+      fs.renameSync(temp, target);
+      renamed = true;
+      created = false;
+      const landed = opts.landing?.(fd, "renamed");
+      if (landed && !landed.ok) {
+        removeLanded(fd, target);
+        return landed;
+      }
     } finally {
       fs.closeSync(fd);
     }
-    fs.renameSync(temp, target);
-    created = false;
+    if (!renamed) return { ok: false, error: "the temporary file was not renamed into place" };
     syncDirQuietly(dir);
     return { ok: true, value: bytes.length };
   } catch (e) {
@@ -73,6 +96,17 @@ function syncDirQuietly(dir: string): void {
   } catch {
     // The data is already in place; durability of the directory entry is best effort.
   }
+}
+
+/** Removes the file open on `fd` where it really is (its descriptor says), else by name. */
+function removeLanded(fd: number, byName: string): void {
+  let real: string | undefined;
+  try {
+    real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    real = undefined;
+  }
+  removeQuietly(real && !real.endsWith(" (deleted)") ? real : byName);
 }
 
 function removeQuietly(p: string): void {

@@ -10,18 +10,21 @@
  */
 import type { Readable } from "node:stream";
 
-export type BoundedLine = { line: string } | { tooLong: number };
+/** `head`: the line's first bytes (at most `headBytes`), kept so a caller can still name its request. */
+export type BoundedLine = { line: string } | { tooLong: number; head?: string };
 
 export async function* boundedLines(
   input: Readable,
   maxBytes: number,
   signal: AbortSignal,
+  headBytes = 0,
 ): AsyncGenerator<BoundedLine> {
   const queue: BoundedLine[] = [];
   let parts: Buffer[] = [];
   let size = 0;
   let discarding = false;
   let discarded = 0;
+  let head: string | undefined;
   let ended = false;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
@@ -32,7 +35,7 @@ export async function* boundedLines(
   };
 
   const finishLine = () => {
-    if (discarding) queue.push({ tooLong: discarded });
+    if (discarding) queue.push({ tooLong: discarded, ...(head !== undefined ? { head } : {}) });
     else {
       let text = Buffer.concat(parts, size).toString("utf8");
       if (text.endsWith("\r")) text = text.slice(0, -1);
@@ -42,6 +45,7 @@ export async function* boundedLines(
     size = 0;
     discarding = false;
     discarded = 0;
+    head = undefined;
   };
   const onData = (raw: Buffer | string) => {
     const chunk = typeof raw === "string" ? Buffer.from(raw) : raw;
@@ -53,6 +57,8 @@ export async function* boundedLines(
       else if (size + piece.length > maxBytes) {
         discarding = true;
         discarded = size + piece.length;
+        if (headBytes > 0)
+          head = Buffer.concat([...parts, piece], Math.min(headBytes, size + piece.length)).toString("utf8");
         parts = [];
         size = 0;
       } else if (piece.length > 0) {

@@ -12,10 +12,20 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { auditFiles, type GapRecord, readGaps, retiredGenerations } from "./audit.js";
+import {
+  auditFiles,
+  type GapRecord,
+  readGaps,
+  readSidecar,
+  retiredGenerations,
+  type Sidecar,
+  sidecarMac,
+} from "./audit.js";
 import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
 import { acquireLock, type HeldLock } from "./audit-lock.js";
-import { readLinesSync, readTextIfExists } from "./jsonl.js";
+import { isGenerationNumber, MAX_GENERATION } from "./audit-numbers.js";
+import { type ChainRecord, chainRecordFile, modeMismatch, readChainRecord } from "./audit-record.js";
+import { numberedSiblings, readLinesSync } from "./jsonl.js";
 
 export type BreakKind =
   | "edited"
@@ -24,7 +34,17 @@ export type BreakKind =
   | "reordered"
   | "generation_missing"
   | "torn"
-  | "gap_not_authentic";
+  | "gap_not_authentic"
+  /** A line without a chain link where the chain record says the chain has begun. */
+  | "unchained"
+  /** `audit.jsonl.chain` is missing, unreadable, or disagrees with the key. */
+  | "chain_record"
+  /** The live or a retired file has another name (hard link). */
+  | "hard_link"
+  /** The head recorded in `audit.jsonl.gen` (or given with --head) is not in the log. */
+  | "tail_lost"
+  /** A number in the logs outside what Scoot writes (generation, sidecar, gap bounds). */
+  | "bad_number";
 
 export interface VerifyBreak {
   file: string;
@@ -53,12 +73,20 @@ export interface VerifyReport {
 
 export interface VerifyOptions {
   key?: Buffer;
+  /** A chain hash recorded elsewhere (`--head`): it must be the hash of a line still in the log. */
+  head?: string;
   /** Only the live file, whose first link is not checked (what `doctor` runs). */
   liveOnly?: boolean;
 }
 
 /** How far ahead a break looks for the line it belongs to (reordered / inserted). */
 const LOOKAHEAD_LINES = 8;
+/**
+ * Generation numbers a crashed rotation may leave unused between two retained ones (each
+ * crash costs one): more missing numbers than gap records plus this is reported at once,
+ * without walking the numbers one by one (a planted `audit.jsonl.999999999` would).
+ */
+const MAX_UNUSED_NUMBERS = 1_000;
 
 interface Line {
   file: string;
@@ -171,11 +199,7 @@ function takeSnapshot(live: string): Snapshot {
     const retired = retiredGenerations(live);
     let fd: number | undefined;
     try {
-      fd = fs.openSync(live, "r");
-      if (fs.fstatSync(fd).nlink > 1) {
-        fs.closeSync(fd);
-        fd = undefined;
-      }
+      fd = fs.openSync(live, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
     }
@@ -220,6 +244,60 @@ export function verifyAudit(live: string, opts: VerifyOptions = {}): VerifyRepor
   return report ?? verifyOnce(live, opts, retiredGenerations(live), undefined);
 }
 
+/**
+ * Hard links: the live file may share its inode with one retired generation only (a rotation
+ * killed between link and unlink: then it is walked once, as that generation). Any other
+ * extra name is refused — an edit made through it would change the walked file unseen, and
+ * the next writer would treat the live file as already retired.
+ */
+function linkProblem(
+  live: string,
+  retired: number[],
+  liveFd: number | undefined,
+): { liveIsRetired: boolean; problem?: { file: string; detail: string } } {
+  const liveSt = liveFd === undefined ? undefined : fs.fstatSync(liveFd);
+  if (liveSt && !liveSt.isFile())
+    return { liveIsRetired: false, problem: { file: live, detail: `${live} is not a regular file` } };
+  let twin: number | undefined;
+  const refuse = (file: string, nlink: number) => ({
+    liveIsRetired: false,
+    problem: {
+      file,
+      detail: `${file} has ${nlink} hard links: refused (an edit through another name would go unseen). Fix: find the other name (find ${path.dirname(path.dirname(live))} -samefile ${file}) and remove it`,
+    },
+  });
+  for (const g of retired) {
+    const file = `${live}.${g}`;
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(file);
+    } catch {
+      continue;
+    }
+    if (st.nlink === 1) continue;
+    if (liveSt && st.ino === liveSt.ino && st.dev === liveSt.dev && st.nlink === 2 && twin === undefined) {
+      twin = g;
+      continue;
+    }
+    return refuse(file, st.nlink);
+  }
+  if (liveSt && liveSt.nlink > 1 && twin === undefined) {
+    // Listed without the lock, a rotation may have linked the live file since: its twin is a
+    // generation newer than the listing. That set is stale: walk again.
+    for (const g of retiredGenerations(live)) {
+      if (retired.includes(g)) continue;
+      try {
+        const st = fs.lstatSync(`${live}.${g}`);
+        if (st.ino === liveSt.ino && st.dev === liveSt.dev) throw new Moved();
+      } catch (e) {
+        if (e instanceof Moved) throw e;
+      }
+    }
+    return refuse(live, liveSt.nlink);
+  }
+  return { liveIsRetired: twin !== undefined };
+}
+
 function verifyOnce(
   live: string,
   opts: VerifyOptions,
@@ -230,9 +308,13 @@ function verifyOnce(
   const key = opts.key;
   const gens = opts.liveOnly ? [] : retired;
   const sources: Source[] = gens.map((g) => ({ file: `${live}.${g}`, gen: g }));
-  if (liveFd !== undefined) sources.push({ file: live, fd: liveFd });
-  const { gaps } = opts.liveOnly ? { gaps: [] as GapRecord[] } : readGaps(live);
-  const sidecarNext = Number.parseInt((readTextIfExists(files.genSidecar) ?? "").split("\n")[0] ?? "", 10);
+  const links = linkProblem(live, retired, liveFd);
+  if (liveFd !== undefined && !links.liveIsRetired) sources.push({ file: live, fd: liveFd });
+  const gapRead = opts.liveOnly ? { gaps: [] as GapRecord[], poisoned: [] as string[] } : readGaps(live);
+  const { gaps } = gapRead;
+  const sidecar: Sidecar = readSidecar(files);
+  const sidecarNext = sidecar.next;
+  const record = readChainRecord(live);
   const report: VerifyReport = {
     ok: true,
     files: sources.map((s) => s.file),
@@ -247,7 +329,25 @@ function verifyOnce(
     report.break = { file: l.file, line: l.lineNo, kind, detail };
     return report;
   };
-  const gapCovering = (n: number) => gaps.filter((g) => g.gap_from <= n && n <= g.gap_to).at(-1);
+  const failAt = (file: string, kind: BreakKind, detail: string): VerifyReport => {
+    report.ok = false;
+    report.break = { file, line: 1, kind, detail };
+    return report;
+  };
+  const early = checkBeforeWalk();
+  if (early) return early;
+  /** Gap bounds are range-checked (readGaps): each number maps to the last record covering it. */
+  const cover = new Map<number, GapRecord>();
+  for (const g of gaps) for (let n = g.gap_from; n <= g.gap_to; n++) cover.set(n, g);
+  const gapCovering = (n: number) => cover.get(n);
+  /** More numbers missing between two files than gaps and crashes can explain: named at once. */
+  const tooManyMissing = (from: number, to: number): string | undefined =>
+    to - from - 1 > cover.size + MAX_UNUSED_NUMBERS
+      ? `generation numbers ${from + 1}..${to - 1} are missing (${to - from - 1} numbers) and the gap records cover at most ${cover.size}`
+      : undefined;
+  const legacyAllowed = record.state === "ok" ? record.record.legacy : 0;
+  let headSeen = false;
+  let externalSeen = false;
   /** The gap record the chain may resume after: the last one covering `n`. Undefined if forged. */
   const authenticGap = (g: GapRecord): boolean => !key || g.mac === gapMac(g, key);
 
@@ -269,14 +369,24 @@ function verifyOnce(
       prev = l;
       continue;
     }
+    if (sidecar.head !== undefined && l.hash === sidecar.head) headSeen = true;
+    if (opts.head !== undefined && l.hash === opts.head) externalSeen = true;
     const p = prevOf(l);
     if (p === undefined) {
-      if (!chainStarted) {
+      // Only as many lines as the chain record counts may predate the chain (doctor, which
+      // sees the live file alone, allows them when the record counts any).
+      if (!chainStarted && (report.unchained < legacyAllowed || (opts.liveOnly && legacyAllowed > 0))) {
         report.unchained += 1;
         prevPrevHash = prev?.hash;
         prev = l;
         continue;
       }
+      if (!chainStarted)
+        return fail(
+          l,
+          "unchained",
+          `${where(l)} has no chain link (prev), but ${path.basename(chainRecordFile(live))} says ${legacyAllowed === 0 ? "every line is chained" : `only the first ${legacyAllowed} line(s) predate the chain`}: chain links were stripped`,
+        );
       if (next && prev && prevOf(next) === prev.hash)
         return fail(
           l,
@@ -300,12 +410,101 @@ function verifyOnce(
     prev = l;
   }
   if (prev) report.head = prev.hash;
+  const late = checkAfterWalk(prev !== undefined);
+  if (late) return late;
   return report;
+
+  /** What can be judged before reading a line: the chain record, links, numbers, the sidecar. */
+  function checkBeforeWalk(): VerifyReport | undefined {
+    const recordFile = chainRecordFile(live);
+    if (record.state === "bad")
+      return failAt(
+        recordFile,
+        "chain_record",
+        `${record.problem}. Fix: restore it from a backup; it was not written by scoot`,
+      );
+    if (record.state === "ok") {
+      const mismatch = modeMismatch(record.record as ChainRecord, key, live);
+      if (mismatch) return failAt(recordFile, "chain_record", mismatch);
+    }
+    if (links.problem) return failAt(links.problem.file, "hard_link", links.problem.detail);
+    for (const n of numberedSiblings(live))
+      if (!isGenerationNumber(n))
+        return failAt(
+          `${live}.${n}`,
+          "bad_number",
+          `generation number ${n} is outside 1..${MAX_GENERATION}: scoot never wrote this file. Fix: move it out of logs/`,
+        );
+    if (gapRead.poisoned.length > 0)
+      return failAt(
+        files.gaps,
+        "bad_number",
+        `${gapRead.poisoned[0]}: not written by scoot. Fix: remove that record (or restore the file from a backup)`,
+      );
+    if (opts.liveOnly) return undefined;
+    if (sidecar.problem)
+      return failAt(
+        files.genSidecar,
+        "bad_number",
+        `${sidecar.problem}: not written by scoot, not obeyed. Fix: write the number after the newest retired generation (or restore the file)`,
+      );
+    if (
+      key &&
+      sidecar.next !== undefined &&
+      sidecar.head !== undefined &&
+      sidecar.mac !== sidecarMac(sidecar.next, sidecar.head, key)
+    )
+      return failAt(
+        files.genSidecar,
+        "tail_lost",
+        `${path.basename(files.genSidecar)} has no valid mac for this key: the recorded head was rewritten`,
+      );
+    if (sidecar.next === undefined && (retired.length > 0 || gaps.length > 0))
+      return failAt(
+        files.genSidecar,
+        "tail_lost",
+        `${path.basename(files.genSidecar)} is missing though generations were retired: the head of the retired generations cannot be checked`,
+      );
+    return undefined;
+  }
+
+  /** After the walk: the record must exist for a non-empty log, and the heads must be in it. */
+  function checkAfterWalk(anyLine: boolean): VerifyReport | undefined {
+    if (record.state === "missing" && anyLine)
+      return failAt(
+        chainRecordFile(live),
+        "chain_record",
+        `${path.basename(chainRecordFile(live))} is missing, so the chain's mode and start are unknown (stripped chain links would pass). A log written before scoot kept this record gets it from the next run`,
+      );
+    if (!opts.liveOnly && sidecar.head !== undefined && !headSeen) {
+      const newest = (sidecar.next ?? 1) - 1;
+      const gap = gapCovering(newest);
+      if (!(gap && gap.last === sidecar.head))
+        return failAt(
+          files.genSidecar,
+          "tail_lost",
+          `the head recorded in ${path.basename(files.genSidecar)} (the last line of generation ${newest}) is not in the log: ${path.basename(live)}.${newest} and what followed it were removed`,
+        );
+    }
+    if (opts.head !== undefined && !externalSeen) {
+      if (gaps.some((g) => g.last === opts.head))
+        report.notes.push("the given head is in a generation removed by retention (gap record)");
+      else
+        return failAt(
+          live,
+          "tail_lost",
+          `the given head ${opts.head} is not the hash of any line in the log: lines at or before it were removed`,
+        );
+    }
+    return undefined;
+  }
 
   /** The first line of a file: the link from the previous file, or from retention gaps. */
   function checkFileStart(l: Line, before: Line | undefined, p: string): VerifyReport | undefined {
-    const myNumber = l.gen ?? (Number.isInteger(sidecarNext) ? sidecarNext : undefined);
+    const myNumber = l.gen ?? sidecarNext;
     const fromNumber = before?.gen ?? 0;
+    const tooMany = myNumber === undefined ? undefined : tooManyMissing(fromNumber, myNumber);
+    if (tooMany) return fail(l, "generation_missing", tooMany);
     if (before && p === before.hash) {
       if (l.gen !== undefined)
         for (let n = fromNumber + 1; n < l.gen; n++)
@@ -373,7 +572,7 @@ function verifyOnce(
     for (const n of uncoveredCandidates) {
       if (gapCovering(n)) continue;
       let lo: GapRecord | undefined;
-      for (let k = n - 1; k >= 1 && !lo; k--) lo = gapCovering(k);
+      for (let k = n - 1; k >= 1 && k >= n - 1 - cover.size && !lo; k--) lo = gapCovering(k);
       let hi: GapRecord | undefined;
       for (let k = n + 1; !hi && k <= n + uncoveredCandidates.length + 1; k++) hi = gapCovering(k);
       for (const g of [lo, hi]) if (g && !authenticGap(g)) return (l) => notAuthentic(l, g);

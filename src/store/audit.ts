@@ -24,6 +24,8 @@ import type { Result } from "../tools/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
 import { acquireLock } from "./audit-lock.js";
+import { gapBoundsProblem, isGenerationNumber, MAX_GENERATION, MAX_LINK_ATTEMPTS } from "./audit-numbers.js";
+import { modeMismatch, readChainRecord, writeChainRecord } from "./audit-record.js";
 import {
   lastLineOf,
   needsLeadingNewline,
@@ -229,14 +231,33 @@ function firstPrevOfFile(file: string): string | undefined {
   return undefined;
 }
 
-function readSidecar(files: AuditFiles): { next?: number; head?: string } {
-  const [n, h] = (readTextIfExists(files.genSidecar) ?? "").split("\n");
-  const next = Number.parseInt(n?.trim() ?? "", 10);
-  const head = h?.trim();
-  return {
-    ...(Number.isInteger(next) ? { next } : {}),
-    ...(head && /^[0-9a-f]{64}$/.test(head) ? { head } : {}),
-  };
+export interface Sidecar {
+  next?: number;
+  head?: string;
+  /** HMAC logs: the key's mac over next and head. */
+  mac?: string;
+  /** Set when the file holds something Scoot never writes: reported by verify, ignored here. */
+  problem?: string;
+}
+
+/** `audit.jsonl.gen`, range-checked: a number outside 1..MAX_GENERATION+1 is not obeyed. */
+export function readSidecar(files: AuditFiles): Sidecar {
+  const text = readTextIfExists(files.genSidecar);
+  if (text === undefined) return {};
+  const [n, h, m] = text.split("\n").map((l) => l.trim());
+  const next = /^\d{1,16}$/.test(n ?? "") ? Number(n) : Number.NaN;
+  const head = h && /^[0-9a-f]{64}$/.test(h) ? h : undefined;
+  const mac = m && /^[0-9a-f]{64}$/.test(m) ? m : undefined;
+  if (!(Number.isSafeInteger(next) && next >= 1 && next <= MAX_GENERATION + 1))
+    return {
+      problem: `${files.genSidecar}: next generation "${clipAuditMessage(n ?? "").slice(0, 40)}" is outside 1..${MAX_GENERATION + 1}`,
+    };
+  return { next, ...(head ? { head } : {}), ...(mac ? { mac } : {}) };
+}
+
+/** What the sidecar's mac covers. */
+export function sidecarMac(next: number, head: string, key: Buffer): string {
+  return linkHash(Buffer.from(`gen ${next} ${head}`), key);
 }
 
 /** "a+" without following a final-component symlink or blocking on a FIFO. */
@@ -255,6 +276,8 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
   let dirty = false;
   let key: Buffer | undefined;
   let keyLoaded = false;
+  /** The chain record (audit-record.ts) was found matching, or written, by this process. */
+  let recordChecked = false;
   /** The chain head as this process last left the live file: valid while nobody else appended. */
   let cache: { id: string; size: number; hash: string } | undefined;
 
@@ -276,7 +299,9 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
       if (onDisk && onDisk.nlink > 1) {
         // A rotation died between link and unlink: this inode is already a retired
         // generation. Finish that rotation rather than append to it or retire it twice —
-        // also when our descriptor was opened on it before that writer died.
+        // also when our descriptor was opened on it before that writer died. Any other
+        // extra name is refused: unlinking would drop history no gap record names.
+        refuseForeignLink(files.live, onDisk);
         closeFd();
         fs.unlinkSync(files.live);
         continue;
@@ -289,7 +314,14 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
         closeFd();
         throw new Error(`${files.live} is not a regular file; refused`);
       }
-      if (fs.fstatSync(fd).nlink > 1) {
+      const opened = fs.fstatSync(fd);
+      if (opened.nlink > 1) {
+        try {
+          refuseForeignLink(files.live, opened);
+        } catch (e) {
+          closeFd();
+          throw e;
+        }
         closeFd();
         fs.unlinkSync(files.live);
         continue;
@@ -320,10 +352,14 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
     // The retiring file's content is durable before its name changes.
     fs.fdatasyncSync(liveFd);
     const head = chainHead(liveFd, id, size).prev;
-    let gen = nextGeneration(files);
-    for (;;) {
+    let gen = nextGeneration(files, key);
+    for (let attempt = 0; ; attempt++) {
+      if (attempt >= MAX_LINK_ATTEMPTS || gen > MAX_GENERATION)
+        throw new Error(
+          `cannot retire ${files.live}: generation names up to ${gen} are taken. Fix: run scoot audit verify and move unexpected audit.jsonl.<n> files aside`,
+        );
       opts.onRotationStep?.("sidecar");
-      writeSidecar(files, gen + 1, head);
+      writeSidecar(files, gen + 1, head, key);
       opts.onRotationStep?.("link");
       try {
         fs.linkSync(files.live, `${files.live}.${gen}`);
@@ -366,6 +402,10 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
       try {
         const lock = acquireLock(files.lock);
         try {
+          if (!recordChecked) {
+            ensureChainRecord(opts.file, key);
+            recordChecked = true;
+          }
           let liveFd = ensureOpen();
           let st = fs.fstatSync(liveFd);
           const bytes = Buffer.byteLength(JSON.stringify(event)) + PREV_FIELD_BYTES;
@@ -421,31 +461,96 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
   return log;
 }
 
-/** Retired generation numbers present on disk, ascending. */
+/**
+ * Retired generation numbers present on disk, ascending: only names in range (a planted
+ * `audit.jsonl.99999999999999` is reported by verify, never walked up to).
+ */
 export function retiredGenerations(live: string): number[] {
-  return numberedSiblings(live);
+  return numberedSiblings(live).filter(isGenerationNumber);
+}
+
+/**
+ * The live file has another name. A retired generation with the same inode is a rotation
+ * killed between link and unlink (the caller finishes it); anything else is refused.
+ */
+function refuseForeignLink(live: string, st: fs.Stats): void {
+  for (const g of retiredGenerations(live)) {
+    try {
+      const r = fs.lstatSync(`${live}.${g}`);
+      if (r.ino === st.ino && r.dev === st.dev) return;
+    } catch {
+      // evicted meanwhile
+    }
+  }
+  throw new Error(
+    `${live} has ${st.nlink} hard links, and no retired generation is one of them: refused (removing it would drop history no gap record names). Fix: find the other name (find ${path.dirname(path.dirname(live))} -samefile ${live}) and remove it`,
+  );
+}
+
+/**
+ * Under the lock, before the first chained line this process writes: the chain record
+ * exists and names this writer's mode. A missing one is written now, counting the lines
+ * that predate the chain (a log an older Scoot wrote); a bad one or another mode stops the
+ * writer with the fix, so it never chains onto a log it cannot extend.
+ */
+function ensureChainRecord(live: string, key: Buffer | undefined): void {
+  const r = readChainRecord(live);
+  if (r.state === "bad")
+    throw new Error(
+      `${r.problem}. Fix: run scoot audit verify; if the log is intact otherwise, move logs/audit.jsonl* aside to start a new chain`,
+    );
+  if (r.state === "ok") {
+    const mismatch = modeMismatch(r.record, key, live);
+    if (mismatch) throw new Error(mismatch);
+    return;
+  }
+  writeChainRecord(live, key ? "hmac" : "sha256", legacyLines(live), key);
+}
+
+/** Lines at the start of the log that carry no chain link, up to the first that does. */
+function legacyLines(live: string): number {
+  let n = 0;
+  for (const file of auditSources(live)) {
+    for (const l of readLinesSync(file)) {
+      try {
+        if (typeof (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev === "string") return n;
+      } catch {
+        // a torn line is not a chain link
+      }
+      n += 1;
+    }
+  }
+  return n;
+}
+
+/** Gap records the writer may act on: in range and, with a key, authentic. */
+function trustedGaps(live: string, key: Buffer | undefined): GapRecord[] {
+  return readGaps(live).gaps.filter((g) => !key || g.mac === gapMac(g, key));
 }
 
 /** The next number: the sidecar, but never at or below anything already on disk or in a gap. */
-function nextGeneration(files: AuditFiles): number {
+function nextGeneration(files: AuditFiles, key: Buffer | undefined): number {
   let next = 1;
   const sidecar = readSidecar(files).next;
   if (sidecar !== undefined && sidecar > next) next = sidecar;
   const onDisk = retiredGenerations(files.live);
   const maxOnDisk = onDisk[onDisk.length - 1];
   if (maxOnDisk !== undefined && maxOnDisk + 1 > next) next = maxOnDisk + 1;
-  for (const gap of readGaps(files.live).gaps) if (gap.gap_to + 1 > next) next = gap.gap_to + 1;
+  for (const gap of trustedGaps(files.live, key)) if (gap.gap_to + 1 > next) next = gap.gap_to + 1;
   return next;
 }
 
-/** `audit.jsonl.gen`: the next generation number, then the chain head of the file being retired. */
-function writeSidecar(files: AuditFiles, next: number, head: string): void {
+/**
+ * `audit.jsonl.gen`: the next generation number, then the chain head of the file being
+ * retired, then (HMAC logs) a mac over both so the head cannot be moved without the key.
+ */
+function writeSidecar(files: AuditFiles, next: number, head: string, key: Buffer | undefined): void {
   // A unique temp name: a writer killed here leaves litter, never a file another writer
   // could rename into place half-written.
   const tmp = `${files.genSidecar}.tmp-${process.pid}-${Date.now().toString(36)}`;
   const fd = fs.openSync(tmp, "wx", 0o600);
   try {
-    fs.writeSync(fd, `${next}\n${head}\n`);
+    fs.writeSync(fd, `${next}\n${head}\n${key ? `${sidecarMac(next, head, key)}\n` : ""}`);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -478,8 +583,9 @@ function evict(
   key: Buffer | undefined,
   onStep?: (step: RotationStep) => void,
 ): void {
-  const recorded = new Set<number>();
-  for (const g of readGaps(files.live).gaps) for (let n = g.gap_from; n <= g.gap_to; n++) recorded.add(n);
+  // Only records the writer can trust (in range; authentic with a key) may delete a file.
+  const gapsNow = trustedGaps(files.live, key);
+  const recorded = { has: (n: number) => gapsNow.some((g) => g.gap_from <= n && n <= g.gap_to) };
   // A generation whose gap record is written but whose file is still here is an eviction a
   // killed writer did not finish (the record goes first, by design): finish it now, whatever
   // the count, so no generation is both retained and recorded as removed.
@@ -516,19 +622,30 @@ function evict(
 
 function isGap(v: unknown): v is GapRecord {
   const g = v as GapRecord;
-  return typeof g === "object" && g !== null && Number.isInteger(g.gap_from) && Number.isInteger(g.gap_to);
+  return (
+    typeof g === "object" && g !== null && typeof g.gap_from === "number" && typeof g.gap_to === "number"
+  );
 }
 
-/** The gap records, read line by line (issue 16: bounded memory whatever the file size). */
-export function readGaps(live: string): { gaps: GapRecord[]; warnings: string[] } {
+/**
+ * The gap records, read line by line (bounded memory whatever the file size).
+ * A record whose bounds are out of range (audit-numbers.ts) is not a gap: it is listed in
+ * `poisoned` for verify to report, and nobody loops over it.
+ */
+export function readGaps(live: string): { gaps: GapRecord[]; warnings: string[]; poisoned: string[] } {
   const files = auditFiles(live);
   const gaps: GapRecord[] = [];
   const warnings: string[] = [];
+  const poisoned: string[] = [];
   for (const item of readJsonlSync(files.gaps, isGap)) {
     if (item.warning !== undefined) warnings.push(item.warning);
-    else gaps.push(item.record);
+    else {
+      const problem = gapBoundsProblem(item.record.gap_from, item.record.gap_to);
+      if (problem) poisoned.push(`${path.basename(files.gaps)}: ${problem}`);
+      else gaps.push(item.record);
+    }
   }
-  return { gaps, warnings };
+  return { gaps, warnings, poisoned };
 }
 
 function isEvent(v: unknown): v is AuditEvent {

@@ -22,6 +22,12 @@ const CREDENTIAL_SHAPES: RegExp[] = [
   /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
 ];
 
+/**
+ * Text ending like this may be the start of a credential shape that goes on past white space
+ * (the two shapes above that contain white space): a stream must not be cut right after it.
+ */
+const OPEN_SHAPE_TAILS: RegExp[] = [/\bBearer\s+$/i, /-----BEGIN [A-Z0-9 ]*$/];
+
 const knownSecrets = new Set<string>();
 let secretsSorted: string[] = [];
 
@@ -53,6 +59,33 @@ export function redact(text: string): string {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
   return out;
+}
+
+/** Where credentials lie in `text`: every shape match and every registered value, as [start, end). */
+export function credentialSpans(text: string): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  for (const shape of CREDENTIAL_SHAPES) {
+    for (const m of text.matchAll(shape)) spans.push([m.index, m.index + m[0].length]);
+  }
+  for (const secret of secretsSorted) {
+    for (let i = text.indexOf(secret); i >= 0; i = text.indexOf(secret, i + 1))
+      spans.push([i, i + secret.length]);
+  }
+  return spans;
+}
+
+/** Registered values that contain white space: the only ones a cut at white space can split. */
+export function spacedSecrets(): readonly string[] {
+  return secretsSorted.filter((s) => /\s/.test(s));
+}
+
+/** Where an unfinished multi-word credential starts at the end of `text`, if one may. */
+export function openShapeStart(text: string): number | undefined {
+  for (const tail of OPEN_SHAPE_TAILS) {
+    const m = tail.exec(text);
+    if (m) return m.index;
+  }
+  return undefined;
 }
 
 /** For tests: forget registered values. */

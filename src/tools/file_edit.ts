@@ -6,6 +6,7 @@
  * is written with "\n" but the file uses CRLF line ends, the CRLF form is tried too.
  */
 import * as fs from "node:fs";
+import { judgeOpened, judgeWriteLanding } from "../policy/opened.js";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
@@ -85,6 +86,8 @@ export const fileEditTool: Tool<FileEditInput> = {
       // O_NOFOLLOW: the judged file, not a symlink put in its place since the decision.
       const fd = fs.openSync(abs, OPEN_JUDGED_READ);
       try {
+        const opened = judgeOpened(fd, abs);
+        if (!opened.ok) return `file_edit: cannot read ${shown}: ${opened.error}`;
         const refused = refuseProtected(ctx, fs.fstatSync(fd), "file_edit", shown);
         if (refused) return refused;
         bytes = fs.readFileSync(fd);
@@ -102,7 +105,10 @@ export const fileEditTool: Tool<FileEditInput> = {
     if (!plan.ok) return `file_edit: ${plan.error.replace("$FILE", () => shown)}; nothing was changed`;
     const { at, old, replacement, crlf } = plan.value;
     const updated = text.slice(0, at) + replacement + text.slice(at + old.length);
-    const written = atomicWriteFile(abs, updated, preservedAttributes(existing));
+    const written = atomicWriteFile(abs, updated, {
+      ...preservedAttributes(existing),
+      landing: judgeWriteLanding(abs),
+    });
     if (!written.ok) return `file_edit: cannot write ${shown}: ${written.error}; nothing was changed`;
     const line = lineOf(text, at);
     const before = old.split("\n").length;

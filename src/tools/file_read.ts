@@ -7,6 +7,7 @@
  */
 import * as fs from "node:fs";
 import { promisify } from "node:util";
+import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import {
@@ -63,6 +64,9 @@ export const fileReadTool: Tool<FileReadInput> = {
       return `file_read: cannot read ${shown}: ${why}`;
     }
     try {
+      // The gate judges what was opened: a swap after the decision is caught here, unread.
+      const opened = judgeOpened(fd, judged.value);
+      if (!opened.ok) return `file_read: cannot read ${shown}: ${opened.error}`;
       // Stat what was opened, not the name: nothing can change between the check and the read.
       const st = fs.fstatSync(fd);
       const refused = refuseProtected(ctx, st, "file_read", shown);

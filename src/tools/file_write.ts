@@ -9,6 +9,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { judgeWriteLanding } from "../policy/opened.js";
 import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
@@ -53,7 +54,10 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     } catch (e) {
       return `file_write: cannot create the parent directory of ${shown}: ${fsErrorText(e)}`;
     }
-    const written = atomicWriteFile(abs, input.content, preservedAttributes(existing));
+    const written = atomicWriteFile(abs, input.content, {
+      ...preservedAttributes(existing),
+      landing: judgeWriteLanding(abs),
+    });
     if (!written.ok) return `file_write: cannot write ${shown}: ${written.error}; nothing was changed`;
     return `wrote ${written.value} bytes to ${shown} (${existing ? "replaced" : "created"})`;
   },

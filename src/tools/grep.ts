@@ -9,6 +9,7 @@
 import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
+import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, str } from "./declare.js";
 import {
@@ -98,6 +99,8 @@ export const grepTool: Tool<GrepInput> = {
       return `grep: cannot read ${shown}: ${why}`;
     }
     try {
+      const opened = judgeOpened(fh.fd, abs.value);
+      if (!opened.ok) return `grep: cannot read ${shown}: ${opened.error}`;
       // fstat of the open descriptor: cheap, and nothing can change between the check and the read.
       const st = fs.fstatSync(fh.fd);
       const refused = refuseProtected(ctx, st, "grep", shown);

@@ -9,6 +9,7 @@
  * degrades to the heuristic, and the header line says so, rather than failing the call.
  */
 import * as fs from "node:fs";
+import { judgeOpened } from "../policy/opened.js";
 import { CLIP, clip } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { judgedPath, OPEN_JUDGED_READ, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
@@ -70,6 +71,8 @@ function readSource(file: string, shown: string, ctx: Pick<ToolContext, "service
     return { ok: false, error: `cannot read ${shown}: ${code ?? String(e)}` };
   }
   try {
+    const opened = judgeOpened(fd, file);
+    if (!opened.ok) return { ok: false, error: `cannot read ${shown}: ${opened.error}` };
     const st = fs.fstatSync(fd);
     const refused = refuseProtected(ctx, st, "outline", JSON.stringify(shown));
     if (refused) return { ok: false, error: refused.replace(/^outline: /, "") };
