@@ -186,6 +186,11 @@ interface Snapshot {
   locked: boolean;
   /** The live file, opened while the set was consistent; undefined when there is none. */
   fd?: number;
+  /**
+   * The `.gen` sidecar read with the listing: read later, a rotation meanwhile would record a
+   * head in a generation the listing does not hold, and a sound log would look cut short.
+   */
+  sidecar: Sidecar;
 }
 
 /**
@@ -203,7 +208,8 @@ function takeSnapshot(live: string): Snapshot {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
     }
-    return { retired, locked, ...(fd !== undefined ? { fd } : {}) };
+    const sidecar = readSidecar(auditFiles(live));
+    return { retired, locked, sidecar, ...(fd !== undefined ? { fd } : {}) };
   };
   let lock: HeldLock | undefined;
   try {
@@ -229,7 +235,7 @@ export function verifyAudit(live: string, opts: VerifyOptions = {}): VerifyRepor
   for (let walk = 0; walk < MAX_WALKS; walk++) {
     const snap = takeSnapshot(live);
     try {
-      report = verifyOnce(live, opts, snap.retired, snap.fd);
+      report = verifyOnce(live, opts, snap.retired, snap.fd, snap.sidecar);
       const now = retiredGenerations(live);
       const newest = snap.retired.at(-1);
       // Without the lock a rotation may have slipped in between listing and opening: only a
@@ -303,6 +309,7 @@ function verifyOnce(
   opts: VerifyOptions,
   retired: number[],
   liveFd: number | undefined,
+  sidecarRead?: Sidecar,
 ): VerifyReport {
   const files = auditFiles(live);
   const key = opts.key;
@@ -312,7 +319,7 @@ function verifyOnce(
   if (liveFd !== undefined && !links.liveIsRetired) sources.push({ file: live, fd: liveFd });
   const gapRead = opts.liveOnly ? { gaps: [] as GapRecord[], poisoned: [] as string[] } : readGaps(live);
   const { gaps } = gapRead;
-  const sidecar: Sidecar = readSidecar(files);
+  const sidecar: Sidecar = sidecarRead ?? readSidecar(files);
   const sidecarNext = sidecar.next;
   const record = readChainRecord(live);
   const report: VerifyReport = {
