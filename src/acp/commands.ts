@@ -24,6 +24,7 @@ const COMMANDS: readonly AvailableCommand[] = [
     input: { hint: "--force to overwrite files changed since" },
   },
   { name: "diff", description: "Show the file changes this session made (not bash's)" },
+  { name: "compact", description: "Summarise the conversation so far to free context" },
 ];
 
 export function availableCommands(): AvailableCommand[] {

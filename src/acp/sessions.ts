@@ -515,6 +515,14 @@ export class AcpSessions {
         else await showSessionDiff(io, this.ctx.paths, s.id, s.cwd);
         return lines.join("").trimEnd();
       }
+      case "compact": {
+        if (command.args !== "") return "/compact takes no argument";
+        // The REPL's /compact: the same session's compactor, before the next prompt.
+        const r = s.agent.compact();
+        if (!r.ok) return `cannot compact: ${r.error}`;
+        if (!r.value) return "nothing to compact yet";
+        return `compacted ${r.value.removed} messages: ${r.value.beforeBytes} → ${r.value.afterBytes} bytes`;
+      }
       case "status":
         return statusText({
           sessionId: s.id,

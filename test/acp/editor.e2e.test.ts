@@ -228,6 +228,33 @@ describe("every session loads", () => {
     expect(JSON.stringify(replayed[2])).toContain("alpha");
   });
 
+  it("offers /compact, which summarises the conversation without the model", async () => {
+    fs.writeFileSync(path.join(project, "a.txt"), "alpha\n".repeat(200));
+    const c = await start();
+    const sessionId = await newSession(c);
+    const until = Date.now() + 5000;
+    while (updatesOf("available_commands_update").length === 0 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 20));
+    const names = updatesOf("available_commands_update")[0]!.availableCommands.map((x) => x.name);
+    expect(names).toContain("compact");
+    server.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "it says alpha"));
+    await ask(c, sessionId, "what is in a.txt?");
+    server.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "still alpha"));
+    await ask(c, sessionId, "and now?");
+    const asked = server.completions().length;
+    events = [];
+    const r = await ask(c, sessionId, "/compact");
+    expect(r.stopReason).toBe("end_turn");
+    const text = updatesOf("agent_message_chunk")
+      .map((u) => (u.content.type === "text" ? u.content.text : ""))
+      .join("");
+    expect(text).toMatch(/^compacted \d+ messages: \d+ → \d+ bytes$/);
+    expect(server.completions()).toHaveLength(asked);
+    events = [];
+    await ask(c, sessionId, "/compact now");
+    expect(JSON.stringify(updatesOf("agent_message_chunk"))).toContain("/compact takes no argument");
+  });
+
   it("session/close releases a session: its next prompt is refused, and it can be loaded again", async () => {
     const c = await start();
     const sessionId = await newSession(c);
