@@ -1,6 +1,6 @@
 /**
- * `scoot acp` driven by a real ACP client from the npm registry: acpx (exact-pinned
- * devDependency). A session acpx creates and never prompts is loaded by its next prompt;
+ * `scoot acp` driven by a real ACP client from the npm registry: acpx (`.ci/run` installs acpx@0.19.1
+ * with `npm install --no-save`). A session acpx creates and never prompts is loaded by its next prompt;
  * `--deny-all` answers every permission request with a refusal and the write does not
  * happen; after the agent has exited, a new prompt reloads the session and continues it.
  * acpx declares Node >= 22; when it cannot be found or run here the test is skipped and
@@ -17,7 +17,10 @@ import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../he
 const ACPX = path.join(REPO_ROOT, "node_modules", ".bin", "acpx");
 
 function whyNotRunnable(): string | undefined {
-  if (!fs.existsSync(ACPX)) return `acpx is not installed (${ACPX} missing; npm ci installs it)`;
+  if (!fs.existsSync(ACPX))
+    return (
+      `acpx is not installed (${ACPX} missing; `.ci / run` installs it: npm install --no-save acpx@0.19.1)`
+    );
   const r = spawnSync(ACPX, ["--version"], { encoding: "utf8", timeout: 30_000 });
   if (r.status !== 0) return `acpx --version failed (${r.error?.message ?? r.stderr.trim()})`;
   return undefined;
