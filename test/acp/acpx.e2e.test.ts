@@ -18,9 +18,7 @@ const ACPX = path.join(REPO_ROOT, "node_modules", ".bin", "acpx");
 
 function whyNotRunnable(): string | undefined {
   if (!fs.existsSync(ACPX))
-    return (
-      `acpx is not installed (${ACPX} missing; `.ci / run` installs it: npm install --no-save acpx@0.19.1)`
-    );
+    return `acpx is not installed (${ACPX} missing; .ci/run installs it: npm install --no-save acpx@0.19.1)`;
   const r = spawnSync(ACPX, ["--version"], { encoding: "utf8", timeout: 30_000 });
   if (r.status !== 0) return `acpx --version failed (${r.error?.message ?? r.stderr.trim()})`;
   return undefined;
