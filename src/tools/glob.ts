@@ -10,6 +10,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { canJudgeDescriptors, OPENED_ELSEWHERE, realPathOf } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optStr, str } from "./declare.js";
 import { judgedPath, statPath } from "./fs-util.js";
@@ -77,10 +78,15 @@ export const globTool: Tool<GlobInput> = {
     if (!st.value.isDirectory()) return `glob: root ${shownRoot} is not a directory`;
     const skipped = new Set([...SKIPPED_DIRS, ...NOISE_DIRS.filter((d) => !input.pattern.includes(d))]);
     const walked = await walk(rootAbs, input.alternatives, skipped, ctx.signal);
+    if (walked.rootElsewhere) return `glob: cannot read root ${shownRoot}: ${OPENED_ELSEWHERE}`;
     const found = walked.found.sort();
     const notes: string[] = [];
     if (found.length > MAX_GLOB_RESULTS) notes.push(`... and ${found.length - MAX_GLOB_RESULTS} more`);
     if (walked.unreadable > 0) notes.push(`[${walked.unreadable} directories could not be read]`);
+    if (walked.elsewhere > 0)
+      notes.push(
+        `[${walked.elsewhere} directories were swapped for a symlink during the walk and were not listed]`,
+      );
     if (walked.stopped) notes.push("[stopped early: the tool deadline was reached; the list is incomplete]");
     if (found.length === 0) {
       return [`no paths match ${JSON.stringify(input.pattern)} under ${shownRoot}`, ...notes].join("\n");
@@ -94,6 +100,10 @@ type Kind = "dir" | "link" | "other";
 interface Walked {
   found: string[];
   unreadable: number;
+  /** Directories whose opened descriptor was not the path walked to (swapped meanwhile). */
+  elsewhere: number;
+  /** The root itself was reached elsewhere: nothing is listed. */
+  rootElsewhere: boolean;
   stopped: boolean;
 }
 
@@ -105,6 +115,7 @@ async function walk(
 ): Promise<Walked> {
   const found: string[] = [];
   let unreadable = 0;
+  let elsewhere = 0;
   const start: number[] = [];
   for (let a = 0; a < alts.length; a++) addState(alts, start, a * STRIDE);
   const stack: { rel: string; states: number[] }[] = [{ rel: "", states: start }];
@@ -115,7 +126,7 @@ async function walk(
       await new Promise((resolve) => setImmediate(resolve));
       lastYield = Date.now();
     }
-    if (signal.aborted) return { found, unreadable, stopped: true };
+    if (signal.aborted) return { found, unreadable, elsewhere, rootElsewhere: false, stopped: true };
     const { rel, states } = stack.pop()!;
     const dirAbs = rel === "" ? rootAbs : path.join(rootAbs, rel);
     const readable = eachEntry(dirAbs, literalNames(alts, states), (name, kind) => {
@@ -126,35 +137,57 @@ async function walk(
       if (reachesEnd(alts, next)) found.push(kind === "dir" ? `${relPath}/` : relPath);
       if (kind === "dir" && canGoDeeper(alts, next)) stack.push({ rel: relPath, states: [...next] });
     });
-    if (!readable) unreadable++;
+    if (readable === "elsewhere" && rel === "")
+      return { found: [], unreadable, elsewhere, rootElsewhere: true, stopped: false };
+    if (readable === "elsewhere") elsewhere++;
+    else if (readable === "unreadable") unreadable++;
   }
-  return { found, unreadable, stopped: false };
+  return { found, unreadable, elsewhere, rootElsewhere: false, stopped: false };
 }
 
 /**
- * Calls `visit` for each entry of the directory; false when it cannot be read. When every live
- * position is a literal name, only those names are looked up (no listing at all).
+ * Calls `visit` for each entry of the directory. When every live position is a literal name,
+ * only those names are looked up (no listing at all).
+ *
+ * The directory is opened first (no-follow) and, where /proc can tell, its descriptor must be
+ * the very path walked to (README "What was opened"): the root's path has every symlink
+ * resolved and the walk never descends a link, so anything else means a directory on the way
+ * was swapped for a symlink after it was seen; it is then not listed. Names are read through
+ * the descriptor, so a swap after the check changes nothing either.
  */
 function eachEntry(
   dirAbs: string,
   names: string[] | undefined,
   visit: (name: string, kind: Kind) => void,
-): boolean {
-  if (names) {
-    for (const name of names) {
-      const st = fs.lstatSync(path.join(dirAbs, name), { throwIfNoEntry: false });
-      if (st) visit(name, st.isDirectory() ? "dir" : st.isSymbolicLink() ? "link" : "other");
-    }
-    return true;
-  }
-  let entries: fs.Dirent[];
+): "read" | "unreadable" | "elsewhere" {
+  let fd: number;
   try {
-    entries = fs.readdirSync(dirAbs, { withFileTypes: true });
+    fd = fs.openSync(dirAbs, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
   } catch {
-    return false;
+    return "unreadable";
   }
-  for (const d of entries) visit(d.name, d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "other");
-  return true;
+  try {
+    const judged = canJudgeDescriptors();
+    if (judged && realPathOf(fd) !== dirAbs) return "elsewhere";
+    const base = judged ? `/proc/self/fd/${fd}` : dirAbs;
+    if (names) {
+      for (const name of names) {
+        const st = fs.lstatSync(path.join(base, name), { throwIfNoEntry: false });
+        if (st) visit(name, st.isDirectory() ? "dir" : st.isSymbolicLink() ? "link" : "other");
+      }
+      return "read";
+    }
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(base, { withFileTypes: true });
+    } catch {
+      return "unreadable";
+    }
+    for (const d of entries) visit(d.name, d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "other");
+    return "read";
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** The literal names the live positions want, or undefined if any position has a wildcard or `**`. */

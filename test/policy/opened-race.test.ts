@@ -1,7 +1,7 @@
 /**
  * The race between the gate's decision and the open (README "Policy", "What was opened"): a
  * helper process swaps a project subdirectory for a symlink to an outside directory as fast
- * as it can while 200 readonly reads (file_read, grep, outline) and 100 guarded writes
+ * as it can while 200 readonly reads (file_read, grep, outline, glob) and 100 guarded writes
  * (file_write, file_edit) run the way the call pipeline runs them: judged, recorded in the
  * audit log (fdatasync), then run. No read may return the outside file, no file may appear
  * outside. Linux only (descriptors are judged through /proc).
@@ -18,6 +18,7 @@ import { createAuditLog } from "../../src/store/audit.js";
 import { fileEditTool } from "../../src/tools/file_edit.js";
 import { fileReadTool } from "../../src/tools/file_read.js";
 import { fileWriteTool } from "../../src/tools/file_write.js";
+import { globTool } from "../../src/tools/glob.js";
 import { grepTool } from "../../src/tools/grep.js";
 import { outlineTool } from "../../src/tools/outline.js";
 import type { AnyTool } from "../../src/tools/types.js";
@@ -46,12 +47,21 @@ beforeEach(() => {
       inside ? "export const a = 1;\n" : `export const ${SECRET.replace(/-/g, "_")} = 1;\n`,
     );
   }
+  // A name only the outside directory holds: a glob that lists it walked outside.
+  fs.writeFileSync(path.join(outside, "OUTSIDE-name.txt"), "");
 });
 afterEach(() => {
   swapper?.kill("SIGKILL");
   swapper = undefined;
   removeDir(base);
 });
+
+/** glob's input as its declaration parses it (defaults and alternatives filled in). */
+function globInput(raw: { pattern: string; root?: string }): unknown {
+  const r = globTool.parse(JSON.stringify(raw));
+  if (!r.ok) throw new Error(r.error);
+  return r.value;
+}
 
 function settings(mode: "readonly" | "guarded"): GateSettings {
   return {
@@ -120,6 +130,8 @@ it.skipIf(process.platform !== "linux" || !canJudgeDescriptors())(
       [fileReadTool, { path: "sub/f.txt" }],
       [grepTool, { pattern: "SECRET|inside", path: "sub/f.txt" }],
       [outlineTool, { path: "sub/e.ts" }],
+      [globTool, globInput({ pattern: "**", root: "sub" })],
+      [globTool, globInput({ pattern: "sub/*.txt" })],
     ];
     for (let i = 0; i < READS; i++) {
       const [tool, input] = readers[i % readers.length]!;
@@ -140,7 +152,7 @@ it.skipIf(process.platform !== "linux" || !canJudgeDescriptors())(
     expect(swaps).toBeGreaterThan(0);
     expect(leaked).toEqual([]);
     // Nothing written outside, and the outside file is untouched.
-    expect(fs.readdirSync(outside).sort()).toEqual(["e.ts", "f.txt"]);
+    expect(fs.readdirSync(outside).sort()).toEqual(["OUTSIDE-name.txt", "e.ts", "f.txt"]);
     expect(fs.readFileSync(path.join(outside, "f.txt"), "utf8")).toBe(`${SECRET} inside text\n`);
   },
   120_000,
