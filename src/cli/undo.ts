@@ -145,25 +145,36 @@ function sessionArg(cli: Cli, name: string): { ok: true; word: string | undefine
   return { ok: true, word: cli.args.words[0] };
 }
 
-export async function runUndo(cli: Cli): Promise<number> {
-  const arg = sessionArg(cli, "undo");
-  if (!arg.ok) return EXIT.usage;
+/** The home and the session `scoot undo` / `scoot diff` work on, or the exit code of why not. */
+function sessionForCommand(
+  cli: Cli,
+  name: "undo" | "diff",
+): { ok: true; paths: HomePaths; id: string } | { ok: false; exitCode: number } {
+  const arg = sessionArg(cli, name);
+  if (!arg.ok) return { ok: false, exitCode: EXIT.usage };
   const loaded = loadForCommand(cli);
-  if (!loaded.ok) return loaded.exitCode;
+  if (!loaded.ok) return { ok: false, exitCode: loaded.exitCode };
   const { paths } = loaded.value;
   const id = chooseSession(paths, arg.word, cli.cwd);
   if (!id.ok) {
-    cli.io.err(`scoot undo: ${id.error}\n`);
-    return EXIT.usage;
+    cli.io.err(`scoot ${name}: ${id.error}\n`);
+    return { ok: false, exitCode: EXIT.usage };
   }
+  return { ok: true, paths, id: id.value };
+}
+
+export async function runUndo(cli: Cli): Promise<number> {
+  const chosen = sessionForCommand(cli, "undo");
+  if (!chosen.ok) return chosen.exitCode;
+  const { paths, id } = chosen;
   // A live run of the session may be changing the same files: undo waits for it to end.
-  const claim = claimSession(paths.sessions, id.value);
+  const claim = claimSession(paths.sessions, id);
   if (!claim.ok) {
     cli.io.err(`scoot undo: ${claim.error}\n  (in that REPL, /undo reverts its last goal)\n`);
     return EXIT.failed;
   }
   try {
-    return undoLastRun(cliUndoIo(cli), paths, id.value, cli.cwd, {
+    return undoLastRun(cliUndoIo(cli), paths, id, cli.cwd, {
       force: flagBool(cli.args, "force"),
       what: "scoot undo",
     });
@@ -173,15 +184,7 @@ export async function runUndo(cli: Cli): Promise<number> {
 }
 
 export async function runDiff(cli: Cli): Promise<number> {
-  const arg = sessionArg(cli, "diff");
-  if (!arg.ok) return EXIT.usage;
-  const loaded = loadForCommand(cli);
-  if (!loaded.ok) return loaded.exitCode;
-  const { paths } = loaded.value;
-  const id = chooseSession(paths, arg.word, cli.cwd);
-  if (!id.ok) {
-    cli.io.err(`scoot diff: ${id.error}\n`);
-    return EXIT.usage;
-  }
-  return showSessionDiff(cliUndoIo(cli), paths, id.value, cli.cwd);
+  const chosen = sessionForCommand(cli, "diff");
+  if (!chosen.ok) return chosen.exitCode;
+  return showSessionDiff(cliUndoIo(cli), chosen.paths, chosen.id, cli.cwd);
 }

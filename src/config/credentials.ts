@@ -20,18 +20,7 @@ export function registerConfiguredCredentials(config: Config, env: NodeJS.Proces
   registerOtlpEnvHeaders(env.OTEL_EXPORTER_OTLP_HEADERS);
   for (const server of config.mcp.servers) {
     if (!isObject(server)) continue;
-    const headers = Array.isArray(server.headers) ? server.headers : [];
-    for (const h of headers) {
-      if (!isObject(h)) continue;
-      const prefix = typeof h.prefix === "string" ? h.prefix : "";
-      const values: unknown[] = [h.value];
-      if (typeof h.value_env === "string") values.push(env[h.value_env]);
-      for (const v of values) {
-        if (typeof v !== "string" || v === "") continue;
-        registerSecret(v);
-        if (prefix) registerSecret(prefix + v);
-      }
-    }
+    registerHeaderValues(Array.isArray(server.headers) ? server.headers : [], env);
     // A plain `env` value is configuration ("readonly", a path): only credentials are registered,
     // or every occurrence of an ordinary word would be redacted (README "MCP servers").
     const vars = Array.isArray(server.env) ? server.env : [];
@@ -46,7 +35,7 @@ export function registerConfiguredCredentials(config: Config, env: NodeJS.Proces
   }
 }
 
-/** The OTLP exporter's headers (README "Telemetry and metrics"): configured like MCP headers. */
+/** Header values (MCP servers, the OTLP exporter: README "Telemetry and metrics"), with and without their prefix. */
 function registerHeaderValues(headers: readonly unknown[], env: NodeJS.ProcessEnv): void {
   for (const h of headers) {
     if (!isObject(h)) continue;
