@@ -6,7 +6,7 @@
 import type { ParsedArgs } from "./cli/args.js";
 import type { Cli } from "./cli/context.js";
 import { EXIT, processIo } from "./cli/io.js";
-import { registerSecretEnv } from "./store/redact.js";
+import { registerSecretEnv } from "./core/redact.js";
 
 type Handler = (cli: Cli) => Promise<number>;
 

@@ -5,7 +5,7 @@
  * is refused with a clear error: Scoot does not advertise those capabilities.
  */
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
 
 /** A file: URI names a local path; anything else is shown as the URI. */
 function uriText(uri: string): string {

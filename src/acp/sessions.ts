@@ -20,12 +20,12 @@ import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
-import { loadResumeTarget } from "../cli/resume.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveUnattended } from "../policy/modes.js";
 import { refuseProjectRoot } from "../policy/project-root.js";
 import type { AuditLog } from "../store/audit.js";
+import { loadResumeTarget } from "../store/resume-target.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
 import { sessionExists } from "../store/session-meta.js";
@@ -503,8 +503,8 @@ export class AcpSessions {
       case "diff": {
         if (command.args !== "" && !(command.name === "undo" && command.args === "--force"))
           return command.name === "undo" ? "usage: /undo [--force]" : "/diff takes no argument";
-        // The REPL's /undo and /diff (src/cli/undo.ts), their output collected as the answer.
-        const { showSessionDiff, undoLastRun } = await import("../cli/undo.js");
+        // The REPL's /undo and /diff (src/agent/undo-report.ts), their output collected as the answer.
+        const { showSessionDiff, undoLastRun } = await import("../agent/undo-report.js");
         const lines: string[] = [];
         const collect = (t: string) => {
           lines.push(t);

@@ -8,8 +8,8 @@
  */
 import path from "node:path";
 import type { ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
+import type { Capability, Effects } from "../core/types.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
-import type { Capability, Effects } from "../tools/types.js";
 
 /** Search tools read, but an editor shows them as searches. */
 const SEARCH_TOOLS: ReadonlySet<string> = new Set(["grep", "glob"]);

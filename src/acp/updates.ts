@@ -10,7 +10,7 @@
  */
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { AgentEvent } from "../agent/events.js";
-import { redact } from "../store/redact.js";
+import { redact } from "../core/redact.js";
 import { type EditDiff, editDiff } from "./edit-diff.js";
 import { toolCallView } from "./tool-kind.js";
 

@@ -16,11 +16,12 @@
 
 import { clip } from "../core/clip.js";
 import { readCurrent } from "../core/file-state.js";
+import type { Decision, Effects, Result, Target } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
-import type { AnyTool, Decision, Effects, Result, Target, ToolContext } from "../tools/types.js";
+import type { AnyTool, ToolContext } from "../tools/types.js";
 import {
   type ApprovalAnswer,
   type ApprovalMemory,

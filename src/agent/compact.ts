@@ -3,8 +3,9 @@
  * system prompt, the run's goal and the latest turns, and replace everything older with
  * one summary message. The session file keeps everything; `recall` reads it back.
  */
+
+import type { Result } from "../core/types.js";
 import type { Message } from "../store/session.js";
-import type { Result } from "../tools/types.js";
 import { declaredEffects } from "./calls.js";
 import { extractStep } from "./step.js";
 

@@ -15,8 +15,8 @@ import { describeWindow, windowFix } from "../backend/context-window.js";
 import type { Usage } from "../backend/types.js";
 import type { Config } from "../config/schema.js";
 import { clip } from "../core/clip.js";
+import type { Result } from "../core/types.js";
 import type { Message } from "../store/session.js";
-import type { Result } from "../tools/types.js";
 import { type Compaction, compactHistory, historyBytes } from "./compact.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 

@@ -4,7 +4,9 @@
  * the agent never hangs. Errors inside a tool become observations, never crashes. Only the
  * call pipeline (`calls.ts`) calls this, with the target the gate resolved.
  */
-import type { AnyTool, Target, ToolContext } from "../tools/types.js";
+
+import type { Target } from "../core/types.js";
+import type { AnyTool, ToolContext } from "../tools/types.js";
 
 /** Time a tool gets after its signal fires to clean up (bash needs 1 s for SIGKILL). */
 export const ABORT_GRACE_MS = 2_500;

@@ -7,7 +7,8 @@
  */
 import path from "node:path";
 import { readCurrent } from "../core/file-state.js";
-import type { AnyTool, Target } from "../tools/types.js";
+import type { Target } from "../core/types.js";
+import type { AnyTool } from "../tools/types.js";
 
 export interface FileChange {
   /** The judged absolute path. */

@@ -6,8 +6,9 @@
  * Instead, once the history exceeds the budget it is compacted down to about half of it;
  * the following turns append to that stable prefix until the budget is exceeded again.
  */
+
+import type { Result } from "../core/types.js";
 import type { Message } from "../store/session.js";
-import type { Result } from "../tools/types.js";
 import { type Compaction, compactHistory, historyBytes } from "./compact.js";
 
 /** Compact down to this share of the budget once it is exceeded. */

@@ -1,6 +1,6 @@
 /** The system prompt, generated from the tool registry, the policy mode, skills and MCP servers. */
 import type { PolicyMode } from "../config/schema.js";
-import { redact } from "../store/redact.js";
+import { redact } from "../core/redact.js";
 import type { AnyTool } from "../tools/types.js";
 import { defuseMarkers } from "./markers.js";
 

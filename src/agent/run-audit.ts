@@ -2,8 +2,9 @@
  * The audit log bound once to one run (issue 10): the loop and the call pipeline write
  * `record(kind, msg)` instead of passing session and run ids on every call.
  */
+
+import type { Result } from "../core/types.js";
 import type { AuditKind, AuditLog } from "../store/audit.js";
-import type { Result } from "../tools/types.js";
 
 export type RunAudit = (kind: AuditKind, msg: string) => Result<void>;
 

@@ -6,7 +6,8 @@
  * both pass, and every refusal says what was really wrong, so the model can fix that.
  */
 import { clip } from "../core/clip.js";
-import type { AnyTool, Result } from "../tools/types.js";
+import type { Result } from "../core/types.js";
+import type { AnyTool } from "../tools/types.js";
 import { parseRepaired, type RepairName } from "./json-repair.js";
 import { splitThinking } from "./think.js";
 

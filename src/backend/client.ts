@@ -2,6 +2,8 @@
  * The model backend (SPEC 5): one call = one turn's request, retried on transient failures,
  * stepped down through the structured-output levels when `auto` meets a server that rejects them.
  */
+
+import { splitExtraBody } from "../config/extra-body.js";
 import { type Config, effectiveBackendTimeout } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import {
@@ -29,7 +31,7 @@ import type {
   BackendRequest,
   StructuredLevel,
 } from "./types.js";
-import { buildBody, displayUrl, joinUrl, parseReply, serverMessage, splitExtraBody } from "./wire.js";
+import { buildBody, displayUrl, joinUrl, parseReply, serverMessage } from "./wire.js";
 
 /**
  * Statuses that mean "this request shape is not accepted". Any of them while a format is sent

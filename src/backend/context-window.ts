@@ -18,8 +18,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/schema.js";
+import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
-import { redact } from "../store/redact.js";
 import { exchange, type HttpResponse, type TransportFailure } from "./transport.js";
 import { displayUrl, joinUrl } from "./wire.js";
 

@@ -3,7 +3,7 @@
  * through `redact` and has the token cut out by value, so it may go anywhere (stderr, audit, session).
  */
 import { STATUS_CODES } from "node:http";
-import { REDACTED, redact } from "../store/redact.js";
+import { REDACTED, redact } from "../core/redact.js";
 import { MAX_RESPONSE_BYTES, type TransportFailure } from "./transport.js";
 import type { BackendError, BackendErrorKind } from "./types.js";
 

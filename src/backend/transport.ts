@@ -5,8 +5,8 @@
  */
 import http from "node:http";
 import type https from "node:https";
+import { httpsModule } from "../core/builtins.js";
 import type { Result } from "../core/types.js";
-import { httpsModule } from "../net/builtins.js";
 import { makeHttpsAgent } from "../net/tls.js";
 
 /** A model reply is a few KB; anything this large is a misconfigured endpoint, not an answer. */

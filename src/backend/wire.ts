@@ -11,17 +11,6 @@ export const STEP_SCHEMA_NAME = "scoot_step";
 /** How much of a non-JSON error body reaches the user's one-line message. */
 export const SERVER_MESSAGE_MAX_CHARS = 300;
 
-/**
- * Keys `extra_body` may not set: Scoot owns what the model sees (`model`, the history) and
- * needs a single JSON reply it can parse (`stream` would turn the reply into SSE). `store`
- * (server-side retention of the conversation) is set by `backend.store` alone, so a copied
- * `extra_body` cannot silently turn retention on (issue 17 item 14).
- */
-export const PROTECTED_BODY_KEYS: Record<BackendApi, readonly string[]> = {
-  chat: ["model", "messages", "stream", "store"],
-  responses: ["model", "input", "instructions", "stream", "store"],
-};
-
 /** `<base_url>/<path>`, whatever trailing slashes the base has; a query on the base (Azure style) is kept. */
 export function joinUrl(baseUrl: string, path: string): Result<URL> {
   let url: URL;
@@ -44,20 +33,6 @@ export function displayUrl(url: URL): string {
   copy.username = "";
   copy.password = "";
   return copy.href;
-}
-
-/** `extra_body` without the protected keys, and the names of those it tried to set. */
-export function splitExtraBody(
-  api: BackendApi,
-  extra: Record<string, unknown>,
-): { extra: Record<string, unknown>; ignored: string[] } {
-  const out: Record<string, unknown> = {};
-  const ignored: string[] = [];
-  for (const [key, value] of Object.entries(extra ?? {})) {
-    if (PROTECTED_BODY_KEYS[api].includes(key)) ignored.push(key);
-    else out[key] = value;
-  }
-  return { extra: out, ignored };
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

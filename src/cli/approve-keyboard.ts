@@ -9,8 +9,8 @@
  * passes `terminalText` so it cannot rewrite the question with escape sequences.
  */
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "../agent/approval.js";
-import { redact } from "../store/redact.js";
-import { terminalText } from "./terminal-text.js";
+import { redact } from "../core/redact.js";
+import { terminalText } from "../core/terminal-text.js";
 
 /** How much of a non-file, non-shell input is shown (JSON text). */
 export const SHOWN_INPUT_MAX_CHARS = 4000;
@@ -53,7 +53,7 @@ async function describe(request: ApprovalRequest, color: boolean): Promise<strin
   const bold = (t: string) => (color ? `\u001b[1m${t}\u001b[0m` : t);
   const lines = [`${bold("approve?")} ${safe(request.summary)}`];
   if (request.diff) {
-    const { renderUnifiedDiff } = await import("./view/diff.js");
+    const { renderUnifiedDiff } = await import("../core/unified-diff.js");
     const { path, before, after } = request.diff;
     lines.push(renderUnifiedDiff(path, before, after, { color }).trimEnd());
   } else if (typeof request.input === "string") {

@@ -2,7 +2,7 @@
 import { sectionsInOrder } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { resolveToken } from "../config/secrets.js";
-import { REDACTED, redact } from "../store/redact.js";
+import { REDACTED, redact } from "../core/redact.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";

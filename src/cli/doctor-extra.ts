@@ -1,7 +1,7 @@
 /** Doctor checks owned by later capabilities: skills, MCP servers, scheduled jobs. */
 import os from "node:os";
+import { validateMcpServers } from "../config/mcp-servers.js";
 import { type Config, effectiveToolTimeout } from "../config/schema.js";
-import { validateMcpServers } from "../mcp/config.js";
 import { mcpServerSummary } from "../mcp/prompt.js";
 import { rootUserCheck, sandboxCheck } from "../sandbox/doctor.js";
 import { validateJobs } from "../schedule/jobs.js";

@@ -7,8 +7,8 @@ import { homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import { redact } from "../core/redact.js";
 import { auditFiles, readGaps } from "../store/audit.js";
-import { redact } from "../store/redact.js";
 import { flagBool, flagString } from "./args.js";
 import { applyBackendFlags } from "./backend-flags.js";
 import type { Cli } from "./context.js";
@@ -19,8 +19,6 @@ import { EXIT } from "./io.js";
 /** Doctor must answer quickly even when the backend hangs. */
 export const DOCTOR_BACKEND_TIMEOUT_MS = 3_000;
 const MIN_NODE_MAJOR = 20;
-
-export type { Check, Status } from "./doctor-check.js";
 
 function modeString(mode: number): string {
   return (mode & 0o777).toString(8).padStart(4, "0");

@@ -2,8 +2,8 @@
  * Output helpers: answers to stdout, everything else to stderr, always redacted and with
  * control characters neutralised (README "Hostile inputs": one function for every writer).
  */
-import { redact } from "../store/redact.js";
-import { terminalText } from "./terminal-text.js";
+import { redact } from "../core/redact.js";
+import { terminalText } from "../core/terminal-text.js";
 
 export interface Io {
   out(text: string): void;

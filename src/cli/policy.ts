@@ -5,8 +5,8 @@
  */
 import { dryRunDecision, prepareCall } from "../agent/calls.js";
 import { tokenFilePath } from "../config/secrets.js";
-import { buildGateSettings } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
+import { buildGateSettings } from "../policy/settings.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import { flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";

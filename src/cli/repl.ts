@@ -10,6 +10,8 @@
  */
 import readline from "node:readline";
 import type { Readable } from "node:stream";
+import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import { loadResumeTarget } from "../store/resume-target.js";
 import { listSessions } from "../store/session.js";
 import { readSessionMeta, sessionExists } from "../store/session-meta.js";
 import { keyboardApprover } from "./approve-keyboard.js";
@@ -19,10 +21,9 @@ import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./
 import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
 import { lastExchange } from "./repl/last-exchange.js";
 import { PASTE_OFF, PASTE_ON, pasteFilter, restoreNewlines } from "./repl/paste.js";
-import { loadResumeTarget } from "./resume.js";
 import { type CliAgent, openCliAgent } from "./run-common.js";
 import { traceSummary } from "./trace.js";
-import { showSessionDiff, type UndoIo, undoLastRun, useColor } from "./undo.js";
+import { useColor } from "./undo.js";
 import { compactCount } from "./view/live.js";
 
 const PROMPT = "scoot> ";

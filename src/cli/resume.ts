@@ -1,36 +1,12 @@
 /**
  * `--resume <id>` and `--continue` (README "Resuming a session"): which session a run
- * continues and the conversation it continues from. Shared by `-e`, the REPL (`/resume`)
- * and `serve`'s `run {resume}`. Every refusal is a usage error (exit 2) naming the session.
+ * continues, chosen from the flags. Every refusal is a usage error (exit 2) naming the session.
  */
 
 import type { Result } from "../core/types.js";
-import type { Message } from "../store/session.js";
-import { readSession, sessionPath, validateSessionId } from "../store/session.js";
-import { latestSessionOfProject, sessionExists } from "../store/session-meta.js";
+import { loadResumeTarget, type ResumeTarget } from "../store/resume-target.js";
+import { latestSessionOfProject } from "../store/session-meta.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
-
-export interface ResumeTarget {
-  sessionId: string;
-  messages: Message[];
-  warnings: string[];
-}
-
-/** Loads session `id` for continuing it, or says why it cannot be. */
-export function loadResumeTarget(sessionsDir: string, id: string): Result<ResumeTarget> {
-  const valid = validateSessionId(id);
-  if (!valid.ok) return { ok: false, error: `--resume: ${valid.error}` };
-  if (!sessionExists(sessionsDir, id)) {
-    return {
-      ok: false,
-      error: `no session "${id}" to resume in ${sessionsDir} (see scoot sessions list)`,
-    };
-  }
-  // A session in use by a live run is refused when the agent session claims it
-  // (claimSession in src/store/session.ts), before anything is written.
-  const { messages, warnings } = readSession(sessionPath(sessionsDir, id));
-  return { ok: true, value: { sessionId: id, messages, warnings } };
-}
 
 /**
  * From the flags: undefined when the run starts a new session. `--resume` and `--continue`

@@ -20,9 +20,9 @@ import { ensureDir, ensureHome, type HomePaths, homePaths, resolveHomeDir } from
 import { loadConfig } from "../config/load.js";
 import { type BackendApi, type Config, defaultConfig, type PolicyMode } from "../config/schema.js";
 import { atomicWriteFile } from "../core/atomic-write.js";
+import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import { parsePolicyMode } from "../policy/modes.js";
-import { redact } from "../store/redact.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";

@@ -11,7 +11,7 @@
  */
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
-import { redact } from "../store/redact.js";
+import { redact } from "../core/redact.js";
 import type { Io } from "./io.js";
 import { traceLine } from "./trace.js";
 

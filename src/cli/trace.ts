@@ -5,7 +5,7 @@
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import { clip } from "../core/clip.js";
-import { redact } from "../store/redact.js";
+import { redact } from "../core/redact.js";
 
 const TRACE_INPUT_MAX = 300;
 

@@ -7,7 +7,7 @@
  * by `loadConfig`, so every command that loads the configuration (doctor included) registers
  * them before anything is written. The backend token registers itself where it is resolved.
  */
-import { registerSecret } from "../store/redact.js";
+import { registerSecret } from "../core/redact.js";
 import type { Config } from "./schema.js";
 
 function isObject(v: unknown): v is Record<string, unknown> {

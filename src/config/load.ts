@@ -7,10 +7,10 @@
  * strings) are warnings the caller prints to stderr.
  */
 import path from "node:path";
-import { splitExtraBody } from "../backend/wire.js";
-import { lazyRequire } from "../lazy.js";
-import { CONFIG_MAX_BYTES, readHomeFile } from "../store/safe-open.js";
+import { lazyRequire } from "../core/lazy.js";
+import { CONFIG_MAX_BYTES, readHomeFile } from "../core/safe-open.js";
 import { registerConfiguredCredentials } from "./credentials.js";
+import { splitExtraBody } from "./extra-body.js";
 import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
 
 export interface LoadedConfig {

@@ -98,7 +98,7 @@ export interface Config {
     include_agents_skills: boolean;
     extra_paths: string[];
   };
-  /** Raw server tables; `mcp/config.ts` validates each entry and names the bad ones. */
+  /** Raw server tables; `config/mcp-servers.ts` validates each entry and names the bad ones. */
   mcp: { servers: Record<string, unknown>[] };
   audit: {
     level: AuditLevel;

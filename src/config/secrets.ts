@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { registerSecret } from "../store/redact.js";
+import { registerSecret } from "../core/redact.js";
 import type { Config } from "./schema.js";
 import { runTokenCommandOnce } from "./token-command.js";
 

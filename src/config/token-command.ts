@@ -10,7 +10,7 @@
  *   above and is itself run with spawnSync, with a backstop deadline a little longer than the
  *   command's (the supervisor kills the group first; the backstop only covers a stuck Node).
  */
-import { childProcessModule } from "../net/builtins.js";
+import { childProcessModule } from "../core/builtins.js";
 
 /** Extra time the outer spawnSync grants the supervisor beyond the command's own deadline. */
 const SUPERVISOR_BACKSTOP_MS = 5_000;

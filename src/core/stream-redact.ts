@@ -10,7 +10,7 @@
  * A registered value may contain white space: while the held text could still be the start
  * of one, it is held too. Whole matches in the held text must not be cut through either.
  */
-import { credentialSpans, openShapeStart, redact, spacedSecrets } from "../store/redact.js";
+import { credentialSpans, openShapeStart, redact, spacedSecrets } from "./redact.js";
 
 /** How much of `text` can go out now without cutting a credential in two. */
 export function safeCut(text: string): number {

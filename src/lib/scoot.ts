@@ -10,12 +10,12 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/events.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
-import { loadResumeTarget } from "../cli/resume.js";
 import { ensureHome, homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { PolicyMode } from "../config/schema.js";
+import { registerSecretEnv } from "../core/redact.js";
 import { parsePolicyMode } from "../policy/modes.js";
-import { registerSecretEnv } from "../store/redact.js";
+import { loadResumeTarget } from "../store/resume-target.js";
 import { validateSessionId } from "../store/session.js";
 
 export type { AgentEvent } from "../agent/events.js";

@@ -9,7 +9,7 @@ import * as http from "node:http";
 import type * as https from "node:https";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { httpsModule, tlsModule } from "../net/builtins.js";
+import { httpsModule, tlsModule } from "../core/builtins.js";
 
 /** The shape the SDK accepts as its `fetch` option. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;

@@ -17,13 +17,13 @@
  */
 import * as fs from "node:fs";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { resolveEnv, resolveHeaders } from "../config/mcp-servers.js";
 import type { McpServerConfig } from "../config/schema.js";
+import { terminateGroup } from "../core/process-group.js";
 import type { Result } from "../core/types.js";
-import type { McpService } from "../tools/mcp_call.js";
-import { terminateGroup } from "../tools/process-group.js";
-import { resolveEnv, resolveHeaders } from "./config.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
 import { renderToolResult } from "./render.js";
+import type { McpService } from "./tools-info.js";
 import { type BuiltTransport, buildTransport } from "./transport.js";
 
 /** How Scoot introduces itself in `initialize`. */

@@ -6,6 +6,7 @@
  * gets a correction naming the field instead of a server error (or a wrong call).
  */
 import { clip } from "../core/clip.js";
+import type { Result } from "../core/types.js";
 
 /** One tool's line in the prompt (description + argument summary). */
 export const MCP_TOOL_PROMPT_MAX_BYTES = 480;
@@ -21,6 +22,16 @@ export const MCP_CACHED_DESCRIPTION_MAX_BYTES = 4096;
 export const MCP_CACHED_TOOLS_MAX = 256;
 
 export const DESCRIPTION_CLIPPED = "… (description clipped)";
+
+/** What the run attaches as `ctx.services.mcp` (the MCP pool implements it). */
+export interface McpService {
+  call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Result<string>>;
+}
 
 export interface McpToolInfo {
   name: string;

@@ -4,8 +4,8 @@
  * never calls MCP never loads the SDK (startup stays fast).
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { resolveEnv } from "../config/mcp-servers.js";
 import type { McpServerConfig } from "../config/schema.js";
-import { resolveEnv } from "./config.js";
 import type { FetchLike } from "./fetch.js";
 import { inOwnProcessGroup } from "./process-group.js";
 

@@ -8,8 +8,8 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type https from "node:https";
+import { httpsModule, tlsModule } from "../core/builtins.js";
 import type { Result } from "../core/types.js";
-import { httpsModule, tlsModule } from "./builtins.js";
 
 /** A CA file larger than this is not a certificate bundle. */
 const MAX_CA_FILE_BYTES = 4 * 1024 * 1024;

@@ -12,7 +12,6 @@ import { resolveHomeDir } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
 import { scootPlaces } from "../policy/protected-places.js";
-import type { ToolContext } from "../tools/types.js";
 import { bwrapArgv } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
@@ -62,9 +61,18 @@ function describeMissing(probe: Extract<Probe, { ok: false }>): string {
   return `${probe.reason}. Fix: ${probe.fix}`;
 }
 
+/** What a shell launch reads from the tool call (a tool's context satisfies it). */
+export interface LaunchContext {
+  cwd: string;
+  config: Config;
+  mode: PolicyMode;
+  childEnv: NodeJS.ProcessEnv;
+  services: { sandbox?: SandboxService };
+}
+
 const noticed = new WeakSet<SandboxService>();
 
-function serviceOf(ctx: ToolContext): SandboxService {
+function serviceOf(ctx: LaunchContext): SandboxService {
   const given = ctx.services.sandbox;
   if (given) return given;
   const scootHome = resolveHomeDir(undefined, ctx.childEnv);
@@ -75,7 +83,7 @@ export function fallbackNotice(probe: Extract<Probe, { ok: false }>): string {
   return `sandbox unavailable, bash runs with the tripwire only (tools.sandbox = auto): ${describeMissing(probe)}`;
 }
 
-export async function shellLaunch(shell: string, command: string, ctx: ToolContext): Promise<ShellLaunch> {
+export async function shellLaunch(shell: string, command: string, ctx: LaunchContext): Promise<ShellLaunch> {
   const direct: ShellLaunch = {
     ok: true,
     file: shell,

@@ -14,7 +14,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { childProcessModule } from "../net/builtins.js";
+import { childProcessModule } from "../core/builtins.js";
 import { seccompProgram } from "./seccomp.js";
 
 /** A trial that takes longer than this is treated as not working (a hung helper must not hang Scoot). */

@@ -13,8 +13,8 @@
 import fs from "node:fs";
 import type { HomePaths } from "../config/home.js";
 import { atomicWriteFile } from "../core/atomic-write.js";
+import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
-import { readHomeFile } from "../store/safe-open.js";
 import { canVerifyIdentity, sameProcess } from "./proc-identity.js";
 
 const STATE_FILE_MODE = 0o600;

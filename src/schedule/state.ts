@@ -5,7 +5,7 @@
  */
 
 import { atomicWriteFile } from "../core/atomic-write.js";
-import { readHomeFile } from "../store/safe-open.js";
+import { readHomeFile } from "../core/safe-open.js";
 
 export const STATE_VERSION = 1;
 const STATE_FILE_MODE = 0o600;

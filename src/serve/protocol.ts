@@ -7,7 +7,7 @@
  * when a line is too broken to carry a usable id the response has `id: null` too. `params` may
  * be left out when a method takes none. A line that is not JSON is answered `bad_json`.
  */
-import { redact } from "../store/redact.js";
+import { redact } from "../core/redact.js";
 
 /** A request line larger than this is refused unread (a goal is text, not a file upload). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;

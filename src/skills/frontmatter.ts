@@ -4,7 +4,7 @@
  * small alias budget — because a skill is someone else's text landing in the prompt.
  */
 import type { LineCounter, parseDocument } from "yaml";
-import { lazyRequire } from "../lazy.js";
+import { lazyRequire } from "../core/lazy.js";
 import { readRegularFile } from "./fsutil.js";
 
 /** SKILL.md larger than this is refused: instructions, not a data dump. */

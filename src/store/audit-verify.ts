@@ -12,6 +12,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { acquireLock, type HeldLock } from "../core/lock.js";
 import {
   auditFiles,
   type GapRecord,
@@ -22,7 +23,6 @@ import {
   sidecarMac,
 } from "./audit.js";
 import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
-import { acquireLock, type HeldLock } from "./audit-lock.js";
 import { isGenerationNumber, MAX_GENERATION } from "./audit-numbers.js";
 import { type ChainRecord, chainRecordFile, modeMismatch, readChainRecord } from "./audit-record.js";
 import { numberedSiblings, readLinesSync } from "./jsonl.js";

@@ -1,6 +1,6 @@
 /**
  * The audit log: `logs/audit.jsonl`, one event per line, written under a cross-process lock
- * (`audit-lock.ts`) with one write(2) on a descriptor kept open between events.
+ * (`core/lock.ts`) with one write(2) on a descriptor kept open between events.
  *
  * Durability (issue 12): `tool_call` and `policy_deny` records are fdatasync'ed before emit
  * returns, so the record is on disk before the effect it announces starts; other kinds are
@@ -20,10 +20,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
-import type { Result } from "../tools/types.js";
+import { acquireLock } from "../core/lock.js";
+import { redact } from "../core/redact.js";
+import type { Result } from "../core/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
-import { acquireLock } from "./audit-lock.js";
 import { gapBoundsProblem, isGenerationNumber, MAX_GENERATION, MAX_LINK_ATTEMPTS } from "./audit-numbers.js";
 import { modeMismatch, readChainRecord, writeChainRecord } from "./audit-record.js";
 import {
@@ -34,7 +35,6 @@ import {
   readTextIfExists,
 } from "./jsonl.js";
 import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
-import { redact } from "./redact.js";
 
 export type AuditKind =
   | "run"

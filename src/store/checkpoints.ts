@@ -20,8 +20,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { atomicWriteFile } from "../core/atomic-write.js";
 import { fsErrorText } from "../core/fs-errors.js";
+import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
-import { readHomeFile } from "./safe-open.js";
 import { sessionExists } from "./session-meta.js";
 
 /** A file bigger than this is changed without keeping its content (undo cannot restore it). */

@@ -5,8 +5,9 @@
  * tool runs without its record) instead of writing through it. The audit writer also opens its
  * file without following links; the check here names the problem before any write.
  */
+
+import { appendTargetProblem } from "../core/safe-open.js";
 import { type AuditLog, auditFiles } from "./audit.js";
-import { appendTargetProblem } from "./safe-open.js";
 import type { SessionWriter } from "./session.js";
 
 export function guardAuditLog(inner: AuditLog, file: string): AuditLog {

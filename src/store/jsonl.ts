@@ -1,8 +1,8 @@
 /** Shared helpers for the append-only JSONL stores. */
 import fs from "node:fs";
 import path from "node:path";
+import { readHomeFile } from "../core/safe-open.js";
 import { MAX_RECORD_LINE_BYTES, readByteLinesSync } from "./lines.js";
-import { readHomeFile } from "./safe-open.js";
 
 /**
  * If a previous writer died mid-line, the file does not end in a newline. Starting the

@@ -9,7 +9,7 @@
  * iterate asynchronously so they print while they read.
  */
 import fs from "node:fs";
-import { openStoreFile, openStoreFileSync } from "./safe-open.js";
+import { openStoreFile, openStoreFileSync } from "../core/safe-open.js";
 
 /** Bytes read per chunk. */
 export const LINE_CHUNK_BYTES = 256 * 1024;

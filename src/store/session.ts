@@ -5,17 +5,17 @@
  * kept and readers (`session show`, `recall`, `sessions list`) read every part, then the live
  * file. Beyond the count the oldest part is removed and readers say so (README "Sessions").
  *
- * A live run holds `<id>.jsonl.lock` (the audit lock's owner-token protocol, audit-lock.ts)
+ * A live run holds `<id>.jsonl.lock` (the audit lock's owner-token protocol, core/lock.ts)
  * for as long as the session is open: a second process on the same id is refused rather
  * than interleaving, and rotation happens only under that lock (issue 12).
  */
 import fs from "node:fs";
 import path from "node:path";
+import { type HeldLock, tryLock } from "../core/lock.js";
+import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
-import { type HeldLock, tryLock } from "./audit-lock.js";
 import { fileSize, needsLeadingNewline, numberedSiblings } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
-import { redact } from "./redact.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
 /** Retired parts kept per session: 64 × 8 MiB of one conversation before the oldest goes. */

@@ -16,11 +16,11 @@
  *   hole.
  */
 import fs from "node:fs";
+import { openStoreFileSync } from "../core/safe-open.js";
 import { type AuditEvent, readGaps, retiredGenerations } from "../store/audit.js";
 import { linkHash } from "../store/audit-chain.js";
 import { lastLineOf, readTextIfExists } from "../store/jsonl.js";
 import { readByteLinesFromSync } from "../store/lines.js";
-import { openStoreFileSync } from "../store/safe-open.js";
 import { type Cursor, START } from "./cursor.js";
 
 export type SourceItem =

@@ -6,8 +6,8 @@
  * failed batches lives in the shipper.
  */
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
+import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
-import { redact } from "../store/redact.js";
 import type { SourceItem } from "./audit-source.js";
 import { toLogRecord } from "./records.js";
 import type { TelemetrySettings } from "./settings.js";

@@ -8,8 +8,8 @@
  * Problem text never repeats a header value: it may be a credential.
  */
 import os from "node:os";
+import { validateHeaders } from "../config/mcp-servers.js";
 import type { Config } from "../config/schema.js";
-import { validateHeaders } from "../mcp/config.js";
 
 export type OtlpProtocol = "http/protobuf" | "http/json";
 

@@ -10,13 +10,14 @@
  * process holding the pipes open must not hang the call.
  */
 import type { ChildProcess } from "node:child_process";
-import { childProcessModule } from "../net/builtins.js";
+import { childProcessModule } from "../core/builtins.js";
+import { groupAlive, terminateGroup } from "../core/process-group.js";
+import type { Result } from "../core/types.js";
 import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
 import { declareText } from "./declare.js";
-import { groupAlive, terminateGroup } from "./process-group.js";
-import type { Result, Tool, ToolContext } from "./types.js";
+import type { Tool, ToolContext } from "./types.js";
 
 /** Per-stream capture limit (SPEC 7: stdout and stderr each up to 1 MiB). */
 export const OUTPUT_CAP_BYTES = 1024 * 1024;

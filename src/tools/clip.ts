@@ -14,5 +14,3 @@ export const CLIP = {
   skill: 32 * 1024,
   final: Number.POSITIVE_INFINITY,
 } as const;
-
-export { clip } from "../core/clip.js";

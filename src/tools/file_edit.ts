@@ -6,8 +6,9 @@
  * is written with "\n" but the file uses CRLF line ends, the CRLF form is tried too.
  */
 import * as fs from "node:fs";
+import { atomicWriteFile } from "../core/atomic-write.js";
+import type { Result } from "../core/types.js";
 import { judgeOpened, judgeWriteLanding } from "../policy/opened.js";
-import { atomicWriteFile } from "./atomic-write.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { inspectWriteTarget, preservedAttributes } from "./file_write.js";
@@ -20,7 +21,7 @@ import {
   refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import type { Result, Tool } from "./types.js";
+import type { Tool } from "./types.js";
 
 /** Largest file file_edit rewrites; bigger files are better changed by a command. */
 export const MAX_EDIT_BYTES = 16 * 1024 * 1024;

@@ -6,7 +6,7 @@
  * escapes the next character. Matching is hand-written (no RegExp): a segment matcher that
  * backtracks only to the last `*` is O(name × pattern) in the worst case.
  */
-import type { Result } from "./types.js";
+import type { Result } from "../core/types.js";
 
 /** Longest accepted pattern. */
 export const MAX_GLOB_PATTERN_CHARS = 1000;

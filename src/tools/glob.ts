@@ -10,12 +10,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Result } from "../core/types.js";
 import { canJudgeDescriptors, OPENED_ELSEWHERE, realPathOf } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optStr, str } from "./declare.js";
 import { judgedPath, statPath } from "./fs-util.js";
 import { compileGlob, type GlobPath, matchSegment } from "./glob-pattern.js";
-import type { Result, Tool } from "./types.js";
+import type { Tool } from "./types.js";
 
 /** Paths listed at most; the rest are counted. */
 export const MAX_GLOB_RESULTS = 1000;

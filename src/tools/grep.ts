@@ -9,6 +9,7 @@
 import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
+import type { Result } from "../core/types.js";
 import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, str } from "./declare.js";
@@ -22,7 +23,7 @@ import {
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
-import type { Result, Tool } from "./types.js";
+import type { Tool } from "./types.js";
 
 /** Hits printed at most; the rest are counted. */
 export const MAX_HITS = 500;

@@ -8,13 +8,14 @@
  */
 import http from "node:http";
 import type https from "node:https";
-import { httpsModule } from "../net/builtins.js";
+import { httpsModule } from "../core/builtins.js";
+import type { Result } from "../core/types.js";
 import { checkedLookup, INTERNAL_ADDRESS_CODE } from "../net/checked-lookup.js";
 import { planRedirect } from "../net/redirect-headers.js";
 import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, oneOf, optMap, optStr, str } from "./declare.js";
-import type { Result, Tool, ToolContext } from "./types.js";
+import type { Tool, ToolContext } from "./types.js";
 
 export const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"] as const;
 export type HttpMethod = (typeof METHODS)[number];

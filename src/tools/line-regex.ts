@@ -16,12 +16,12 @@
  * `\A` and `\z` therefore anchor at the line's ends and no match ever spans two lines.
  */
 import type { RE2JS } from "re2js";
-import { lazyRequire } from "../lazy.js";
+import { lazyRequire } from "../core/lazy.js";
 
 /** The regex engine loads with the first grep, not with every Scoot process. */
 const re2js = lazyRequire<typeof import("re2js")>("re2js");
 
-import type { Result } from "./types.js";
+import type { Result } from "../core/types.js";
 
 /** Longest accepted pattern; RE2 also bounds repetition counts (at most 1000). */
 export const MAX_PATTERN_CHARS = 1000;

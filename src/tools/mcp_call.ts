@@ -4,20 +4,12 @@
  * server must be configured and the tool listed in its `allowed_tools` (the gate checks
  * the allowlist, and the MCP pool checks it again before connecting).
  */
-import { checkArgs, compactSchema, type McpToolInfo } from "../mcp/tools-info.js";
+
+import type { Effects, Result } from "../core/types.js";
+import { checkArgs, compactSchema, type McpService, type McpToolInfo } from "../mcp/tools-info.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optObj, str } from "./declare.js";
-import type { Effects, Result, Tool, ToolContext } from "./types.js";
-
-/** What the run attaches as `ctx.services.mcp` (the MCP pool implements it). */
-export interface McpService {
-  call(
-    server: string,
-    tool: string,
-    args: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<Result<string>>;
-}
+import type { Tool, ToolContext } from "./types.js";
 
 export interface McpCallInput {
   server: string;

@@ -9,8 +9,10 @@
  * degrades to the heuristic, and the header line says so, rather than failing the call.
  */
 import * as fs from "node:fs";
+import { clip } from "../core/clip.js";
+import type { Effects, Result, Target } from "../core/types.js";
 import { judgeOpened } from "../policy/opened.js";
-import { CLIP, clip } from "./clip.js";
+import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { judgedPath, OPEN_JUDGED_READ, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
@@ -18,7 +20,7 @@ import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
 import { outlineMarkdown } from "./outline/markdown.js";
 import { outlineWithGrammar } from "./outline/treesitter.js";
-import type { Effects, Result, Target, Tool, ToolContext } from "./types.js";
+import type { Tool, ToolContext } from "./types.js";
 
 /** Entries listed at most (seed: 400); the rest are counted in a closing marker. */
 export const MAX_OUTLINE_ENTRIES = 400;

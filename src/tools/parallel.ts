@@ -8,7 +8,8 @@
  * pipeline (`ctx.call`): audited, under this call's deadline, clipped. Results come back in
  * call order, each under a `[i] action input` header and clipped to its share.
  */
-import { CLIP, clip } from "./clip.js";
+import { clip } from "../core/clip.js";
+import { CLIP } from "./clip.js";
 import { type CallSpec, calls, declareInput, type InputOf } from "./declare.js";
 import type { Tool } from "./types.js";
 

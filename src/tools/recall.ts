@@ -9,12 +9,14 @@
  * skipped. Recall's own steps and results are skipped by a query, or every query would find
  * itself.
  */
+
+import type { Result } from "../core/types.js";
 import { readLinesSync } from "../store/lines.js";
 import { transcriptFiles } from "../store/session.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, optStr } from "./declare.js";
 import { fsErrorText } from "./fs-util.js";
-import type { Result, Tool } from "./types.js";
+import type { Tool } from "./types.js";
 
 export const DEFAULT_RECALL_LIMIT = 8;
 export const MAX_RECALL_LIMIT = 20;

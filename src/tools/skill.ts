@@ -6,6 +6,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { clip } from "../core/clip.js";
+import type { Effects } from "../core/types.js";
 import { secretLikeName } from "../policy/paths.js";
 import {
   isHidden,
@@ -15,12 +17,9 @@ import {
   realpathOrUndefined,
 } from "../skills/fsutil.js";
 import type { SkillRegistry } from "../skills/registry.js";
-import { CLIP, clip } from "./clip.js";
+import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str, strOr } from "./declare.js";
-import type { Effects, Tool, ToolContext } from "./types.js";
-
-export type { SkillRegistry } from "../skills/registry.js";
-export { makeSkillRegistry } from "../skills/registry.js";
+import type { Tool, ToolContext } from "./types.js";
 
 /** Largest file the action reads; the observation is clipped far below this anyway. */
 export const MAX_SKILL_READ_BYTES = 1024 * 1024;

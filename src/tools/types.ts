@@ -7,8 +7,6 @@ import type { Decision, Effects, Result, Target } from "../core/types.js";
 import type { GateSettings } from "../policy/types.js";
 import type { SandboxService } from "../sandbox/launch.js";
 
-export type { Capability, Decision, Effects, Result, Target, Verdict } from "../core/types.js";
-
 /** The gate bound to the run's mode and settings; tools that fan out or follow redirects call it again. */
 export type BoundGate = (action: string, rawInput: string) => Decision;
 

@@ -10,7 +10,7 @@ import { goalFromPrompt } from "../../src/acp/prompt-content.js";
 import { replayUpdates } from "../../src/acp/replay.js";
 import { toolCallView } from "../../src/acp/tool-kind.js";
 import { UpdateTranslator } from "../../src/acp/updates.js";
-import { validateMcpServers } from "../../src/mcp/config.js";
+import { validateMcpServers } from "../../src/config/mcp-servers.js";
 
 describe("tool call kinds come from the tool's effects", () => {
   it.each([

@@ -21,7 +21,7 @@ import type { AgentEvent } from "../../src/agent/events.js";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
 import type { Backend, BackendRequest } from "../../src/backend/types.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/gate.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 import { createAuditLog } from "../../src/store/audit.js";
 import { openCheckpointWriter, readCheckpoints, sha256 } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";

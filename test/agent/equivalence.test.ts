@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type CallEnv, createCallPipeline, prepareCall, type Ready } from "../../src/agent/calls.js";
 import type { PolicyMode } from "../../src/config/schema.js";
 import { defaultConfig } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/gate.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { makeToolContext } from "../helpers/tool-context.js";
 

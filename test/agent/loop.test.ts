@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
 import type { Backend, BackendRequest } from "../../src/backend/types.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/gate.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 import type { AuditKind, AuditLog } from "../../src/store/audit.js";
 import type { Message } from "../../src/store/session.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";

@@ -9,8 +9,8 @@ import {
   parseModelList,
   parseReply,
   serverMessage,
-  splitExtraBody,
 } from "../../src/backend/wire.js";
+import { splitExtraBody } from "../../src/config/extra-body.js";
 
 const SCHEMA = { type: "object", properties: { thought: { type: "string" } }, additionalProperties: false };
 const HISTORY: ChatMessage[] = [

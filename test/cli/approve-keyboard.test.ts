@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/agent/approval.js";
 import { bashRememberKey, callSummary } from "../../src/agent/approval.js";
 import { type KeyboardIo, keyboardApprover } from "../../src/cli/approve-keyboard.js";
-import { terminalText } from "../../src/cli/terminal-text.js";
+import { terminalText } from "../../src/core/terminal-text.js";
 
 function terminal(lines: (string | undefined)[]): KeyboardIo & { shown: string; prompts: string[] } {
   const t = {

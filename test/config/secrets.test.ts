@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { resolveToken } from "../../src/config/secrets.js";
-import { redact, resetSecretsForTest } from "../../src/store/redact.js";
+import { redact, resetSecretsForTest } from "../../src/core/redact.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
 let home: string;

@@ -3,8 +3,8 @@
  * the released text never holds a credential, and it adds up to the redacted whole.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { registerSecret, resetSecretsForTest } from "../../src/core/redact.js";
 import { redactStreamedEvents, StreamRedactor, safeCut } from "../../src/core/stream-redact.js";
-import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
 
 afterEach(() => resetSecretsForTest());
 

@@ -30,7 +30,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dryRunDecision, prepareCall } from "../../src/agent/calls.js";
 import { defaultConfig } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/gate.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 import { internalHost } from "../../src/policy/urls.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";

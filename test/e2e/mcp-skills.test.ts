@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { validateMcpServers } from "../../src/mcp/config.js";
+import { validateMcpServers } from "../../src/config/mcp-servers.js";
 import { writeToolsCache } from "../../src/mcp/tools-cache.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";

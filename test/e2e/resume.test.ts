@@ -142,7 +142,7 @@ describe("-e, --resume, --continue", () => {
     const one = await scoot(["--json", "-e", "first"]);
     const id = JSON.parse(one.stdout).session_id as string;
     // A live process other than the CLI holds it (this test process's parent stands in).
-    // The transcript lock's owner token is "<pid> <nonce>" (src/store/audit-lock.ts).
+    // The transcript lock's owner token is "<pid> <nonce>" (src/core/lock.ts).
     const marker = path.join(sessionsDir(), `${id}.jsonl.lock`);
     fs.writeFileSync(marker, `${process.pid} 7e57\n`);
     const busy = await scoot(["--resume", id, "-e", "second"]);

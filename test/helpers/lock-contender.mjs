@@ -1,4 +1,4 @@
-// One process contending for an audit lock, for test/store/audit-lock.test.ts.
+// One process contending for an audit lock, for test/core/lock.test.ts.
 // argv: <lock file> <barrier dir> <id> <peers> <hold ms> <log file> <mode: real|naive>
 //
 // Both modes judge the crafted stale lock, then wait at a barrier until every peer has judged
@@ -7,7 +7,7 @@
 // show the flaw the test guards against. Inside the lock the holder logs enter/leave.
 import fs from "node:fs";
 import path from "node:path";
-import { acquireLock } from "../../dist/store/audit-lock.js";
+import { acquireLock } from "../../dist/core/lock.js";
 
 const [lockFile, barrier, id, peers, holdMs, logFile, mode] = process.argv.slice(2);
 const cell = new Int32Array(new SharedArrayBuffer(4));

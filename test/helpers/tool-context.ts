@@ -5,10 +5,11 @@
  * signal, a 5 s deadline and a copy of this process's environment for children.
  */
 import { defaultConfig } from "../../src/config/schema.js";
+import type { Target } from "../../src/core/types.js";
 import { judgeReadPath, judgeWritePath } from "../../src/policy/paths.js";
 import { resolvePhysical } from "../../src/policy/realpath.js";
 import type { GateSettings } from "../../src/policy/types.js";
-import type { AnyTool, BoundGate, Target, ToolContext } from "../../src/tools/types.js";
+import type { AnyTool, BoundGate, ToolContext } from "../../src/tools/types.js";
 
 export { NO_TARGET } from "../../src/core/types.js";
 

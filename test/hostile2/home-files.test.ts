@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CONFIG_MAX_BYTES } from "../../src/store/safe-open.js";
+import { CONFIG_MAX_BYTES } from "../../src/core/safe-open.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 

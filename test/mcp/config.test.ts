@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveHeaders, validateMcpServers } from "../../src/mcp/config.js";
+import { resolveHeaders, validateMcpServers } from "../../src/config/mcp-servers.js";
 
 const stdio = { name: "demo", command: "mcp-demo", allowed_tools: ["lookup"] };
 const remote = {

@@ -3,9 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
-import { buildGateSettings, decide as judge } from "../../src/policy/gate.js";
+import type { Capability, Decision, Effects } from "../../src/core/types.js";
+import { decide as judge } from "../../src/policy/gate.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 import type { GateSettings } from "../../src/policy/types.js";
-import type { Capability, Decision, Effects } from "../../src/tools/types.js";
 
 /**
  * The gate's decision without its target, named by the action only for the table's

@@ -8,10 +8,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/gate.js";
 import { identityKey, isProtectedIdentity } from "../../src/policy/identity.js";
 import { judgeReadPath, judgeWritePath } from "../../src/policy/paths.js";
 import { refuseProjectRoot } from "../../src/policy/project-root.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 
 let tmp: string;
 let scootHome: string;

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AuditLevel } from "../../src/config/schema.js";
+import { registerSecret, resetSecretsForTest } from "../../src/core/redact.js";
 import {
   type AuditKind,
   createAuditLog,
@@ -12,7 +13,6 @@ import {
 } from "../../src/store/audit.js";
 import { GENESIS } from "../../src/store/audit-chain.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
-import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
 let dir: string;

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { registerSecret, resetSecretsForTest } from "../../src/store/redact.js";
+import { registerSecret, resetSecretsForTest } from "../../src/core/redact.js";
 import {
   jobSessionId,
   listSessions,

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { atomicWriteFile } from "../../src/tools/atomic-write.js";
+import { atomicWriteFile } from "../../src/core/atomic-write.js";
 import { type FileWriteInput, fileWriteTool } from "../../src/tools/file_write.js";
 import { makeToolContext, runTool, unrestrictedTarget } from "../helpers/tool-context.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { prepareCall } from "../../src/agent/calls.js";
 import { defaultConfig } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/gate.js";
+import { buildGateSettings } from "../../src/policy/settings.js";
 import { CLIP } from "../../src/tools/clip.js";
 import { finalTool } from "../../src/tools/final.js";
 import { MAX_PARALLEL_CALLS, type ParallelInput, parallelTool } from "../../src/tools/parallel.js";

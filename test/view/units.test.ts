@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isCommandLine } from "../../src/cli/repl/commands.js";
 import { historyFile, loadHistory, saveHistory } from "../../src/cli/repl/history.js";
 import { PASTED_NEWLINE, pasteFilter, restoreNewlines } from "../../src/cli/repl/paste.js";
-import { renderUnifiedDiff } from "../../src/cli/view/diff.js";
 import { keyArgument, preview } from "../../src/cli/view/summary.js";
+import { renderUnifiedDiff } from "../../src/core/unified-diff.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
 let dir: string | undefined;

@@ -7,8 +7,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { atomicWriteFile } from "../../core/atomic-write.js";
-import { redact } from "../../store/redact.js";
-import { readHomeFile } from "../../store/safe-open.js";
+import { redact } from "../../core/redact.js";
+import { readHomeFile } from "../../core/safe-open.js";
 
 /** Entries kept (readline's history size too). */
 export const REPL_HISTORY_MAX = 500;

@@ -9,9 +9,9 @@
 import path from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
 import type { RunResult } from "../../agent/loop.js";
-import { redact } from "../../store/redact.js";
-import { terminalText } from "../terminal-text.js";
-import { renderUnifiedDiff } from "./diff.js";
+import { redact } from "../../core/redact.js";
+import { terminalText } from "../../core/terminal-text.js";
+import { renderUnifiedDiff } from "../../core/unified-diff.js";
 import type { Screen } from "./screen.js";
 import { makeStyle } from "./style.js";
 import { keyArgument, preview } from "./summary.js";

@@ -5,7 +5,7 @@
  * into a server that runs with settings the operator did not write (fail closed).
  * Problem text never repeats a header value: it may be a credential.
  */
-import type { McpEnvConfig, McpHeaderConfig, McpServerConfig } from "../config/schema.js";
+import type { McpEnvConfig, McpHeaderConfig, McpServerConfig } from "./schema.js";
 
 export const MCP_SERVER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /** An HTTP header name is an RFC 9110 token. */

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { acquireLock, GARBAGE_LOCK_MS, tryLock } from "../../src/store/audit-lock.js";
+import { acquireLock, GARBAGE_LOCK_MS, tryLock } from "../../src/core/lock.js";
 import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
 
 const CONTENDER = path.join(REPO_ROOT, "test", "helpers", "lock-contender.mjs");

@@ -9,9 +9,9 @@
  *
  * The `diff` package is loaded on first use, so runs that never show a diff never pay for it.
  */
-import { lazyRequire } from "../../lazy.js";
-import { redact } from "../../store/redact.js";
-import { terminalText } from "../terminal-text.js";
+import { lazyRequire } from "./lazy.js";
+import { redact } from "./redact.js";
+import { terminalText } from "./terminal-text.js";
 
 /** Lines of unchanged context around each change. */
 const CONTEXT_LINES = 3;

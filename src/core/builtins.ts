@@ -3,7 +3,7 @@
  * process ~25 ms; a run against a local http backend that never fetches an https URL
  * should not pay it.
  */
-import { lazyRequire } from "../lazy.js";
+import { lazyRequire } from "./lazy.js";
 
 export const httpsModule = lazyRequire<typeof import("node:https")>("node:https");
 export const tlsModule = lazyRequire<typeof import("node:tls")>("node:tls");

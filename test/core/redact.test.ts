@@ -5,7 +5,7 @@ import {
   registerSecret,
   registerSecretEnv,
   resetSecretsForTest,
-} from "../../src/store/redact.js";
+} from "../../src/core/redact.js";
 
 beforeEach(() => resetSecretsForTest());
 

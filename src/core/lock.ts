@@ -16,7 +16,7 @@
  * the same moment only one removes it; the other finds the claim taken (or, later, a lock with
  * another identity) and goes back to waiting. A lock with a live owner is never taken over,
  * however old: the owner can only lose it by dying. A claim whose own breaker died is broken
- * the same way, one level up (bounded by MAX_BREAK_DEPTH). See test/store/audit-lock.test.ts.
+ * the same way, one level up (bounded by MAX_BREAK_DEPTH). See test/core/lock.test.ts.
  *
  * Waiting is synchronous (Atomics.wait, LOCK_POLL_MS at a time). That is deliberate: the
  * audit emit is synchronous because a `tool_call` record must be on disk before the effect

@@ -1,0 +1,107 @@
+/**
+ * What `scoot undo` / `scoot diff`, the REPL's `/undo` / `/diff` and the editor's commands
+ * print: the last run's file changes reverted, or the session's changes as diffs.
+ */
+import type { HomePaths } from "../config/home.js";
+import { readCheckpoints } from "../store/checkpoints.js";
+import { projectRoot } from "../store/session-meta.js";
+import {
+  applyUndo,
+  BASH_NOT_COVERED,
+  changedSince,
+  planUndo,
+  sessionChanges,
+  unrestorable,
+} from "../store/undo.js";
+
+/** Where undo and diff write: the ordinary (sanitised) writers plus a raw one for coloured diffs. */
+export interface UndoIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Text already made terminal-safe (a rendered diff). */
+  raw(text: string): void;
+  color: boolean;
+}
+
+/** A path relative to the project when inside it (checkpoints hold resolved paths). */
+function shown(file: string, cwd: string): string {
+  for (const root of [cwd, projectRoot(cwd)])
+    if (file.startsWith(`${root}/`)) return file.slice(root.length + 1);
+  return file;
+}
+
+/** Reverts the last run of `sessionId` that changed files; false when nothing (or not all) was undone. */
+export function undoLastRun(
+  io: UndoIo,
+  paths: HomePaths,
+  sessionId: string,
+  cwd: string,
+  opts: { force: boolean; what: string },
+): boolean {
+  const { entries, problems } = readCheckpoints(paths.state, sessionId);
+  for (const p of problems) io.err(`scoot: warning: ${p}\n`);
+  const plan = planUndo(entries);
+  if (!plan) {
+    io.err(
+      `${opts.what}: session ${sessionId} has no file changes to undo (no file_write or file_edit checkpoints)\n`,
+    );
+    io.err(`${BASH_NOT_COVERED}\n`);
+    return false;
+  }
+  const changed = changedSince(plan);
+  const tooLarge = unrestorable(plan);
+  if (!opts.force && (changed.length > 0 || tooLarge.length > 0)) {
+    if (changed.length > 0) {
+      io.err(
+        `${opts.what}: nothing was undone: ${changed.length === 1 ? "this file has" : "these files have"} changed since Scoot changed ${changed.length === 1 ? "it" : "them"}:\n`,
+      );
+      for (const f of changed) io.err(`  ${shown(f, cwd)}\n`);
+    }
+    if (tooLarge.length > 0) {
+      io.err(`${opts.what}: nothing was undone: the earlier content of these files was too large to keep:\n`);
+      for (const f of tooLarge) io.err(`  ${shown(f, cwd)}\n`);
+    }
+    io.err(
+      `  fix: look at the changes (scoot diff ${sessionId}), then undo with --force to overwrite them (/undo --force in the REPL)\n`,
+    );
+    return false;
+  }
+  const out = applyUndo(paths.state, sessionId, plan);
+  io.out(`undid run ${plan.runId} of session ${sessionId}${plan.goal ? ` (goal: ${plan.goal})` : ""}\n`);
+  for (const f of out.restored) io.out(`  restored ${shown(f, cwd)}\n`);
+  for (const f of out.removed) io.out(`  removed  ${shown(f, cwd)} (it did not exist before)\n`);
+  for (const f of out.skipped)
+    io.out(`  skipped  ${shown(f, cwd)} (its earlier content was too large to keep)\n`);
+  for (const f of out.failed) io.err(`${opts.what}: could not restore ${shown(f.path, cwd)}: ${f.error}\n`);
+  io.err(`${BASH_NOT_COVERED}\n`);
+  return out.failed.length === 0;
+}
+
+/** Shows every file the session's kept changes touched, as a diff against what is on disk now. */
+export async function showSessionDiff(
+  io: UndoIo,
+  paths: HomePaths,
+  sessionId: string,
+  cwd: string,
+): Promise<void> {
+  const { entries, problems } = readCheckpoints(paths.state, sessionId);
+  for (const p of problems) io.err(`scoot: warning: ${p}\n`);
+  const changes = sessionChanges(entries);
+  if (changes.length === 0) {
+    io.err(`session ${sessionId} has no file changes (no file_write or file_edit checkpoints)\n`);
+    io.err("note: changes made by bash commands are not recorded and cannot be shown\n");
+    return;
+  }
+  const { renderUnifiedDiff } = await import("../core/unified-diff.js");
+  for (const c of changes) {
+    const name = shown(c.path, cwd);
+    if (c.changedSince)
+      io.err(`note: ${name} has changed since Scoot last changed it; the diff shows it as it is now\n`);
+    if (c.omitted) {
+      io.out(`${name}: changed (its earlier content was too large to keep; no diff)\n`);
+      continue;
+    }
+    io.raw(renderUnifiedDiff(name, c.before, c.now, { color: io.color }));
+  }
+  io.err("note: changes made by bash commands are not recorded and not shown\n");
+}

@@ -1,0 +1,72 @@
+/**
+ * The gate's settings, built from the loaded configuration once per run: the secret and
+ * protected places, the identities behind them, and the MCP allowlists. The gate itself
+ * (gate.ts) only reads them.
+ */
+import os from "node:os";
+import path from "node:path";
+import { validateMcpServers } from "../config/mcp-servers.js";
+import type { Config, PolicyMode } from "../config/schema.js";
+import { collectIdentities } from "./identity.js";
+import { credentialStorePaths, DEFAULT_HOME_NAME, scootPlaces } from "./protected-places.js";
+import { resolvePhysical } from "./realpath.js";
+import type { GateSettings } from "./types.js";
+
+/** `~` and `~/x` in configured paths mean the user's home; relative paths the project root. */
+function absolutePath(p: string, root: string): string {
+  if (p === "~") return os.homedir();
+  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
+  return path.resolve(root, p);
+}
+
+/**
+ * MCP allowlists from `[[mcp.servers]]`. Entries without a string name, or whose
+ * `allowed_tools` is not a list of strings, are skipped (the server stays unknown, so calls
+ * to it are denied). A name listed twice keeps only the tools both entries allow.
+ */
+function mcpAllowlists(servers: readonly unknown[]): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.create(null);
+  // Only entries that pass validation exist for the gate: a rejected entry is an unknown
+  // server, denied and audited here rather than failing later inside the MCP pool.
+  for (const s of validateMcpServers(servers).servers) out[s.name] = [...s.allowed_tools];
+  return out;
+}
+
+/** The files of Scoot's home whose identity is protected (the rest is protected by path). */
+const HOME_FILES = ["config.toml", "config.json", "token", "logs"];
+
+/**
+ * Builds the gate's settings from the loaded configuration, once per run. `scootHome` (the
+ * home in use) adds Scoot's own places; `skillDirs` are the loaded skills' folders.
+ */
+export function buildGateSettings(
+  config: Config,
+  projectRoot: string,
+  opts: { mode: PolicyMode; tokenFile?: string; scootHome?: string; skillDirs?: readonly string[] },
+): GateSettings {
+  const root = path.resolve(projectRoot);
+  const secrets = new Set<string>();
+  for (const p of config.tools.secret_paths) {
+    if (typeof p === "string" && p.trim() !== "") secrets.add(absolutePath(p.trim(), root));
+  }
+  if (opts.tokenFile) secrets.add(path.resolve(root, opts.tokenFile));
+  const userHome = os.homedir();
+  const own = opts.scootHome ? scootPlaces({ config, scootHome: opts.scootHome, userHome }) : [];
+  const stores = credentialStorePaths(userHome);
+  const homeFiles = opts.scootHome ? HOME_FILES.map((f) => path.join(opts.scootHome!, f)) : [];
+  const ownFiles = own.filter(
+    (p) => !homeFiles.includes(p) && p !== opts.scootHome && !p.endsWith(`/${DEFAULT_HOME_NAME}`),
+  );
+  return {
+    mode: opts.mode,
+    projectRoot: root,
+    confineWrites: config.tools.confine_writes,
+    blockInternalHttp: config.tools.block_internal_http,
+    secretPaths: [...secrets],
+    protectedPaths: [...own, ...stores],
+    readableInside: [...(opts.skillDirs ?? [])],
+    protectedIdentities: collectIdentities([...secrets, ...ownFiles, ...homeFiles, ...stores]),
+    mcpAllowed: mcpAllowlists(config.mcp.servers),
+    realpath: resolvePhysical,
+  };
+}
