@@ -5,7 +5,9 @@
  * checks the fields, the action and the tool's own input schema. Nothing reaches a tool before
  * both pass, and every refusal says what was really wrong, so the model can fix that.
  */
+
 import { clip } from "../core/clip.js";
+import { walkBraces } from "../core/json-braces.js";
 import type { Result } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
 import { parseRepaired, type RepairName } from "./json-repair.js";
@@ -53,27 +55,12 @@ interface Span {
 /** The top-level JSON objects in text by brace matching that respects strings, and an unclosed one. */
 function scanObjects(text: string): { spans: Span[]; unclosedAt?: number } {
   const spans: Span[] = [];
-  let depth = 0;
   let start = -1;
-  let inString = false;
-  let escaped = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === "\\") escaped = true;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"' && depth > 0) inString = true;
-    else if (ch === "{") {
-      if (depth === 0) start = i;
-      depth += 1;
-    } else if (ch === "}" && depth > 0) {
-      depth -= 1;
-      if (depth === 0) spans.push({ text: text.slice(start, i + 1), start });
-    }
-  }
+  const depth = walkBraces(text, 0, (i, event, d) => {
+    if (event === "open" && d === 1) start = i;
+    else if (event === "close" && d === 0) spans.push({ text: text.slice(start, i + 1), start });
+    return false;
+  });
   return depth > 0 ? { spans, unclosedAt: start } : { spans };
 }
 

@@ -6,6 +6,7 @@
  *
  * Tags count only outside JSON strings, so a step whose thought mentions "</think>" keeps it.
  */
+import { walkBraces } from "../core/json-braces.js";
 
 export interface SplitThinking {
   /** The thinking set aside (tags removed), "" when there was none. */
@@ -24,26 +25,14 @@ const CLOSE_TAG = /^<\/(think|thinking)>/i;
  * string (strings are tracked only inside braces: prose quotes do not open one).
  */
 function findClose(text: string, from: number): { at: number; length: number } | undefined {
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  for (let i = from; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === "\\") escaped = true;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"' && depth > 0) inString = true;
-    else if (ch === "{") depth++;
-    else if (ch === "}" && depth > 0) depth--;
-    else if (ch === "<") {
-      const m = CLOSE_TAG.exec(text.slice(i, i + 12));
-      if (m) return { at: i, length: m[0].length };
-    }
-  }
-  return undefined;
+  let found: { at: number; length: number } | undefined;
+  walkBraces(text, from, (i, event) => {
+    if (event !== "other" || text[i] !== "<") return false;
+    const m = CLOSE_TAG.exec(text.slice(i, i + 12));
+    if (m) found = { at: i, length: m[0].length };
+    return found !== undefined;
+  });
+  return found;
 }
 
 export function splitThinking(text: string): SplitThinking {

@@ -11,7 +11,9 @@
  * A stream that stops before its end marker is *cut*: the reply is incomplete and must never
  * be presented as an answer.
  */
+
 import type { BackendApi } from "../config/schema.js";
+import { walkBraces } from "../core/json-braces.js";
 import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import type { Usage } from "./types.js";
@@ -27,25 +29,11 @@ export const WHITESPACE_FLOOD_CHARS = 512;
 
 /** The text (trailing space removed) ends exactly where a top-level JSON object closes. */
 export function endsWithClosedObject(text: string): boolean {
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
   let closedAt = -1;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === "\\") escaped = true;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"' && depth > 0) inString = true;
-    else if (ch === "{") depth++;
-    else if (ch === "}" && depth > 0) {
-      depth--;
-      if (depth === 0) closedAt = i;
-    }
-  }
+  const depth = walkBraces(text, 0, (i, event, d) => {
+    if (event === "close" && d === 0) closedAt = i;
+    return false;
+  });
   return depth === 0 && closedAt === text.length - 1;
 }
 
