@@ -49,6 +49,8 @@ export interface KeyDecl<T, Optional extends boolean = boolean> {
   /** Turns an environment string into a value for `check`, or says what was expected. */
   parseEnv(raw: string): Result<unknown>;
   setup?: SetupQuestion<T>;
+  /** For an optional key whose absence means something: what `scoot config` says when it is unset. */
+  unset?: string;
 }
 
 /** A declaration placed in its section: it knows its dotted name and its environment variable. */
@@ -205,11 +207,15 @@ interface Common<T> {
   setup?: SetupQuestion<T>;
 }
 
+interface OptionalCommon<T> extends Common<T> {
+  unset?: string;
+}
+
 function key<T, O extends boolean>(
   kind: KeyKind,
   optional: O,
   def: O extends true ? undefined : T,
-  opts: Common<T>,
+  opts: OptionalCommon<T>,
 ): KeyDecl<T, O> {
   return {
     kind,
@@ -221,6 +227,7 @@ function key<T, O extends boolean>(
     check: (value, where) => checkKind(kind, value, where) as Checked<T>,
     parseEnv: (raw) => parseEnvKind(kind, raw),
     ...(opts.setup ? { setup: opts.setup } : {}),
+    ...(opts.unset !== undefined ? { unset: opts.unset } : {}),
   };
 }
 
@@ -228,7 +235,7 @@ export function text(opts: Common<string> & { default: string }): KeyDecl<string
   return key({ type: "string" }, false, opts.default, opts);
 }
 
-export function optionalText(opts: Common<string>): KeyDecl<string, true> {
+export function optionalText(opts: OptionalCommon<string>): KeyDecl<string, true> {
   return key({ type: "string", optional: true }, true, undefined, opts);
 }
 
@@ -242,7 +249,7 @@ export function bool(opts: Common<boolean> & { default: boolean }): KeyDecl<bool
   return key({ type: "bool" }, false, opts.default, opts);
 }
 
-export function optionalBool(opts: Common<boolean>): KeyDecl<boolean, true> {
+export function optionalBool(opts: OptionalCommon<boolean>): KeyDecl<boolean, true> {
   return key({ type: "bool" }, true, undefined, opts);
 }
 

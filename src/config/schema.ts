@@ -179,6 +179,7 @@ export const SCHEMA = declareConfig({
     /** AGENTS.md to the model (README "Project instructions"). */
     project_instructions: optionalBool({
       doc: "AGENTS.md to the model; unset = true, false for scheduled jobs",
+      unset: "true, false for scheduled jobs",
     }),
   },
   tools: {
