@@ -145,7 +145,7 @@ export function verifyConfig(root: string, v: SetupValues): Result<true> {
     [
       "backend.api_key_env",
       c.backend.api_key_env,
-      v.tokenSource === "env" ? (v.tokenEnv ?? "OPENAI_API_KEY") : "",
+      v.tokenSource === "env" ? (v.tokenEnv ?? SCHEMA.backend.api_key_env.default) : "",
     ],
     ["backend.api_key_cmd", c.backend.api_key_cmd, v.tokenSource === "cmd" ? v.tokenCmd : undefined],
   ];
@@ -404,9 +404,9 @@ async function askAll(
     out,
     ASK.baseUrl.question,
     given.baseUrl ?? d.backend.base_url,
-    validateBaseUrl,
+    ASK.baseUrl.answer,
   );
-  const api = await askValid(p, out, ASK.api.question, given.api ?? d.backend.api, validateApi);
+  const api = await askValid(p, out, ASK.api.question, given.api ?? d.backend.api, ASK.api.answer);
   const listed = await listedModels({ ...d.backend, base_url: baseUrl, api });
   if (listed.length > 0) {
     out.write(`The server lists ${listed.length} model${listed.length === 1 ? "" : "s"}:\n`);
@@ -424,7 +424,7 @@ async function askAll(
       const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : 0;
       return n >= 1 && n <= Math.min(listed.length, SETUP_MODELS_SHOWN)
         ? { ok: true, value: listed[n - 1]! }
-        : validateModel(text);
+        : ASK.model.answer(text);
     },
   );
   const tokenSource = await askValid(
@@ -432,7 +432,7 @@ async function askAll(
     out,
     ASK.tokenSource.question,
     given.tokenSource ?? (isLocalUrl(baseUrl) ? "none" : "env"),
-    validateTokenSource,
+    ASK.tokenSource.answer,
   );
   const values: SetupValues = { baseUrl, api, model, tokenSource, policy: "guarded" };
   let token: string | undefined;
@@ -442,10 +442,10 @@ async function askAll(
       out,
       ASK.tokenEnv.question,
       given.tokenEnv ?? d.backend.api_key_env,
-      validateEnvName,
+      ASK.tokenEnv.answer,
     );
   } else if (tokenSource === "cmd") {
-    values.tokenCmd = await askValid(p, out, ASK.tokenCmd.question, given.tokenCmd, validateTokenCmd);
+    values.tokenCmd = await askValid(p, out, ASK.tokenCmd.question, given.tokenCmd, ASK.tokenCmd.answer);
   } else if (tokenSource === "file") {
     const exists = fs.existsSync(paths.token);
     const pasted = await askValid(
@@ -460,7 +460,13 @@ async function askAll(
     );
     if (pasted !== "") token = pasted;
   }
-  values.policy = await askValid(p, out, ASK.policy.question, given.policy ?? d.tools.policy, validatePolicy);
+  values.policy = await askValid(
+    p,
+    out,
+    ASK.policy.question,
+    given.policy ?? d.tools.policy,
+    ASK.policy.answer,
+  );
   out.write(`\n${renderConfig(values)}\n`);
   if (
     !(await confirm(
