@@ -1,6 +1,8 @@
 /** `scoot config`: resolved home, file in effect, every section, and the token source (never its value). */
+
+import type { KeySpec } from "../config/declare.js";
 import { sectionsInOrder } from "../config/load.js";
-import type { Config } from "../config/schema.js";
+import { type Config, SCHEMA } from "../config/schema.js";
 import { resolveToken } from "../config/secrets.js";
 import { REDACTED, redact } from "../core/redact.js";
 import { flagBool } from "./args.js";
@@ -93,9 +95,11 @@ export async function runConfig(cli: Cli): Promise<number> {
         lines.push(`${key} = ${tomlValue(value)}`);
       }
     }
-    // Unset means "true, false for scheduled jobs": said here, since no single value is in effect.
-    if (section === "agent" && body.project_instructions === undefined)
-      lines.push("# project_instructions = (unset: true, false for scheduled jobs)");
+    // A key whose absence has a meaning says it, since no single value is in effect.
+    for (const [key, spec] of Object.entries(SCHEMA[section]) as [string, KeySpec][]) {
+      if (spec.unset !== undefined && body[key] === undefined)
+        lines.push(`# ${key} = (unset: ${spec.unset})`);
+    }
     for (const [key, entries] of tables) {
       for (const entry of entries) {
         lines.push("", `[[${section}.${key}]]`);

@@ -16,13 +16,21 @@
 import fs from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { type Readable, Writable } from "node:stream";
+import type { TokenSourceChoice } from "../config/answers.js";
+import type { SetupQuestion } from "../config/declare.js";
 import { ensureDir, ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
-import { type BackendApi, type Config, defaultConfig, type PolicyMode } from "../config/schema.js";
+import {
+  type BackendApi,
+  type Config,
+  defaultConfig,
+  type PolicyMode,
+  SCHEMA,
+  TOKEN_SOURCE_QUESTION,
+} from "../config/schema.js";
 import { atomicWriteFile } from "../core/atomic-write.js";
 import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
-import { parsePolicyMode } from "../policy/modes.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -33,13 +41,6 @@ const CONFIG_FILE_MODE = 0o600;
 const MAX_TOKEN_BYTES = 16 * 1024;
 /** Wrong answers on the terminal before setup gives up. */
 const MAX_ATTEMPTS = 3;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Control characters are never meaningful in these values and would not survive TOML. */
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
-
-export type TokenSourceChoice = "env" | "file" | "cmd" | "none";
-const TOKEN_SOURCES: readonly TokenSourceChoice[] = ["env", "file", "cmd", "none"];
-const APIS: readonly BackendApi[] = ["chat", "responses"];
 
 export interface SetupValues {
   baseUrl: string;
@@ -62,84 +63,32 @@ const USAGE_HINT =
 
 // ---- validation ---------------------------------------------------------------------------
 
-export function validateBaseUrl(text: string): Result<string> {
-  const v = text.trim();
-  if (v === "") return { ok: false, error: "the base URL is empty" };
-  if (CONTROL_CHARS.test(v)) return { ok: false, error: "the base URL contains control characters" };
-  let url: URL;
-  try {
-    url = new URL(v);
-  } catch {
-    return { ok: false, error: `"${v}" is not a URL (e.g. http://127.0.0.1:11434/v1)` };
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, error: `the base URL must start with http:// or https://, got "${url.protocol}"` };
-  }
-  if (url.username || url.password) {
-    return {
-      ok: false,
-      error: "the base URL must not carry credentials (user:password@); use a token source instead",
-    };
-  }
-  if (redact(v) !== v) {
-    return { ok: false, error: "the base URL appears to contain a credential; use a token source instead" };
-  }
-  return { ok: true, value: v };
+/** A key setup asks about carries its question in its declaration; one without it is a wiring mistake. */
+function asked<T>(spec: { dotted: string; setup?: SetupQuestion<T> }): SetupQuestion<T> {
+  if (!spec.setup) throw new Error(`${spec.dotted} is declared without a setup question`);
+  return spec.setup;
 }
 
-export function validateModel(text: string): Result<string> {
-  const v = text.trim();
-  if (v === "") return { ok: false, error: "the model name is empty" };
-  if (CONTROL_CHARS.test(v)) return { ok: false, error: "the model name contains control characters" };
-  return { ok: true, value: v };
-}
+/** What setup asks, each question (flag, text, answer check) taken from the declaration. */
+const ASK = {
+  baseUrl: asked(SCHEMA.backend.base_url),
+  api: asked(SCHEMA.backend.api),
+  model: asked(SCHEMA.backend.model),
+  tokenSource: TOKEN_SOURCE_QUESTION,
+  tokenEnv: asked(SCHEMA.backend.api_key_env),
+  tokenCmd: asked(SCHEMA.backend.api_key_cmd),
+  policy: asked(SCHEMA.tools.policy),
+} as const;
 
-export function validateApi(text: string): Result<BackendApi> {
-  const v = text.trim().toLowerCase();
-  return (APIS as readonly string[]).includes(v)
-    ? { ok: true, value: v as BackendApi }
-    : { ok: false, error: `unknown api "${text}" (use chat or responses)` };
-}
+export const validateBaseUrl = ASK.baseUrl.answer;
+export const validateModel = ASK.model.answer;
+export const validateApi = ASK.api.answer;
+export const validatePolicy = ASK.policy.answer;
+export const validateTokenSource = ASK.tokenSource.answer;
+export const validateEnvName = ASK.tokenEnv.answer;
+export const validateTokenCmd = ASK.tokenCmd.answer;
 
-export function validatePolicy(text: string): Result<PolicyMode> {
-  const m = parsePolicyMode(text);
-  return m
-    ? { ok: true, value: m }
-    : { ok: false, error: `unknown policy "${text}" (use readonly, guarded, unrestricted or yolo)` };
-}
-
-export function validateTokenSource(text: string): Result<TokenSourceChoice> {
-  const v = text.trim().toLowerCase();
-  return (TOKEN_SOURCES as readonly string[]).includes(v)
-    ? { ok: true, value: v as TokenSourceChoice }
-    : { ok: false, error: `unknown token source "${text}" (use env, file, cmd or none)` };
-}
-
-export function validateEnvName(text: string): Result<string> {
-  const v = text.trim();
-  return ENV_NAME.test(v)
-    ? { ok: true, value: v }
-    : {
-        ok: false,
-        error: `"${text}" is not an environment variable name (letters, digits, _; not starting with a digit)`,
-      };
-}
-
-export function validateTokenCmd(text: string): Result<string> {
-  const v = text.trim();
-  if (v === "") return { ok: false, error: "the token command is empty" };
-  if (CONTROL_CHARS.test(v)) return { ok: false, error: "the token command contains control characters" };
-  // The config must never hold a token, not even inside a command like `echo sk-...`.
-  if (redact(v) !== v) {
-    return {
-      ok: false,
-      error:
-        "the token command appears to contain a credential itself; use a command that fetches it (e.g. pass show openai)",
-    };
-  }
-  return { ok: true, value: v };
-}
-
+/** The token itself is no key: it goes only to the 0600 token file. */
 export function validateToken(text: string): Result<string> {
   const v = text.trim();
   if (v === "") return { ok: false, error: "the token is empty" };
@@ -197,7 +146,7 @@ export function verifyConfig(root: string, v: SetupValues): Result<true> {
     [
       "backend.api_key_env",
       c.backend.api_key_env,
-      v.tokenSource === "env" ? (v.tokenEnv ?? "OPENAI_API_KEY") : "",
+      v.tokenSource === "env" ? (v.tokenEnv ?? SCHEMA.backend.api_key_env.default) : "",
     ],
     ["backend.api_key_cmd", c.backend.api_key_cmd, v.tokenSource === "cmd" ? v.tokenCmd : undefined],
   ];
@@ -230,38 +179,34 @@ interface FromFlags {
 
 function valuesFromFlags(args: ParsedArgs): Result<FromFlags> {
   const values: Partial<SetupValues> = {};
-  const take = <T>(
-    key: string,
-    validate: (s: string) => Result<T>,
-    set: (v: T) => void,
-  ): string | undefined => {
-    const raw = flagString(args, key);
+  const take = <T>(q: SetupQuestion<T>, set: (v: T) => void): string | undefined => {
+    const raw = flagString(args, q.flag);
     if (raw === undefined) return undefined;
-    const r = validate(raw);
-    if (!r.ok) return `--${key}: ${r.error}`;
+    const r = q.answer(raw);
+    if (!r.ok) return `--${q.flag}: ${r.error}`;
     set(r.value);
     return undefined;
   };
   const errors = [
-    take("base-url", validateBaseUrl, (v) => {
+    take(ASK.baseUrl, (v) => {
       values.baseUrl = v;
     }),
-    take("model", validateModel, (v) => {
+    take(ASK.model, (v) => {
       values.model = v;
     }),
-    take("api", validateApi, (v) => {
+    take(ASK.api, (v) => {
       values.api = v;
     }),
-    take("policy", validatePolicy, (v) => {
+    take(ASK.policy, (v) => {
       values.policy = v;
     }),
-    take("token-source", validateTokenSource, (v) => {
+    take(ASK.tokenSource, (v) => {
       values.tokenSource = v;
     }),
-    take("token-env", validateEnvName, (v) => {
+    take(ASK.tokenEnv, (v) => {
       values.tokenEnv = v;
     }),
-    take("token-cmd", validateTokenCmd, (v) => {
+    take(ASK.tokenCmd, (v) => {
       values.tokenCmd = v;
     }),
   ].filter((e): e is string => e !== undefined);
@@ -458,11 +403,11 @@ async function askAll(
   const baseUrl = await askValid(
     p,
     out,
-    "Model server base URL",
+    ASK.baseUrl.question,
     given.baseUrl ?? d.backend.base_url,
-    validateBaseUrl,
+    ASK.baseUrl.answer,
   );
-  const api = await askValid(p, out, "Wire API (chat or responses)", given.api ?? d.backend.api, validateApi);
+  const api = await askValid(p, out, ASK.api.question, given.api ?? d.backend.api, ASK.api.answer);
   const listed = await listedModels({ ...d.backend, base_url: baseUrl, api });
   if (listed.length > 0) {
     out.write(`The server lists ${listed.length} model${listed.length === 1 ? "" : "s"}:\n`);
@@ -474,21 +419,21 @@ async function askAll(
   const model = await askValid(
     p,
     out,
-    listed.length > 0 ? "Model name (or its number above)" : "Model name",
+    listed.length > 0 ? `${ASK.model.question} (or its number above)` : ASK.model.question,
     suggested,
     (text) => {
       const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : 0;
       return n >= 1 && n <= Math.min(listed.length, SETUP_MODELS_SHOWN)
         ? { ok: true, value: listed[n - 1]! }
-        : validateModel(text);
+        : ASK.model.answer(text);
     },
   );
   const tokenSource = await askValid(
     p,
     out,
-    "Token source (env, file, cmd, none)",
+    ASK.tokenSource.question,
     given.tokenSource ?? (isLocalUrl(baseUrl) ? "none" : "env"),
-    validateTokenSource,
+    ASK.tokenSource.answer,
   );
   const values: SetupValues = { baseUrl, api, model, tokenSource, policy: "guarded" };
   let token: string | undefined;
@@ -496,18 +441,12 @@ async function askAll(
     values.tokenEnv = await askValid(
       p,
       out,
-      "Environment variable holding the token",
+      ASK.tokenEnv.question,
       given.tokenEnv ?? d.backend.api_key_env,
-      validateEnvName,
+      ASK.tokenEnv.answer,
     );
   } else if (tokenSource === "cmd") {
-    values.tokenCmd = await askValid(
-      p,
-      out,
-      "Command that prints the token",
-      given.tokenCmd,
-      validateTokenCmd,
-    );
+    values.tokenCmd = await askValid(p, out, ASK.tokenCmd.question, given.tokenCmd, ASK.tokenCmd.answer);
   } else if (tokenSource === "file") {
     const exists = fs.existsSync(paths.token);
     const pasted = await askValid(
@@ -525,9 +464,9 @@ async function askAll(
   values.policy = await askValid(
     p,
     out,
-    "Tool policy (readonly, guarded, unrestricted)",
+    ASK.policy.question,
     given.policy ?? d.tools.policy,
-    validatePolicy,
+    ASK.policy.answer,
   );
   out.write(`\n${renderConfig(values)}\n`);
   if (

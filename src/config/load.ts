@@ -10,8 +10,9 @@ import path from "node:path";
 import { lazyRequire } from "../core/lazy.js";
 import { CONFIG_MAX_BYTES, readHomeFile } from "../core/safe-open.js";
 import { registerConfiguredCredentials } from "./credentials.js";
+import { type Checked, describeType, isPlainObject, type KeySpec } from "./declare.js";
 import { splitExtraBody } from "./extra-body.js";
-import { type Config, defaultConfig, type KeySpec, SCHEMA, type SectionName } from "./schema.js";
+import { type Config, defaultConfig, SCHEMA, type SectionName } from "./schema.js";
 
 export interface LoadedConfig {
   config: Config;
@@ -24,80 +25,6 @@ export interface LoadedConfig {
 
 export interface ConfigError {
   message: string;
-}
-
-type Checked =
-  | { ok: true; value: unknown }
-  | { ok: false; error: string }
-  | { ok: "warn"; value: unknown; warning: string };
-
-/** Validates one value against its key spec. `where` names the dotted key for messages. */
-function checkValue(spec: KeySpec, value: unknown, where: string): Checked {
-  const kind = spec.kind;
-  const wrong = (expected: string): Checked => ({
-    ok: false,
-    error: `${where}: expected ${expected}, got ${describeType(value)}`,
-  });
-  switch (kind.type) {
-    case "string":
-      return typeof value === "string" ? { ok: true, value } : wrong("a string");
-    case "int":
-      if (typeof value !== "number" || !Number.isInteger(value)) return wrong("an integer");
-      if (value < kind.min || value > kind.max) {
-        return { ok: false, error: `${where}: must be in ${kind.min}..${kind.max}, got ${value}` };
-      }
-      return { ok: true, value };
-    case "bool":
-      return typeof value === "boolean" ? { ok: true, value } : wrong("true or false");
-    case "enum":
-      if (typeof value !== "string") return wrong(`one of ${kind.values.join(", ")}`);
-      if (!kind.values.includes(value))
-        return { ok: false, error: `${where}: "${value}" is not one of ${kind.values.join(", ")}` };
-      return { ok: true, value };
-    case "policy": {
-      if (typeof value !== "string") return wrong("a policy name (readonly, guarded, unrestricted)");
-      const mode = normalisePolicy(value);
-      if (mode) return { ok: true, value: mode };
-      // A typo must never loosen the gate: an unknown policy in the file becomes readonly, the
-      // strictest mode (an environment typo is ignored instead, see applyEnv; README "Policy modes").
-      return {
-        ok: "warn",
-        value: "readonly",
-        warning: `${where}: unknown policy "${value}"; using "readonly" (valid: readonly, guarded, unrestricted, yolo)`,
-      };
-    }
-    case "string[]":
-      return Array.isArray(value) && value.every((v) => typeof v === "string")
-        ? { ok: true, value: [...value] }
-        : wrong("a list of strings");
-    case "object":
-      return isPlainObject(value) ? { ok: true, value: { ...value } } : wrong("a table/object");
-    case "table[]":
-      return Array.isArray(value) && value.every(isPlainObject)
-        ? { ok: true, value: value.map((v) => ({ ...v })) }
-        : wrong("a list of tables");
-  }
-}
-
-export function normalisePolicy(value: string): Config["tools"]["policy"] | undefined {
-  const v = value.trim().toLowerCase();
-  if (v === "yolo") return "unrestricted";
-  if (v === "readonly" || v === "guarded" || v === "unrestricted") return v;
-  return undefined;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-
-function describeType(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "a list";
-  if (v instanceof Date) return "a date";
-  if (typeof v === "object") return "a table";
-  if (typeof v === "string") return `a string ("${v.length > 40 ? `${v.slice(0, 40)}...` : v}")`;
-  if (typeof v === "number") return Number.isInteger(v) ? `an integer (${v})` : `a number (${v})`;
-  return `a ${typeof v}`;
 }
 
 /** Line and column (1-based) of a character offset. */
@@ -196,7 +123,7 @@ function mergeDocument(
       }
       const deep = depthError(value, dotted);
       if (deep) return { message: `${file}: ${deep}` };
-      const checked = checkValue(spec, value, dotted);
+      const checked = spec.check(value, dotted);
       if (checked.ok === false) return { message: `${file}: ${checked.error}` };
       if (checked.ok === "warn") warnings.push(`${file}: ${checked.warning}`);
       target[section]![key] = checked.value;
@@ -205,76 +132,21 @@ function mergeDocument(
   return undefined;
 }
 
-/** Parses an environment string into the key's type, or explains why it cannot. */
-function parseEnvValue(
-  spec: KeySpec,
-  raw: string,
-): { ok: true; value: unknown } | { ok: false; error: string } {
-  const kind = spec.kind;
-  switch (kind.type) {
-    case "string":
-    case "enum":
-    case "policy":
-      return { ok: true, value: raw };
-    case "int": {
-      if (!/^\s*-?\d+\s*$/.test(raw)) return { ok: false, error: "expected an integer" };
-      return { ok: true, value: Number(raw.trim()) };
-    }
-    case "bool": {
-      const v = raw.trim().toLowerCase();
-      if (["true", "1", "yes", "on"].includes(v)) return { ok: true, value: true };
-      if (["false", "0", "no", "off"].includes(v)) return { ok: true, value: false };
-      return { ok: false, error: "expected true or false" };
-    }
-    case "string[]": {
-      const t = raw.trim();
-      if (t.startsWith("[")) {
-        try {
-          return { ok: true, value: JSON.parse(t) };
-        } catch {
-          return { ok: false, error: "expected a JSON list of strings" };
-        }
-      }
-      return {
-        ok: true,
-        value: t
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      };
-    }
-    case "object":
-    case "table[]":
-      try {
-        return { ok: true, value: JSON.parse(raw) };
-      } catch {
-        return {
-          ok: false,
-          error: kind.type === "object" ? "expected a JSON object" : "expected a JSON list",
-        };
-      }
-  }
-}
-
-export function envName(section: string, key: string): string {
-  return `SCOOT_${section}_${key}`.toUpperCase();
-}
-
 /** Applies `SCOOT_<SECTION>_<KEY>` overrides. A wrong-typed override is ignored with a warning. */
 function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fromEnv: string[]): void {
   const target = config as unknown as Record<string, Record<string, unknown>>;
   for (const [section, keys] of Object.entries(SCHEMA)) {
     for (const [key, spec] of Object.entries(keys)) {
-      const name = envName(section, key);
+      const name = spec.env;
       const raw = env[name];
       // An empty value counts as unset.
       if (raw === undefined || raw === "") continue;
-      const parsed = parseEnvValue(spec, raw);
+      const parsed = spec.parseEnv(raw);
       const deep = parsed.ok ? depthError(parsed.value, `${section}.${key}`) : undefined;
       const checked: Checked = deep
         ? { ok: false, error: deep }
         : parsed.ok
-          ? checkValue(spec, parsed.value, `${section}.${key}`)
+          ? spec.check(parsed.value, `${section}.${key}`)
           : parsed;
       if (checked.ok === false) {
         warnings.push(`${name} ignored: ${checked.error.replace(/^[^:]+: /, "")}`);
