@@ -36,7 +36,7 @@ function short(text: string): string {
 
 /**
  * Counts the step parses compaction does, so a test can check that each message is parsed
- * once (issue 16) without timing anything.
+ * once without timing anything.
  */
 export const compactStats = { stepParses: 0 };
 
@@ -47,7 +47,7 @@ type Fact =
       kind: "step";
       action: string;
       input: string;
-      /** From the call's declared effects (issue 10), never from its action name. */
+      /** From the call's declared effects, never from its action name. */
       reads: readonly string[];
       writes: readonly string[];
       shell: boolean;
@@ -134,7 +134,7 @@ const EARLIER_TITLE = "Earlier summary: ";
 /**
  * The running digest of what older turns did: files, commands, denials, errors, findings.
  * Messages are added oldest first; after each one the digest can say the exact byte size of
- * the summary it would render, without rendering it (issue 16: linear compaction).
+ * the summary it would render, without rendering it (linear compaction).
  */
 class Digest {
   private readonly lists = {
@@ -262,8 +262,8 @@ function dropBytes(removed: number): number {
  * compacted history, or an error when even the minimum does not fit the budget.
  *
  * The result is the one the obvious search gives (try keeping the newest message, then two,
- * … and stop at the first that does not fit with its summary), computed in linear time
- * (issue 16): one pass oldest-first builds the digest and notes the summary's size for every
+ * … and stop at the first that does not fit with its summary), computed in linear time:
+ * one pass oldest-first builds the digest and notes the summary's size for every
  * possible cut, one pass newest-first picks the cut, and the summary is rendered once.
  */
 export function compactHistory(

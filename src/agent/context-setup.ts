@@ -1,6 +1,6 @@
 /**
  * Opens the context fit of an agent session: discovers the window (once per process, cached in
- * the home's state) and says what it found on --trace, once (README "Context window", issue 15).
+ * the home's state) and says what it found on --trace, once (README "Context window").
  */
 import { type ContextWindow, describeWindow, discoverContextWindow } from "../backend/context-window.js";
 import type { Config } from "../config/schema.js";

@@ -16,11 +16,11 @@ export type AgentEvent =
   | { type: "file_changed"; path: string; before: string | null; after: string | null }
   | { type: "observation"; action: string; bytes: number; clippedTo: number; text?: string }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
-  /** The context window and each fit-driven clip or compaction (issue 15). */
+  /** The context window and each fit-driven clip or compaction. */
   | { type: "context"; message: string }
   | { type: "final"; answer: string }
   | { type: "error"; message: string }
-  /** How bash is contained, when it is worth a trace line (issue 11: the `auto` fallback). */
+  /** How bash is contained, when it is worth a trace line (the `auto` fallback). */
   | { type: "sandbox"; message: string }
   /** MCP tool descriptions: listed, read from the cache, or unavailable (README "MCP servers"). */
   | { type: "mcp"; message: string }

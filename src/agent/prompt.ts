@@ -34,7 +34,7 @@ export function buildSystemPrompt(p: PromptParts): string {
   const actions = p.tools
     .map((t) => `- ${t.name}: ${describe(t)}\n  action_input: ${t.inputShape}`)
     .join("\n");
-  // Tool metadata, not a list of names kept here (issue 10).
+  // Tool metadata, not a list of names kept here.
   const preferred = p.tools.filter((t) => t.preferOverShell).map((t) => t.name);
   const sections = [
     "You are Scoot, a careful local agent that reaches a user's goal by taking one step at a time with built-in tools.",
@@ -65,7 +65,7 @@ export function buildSystemPrompt(p: PromptParts): string {
 /**
  * Wraps a tool result as untrusted data; a forged marker inside it, in any spelling, is
  * defused, and known secrets are redacted (the model is a writer too: an MCP server echoing
- * a configured credential must not hand it to the model, issue 17 item 4).
+ * a configured credential must not hand it to the model).
  */
 export function wrapObservation(action: string, text: string): string {
   const safe = defuseMarkers(redact(text));

@@ -14,7 +14,7 @@ import { parseRepaired, type RepairName } from "./json-repair.js";
 import { splitThinking } from "./think.js";
 
 /**
- * Bytes of model text echoed back in a correction or error (issue 17 item 1): an unknown
+ * Bytes of model text echoed back in a correction or error: an unknown
  * action name or a tool's complaint about its input must not carry megabytes into the
  * transcript, the next request and the audit log.
  */

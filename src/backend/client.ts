@@ -1,5 +1,5 @@
 /**
- * The model backend (SPEC 5): one call = one turn's request, retried on transient failures,
+ * The model backend: one call = one turn's request, retried on transient failures,
  * stepped down through the structured-output levels when `auto` meets a server that rejects them.
  */
 

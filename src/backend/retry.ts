@@ -1,5 +1,5 @@
 /**
- * When and how long to wait before retrying a backend call (SPEC 5): transient failures only,
+ * When and how long to wait before retrying a backend call: transient failures only,
  * exponential backoff with jitter, and the server's own `Retry-After` when it sends one.
  */
 

@@ -1,5 +1,5 @@
 /**
- * One HTTP exchange with a deadline, over Node's own http/https (SPEC 5: a fresh process pays
+ * One HTTP exchange with a deadline, over Node's own http/https (a fresh process pays
  * 0.16 s for node:http against 0.38 s or more for fetch, undici or the openai package).
  * Keep-alive agents are shared per process so consecutive turns reuse one connection.
  */

@@ -4,7 +4,7 @@
  */
 import type { Result } from "../core/types.js";
 
-/** How hard Scoot asks the server to keep to the step shape (SPEC 5). `auto` resolves to one of these. */
+/** How hard Scoot asks the server to keep to the step shape. `auto` resolves to one of these. */
 export type StructuredLevel = "json_schema" | "json_object" | "none";
 
 export type ChatRole = "system" | "user" | "assistant";

@@ -20,7 +20,7 @@ export async function runAuditShow(cli: Cli): Promise<number> {
   }
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
-  // Printed as read, whatever the log's size (issue 16): nothing is held but one line.
+  // Printed as read, whatever the log's size: nothing is held but one line.
   let printed = 0;
   try {
     for await (const item of streamAuditEvents(loaded.value.paths.audit, id)) {
@@ -33,7 +33,7 @@ export async function runAuditShow(cli: Cli): Promise<number> {
       if ((await cli.io.drain?.()) === false) return EXIT.ok; // the reader has gone: stop reading
     }
   } catch (e) {
-    // A symlink or FIFO planted in logs/ (issue 17 item 7): say which file, never hang.
+    // A symlink or FIFO planted in logs/: say which file, never hang.
     cli.io.err(`scoot audit show: ${(e as Error).message}\n`);
     return EXIT.failed;
   }

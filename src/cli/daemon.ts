@@ -40,7 +40,7 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
   const log = schedulerLog(cli);
   // Signals are caught before the lock exists, so a stop during start-up still cleans up.
   const control = createStopControl(log);
-  // The kernel-held lock first: only its holder may judge and replace the pid file (issue 17 item 2).
+  // The kernel-held lock first: only its holder may judge and replace the pid file.
   const held = await lockHome(paths.root);
   if (!held.ok) {
     control.dispose();

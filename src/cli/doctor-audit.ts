@@ -1,4 +1,4 @@
-/** Doctor checks of the audit record (issue 12): the HMAC key file and the live chain. */
+/** Doctor checks of the audit record: the HMAC key file and the live chain. */
 import fs from "node:fs";
 import type { Config } from "../config/schema.js";
 import { auditOptions } from "../store/audit.js";

@@ -19,7 +19,7 @@ let stdoutGone = false;
 let watchingStdout = false;
 
 /**
- * Streaming commands (issue 16) write many times; once the reader closes the pipe each write
+ * Streaming commands write many times; once the reader closes the pipe each write
  * fails with EPIPE, which would crash the process with a stack trace. Watched from the first
  * drain(), so commands that write once keep Node's default handling.
  */
@@ -56,5 +56,5 @@ export const processIo: Io = {
   },
 };
 
-/** Exit codes from SPEC 4. */
+/** Exit codes (README "Commands"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;

@@ -74,7 +74,7 @@ export async function runSessionShow(cli: Cli): Promise<number> {
     );
     return EXIT.failed;
   }
-  // Printed as read (issue 16): a long transcript starts showing at once and is never held whole.
+  // Printed as read: a long transcript starts showing at once and is never held whole.
   try {
     for await (const item of streamSession(file)) {
       if (item.warning !== undefined) {
@@ -85,7 +85,7 @@ export async function runSessionShow(cli: Cli): Promise<number> {
       if ((await cli.io.drain?.()) === false) return EXIT.ok; // the reader has gone: stop reading
     }
   } catch (e) {
-    // A symlink or FIFO planted in state/sessions/ (issue 17 item 7).
+    // A symlink or FIFO planted in state/sessions/.
     cli.io.err(`scoot session show: ${(e as Error).message}\n`);
     return EXIT.failed;
   }

@@ -1,6 +1,6 @@
 /**
  * The one place that tells the redactor about every credential the configuration names
- * (issue 17 item 4; README "Hostile inputs"): MCP header values (inline `value`, the value of
+ * (README "Hostile inputs"): MCP header values (inline `value`, the value of
  * the variable named by `value_env`, and both with their `prefix`) and the `env` entries of
  * MCP stdio servers that hold credentials (`value_env`, or `secret = true`). A server that echoes a header or its environment in an error must not
  * put it in clear text into the audit log, the transcript, the trace or the terminal. Called

@@ -8,7 +8,7 @@ import type { BackendApi } from "./schema.js";
  * Keys `extra_body` may not set: Scoot owns what the model sees (`model`, the history) and
  * needs a single JSON reply it can parse (`stream` would turn the reply into SSE). `store`
  * (server-side retention of the conversation) is set by `backend.store` alone, so a copied
- * `extra_body` cannot silently turn retention on (issue 17 item 14).
+ * `extra_body` cannot silently turn retention on.
  */
 export const PROTECTED_BODY_KEYS: Record<BackendApi, readonly string[]> = {
   chat: ["model", "messages", "stream", "store"],

@@ -69,7 +69,7 @@ function parseToml(file: string, text: string): { ok: true; data: unknown } | { 
 }
 
 /**
- * How deep a configuration value may nest (issue 17 item 8). Deeper documents are refused at
+ * How deep a configuration value may nest. Deeper documents are refused at
  * load, naming the key, because later walks (printing, cloning, the request body) recurse.
  */
 export const CONFIG_MAX_DEPTH = 64;
@@ -169,7 +169,7 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fr
 export function loadConfig(
   home: string,
   env: NodeJS.ProcessEnv,
-  /** The library's `configFile` (issue 14): this file instead of the home's; it must exist. */
+  /** The library's `configFile`: this file instead of the home's; it must exist. */
   explicitFile?: string,
 ): { ok: true; value: LoadedConfig } | { ok: false; error: ConfigError } {
   const config = defaultConfig();
@@ -180,7 +180,7 @@ export function loadConfig(
     ? [explicitFile]
     : ["config.toml", "config.json"].map((n) => path.join(home, n));
   for (const candidate of candidates) {
-    // Regular file, at most 1 MiB, never a blocking open (issue 17 item 7); may be a symlink.
+    // Regular file, at most 1 MiB, never a blocking open; may be a symlink.
     const read = readHomeFile(candidate, { maxBytes: CONFIG_MAX_BYTES, noFollow: false });
     if (!read.ok && read.missing && explicitFile)
       return { ok: false, error: { message: `config file ${candidate} does not exist` } };
@@ -201,7 +201,7 @@ export function loadConfig(
     break;
   }
   applyEnv(config, env, warnings, fromEnv);
-  // Shown on stderr by every command and in `doctor`, not only under --trace (issue 17 item 14).
+  // Shown on stderr by every command and in `doctor`, not only under --trace.
   const ignored = splitExtraBody(config.backend.api, config.backend.extra_body).ignored;
   if (ignored.length > 0) {
     warnings.push(

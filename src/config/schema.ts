@@ -76,7 +76,7 @@ export interface JobConfig {
 }
 
 /**
- * Upper bounds of every duration and size key (README "Configuration", issue 17 item 9).
+ * Upper bounds of every duration and size key (README "Configuration").
  * Durations stay below Node's timer limit (2^31-1 ms), which otherwise silently turns a huge
  * deadline into 1 ms; sizes and counts stay far below anything a run could use.
  */

@@ -83,7 +83,7 @@ function readTokenFile(file: string): TokenResolution | undefined {
 }
 
 /**
- * The command runs once per process (issue 17 item 10): `doctor`, `config` and the run share
+ * The command runs once per process: `doctor`, `config` and the run share
  * the answer instead of paying the deadline twice, and a command with side effects (a
  * password manager prompt, a rate-limited API) is not asked again.
  */

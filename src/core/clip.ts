@@ -1,6 +1,6 @@
 /**
  * Clipping text to a byte size, head and tail kept, with a marker naming the bytes removed in
- * the middle. Shared by tools, the loop, the trace, stores and MCP rendering (issue 10: core).
+ * the middle. Shared by tools, the loop, the trace, stores and MCP rendering (core).
  */
 
 export function clip(text: string, maxBytes: number): string {

@@ -1,5 +1,5 @@
 /**
- * Keeps stdout for the protocol (issue 10). Libraries that print with `console.log` (web-tree-
+ * Keeps stdout for the protocol. Libraries that print with `console.log` (web-tree-
  * sitter does when a grammar has no language function) would corrupt `scoot serve`'s NDJSON
  * stream or a `-e` answer; these helpers send such output to stderr instead.
  */

@@ -1,6 +1,6 @@
 /**
  * A cross-process lock for the audit log (taken for every append and rotation) and for live
- * session transcripts (issue 12).
+ * session transcripts.
  *
  * Taking it: each process writes its owner token `<pid> <random nonce>` once to its own
  * owner file (`<lock>.owner-<pid>-<nonce>`) and hard-links that file to the lock name.

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 
-/** Time a group gets to exit after SIGTERM before it is sent SIGKILL (SPEC 7: 1 s). */
+/** Time a group gets to exit after SIGTERM before it is sent SIGKILL (1 s). */
 export const KILL_GRACE_MS = 1000;
 /** How long to wait for the kernel to finish a SIGKILLed group before giving up on it. */
 const KILL_SETTLE_MS = 1000;

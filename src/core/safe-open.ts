@@ -1,5 +1,5 @@
 /**
- * Opening files in the Scoot home without trusting them (issue 17 item 7; README "Hostile
+ * Opening files in the Scoot home without trusting them (README "Hostile
  * inputs"). The home is written by Scoot, but anything may have been put there: a FIFO (a
  * blocking open or read hangs the command), a symlink to `/dev/zero` (an endless read), a
  * symlink from `logs/audit.jsonl` to a file elsewhere (appends written through it), a
@@ -121,7 +121,7 @@ function notRegular(file: string, st: fs.Stats): Error | undefined {
 /**
  * Opens a store file (audit log, gaps, transcript) for a line reader: a descriptor of a
  * regular file, undefined when the file does not exist, and a clear error for a symlink,
- * FIFO, device or directory planted in its place (issue 17 item 7).
+ * FIFO, device or directory planted in its place.
  */
 export function openStoreFileSync(file: string): number | undefined {
   let fd: number;

@@ -2,7 +2,7 @@
  * The shared vocabulary of a call: what it may do (capability), what it would touch
  * (effects), and what the gate made of it (decision, verdict, target). Tools, the policy
  * gate, the agent loop and the CLI all speak it; this module imports nothing, so none of
- * them depends on another through it (issue 10).
+ * them depends on another through it.
  */
 
 export type Capability = "read" | "write" | "net_read" | "net_write" | "exec" | "native";

@@ -201,7 +201,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
         : built
           ? settle(built.transport.close(), CLOSE_WAIT_MS)
           : Promise.resolve();
-      // Issue 11: once the SDK's close is done or the child has gone, whatever else is left
+      // Once the SDK's close is done or the child has gone, whatever else is left
       // in the server's own group (an npx-style grandchild) is terminated too.
       if (pid !== undefined && built?.ownGroup) {
         await Promise.race([closing, waitReaped(pid)]);

@@ -1,5 +1,5 @@
 /**
- * stdio MCP servers in a process group of their own (issue 11). The SDK spawns the server
+ * stdio MCP servers in a process group of their own. The SDK spawns the server
  * in Scoot's group and at close signals only the direct child; a launcher such as `npx` or
  * `sh -c` that dies without passing the signal on leaves the real server (a grandchild)
  * running after the run. Starting the command through util-linux `setsid` makes the child

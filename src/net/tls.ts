@@ -1,6 +1,6 @@
 /**
  * Trusted roots for HTTPS: Node's bundled roots plus the PEM certificates of
- * `backend.ca_file` (SPEC 3). Shared by the backend client, `http_request` and remote MCP.
+ * `backend.ca_file`. Shared by the backend client, `http_request` and remote MCP.
  *
  * Passing `ca` to an agent *replaces* the default roots, which is why the bundled roots
  * are included: a private CA is added to, never substituted for, the public ones.

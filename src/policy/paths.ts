@@ -5,7 +5,7 @@
  * resolved once: normalised lexically against the project root (`~` and `~/x`: the home
  * directory; `$VAR` is not expanded, a literal name), then every symlink followed
  * (realpath.ts). That resolved path is both what is judged and, on allow, the target the
- * file tool opens (issue 10; test/agent/equivalence.test.ts).
+ * file tool opens (test/agent/equivalence.test.ts).
  *
  * Read rules
  * - unrestricted: everything.
@@ -233,7 +233,7 @@ function locate(p: string, settings: GateSettings): Located {
   let lexical: string;
   if (p === "~" || p.startsWith("~/")) lexical = path.resolve(os.homedir(), p.slice(2));
   else lexical = path.resolve(root, p);
-  // One resolution, lexical first: the same string the tool is then handed (issue 10).
+  // One resolution, lexical first: the same string the tool is then handed.
   return { lexical, physical: settings.realpath(lexical), realRoot: settings.realpath(root) };
 }
 

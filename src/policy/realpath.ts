@@ -9,7 +9,7 @@
  * resolves to where a write through it would land. Symlink loops and too many hops give
  * undefined, which the gate treats as "cannot verify" and refuses.
  *
- * The result is what the gate judges *and* what the tool opens (issue 10): before this, the
+ * The result is what the gate judges *and* what the tool opens: before this, the
  * gate walked the unnormalised text and stopped following links after the first missing
  * segment, so `x/../link/f` was judged as one file and opened as another.
  */

@@ -1,5 +1,5 @@
 /**
- * A small POSIX-shell lexer for the guarded-mode tripwire (SPEC 8).
+ * A small POSIX-shell lexer for the guarded-mode tripwire.
  *
  * It is not a shell: it only needs to see the words a shell would see, so that quoting
  * (`r"m"`, `\rm`, `$'\x72m'`), separators (`;`, `&&`, `||`, `|`, newlines), groups,

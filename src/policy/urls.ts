@@ -1,5 +1,5 @@
 /**
- * URL rules for `http_request` (SPEC 8).
+ * URL rules for `http_request`.
  *
  * readonly refuses all network access (a GET can carry data out in its URL). guarded
  * refuses what does not parse and anything but http(s); with `block_internal_http` it also

@@ -1,4 +1,4 @@
-/** The `sandbox` line of `scoot doctor` (issue 11): what bash runs under, and the fix when it is not contained. */
+/** The `sandbox` line of `scoot doctor`: what bash runs under, and the fix when it is not contained. */
 import type { Config } from "../config/schema.js";
 import { probeSandbox } from "./probe.js";
 

@@ -117,7 +117,7 @@ export function recordedPidAlive(
   bootId = currentBootId(),
 ): boolean {
   if (state && state.pid === pid && state.boot_id && bootId && state.boot_id !== bootId) return false;
-  // A pid now held by a process that started at another time is not the daemon (issue 17 item 3).
+  // A pid now held by a process that started at another time is not the daemon.
   if (state && state.pid === pid && state.start_time !== undefined) {
     const who = sameProcess(pid, state.start_time);
     if (who === "other" || who === "gone") return false;

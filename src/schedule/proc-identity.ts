@@ -1,5 +1,5 @@
 /**
- * Who a pid is (issue 17 item 3). A pid answers signal 0 for whoever holds it now: after the
+ * Who a pid is. A pid answers signal 0 for whoever holds it now: after the
  * daemon dies, the kernel may give its pid to any process, and `daemon stop` would signal
  * that one. On Linux the start time of a process (field 22 of /proc/<pid>/stat, in clock
  * ticks since boot) is fixed for its life and differs for the next holder of the pid, so

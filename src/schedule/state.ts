@@ -49,7 +49,7 @@ function isJobState(v: unknown): v is JobState {
  * warning (entries that do not parse are dropped one by one, so one bad record costs only itself).
  */
 export function loadState(file: string): { state: ScheduleState; warnings: string[] } {
-  // Never a blocking open or a followed symlink (issue 17 item 7).
+  // Never a blocking open or a followed symlink.
   const read = readHomeFile(file, { noFollow: true, maxBytes: STATE_MAX_BYTES });
   if (!read.ok && read.missing) return { state: emptyState(), warnings: [] };
   if (!read.ok) {

@@ -1,7 +1,7 @@
 /**
  * The `serve` methods. Each validates its own params and returns a result or a coded error.
  * Unknown params keys are ignored with a warning on stderr, as the reference v0.9.1 does
- * (its clients send extra keys and must keep working, issue 14).
+ * (its clients send extra keys and must keep working).
  *
  * - `run {goal, resume?}` → `{session_id, reply, turns, usage}`: a new session per request, id
  *   `serve-<ms>-<pid>-<n>`, or the session `resume` names; run with the policy `serve` was
@@ -48,7 +48,7 @@ export interface MethodContext {
   env: NodeJS.ProcessEnv;
   mode: PolicyMode;
   retries?: number;
-  /** `serve --unattended`: bash is sandboxed in every mode that allows it (issue 11). */
+  /** `serve --unattended`: bash is sandboxed in every mode that allows it. */
   unattended?: boolean;
   /** Warnings and trace lines: stderr, never stdout. */
   log: (line: string) => void;

@@ -3,7 +3,7 @@
  * line `{id, ok, result}` or `{id, ok: false, error: {code, message}}`.
  *
  * `id` is a string or a number and is echoed back; a request without an id is still handled and
- * answered with `id: null` (the reference v0.9.1 does so, and its clients rely on it, issue 14);
+ * answered with `id: null` (the reference v0.9.1 does so, and its clients rely on it);
  * when a line is too broken to carry a usable id the response has `id: null` too. `params` may
  * be left out when a method takes none. A line that is not JSON is answered `bad_json`.
  */

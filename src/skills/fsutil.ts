@@ -63,7 +63,7 @@ export function readRegularFile(
 
 /**
  * A hard link is a second name for a file that may live anywhere on the same filesystem, so
- * realpath containment cannot see it leave the skill (issue 17 item 13): skill reads and
+ * realpath containment cannot see it leave the skill: skill reads and
  * `skills pack` refuse files with more than one link.
  */
 export function hardLinkError(nlink: number): string {

@@ -1,5 +1,5 @@
 /**
- * The audit hash chain (issue 12): every event's `prev` is the SHA-256 — or, with
+ * The audit hash chain: every event's `prev` is the SHA-256 — or, with
  * `audit.hmac_key_file`, the HMAC-SHA256 — of the previous line's bytes in file order, the
  * generations read oldest first and the live file last. The very first event of a log has
  * `prev` = GENESIS. See README "Sessions and audit".

@@ -1,5 +1,5 @@
 /**
- * The bound on one audit message (issue 17 item 1). Every message passes through here at the
+ * The bound on one audit message. Every message passes through here at the
  * audit writer's emit, whatever its kind, so a model (a huge thought, final answer or goal)
  * can push only a bounded number of bytes per turn into the shared, rotating audit log and
  * cannot evict other sessions' history. The session transcript keeps the full text.

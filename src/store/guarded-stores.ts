@@ -1,6 +1,6 @@
 /**
  * The audit log and the session transcript with their append target checked before every
- * write (issue 17 item 7): a symlink or a special file at `logs/audit.jsonl` or
+ * write: a symlink or a special file at `logs/audit.jsonl` or
  * `state/sessions/<id>.jsonl` fails the write with a clear error (the run then stops: no
  * tool runs without its record) instead of writing through it. The audit writer also opens its
  * file without following links; the check here names the problem before any write.

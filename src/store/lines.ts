@@ -1,6 +1,6 @@
 /**
  * Line-by-line readers for the JSONL stores (audit log, gaps, transcripts), with memory
- * bounded whatever the file size (issue 16): a file is read in fixed chunks and only one line
+ * bounded whatever the file size: a file is read in fixed chunks and only one line
  * is held at a time. A line longer than MAX_RECORD_LINE_BYTES is not buffered at all: its bytes
  * are counted and dropped, and the reader reports it so the caller can warn and go on.
  *
@@ -121,7 +121,7 @@ class LineSplitter {
 
 /**
  * Visits every line of `file` in bounded memory, allocating nothing per line that fits in
- * one chunk (issue 16: `sessions list` over thousands of transcripts). Returns false when the
+ * one chunk (`sessions list` over thousands of transcripts). Returns false when the
  * file does not exist.
  */
 export function scanLinesSync(file: string, visit: LineVisitor, maxLine = MAX_RECORD_LINE_BYTES): boolean {

@@ -19,7 +19,7 @@ import { CLIP } from "./clip.js";
 import { declareText } from "./declare.js";
 import type { Tool, ToolContext } from "./types.js";
 
-/** Per-stream capture limit (SPEC 7: stdout and stderr each up to 1 MiB). */
+/** Per-stream capture limit (stdout and stderr each up to 1 MiB). */
 export const OUTPUT_CAP_BYTES = 1024 * 1024;
 /** After the shell exits, how long its pipes may take to deliver their last bytes. */
 export const DRAIN_GRACE_MS = 200;

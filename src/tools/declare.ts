@@ -1,5 +1,5 @@
 /**
- * A tool's input, declared once (issue 10): the field list gives the TypeScript type
+ * A tool's input, declared once: the field list gives the TypeScript type
  * (`InputOf`), the validation with its exact correction messages (json-input.ts), the
  * input shape and example shown in the prompt, and a JSON schema of the input.
  */

@@ -153,7 +153,7 @@ function wholeText(text: string, shown: string, got = Buffer.byteLength(text)): 
 /**
  * Streams the file, keeping only lines offset..offset+limit-1 (at most MAX_READ_BYTES of them);
  * nothing after the window is read. Each chunk is an async read and the signal is checked
- * between chunks, so a far offset in a huge or slow file stops at the deadline (issue 10).
+ * between chunks, so a far offset in a huge or slow file stops at the deadline.
  */
 async function readWindow(
   fd: number,

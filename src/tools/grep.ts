@@ -132,7 +132,7 @@ async function search(
   size: number,
 ): Promise<string> {
   // A small file gets buffers its size, not two full chunks: an agent greps many small files,
-  // and 2 MiB of short-lived buffers per call kept a long run's RSS high (issue 16). A file
+  // and 2 MiB of short-lived buffers per call kept a long run's RSS high. A file
   // that grows meanwhile is still read whole: the buffers grow as below.
   const first0 = Math.min(CHUNK_BYTES, Math.max(BINARY_SNIFF_BYTES, size + 1));
   const bufs = [Buffer.allocUnsafe(first0), Buffer.allocUnsafe(first0)];

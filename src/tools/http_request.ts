@@ -20,9 +20,9 @@ import type { Tool, ToolContext } from "./types.js";
 export const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"] as const;
 export type HttpMethod = (typeof METHODS)[number];
 
-/** Response body bytes read at most (SPEC 7); the rest is not downloaded. */
+/** Response body bytes read at most; the rest is not downloaded. */
 export const BODY_CAP_BYTES = 1024 * 1024;
-/** Redirects followed at most (SPEC 7). */
+/** Redirects followed at most. */
 export const MAX_REDIRECTS = 5;
 /** Framing and routing headers belong to the client; letting the model set them invites smuggling. */
 const FORBIDDEN_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);

@@ -106,7 +106,7 @@ export const recallTool: Tool<RecallInput> = {
 
 /**
  * The transcript's lines, every retired part first (oldest first), then the live file, read
- * one at a time (issue 16: a transcript of any size is searched in bounded memory). An
+ * one at a time (a transcript of any size is searched in bounded memory). An
  * over-long line comes as undefined text: it keeps its number and reads as unreadable, like a
  * torn line.
  */

@@ -109,7 +109,7 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
     return `${ERROR_PREFIX} ${JSON.stringify(shown)} resolves outside skill ${JSON.stringify(skill.name)}; refused`;
   }
   // Hidden and secret-named files are never part of a skill's surface, in any policy mode
-  // (issue 17 item 13): checked on the path as written and on where it resolves to.
+  //: checked on the path as written and on where it resolves to.
   const refused = writtenPrivate ?? privateName(path.relative(root, target));
   if (refused) {
     return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${refused}`;
