@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: rows are shell text, where ${VAR} is literal
 /**
  * Golden snapshot of the guarded shell classifier: every command of the shell rule tables
- * (test/fixtures/shell-golden-inputs.json, taken from shell.test.ts, shell-gaps.test.ts and
+ * (test/fixtures/shell-golden-inputs.json, taken from shell.test.ts, shell-disks-signals-downloads.test.ts and
  * the `scoot policy check` e2e rows) plus generated variants of each — wrapper prefixes,
  * env assignments, quoting, case, pipes, separators, substitutions and `sh -c` bodies — with
  * the decision and the exact reason recorded in test/fixtures/shell-golden.json. Any change
