@@ -68,8 +68,11 @@ export interface Call {
 /** A command the program runs: a command line to lex, or an argv to judge as it stands. */
 export type InnerCommand = { line: string } | { argv: string[] };
 
+/** The program names a rule reads, or a test for calls a name cannot describe. */
+type Programs = ReadonlySet<string> | ((c: Call) => boolean);
+
 interface DenyRule {
-  programs: (c: Call) => boolean;
+  programs: Programs;
   decision: "deny";
   /** What in the call trips the rule (named for the reason), or undefined. */
   finds: (c: Call) => string | undefined;
@@ -77,7 +80,7 @@ interface DenyRule {
 }
 
 interface InnerRule {
-  programs: (c: Call) => boolean;
+  programs: Programs;
   decision: "check inner commands";
   runs: (c: Call) => InnerCommand[];
 }
@@ -87,9 +90,8 @@ export type ShellRule = DenyRule | InnerRule;
 /** Judges a command line as a command of its own (one nesting level deeper). */
 export type LineJudge = (line: string) => string | undefined;
 
-function named(...names: Array<string | ReadonlySet<string>>): (c: Call) => boolean {
-  const all = new Set(names.flatMap((n) => (typeof n === "string" ? [n] : [...n])));
-  return (c) => all.has(c.cmd);
+function named(...names: Array<string | ReadonlySet<string>>): ReadonlySet<string> {
+  return new Set(names.flatMap((n) => (typeof n === "string" ? [n] : [...n])));
 }
 
 /** A finder that names the program when the predicate holds. */
@@ -327,10 +329,30 @@ export function callOf(inv: Invocation, source: SimpleCommand, upstreamDownloads
   };
 }
 
+/**
+ * For each program name in the table, the rules that may apply to it, in table order: its
+ * named rules and every rule with a test. A name no rule lists gets only the tested rules.
+ * Derived from SHELL_RULES so a call need not try all of them.
+ */
+function indexRules(rules: readonly ShellRule[]): { byName: Map<string, ShellRule[]>; tested: ShellRule[] } {
+  const tested = rules.filter((r) => typeof r.programs === "function");
+  const byName = new Map<string, ShellRule[]>();
+  for (const r of rules) {
+    if (typeof r.programs === "function") continue;
+    for (const name of r.programs) byName.set(name, []);
+  }
+  for (const [name, list] of byName) {
+    for (const r of rules) if (typeof r.programs === "function" || r.programs.has(name)) list.push(r);
+  }
+  return { byName, tested };
+}
+
+const RULE_INDEX = indexRules(SHELL_RULES);
+
 /** Walks the table over one call: the first deny reason, or undefined when every rule passes. */
 export function judgeCall(c: Call, judgeLine: LineJudge): string | undefined {
-  for (const rule of SHELL_RULES) {
-    if (!rule.programs(c)) continue;
+  for (const rule of RULE_INDEX.byName.get(c.cmd) ?? RULE_INDEX.tested) {
+    if (typeof rule.programs === "function" && !rule.programs(c)) continue;
     const reason = rule.decision === "deny" ? denyReason(rule, c) : judgeInner(rule.runs(c), c, judgeLine);
     if (reason !== undefined) return reason;
   }
