@@ -1,4 +1,4 @@
-/** One line of `scoot doctor`: shared by doctor.ts and doctor-extra.ts, so neither imports the other. */
+/** One line of `scoot doctor`: shared by doctor.ts and the doctor-*.ts check modules, so neither imports the other. */
 export type Status = "OK" | "WARN" | "FAIL";
 
 export interface Check {

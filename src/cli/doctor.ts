@@ -140,12 +140,6 @@ async function checkBackend(config: Config, token: string | undefined): Promise<
   };
 }
 
-/** Extra checks contributed by later capabilities (skills, MCP, schedule). */
-async function capabilityChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
-  const { doctorExtraChecks } = await import("./doctor-extra.js");
-  return doctorExtraChecks(config, cli, root);
-}
-
 export async function runDoctor(cli: Cli): Promise<number> {
   if (cli.args.words.length > 0) {
     cli.io.err(`scoot doctor: unexpected argument "${cli.args.words[0]}"\n`);
@@ -182,6 +176,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(checkAuditWritable(config, paths.logs));
     checks.push(checkRetention(paths.audit));
     checks.push(...auditChecks(config, paths.audit));
+    const { capabilityChecks } = await import("./doctor-capabilities.js");
     checks.push(...(await capabilityChecks(config, cli, root)));
     const token = resolveToken(config, root, cli.env);
     checks.push(await checkBackend(config, token.token));

@@ -1,8 +1,10 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: rows are shell text, where ${VAR} is literal
 /**
- * Tripwire gaps closed by issue 11, each denied form beside the ordinary look-alikes that
- * must stay allowed. Spellings include case, quotes, prefixes, separators and substitutions
- * (the lexer sees through them the same way for every rule).
+ * Tripwire rules for disks and partition tables, device truncation, `kill -1`, downloaded
+ * code run by an interpreter, `rsync --delete` and `mv` of system trees: each denied form
+ * beside the ordinary look-alikes that must stay allowed. Spellings include case, quotes,
+ * prefixes, separators and substitutions (the lexer sees through them the same way for every
+ * rule).
  */
 import { describe, expect, it } from "vitest";
 import { checkShell } from "../../src/policy/shell.js";

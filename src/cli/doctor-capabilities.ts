@@ -1,4 +1,8 @@
-/** Doctor checks owned by later capabilities: skills, MCP servers, scheduled jobs. */
+/**
+ * Doctor checks of what a run may use besides the backend: the sandbox, the user Scoot runs
+ * as, skills, MCP servers and scheduled jobs. Loaded lazily by doctor.ts (MCP and skills
+ * modules are heavy).
+ */
 import os from "node:os";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import { type Config, effectiveToolTimeout } from "../config/schema.js";
@@ -86,7 +90,7 @@ function scheduleChecks(config: Config): Check[] {
   return checks;
 }
 
-export async function doctorExtraChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
+export async function capabilityChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
   const sandbox = { name: "sandbox", ...(await sandboxCheck(config, cli.env)) };
   const user = { name: "user", ...rootUserCheck() };
   return [
