@@ -26,14 +26,8 @@ import { clipAuditMessage } from "./audit-clip.js";
 import { acquireLock } from "./audit-lock.js";
 import { gapBoundsProblem, isGenerationNumber, MAX_GENERATION, MAX_LINK_ATTEMPTS } from "./audit-numbers.js";
 import { modeMismatch, readChainRecord, writeChainRecord } from "./audit-record.js";
-import {
-  lastLineOf,
-  needsLeadingNewline,
-  numberedSiblings,
-  readLinesSync,
-  readTextIfExists,
-} from "./jsonl.js";
-import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
+import { lastLineOf, needsLeadingNewline, numberedSiblings, readTextIfExists } from "./jsonl.js";
+import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync, readLinesSync } from "./lines.js";
 import { redact } from "./redact.js";
 
 export type AuditKind =
@@ -222,7 +216,7 @@ function fileId(st: fs.Stats): string {
 function firstPrevOfFile(file: string): string | undefined {
   for (const l of readLinesSync(file)) {
     try {
-      const prev = (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev;
+      const prev = (JSON.parse(l.text ?? "") as { prev?: unknown }).prev;
       return typeof prev === "string" ? prev : undefined;
     } catch {
       return undefined;
@@ -513,7 +507,7 @@ function legacyLines(live: string): number {
   for (const file of auditSources(live)) {
     for (const l of readLinesSync(file)) {
       try {
-        if (typeof (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev === "string") return n;
+        if (typeof (JSON.parse(l.text ?? "") as { prev?: unknown }).prev === "string") return n;
       } catch {
         // a torn line is not a chain link
       }
