@@ -4,7 +4,7 @@
  *
  * Durability (issue 12): `tool_call` and `policy_deny` records are fdatasync'ed before emit
  * returns, so the record is on disk before the effect it announces starts; other kinds are
- * flushed by `flush()` at run end and by an exit hook (signal paths end in process.exit).
+ * flushed by `flush()` at run end and when the process ends (`core/process-end.ts`).
  *
  * Tamper evidence: every event carries `prev`, the hash of the previous line in file order
  * (`audit-chain.ts`). The lock is taken for every append so racing processes still build one
@@ -20,6 +20,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
+import { onProcessEnd } from "../core/process-end.js";
 import type { Result } from "../tools/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
@@ -154,13 +155,13 @@ export function auditOptions(
   };
 }
 
-/** Logs with unflushed writes; the exit hook flushes them (a signal path ends in process.exit). */
+/** Logs with unflushed writes; they are flushed and closed when the process ends. */
 const openLogs = new Set<AuditLog>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
+let settleRegistered = false;
+function closeAtProcessEnd(): void {
+  if (settleRegistered) return;
+  settleRegistered = true;
+  onProcessEnd(() => {
     for (const log of openLogs) log.close();
   });
 }
@@ -451,7 +452,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
       openLogs.delete(log);
     },
   };
-  installExitHook();
+  closeAtProcessEnd();
   return log;
 }
 
