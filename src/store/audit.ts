@@ -263,14 +263,25 @@ const LIVE_OPEN_FLAGS =
   fs.constants.O_NOFOLLOW |
   fs.constants.O_NONBLOCK;
 
-export function createAuditLog(opts: AuditOptions): AuditLog {
+/**
+ * The audit log with its HMAC key loaded once, now: a bad key file is an error before any
+ * run starts, and the log does not load it again.
+ */
+export function openAuditLog(opts: AuditOptions): Result<AuditLog> {
+  const key = loadAuditKey(opts.hmacKeyFile);
+  if (!key.ok) return { ok: false, error: key.error };
+  return { ok: true, value: createAuditLog(opts, { key: key.value }) };
+}
+
+/** `loaded`: the key, already loaded (openAuditLog); absent: loaded at the first write. */
+export function createAuditLog(opts: AuditOptions, loaded?: { key: Buffer | undefined }): AuditLog {
   const files = auditFiles(opts.file);
   const dir = path.dirname(opts.file);
   let seq = 0;
   let fd: number | undefined;
   let dirty = false;
-  let key: Buffer | undefined;
-  let keyLoaded = false;
+  let key: Buffer | undefined = loaded?.key;
+  let keyLoaded = loaded !== undefined;
   /** The chain record (audit-record.ts) was found matching, or written, by this process. */
   let recordChecked = false;
   /** The chain head as this process last left the live file: valid while nobody else appended. */
