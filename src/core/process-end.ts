@@ -16,9 +16,9 @@ interface EndState {
 // The entry and the app are bundled apart (scripts/bundle.mjs), each with its own copy of
 // this module: the state lives in one process-wide slot so that both copies share it.
 const SLOT = Symbol.for("scoot.process-end");
-const state: EndState = ((globalThis as Record<symbol, EndState | undefined>)[SLOT] ??= {
-  settlers: new Set(),
-});
+const slots = globalThis as Record<symbol, EndState | undefined>;
+const state: EndState = slots[SLOT] ?? { settlers: new Set() };
+slots[SLOT] = state;
 const settlers = state.settlers;
 
 /** Runs `settle` when the process ends, however it ends (main runs it from its exit hook). */
