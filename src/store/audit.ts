@@ -166,11 +166,6 @@ function closeAtProcessEnd(): void {
   });
 }
 
-/** Flushes every open audit log of this process (signal handlers call it before exiting). */
-export function flushAllAuditLogs(): void {
-  for (const log of openLogs) log.flush();
-}
-
 function fsyncDir(dir: string): void {
   const fd = fs.openSync(dir, "r");
   try {
