@@ -226,10 +226,10 @@ function openStores(opts: AgentSessionOptions) {
   const { paths, sessionId } = opts;
   const opened = openAuditLog(auditOptions(opts.config.audit, paths.audit));
   if (!opened.ok) return opened;
-  // Guarded: no write through a symlink or special file planted in the home (issue 17 item 7).
+  // Guarded: no write through a symlink or special file planted in the home (test/hostile2/home-files.test.ts).
   const audit = guardAuditLog(opened.value, paths.audit);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
-  // One live process per session id (issue 12): a second one is refused, not interleaved.
+  // One live process per session id (README "Sessions and audit"): a second one is refused, not interleaved.
   const claim = claimSession(paths.sessions, sessionId);
   if (!claim.ok) return claim;
   const session = guardSession(openSession(paths.sessions, sessionId));
