@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import { parseArgs, USAGE } from "./cli/args.js";
 import { EXIT, processIo } from "./cli/io.js";
+import { installProcessEnd, settleBeforeExit } from "./core/process-end.js";
 
 function version(): string {
   const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
@@ -43,6 +44,12 @@ function exitAfterFlush(code: number): void {
   process.stdout.write("", done);
   process.stderr.write("", done);
 }
+
+// Whatever ends the process (a return, a forced end on a signal, a crash), what modules
+// registered is settled first: open audit logs are flushed and closed.
+process.on("exit", settleBeforeExit);
+// A signal path that must end now (src/cli/run.ts, src/cli/acp.ts) ends here, at once.
+installProcessEnd((code) => process.exit(code));
 
 main(process.argv.slice(2)).then(exitAfterFlush, (e: unknown) => {
   processIo.err(`scoot: internal error: ${(e as Error)?.stack ?? String(e)}\n`);

@@ -16,7 +16,7 @@
 
 import { clip } from "../core/clip.js";
 import { readCurrent } from "../core/file-state.js";
-import type { Decision, Effects, Result, Target } from "../core/types.js";
+import type { Decision, Effects, Result, Target, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
@@ -33,14 +33,14 @@ import {
 } from "./approval.js";
 import { runToolWithDeadline } from "./execute.js";
 import { type FileChange, planFileChange } from "./file-change.js";
-
-/** How much of a tool input or observation goes into one audit line. */
-export const AUDIT_MSG_MAX = 4096;
+import { isNotRecorded, type NotRecorded, notRecorded } from "./run-audit.js";
 
 /** What the pipeline needs to judge a call: the gate's settings and the run's enabled tools. */
 export interface CallEnv {
   settings: GateSettings;
   tools: ReadonlyMap<string, AnyTool>;
+  /** The gate; tests pass a counting wrapper (test/agent/calls-once.test.ts). */
+  judge?: (effects: Effects, settings: GateSettings) => Verdict;
 }
 
 export type Prepared =
@@ -85,7 +85,7 @@ export function prepareCall(
     if (!prepared.ok) return { kind: "invalid", action, raw, error: prepared.error };
     children = prepared.value;
   }
-  const verdict = decide(tool.effects(input), env.settings);
+  const verdict = (env.judge ?? decide)(tool.effects(input), env.settings);
   if (!verdict.allow) return { kind: "denied", action, raw, reason: verdict.reason };
   return {
     kind: "ready",
@@ -193,51 +193,45 @@ export interface Approved {
 
 export type Approval = Approved | { kind: "refused"; observation: string };
 
-export interface CallPipeline {
-  prepare(action: string, raw: string, parsed?: { input: unknown }): Prepared;
-  /** Records a denial (audit, event); returns the observation the model sees. */
-  deny(p: Prepared & { kind: "denied" | "invalid" }): string;
-  /** The approval phase: asks the person when the call has an effect and an approver is set. */
-  approve(ready: Ready, signal: AbortSignal): Promise<Approval>;
-  /** Audits and runs an approved call under the deadline: the raw result and it clipped to the tool's size. */
-  run(approved: Approved, signal: AbortSignal): Promise<{ text: string; raw: string }>;
-  /** First audit failure of a derived call (a child or a hop), which stops the run. */
-  auditFailure(): string | undefined;
+/** What a call that ran gave back: the raw result and it clipped to the tool's size. */
+export interface Ran {
+  kind: "ran";
+  text: string;
+  raw: string;
 }
 
-function clipAudit(text: string): string {
-  return clip(text, AUDIT_MSG_MAX);
+export interface CallPipeline {
+  prepare(action: string, raw: string, parsed?: { input: unknown }): Prepared;
+  /** Records a denial (audit, event); the observation the model sees, or that it is not recorded. */
+  deny(p: Prepared & { kind: "denied" | "invalid" }): string | NotRecorded;
+  /** The approval phase: asks the person when the call has an effect and an approver is set. */
+  approve(ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded>;
+  /**
+   * Audits and runs an approved call under the deadline. Not recorded when its own record, or
+   * a record of a call it started (a child, a redirect hop), could not be written.
+   */
+  run(approved: Approved, signal: AbortSignal): Promise<Ran | NotRecorded>;
+}
+
+/** The observation a derived call gets when its record could not be written. */
+function unrecordedChild(action: string): string {
+  return `${action}: not run: the audit log cannot be written`;
 }
 
 export function createCallPipeline(deps: PipelineDeps): CallPipeline {
-  let derivedFailure: string | undefined;
-
-  const recordDenial = (action: string, raw: string, reason: string): Result<void> => {
+  const recordDenial = (action: string, raw: string, reason: string): NotRecorded | undefined => {
     deps.sink.denied?.(action, raw, reason);
-    return deps.sink.audit("policy_deny", clipAudit(`${action} ${raw} -- ${reason}`));
-  };
-
-  /** A derived call's gate check (redirect hops): judged and, when denied, audited. */
-  const gate = (action: string, raw: string): Decision => {
-    const p = prepareCall(action, raw, deps.env);
-    if (p.kind === "ready") return { allow: true };
-    const reason = p.kind === "denied" ? p.reason : p.error;
-    const r = recordDenial(action, raw, reason);
-    // A tool may swallow exceptions: remember the failure and stop once the tool returns.
-    if (!r.ok) derivedFailure ??= r.error;
-    return { allow: false, reason };
+    const r = deps.sink.audit("policy_deny", `${action} ${raw} -- ${reason}`);
+    return r.ok ? undefined : notRecorded(r.error);
   };
 
   /** An audit record the call cannot go on without. */
-  const mustAudit = (kind: "tool_call" | "approval", msg: string): void => {
-    const logged = deps.sink.audit(kind, clipAudit(msg));
-    if (!logged.ok) {
-      derivedFailure ??= logged.error;
-      throw new AuditWriteError(logged.error);
-    }
+  const mustAudit = (kind: "tool_call" | "approval", msg: string): NotRecorded | undefined => {
+    const logged = deps.sink.audit(kind, msg);
+    return logged.ok ? undefined : notRecorded(logged.error);
   };
 
-  const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval> => {
+  const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
     const change = planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd);
     const approved: Approved = { kind: "approved", ready, ...(change ? { change } : {}) };
     const setup = deps.approval;
@@ -245,10 +239,10 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const call = `${ready.action} ${ready.raw}`;
     const rememberKey = rememberKeyFor(ready.action, ready.input);
     if (setup.memory.has(rememberKey)) {
-      mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`);
-      return approved;
+      return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
     }
-    mustAudit("approval", `asked: ${call}`);
+    const asked = mustAudit("approval", `asked: ${call}`);
+    if (asked) return asked;
     let answer: ApprovalAnswer;
     try {
       answer = await setup.approver.ask(
@@ -276,18 +270,19 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (signal.aborted && answer.kind !== "refuse") answer = { kind: "refuse", reason: "interrupted" };
     if (answer.kind === "refuse") {
       const reason = answer.reason?.trim() || undefined;
-      mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`);
+      const refused = mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`);
+      if (refused) return refused;
       deps.sink.refused?.(ready.action, ready.raw, reason);
       return { kind: "refused", observation: refusalObservation(ready.action, reason) };
     }
     if (answer.kind === "always") setup.memory.add(rememberKey);
-    mustAudit(
-      "approval",
-      `answer=${answer.kind}${answer.kind === "always" ? ` (${rememberKey})` : ""}: ${call}`,
+    return (
+      mustAudit(
+        "approval",
+        `answer=${answer.kind}${answer.kind === "always" ? ` (${rememberKey})` : ""}: ${call}`,
+      ) ?? approved
     );
-    return approved;
   };
-
   /** Keeps the file's current state before the change; the error (if any) is the observation. */
   const checkpoint = (approved: Approved): { entry?: CheckpointEntry; error?: string } => {
     const { change, ready } = approved;
@@ -334,63 +329,82 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     );
   };
 
-  const run = async (approved: Approved, signal: AbortSignal): Promise<{ text: string; raw: string }> => {
+  /**
+   * The hooks a running tool starts derived calls through. A tool may swallow what a derived
+   * call returns, so the first record that could not be written is kept here and turned into
+   * the call's own result once the tool returns.
+   */
+  const derivedHooks = (ready: Ready, unrecorded: { first?: NotRecorded }) => {
+    const note = (r: NotRecorded | undefined): void => {
+      if (r) unrecorded.first ??= r;
+    };
+    /** A redirect hop's gate check: judged and, when denied, audited. */
+    const gate = (action: string, raw: string): Decision => {
+      const p = prepareCall(action, raw, deps.env);
+      if (p.kind === "ready") return { allow: true };
+      const reason = p.kind === "denied" ? p.reason : p.error;
+      note(recordDenial(action, raw, reason));
+      return { allow: false, reason };
+    };
+    // Each declared child runs once, as it was judged when the call was prepared.
+    const pending = [...(ready.children ?? [])];
+    return (own: AbortSignal) => ({
+      gate,
+      call: async (action: string, raw: string): Promise<string> => {
+        const at = pending.findIndex((c) => c.action === action && c.raw === raw);
+        if (at === -1) return `${action}: not run: it is not one of the calls ${ready.action} declared`;
+        const child = pending.splice(at, 1)[0]!;
+        const out = await runChild(child, own);
+        if (isNotRecorded(out)) {
+          note(out);
+          return unrecordedChild(action);
+        }
+        return out;
+      },
+    });
+  };
+
+  const run = async (approved: Approved, signal: AbortSignal): Promise<Ran | NotRecorded> => {
     const { ready } = approved;
     // The checkpoint comes first: a call whose undo copy cannot be kept does not run at all.
     const kept = checkpoint(approved);
-    if (kept.error) return { text: kept.error, raw: kept.error };
-    mustAudit("tool_call", `${ready.action} ${ready.raw}`);
+    if (kept.error) return { kind: "ran", text: kept.error, raw: kept.error };
+    const logged = mustAudit("tool_call", `${ready.action} ${ready.raw}`);
+    if (logged) return logged;
     deps.sink.running?.(ready.action, ready.raw);
-    const derived = (own: AbortSignal) => ({
-      gate,
-      call: (action: string, raw: string) => call(action, raw, own),
-    });
+    const unrecorded: { first?: NotRecorded } = {};
     const raw = await runToolWithDeadline(
       ready.tool,
       ready.input,
       ready.target,
       deps.base,
-      derived,
+      derivedHooks(ready, unrecorded),
       deps.timeoutMs,
       signal,
     );
     afterChange(approved, kept.entry);
-    return { text: clip(raw, ready.tool.clipBytes), raw };
+    if (unrecorded.first) return unrecorded.first;
+    return { kind: "ran", text: clip(raw, ready.tool.clipBytes), raw };
   };
 
-  /** A derived call (a `parallel` child): the whole pipeline, inside its parent's signal. */
-  const call = async (action: string, raw: string, signal: AbortSignal): Promise<string> => {
-    const p = prepareCall(action, raw, deps.env);
-    if (p.kind === "invalid") return `${action}: ${p.error}`;
-    if (p.kind === "denied") {
-      const r = recordDenial(action, raw, p.reason);
-      if (!r.ok) derivedFailure ??= r.error;
-      return `denied: ${p.reason}`;
-    }
-    try {
-      // Children are reads (the parallel allowlist): this asks nobody, but keeps one path.
-      const approval = await approve(p, signal);
-      if (approval.kind === "refused") return approval.observation;
-      return (await run(approval, signal)).text;
-    } catch (e) {
-      if (e instanceof AuditWriteError) return `${action}: not run: the audit log cannot be written`;
-      throw e;
-    }
+  /** A judged child of a fan-out call: the rest of the pipeline, inside its parent's signal. */
+  const runChild = async (p: Prepared, signal: AbortSignal): Promise<string | NotRecorded> => {
+    if (p.kind === "invalid") return `${p.action}: ${p.error}`;
+    if (p.kind === "denied") return recordDenial(p.action, p.raw, p.reason) ?? `denied: ${p.reason}`;
+    // Children are reads (the parallel allowlist): this asks nobody, but keeps one path.
+    const approval = await approve(p, signal);
+    if (approval.kind !== "approved") return approval.kind === "refused" ? approval.observation : approval;
+    const ran = await run(approval, signal);
+    return ran.kind === "ran" ? ran.text : ran;
   };
 
   return {
     prepare: (action, raw, parsed) => prepareCall(action, raw, deps.env, parsed),
     deny(p) {
       const reason = p.kind === "denied" ? p.reason : p.error;
-      const r = recordDenial(p.action, p.raw, reason);
-      if (!r.ok) throw new AuditWriteError(r.error);
-      return reason;
+      return recordDenial(p.action, p.raw, reason) ?? reason;
     },
     approve,
     run,
-    auditFailure: () => derivedFailure,
   };
 }
-
-/** The audit record of a call could not be written: the call did not run. */
-export class AuditWriteError extends Error {}

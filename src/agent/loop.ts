@@ -16,19 +16,12 @@ import type { AuditKind, AuditLog } from "../store/audit.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
-import {
-  type ApprovalSetup,
-  AUDIT_MSG_MAX,
-  AuditWriteError,
-  type CallPipeline,
-  createCallPipeline,
-  type Prepared,
-} from "./calls.js";
+import { type ApprovalSetup, type CallPipeline, createCallPipeline, type Prepared } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
-import { auditForRun, type RunAudit } from "./run-audit.js";
+import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
 import {
   parseStep,
   type ReplyContext,
@@ -83,7 +76,6 @@ export interface RunDeps {
   checkpoints?: CheckpointWriter;
 }
 
-class AuditFailure extends Error {}
 class Interrupted extends Error {}
 
 /** What one run carries between phases. */
@@ -95,9 +87,9 @@ interface Run {
   counts: { turns: number; toolCalls: number; denials: number; errors: number };
   emit(e: AgentEvent): void;
   /** Audit record that must be on disk before the run goes on. */
-  record(kind: AuditKind, msg: string): void;
-  /** History + transcript. */
-  remember(m: Message): void;
+  record(kind: AuditKind, msg: string): NotRecorded | undefined;
+  /** History + transcript; the transcript is part of the record. */
+  remember(m: Message): NotRecorded | undefined;
   goalIndex: number;
   malformed: number;
 }
@@ -146,15 +138,16 @@ function openRun(deps: RunDeps, goal: string): Run {
     emit,
     record(kind, msg) {
       const r = audit(kind, msg);
-      if (!r.ok) throw new AuditFailure(r.error);
+      return r.ok ? undefined : notRecorded(r.error);
     },
     remember(m) {
       deps.history.push(m);
       try {
         deps.session.append(m);
+        return undefined;
       } catch (e) {
         // The transcript is part of the record: without it, no further step happens.
-        throw new AuditFailure(
+        return notRecorded(
           `cannot write the session transcript ${deps.session.path}: ${(e as Error).message}`,
         );
       }
@@ -199,7 +192,7 @@ async function askPhase(
   run: Run,
   turn: number,
   schema: object,
-): Promise<{ text: string; follower: Follower; ctx: ReplyContext } | { error: string }> {
+): Promise<{ text: string; follower: Follower; ctx: ReplyContext } | { error: string } | NotRecorded> {
   const { deps } = run;
   run.emit({ type: "thinking", turn });
   const follower = deps.onEvent ? followStep(run.emit, turn) : undefined;
@@ -227,13 +220,14 @@ async function askPhase(
     run.usage.total_tokens += r.usage.total_tokens;
   }
   run.emit({ type: "reply", turn, latencyMs: r.latencyMs, usage: r.usage });
-  run.record(
+  const logged = run.record(
     "backend",
     `latency_ms=${r.latencyMs} request_bytes=${r.requestBytes} response_bytes=${r.responseBytes} attempts=${r.attempts} level=${r.level}` +
       (r.usage
         ? ` prompt_tokens=${r.usage.prompt_tokens} completion_tokens=${r.usage.completion_tokens}`
         : ""),
   );
+  if (logged) return logged;
   const split = splitThinking(r.text);
   const reasoning = r.reasoning ?? "";
   if (reasoning !== "" && !reasoningStreamed)
@@ -241,8 +235,10 @@ async function askPhase(
   if (split.thinking !== "" && !r.streamed)
     run.emit({ type: "thought_delta", turn, text: split.thinking, source: "reasoning" });
   // The model's thinking is recorded as a thought, and never sent back to it (README "Reasoning models").
-  for (const t of [reasoning, split.thinking])
-    if (t.trim() !== "") run.record("thought", clip(t, AUDIT_MSG_MAX));
+  for (const t of [reasoning, split.thinking]) {
+    const thought = t.trim() !== "" ? run.record("thought", t) : undefined;
+    if (thought) return thought;
+  }
   if (r.cutOff) noteCutOff(run);
   return { text: r.text, follower, ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}) } };
 }
@@ -273,14 +269,15 @@ function stepPhase(
   text: string,
   follower: Follower,
   ctx: ReplyContext,
-): Stepped | "retry" | { error: string } {
+): Stepped | "retry" | { error: string } | NotRecorded {
   const step = parseStep(text, run.deps.tools, ctx);
   // The history keeps the reply without its thinking; a step taken from the reasoning field
   // is kept as that step, so the model sees what it did.
-  run.remember({
+  const kept = run.remember({
     role: "assistant",
     content: step.ok && step.value.fromReasoning ? stepText(step.value) : replyBody(text),
   });
+  if (kept) return kept;
   if (step.ok) for (const note of step.value.notes) run.emit({ type: "step_note", turn, note });
   follower?.settle(
     step.ok && step.value.action === "final" ? step.value.action_input : undefined,
@@ -296,8 +293,7 @@ function stepPhase(
   }
   run.malformed = 0;
   run.emit({ type: "step", turn, thought: s.thought, action: s.action, input: s.action_input });
-  run.record("thought", s.thought);
-  return { step: s, prepared };
+  return run.record("thought", s.thought) ?? { step: s, prepared };
 }
 
 function stepText(s: ValidStep): string {
@@ -310,19 +306,19 @@ interface Stepped {
   prepared: Exclude<Prepared, { kind: "invalid" }> | undefined;
 }
 
-function malformed(run: Run, turn: number, error: string): { error: string } | undefined {
+function malformed(run: Run, turn: number, error: string): { error: string } | NotRecorded | undefined {
   const maxMalformed = run.deps.config.agent.max_malformed_steps;
   run.malformed += 1;
   run.counts.errors += 1;
   run.emit({ type: "malformed", turn, error, consecutive: run.malformed });
-  run.record("system_error", `invalid step (${run.malformed}/${maxMalformed}): ${error}`);
+  const logged = run.record("system_error", `invalid step (${run.malformed}/${maxMalformed}): ${error}`);
+  if (logged) return logged;
   if (run.malformed >= maxMalformed) {
     return {
       error: `the model sent ${run.malformed} invalid steps in a row (agent.max_malformed_steps); last: ${error}`,
     };
   }
-  run.remember({ role: "user", content: correctionMessage(error) });
-  return undefined;
+  return run.remember({ role: "user", content: correctionMessage(error) });
 }
 
 /** Phase call: a prepared step through the rest of the pipeline; the observation. */
@@ -330,28 +326,18 @@ async function callPhase(
   run: Run,
   s: ValidStep,
   prepared: Exclude<Prepared, { kind: "invalid" }>,
-): Promise<string> {
+): Promise<string | NotRecorded> {
   if (prepared.kind === "denied") {
-    try {
-      run.calls.deny(prepared);
-    } catch (e) {
-      throw new AuditFailure((e as Error).message);
-    }
-    return `denied by policy (${run.deps.mode}): ${prepared.reason}`;
+    const denied = run.calls.deny(prepared);
+    return isNotRecorded(denied) ? denied : `denied by policy (${run.deps.mode}): ${prepared.reason}`;
   }
-  let observation: { text: string; raw: string };
-  try {
-    const approval = await run.calls.approve(prepared, run.deps.signal);
-    checkInterrupted(run);
-    if (approval.kind === "refused") return approval.observation;
-    observation = await run.calls.run(approval, run.deps.signal);
-  } catch (e) {
-    if (e instanceof AuditWriteError) throw new AuditFailure(e.message);
-    throw e;
-  }
+  const approval = await run.calls.approve(prepared, run.deps.signal);
+  if (approval.kind === "not_recorded") return approval;
   checkInterrupted(run);
-  const derived = run.calls.auditFailure();
-  if (derived) throw new AuditFailure(derived);
+  if (approval.kind === "refused") return approval.observation;
+  const observation = await run.calls.run(approval, run.deps.signal);
+  if (observation.kind === "not_recorded") return observation;
+  checkInterrupted(run);
   const { fit, history } = run.deps;
   // The context fit (issue 15) may clip harder than the tool's own size when the window is small.
   const text = fit
@@ -369,9 +355,11 @@ async function callPhase(
 }
 
 /** Phase record: the observation into the audit log, the history and the transcript. */
-function recordPhase(run: Run, action: string, observation: string): void {
-  run.record("observation", clip(observation, AUDIT_MSG_MAX));
-  run.remember({ role: "user", content: wrapObservation(action, observation) });
+function recordPhase(run: Run, action: string, observation: string): NotRecorded | undefined {
+  return (
+    run.record("observation", observation) ??
+    run.remember({ role: "user", content: wrapObservation(action, observation) })
+  );
 }
 
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
@@ -393,13 +381,27 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     run.audit("system_error", message);
     return result("failed", { error: message });
   };
+  /** The one place a record that could not be written stops the run. */
+  const unrecorded = (r: NotRecorded): RunResult => {
+    const message = `${r.error}; stopping: no tool runs without an audit record`;
+    // Best effort: a transcript failure may still leave the audit log writable.
+    run.audit("system_error", message);
+    run.counts.errors += 1;
+    run.emit({ type: "error", message });
+    return result("failed", { error: message });
+  };
   const schema = stepSchema([...deps.tools.keys()]);
   const maxTurns = deps.config.agent.max_turns;
 
   try {
-    run.record("run", deps.resumed ? `goal: ${goal} (resumes session ${deps.resumed})` : `goal: ${goal}`);
+    const opening = run.record(
+      "run",
+      deps.resumed ? `goal: ${goal} (resumes session ${deps.resumed})` : `goal: ${goal}`,
+    );
+    if (opening) return unrecorded(opening);
     run.emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
-    run.remember({ role: "user", content: goal });
+    const goalKept = run.remember({ role: "user", content: goal });
+    if (goalKept) return unrecorded(goalKept);
     run.goalIndex = deps.history.length - 1;
 
     for (let turn = 1; turn <= maxTurns; turn++) {
@@ -408,32 +410,30 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const stopped = turnPhase(run);
       if (stopped) return fail(stopped);
       const reply = await askPhase(run, turn, schema);
+      if (isNotRecorded(reply)) return unrecorded(reply);
       if ("error" in reply) return fail(reply.error);
       const stepped = stepPhase(run, turn, reply.text, reply.follower, reply.ctx);
       if (stepped === "retry") continue;
+      if (isNotRecorded(stepped)) return unrecorded(stepped);
       if ("error" in stepped) return fail(stepped.error);
       const { step, prepared } = stepped;
       if (prepared === undefined) {
-        run.record("final", step.action_input);
+        const logged = run.record("final", step.action_input);
+        if (logged) return unrecorded(logged);
         run.emit({ type: "final", answer: step.action_input });
         return result("final", { answer: step.action_input });
       }
-      recordPhase(run, step.action, await callPhase(run, step, prepared));
+      const observation = await callPhase(run, step, prepared);
+      if (isNotRecorded(observation)) return unrecorded(observation);
+      const recorded = recordPhase(run, step.action, observation);
+      if (recorded) return unrecorded(recorded);
     }
     return fail(`no final answer within agent.max_turns = ${maxTurns} turns`);
   } catch (e) {
-    if (e instanceof Interrupted || (deps.signal.aborted && !(e instanceof AuditFailure))) {
+    if (e instanceof Interrupted || deps.signal.aborted) {
       run.emit({ type: "error", message: "interrupted" });
       run.audit("system_error", "interrupted");
       return result("interrupted", { error: "interrupted" });
-    }
-    if (e instanceof AuditFailure) {
-      const message = `${e.message}; stopping: no tool runs without an audit record`;
-      // Best effort: a transcript failure may still leave the audit log writable.
-      run.audit("system_error", message);
-      run.counts.errors += 1;
-      run.emit({ type: "error", message });
-      return result("failed", { error: message });
     }
     throw e;
   }

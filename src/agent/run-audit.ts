@@ -19,3 +19,20 @@ export function auditForRun(audit: AuditLog, sessionId: string, runId: string): 
     }
   };
 }
+
+/**
+ * An audit record (or the transcript) could not be written. The call it belonged to did not
+ * run, and the run stops: no tool runs without its record (README "Sessions and audit").
+ */
+export interface NotRecorded {
+  kind: "not_recorded";
+  error: string;
+}
+
+export function notRecorded(error: string): NotRecorded {
+  return { kind: "not_recorded", error };
+}
+
+export function isNotRecorded(v: unknown): v is NotRecorded {
+  return typeof v === "object" && v !== null && (v as { kind?: unknown }).kind === "not_recorded";
+}

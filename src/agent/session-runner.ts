@@ -12,18 +12,18 @@ import { validateMcpServers } from "../config/mcp-servers.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
-import { redactStreamedEvents } from "../core/stream-redact.js";
+import { type RedactingListener, redactStreamedEvents } from "../core/stream-redact.js";
 import type { Result } from "../core/types.js";
 import type { ToolLister } from "../mcp/describe.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import type { McpToolInfo } from "../mcp/tools-info.js";
 import { refuseProjectRoot } from "../policy/project-root.js";
 import { buildGateSettings } from "../policy/settings.js";
+import type { GateSettings } from "../policy/types.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
-import { auditOptions, createAuditLog } from "../store/audit.js";
-import { loadAuditKey } from "../store/audit-chain.js";
+import { auditOptions, openAuditLog } from "../store/audit.js";
 import { openCheckpointWriter } from "../store/checkpoints.js";
 import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
@@ -34,7 +34,7 @@ import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory }
 import { compactHistory, historyBytes } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
-import type { AgentEvent } from "./events.js";
+import type { AgentEvent, Listener } from "./events.js";
 import { type RunResult, runGoal } from "./loop.js";
 import { loadProjectInstructions } from "./project-instructions.js";
 import { buildSystemPrompt } from "./prompt.js";
@@ -139,6 +139,105 @@ function newRunId(): string {
   return `run-${Date.now().toString(36)}-${process.pid}-${runCounter}`;
 }
 
+/** The environment tools' child processes get: the backend token never reaches one. */
+function childEnvFor(config: Config, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  if (config.backend.api_key_env) delete childEnv[config.backend.api_key_env];
+  return childEnv;
+}
+
+/** `[[mcp.servers]]` validated and the skills discovered, once; their problems become warnings. */
+function loadExtensions(opts: AgentSessionOptions) {
+  const { config, cwd, paths } = opts;
+  const mcp = validateMcpServers(config.mcp.servers);
+  for (const p of mcp.problems) opts.onWarning?.(`mcp: ${p}`);
+  const discovery = discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: paths.root });
+  for (const p of discovery.problems) opts.onWarning?.(`skill: ${p.file}: ${p.message}`);
+  return { mcpServers: mcp.servers, skills: discovery.skills, registry: makeSkillRegistry(discovery) };
+}
+type Extensions = ReturnType<typeof loadExtensions>;
+
+/** What tools reach beyond their input: skills, the sandbox's settings, the editor, MCP (later). */
+function servicesFor(
+  opts: AgentSessionOptions,
+  ext: Extensions,
+  onEvent: Listener | undefined,
+): ToolServices {
+  const { config, paths } = opts;
+  return {
+    skills: ext.registry,
+    sandbox: {
+      scootHome: paths.root,
+      tokenFile: tokenFilePath(config, paths.root),
+      skillDirs: ext.skills.map((s) => s.dir),
+      unattended: opts.unattended ?? false,
+      notify: (message) => onEvent?.({ type: "sandbox", message }),
+    },
+    ...(opts.editorBuffers ? { editorBuffers: opts.editorBuffers } : {}),
+  };
+}
+
+/** The MCP pool when servers are configured (loaded only then); it becomes `services.mcp`. */
+async function startMcp(
+  opts: AgentSessionOptions,
+  ext: Extensions,
+  services: ToolServices,
+  childEnv: NodeJS.ProcessEnv,
+): Promise<{ close(): Promise<void> } | undefined> {
+  if (ext.mcpServers.length === 0) return undefined;
+  const { createMcpPool } = await import("../mcp/pool.js");
+  const pool = createMcpPool(ext.mcpServers, {
+    caFile: opts.config.backend.ca_file,
+    env: childEnv,
+    timeoutMs: effectiveToolTimeout(opts.config),
+    cwd: opts.cwd,
+  });
+  services.mcp = pool;
+  return pool;
+}
+
+/** The enabled tools, with `mcp_call` checking each MCP tool's schema when the servers describe them. */
+async function toolsFor(
+  opts: AgentSessionOptions,
+  ext: Extensions,
+  services: ToolServices,
+  onEvent: Listener | undefined,
+): Promise<{ tools: ReadonlyMap<string, AnyTool>; mcpTools: Map<string, McpToolInfo[]> }> {
+  const tools = enabledTools({ hasMcp: ext.mcpServers.length > 0, hasSkills: ext.skills.length > 0 });
+  // In readonly every mcp_call is denied: no server is started just to describe its tools.
+  if (!services.mcp || opts.mode === "readonly") return { tools, mcpTools: new Map() };
+  const { describeMcpTools } = await import("../mcp/describe.js");
+  const lister = services.mcp as unknown as ToolLister;
+  const mcpTools = await describeMcpTools(ext.mcpServers, lister, opts.paths.state, (message) =>
+    onEvent?.({ type: "mcp", message }),
+  );
+  if (mcpTools.size === 0) return { tools, mcpTools };
+  const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
+  const checked = new Map(tools);
+  checked.set("mcp_call", mcpCallWithSchemas(mcpTools) as unknown as AnyTool);
+  return { tools: checked, mcpTools };
+}
+
+/**
+ * The session's records: the audit log (its key loaded once), the sessions directory (made
+ * once), the claim on the session id, the transcript and the undo checkpoints.
+ */
+function openStores(opts: AgentSessionOptions) {
+  const { paths, sessionId } = opts;
+  const opened = openAuditLog(auditOptions(opts.config.audit, paths.audit));
+  if (!opened.ok) return opened;
+  // Guarded: no write through a symlink or special file planted in the home (test/hostile2/home-files.test.ts).
+  const audit = guardAuditLog(opened.value, paths.audit);
+  fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
+  // One live process per session id (README "Sessions and audit"): a second one is refused, not interleaved.
+  const claim = claimSession(paths.sessions, sessionId);
+  if (!claim.ok) return claim;
+  const session = guardSession(openSession(paths.sessions, sessionId));
+  const checkpoints = openCheckpointWriter(paths.state, sessionId, paths.sessions);
+  return { ok: true as const, value: { audit, claim: claim.value, session, checkpoints } };
+}
+type Stores = Extract<ReturnType<typeof openStores>, { ok: true }>["value"];
+
 export async function openAgentSession(opts: AgentSessionOptions): Promise<Opened> {
   const { config, paths, cwd, env } = opts;
   const refused = refuseProjectRoot(cwd, { mode: opts.mode, scootHome: paths.root, userHome: os.homedir() });
@@ -148,101 +247,79 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const onEvent = opts.onEvent ? redactStreamedEvents(opts.onEvent) : undefined;
   const token = resolveToken(config, paths.root, env);
   if (token.error) return { ok: false, error: token.error };
-  fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
-  // One live process per session: a second one would interleave two conversations.
-
-  const childEnv: NodeJS.ProcessEnv = { ...env };
-  // The backend token never reaches a child process.
-  if (config.backend.api_key_env) delete childEnv[config.backend.api_key_env];
-
-  const mcp = validateMcpServers(config.mcp.servers);
-  for (const p of mcp.problems) opts.onWarning?.(`mcp: ${p}`);
-  const discovery = discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: paths.root });
-  for (const p of discovery.problems) opts.onWarning?.(`skill: ${p.file}: ${p.message}`);
-  const skills = makeSkillRegistry(discovery);
-
-  const services: ToolServices = {
-    skills,
-    sandbox: {
-      scootHome: paths.root,
-      tokenFile: tokenFilePath(config, paths.root),
-      skillDirs: discovery.skills.map((s) => s.dir),
-      unattended: opts.unattended ?? false,
-      notify: (message) => onEvent?.({ type: "sandbox", message }),
-    },
-    ...(opts.editorBuffers ? { editorBuffers: opts.editorBuffers } : {}),
-  };
-  let pool: { close(): Promise<void> } | undefined;
-  if (mcp.servers.length > 0) {
-    const { createMcpPool } = await import("../mcp/pool.js");
-    const created = createMcpPool(mcp.servers, {
-      caFile: config.backend.ca_file,
-      env: childEnv,
-      timeoutMs: effectiveToolTimeout(config),
-      cwd,
-    });
-    pool = created;
-    services.mcp = created;
-  }
-
-  let tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: discovery.skills.length > 0 });
-  let mcpTools = new Map<string, McpToolInfo[]>();
-  // In readonly every mcp_call is denied: no server is started just to describe its tools.
-  if (pool && services.mcp && opts.mode !== "readonly") {
-    const { describeMcpTools } = await import("../mcp/describe.js");
-    const lister = services.mcp as unknown as ToolLister;
-    mcpTools = await describeMcpTools(mcp.servers, lister, paths.state, (message) =>
-      onEvent?.({ type: "mcp", message }),
-    );
-    if (mcpTools.size > 0) {
-      const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
-      const checked = new Map(tools);
-      checked.set("mcp_call", mcpCallWithSchemas(mcpTools) as unknown as AnyTool);
-      tools = checked;
-    }
-  }
+  const childEnv = childEnvFor(config, env);
+  const ext = loadExtensions(opts);
+  const services = servicesFor(opts, ext, onEvent);
+  const pool = await startMcp(opts, ext, services, childEnv);
+  const { tools, mcpTools } = await toolsFor(opts, ext, services, onEvent);
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
     scootHome: paths.root,
-    skillDirs: discovery.skills.map((s) => s.dir),
+    skillDirs: ext.skills.map((s) => s.dir),
+    mcpServers: ext.mcpServers,
   });
   services.identities = gateSettings;
-  let backendConfig = config.backend;
-  const makeBackend = () =>
-    createBackend(backendConfig, {
-      token: token.token,
-      retries: opts.retries,
-      onEvent: (event: BackendEvent) => onEvent?.({ type: "backend", event }),
-    });
-  let backend = makeBackend();
-  const auditOpts = auditOptions(config.audit, paths.audit);
-  const key = loadAuditKey(auditOpts.hmacKeyFile);
-  if (!key.ok) {
+  const stores = openStores(opts);
+  if (!stores.ok) {
     await pool?.close();
-    return { ok: false, error: key.error };
+    return { ok: false, error: stores.error };
   }
-  // Guarded: no write through a symlink or special file planted in the home (issue 17 item 7).
-  const audit = guardAuditLog(createAuditLog(auditOpts), paths.audit);
-  fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
-  // One live process per session id (issue 12): a second one is refused, not interleaved.
-  const claim = claimSession(paths.sessions, opts.sessionId);
-  if (!claim.ok) {
-    await pool?.close();
-    return { ok: false, error: claim.error };
-  }
-  const session = guardSession(openSession(paths.sessions, opts.sessionId));
   const project = projectInstructionsFor(config, cwd, opts.job === true);
   onEvent?.({ type: "project", message: project.message });
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,
     cwd,
-    skillsSection: discovery.skills.length > 0 ? skillsPromptSection(discovery.skills) : undefined,
-    mcpSection: mcpPromptSection(mcp.servers, mcpTools) || undefined,
+    skillsSection: ext.skills.length > 0 ? skillsPromptSection(ext.skills) : undefined,
+    mcpSection: mcpPromptSection(ext.mcpServers, mcpTools) || undefined,
     projectSection: project.section || undefined,
   });
 
+  return {
+    ok: true,
+    value: agentSession({
+      opts,
+      onEvent,
+      token: token.token,
+      tools,
+      services,
+      childEnv,
+      gateSettings,
+      systemPrompt,
+      stores: stores.value,
+      pool,
+    }),
+  };
+}
+
+/** What one session runs with, wired once by openAgentSession. */
+interface Wired {
+  opts: AgentSessionOptions;
+  onEvent: RedactingListener<AgentEvent> | undefined;
+  token: string | undefined;
+  tools: ReadonlyMap<string, AnyTool>;
+  services: ToolServices;
+  childEnv: NodeJS.ProcessEnv;
+  gateSettings: GateSettings;
+  systemPrompt: string;
+  stores: Stores;
+  pool: { close(): Promise<void> } | undefined;
+}
+
+/** The session's conversation and its goals, over the wired parts. */
+function agentSession(w: Wired): AgentSession {
+  const { opts, onEvent, tools, services, childEnv, gateSettings, systemPrompt, pool } = w;
+  const { config, paths, cwd } = opts;
+  const { audit, claim, session, checkpoints } = w.stores;
+  let backendConfig = config.backend;
+  const makeBackend = () =>
+    createBackend(backendConfig, {
+      token: w.token,
+      retries: opts.retries,
+      onEvent: (event: BackendEvent) => onEvent?.({ type: "backend", event }),
+    });
+  let backend = makeBackend();
   // One conversation per session: REPL goals build on each other. A session id that
   // already has a transcript (a job, or --session-id reuse) starts a fresh conversation
   // but keeps appending to the same file.
@@ -257,112 +334,108 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
   const approval = opts.approver
     ? { approver: opts.approver, memory: opts.approvalMemory ?? approvalMemory() }
     : undefined;
-  const checkpoints = openCheckpointWriter(paths.state, opts.sessionId, paths.sessions);
   let clearedBeforeStart = false;
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
   // `/model` replaces the backend section for the goals that follow.
   let runConfig: Config = config;
 
   return {
-    ok: true,
-    value: {
-      sessionId: opts.sessionId,
-      mode: opts.mode,
-      approval: approval ? "ask" : "never",
-      async run(goal, signal) {
-        if (!systemWritten) {
-          try {
-            recordSessionMeta(paths.sessions, opts.sessionId, cwd);
-            if (!resumed || lastSystem !== systemPrompt)
-              session.append({ role: "system", content: systemPrompt });
-          } catch (e) {
-            const error = `cannot write the session transcript ${session.path}: ${(e as Error).message}`;
-            return failedBeforeStart(error);
-          }
-          history.push({ role: "system", content: systemPrompt });
-          if (resumed && !clearedBeforeStart) history.push(...resumed.filter((m) => m.role !== "system"));
-          systemWritten = true;
+    sessionId: opts.sessionId,
+    mode: opts.mode,
+    approval: approval ? "ask" : "never",
+    async run(goal, signal) {
+      if (!systemWritten) {
+        try {
+          recordSessionMeta(paths.sessions, opts.sessionId, cwd);
+          if (!resumed || lastSystem !== systemPrompt)
+            session.append({ role: "system", content: systemPrompt });
+        } catch (e) {
+          const error = `cannot write the session transcript ${session.path}: ${(e as Error).message}`;
+          return failedBeforeStart(error);
         }
-        fit ??= await openContextFit({
+        history.push({ role: "system", content: systemPrompt });
+        if (resumed && !clearedBeforeStart) history.push(...resumed.filter((m) => m.role !== "system"));
+        systemWritten = true;
+      }
+      fit ??= await openContextFit({
+        config: runConfig,
+        token: w.token,
+        stateDir: paths.state,
+        toolNames: [...tools.keys()],
+        signal,
+        say: (message) => onEvent?.({ type: "context", message }),
+      });
+      const resumedNow = resumePending;
+      resumePending = false;
+      const result = await runGoal(
+        {
           config: runConfig,
-          token: token.token,
-          stateDir: paths.state,
-          toolNames: [...tools.keys()],
+          mode: opts.mode,
+          cwd,
+          backend,
+          audit,
+          session,
+          sessionId: opts.sessionId,
+          runId: newRunId(),
+          gateSettings,
+          tools,
+          services,
+          childEnv,
+          toolTimeoutMs: effectiveToolTimeout(config),
           signal,
-          say: (message) => onEvent?.({ type: "context", message }),
-        });
-        const resumedNow = resumePending;
-        resumePending = false;
-        const result = await runGoal(
-          {
-            config: runConfig,
-            mode: opts.mode,
-            cwd,
-            backend,
-            audit,
-            session,
-            sessionId: opts.sessionId,
-            runId: newRunId(),
-            gateSettings,
-            tools,
-            services,
-            childEnv,
-            toolTimeoutMs: effectiveToolTimeout(config),
-            signal,
-            history,
-            onEvent,
-            fit,
-            ...(resumedNow ? { resumed: opts.sessionId } : {}),
-            ...(approval ? { approval } : {}),
-            checkpoints,
-          },
-          goal,
-        );
-        onEvent?.flush();
-        // Batched records reach the disk at run end (tool_call and policy_deny already did).
-        audit.flush();
-        return result;
-      },
-      contextWindow: () => fit?.window.tokens,
-      model: () => backendConfig.model,
-      setModel(name) {
-        backendConfig = { ...backendConfig, model: name };
-        runConfig = { ...config, backend: backendConfig };
-        backend = makeBackend();
-        fit = undefined;
-      },
-      clear() {
-        if (systemWritten) history.splice(1);
-        // A resumed conversation that has not run yet starts empty too.
-        resumePending = false;
-        if (!systemWritten) {
-          history.length = 0;
-          clearedBeforeStart = true;
-        }
-      },
-      compact() {
-        if (!systemWritten || history.length <= 2) return { ok: true, value: undefined };
-        const before = historyBytes(history);
-        const system = historyBytes(history.slice(0, 1));
-        // Aim at a share of the conversation; when that cannot hold its newest part, keep
-        // as much as still means a smaller history.
-        const targets = [system + Math.floor((before - system) * MANUAL_COMPACT_SHARE), before - 1];
-        for (const target of targets) {
-          const c = compactHistory(history, new Set([0]), target, runConfig.agent.compactor);
-          if (!c.ok) continue;
-          if (!c.value) return { ok: true, value: undefined };
-          history.splice(0, history.length, ...c.value.messages);
-          const { removed, beforeBytes, afterBytes } = c.value;
-          return { ok: true, value: { removed, beforeBytes, afterBytes } };
-        }
-        return { ok: true, value: undefined };
-      },
-      historyBytes: () => historyBytes(history),
-      async close() {
-        audit.close();
-        claim.value.release();
-        await pool?.close();
-      },
+          history,
+          onEvent,
+          fit,
+          ...(resumedNow ? { resumed: opts.sessionId } : {}),
+          ...(approval ? { approval } : {}),
+          checkpoints,
+        },
+        goal,
+      );
+      onEvent?.flush();
+      // Batched records reach the disk at run end (tool_call and policy_deny already did).
+      audit.flush();
+      return result;
+    },
+    contextWindow: () => fit?.window.tokens,
+    model: () => backendConfig.model,
+    setModel(name) {
+      backendConfig = { ...backendConfig, model: name };
+      runConfig = { ...config, backend: backendConfig };
+      backend = makeBackend();
+      fit = undefined;
+    },
+    clear() {
+      if (systemWritten) history.splice(1);
+      // A resumed conversation that has not run yet starts empty too.
+      resumePending = false;
+      if (!systemWritten) {
+        history.length = 0;
+        clearedBeforeStart = true;
+      }
+    },
+    compact() {
+      if (!systemWritten || history.length <= 2) return { ok: true, value: undefined };
+      const before = historyBytes(history);
+      const system = historyBytes(history.slice(0, 1));
+      // Aim at a share of the conversation; when that cannot hold its newest part, keep
+      // as much as still means a smaller history.
+      const targets = [system + Math.floor((before - system) * MANUAL_COMPACT_SHARE), before - 1];
+      for (const target of targets) {
+        const c = compactHistory(history, new Set([0]), target, runConfig.agent.compactor);
+        if (!c.ok) continue;
+        if (!c.value) return { ok: true, value: undefined };
+        history.splice(0, history.length, ...c.value.messages);
+        const { removed, beforeBytes, afterBytes } = c.value;
+        return { ok: true, value: { removed, beforeBytes, afterBytes } };
+      }
+      return { ok: true, value: undefined };
+    },
+    historyBytes: () => historyBytes(history),
+    async close() {
+      audit.close();
+      claim.release();
+      await pool?.close();
     },
   };
 }

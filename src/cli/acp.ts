@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import { AcpSessions } from "../acp/sessions.js";
 import { consoleToStderr } from "../core/console-guard.js";
+import { endProcess } from "../core/process-end.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
@@ -50,7 +51,7 @@ export async function runAcp(cli: Cli): Promise<number> {
     if (interrupted) return;
     interrupted = true;
     log(`${sig}: stopping (running prompts are cancelled)`);
-    void sessions.closeAll().then(() => process.exit(EXIT.interrupted));
+    void sessions.closeAll().then(() => endProcess(EXIT.interrupted));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);

@@ -1,5 +1,6 @@
 /** `scoot -e "<goal>"`: one run; only the final answer on stdout (or a JSON result with --json). */
 import type { RunResult } from "../agent/loop.js";
+import { endProcess } from "../core/process-end.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -31,7 +32,7 @@ export async function runEval(cli: Cli): Promise<number> {
       cli.io.err("\nscoot: interrupted; stopping the running step (Ctrl-C again to force)\n");
       controller.abort(new Error("interrupted"));
     } else {
-      process.exit(EXIT.interrupted);
+      endProcess(EXIT.interrupted);
     }
   };
   process.on("SIGINT", onSigint);

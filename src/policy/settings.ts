@@ -6,7 +6,7 @@
 import os from "node:os";
 import path from "node:path";
 import { validateMcpServers } from "../config/mcp-servers.js";
-import type { Config, PolicyMode } from "../config/schema.js";
+import type { Config, McpServerConfig, PolicyMode } from "../config/schema.js";
 import { collectIdentities } from "./identity.js";
 import { credentialStorePaths, DEFAULT_HOME_NAME, scootPlaces } from "./protected-places.js";
 import { resolvePhysical } from "./realpath.js";
@@ -24,11 +24,9 @@ function absolutePath(p: string, root: string): string {
  * `allowed_tools` is not a list of strings, are skipped (the server stays unknown, so calls
  * to it are denied). A name listed twice keeps only the tools both entries allow.
  */
-function mcpAllowlists(servers: readonly unknown[]): Record<string, string[]> {
+function mcpAllowlists(servers: readonly McpServerConfig[]): Record<string, string[]> {
   const out: Record<string, string[]> = Object.create(null);
-  // Only entries that pass validation exist for the gate: a rejected entry is an unknown
-  // server, denied and audited here rather than failing later inside the MCP pool.
-  for (const s of validateMcpServers(servers).servers) out[s.name] = [...s.allowed_tools];
+  for (const s of servers) out[s.name] = [...s.allowed_tools];
   return out;
 }
 
@@ -42,7 +40,14 @@ const HOME_FILES = ["config.toml", "config.json", "token", "logs"];
 export function buildGateSettings(
   config: Config,
   projectRoot: string,
-  opts: { mode: PolicyMode; tokenFile?: string; scootHome?: string; skillDirs?: readonly string[] },
+  opts: {
+    mode: PolicyMode;
+    tokenFile?: string;
+    scootHome?: string;
+    skillDirs?: readonly string[];
+    /** `[[mcp.servers]]` already validated; absent: validated here. */
+    mcpServers?: readonly McpServerConfig[];
+  },
 ): GateSettings {
   const root = path.resolve(projectRoot);
   const secrets = new Set<string>();
@@ -66,7 +71,10 @@ export function buildGateSettings(
     protectedPaths: [...own, ...stores],
     readableInside: [...(opts.skillDirs ?? [])],
     protectedIdentities: collectIdentities([...secrets, ...ownFiles, ...homeFiles, ...stores]),
-    mcpAllowed: mcpAllowlists(config.mcp.servers),
+    // Only entries that pass validation exist for the gate: a rejected entry is an unknown
+    // server, denied and audited here rather than failing later inside the MCP pool. A caller
+    // that validated them already (the session runner) passes the result.
+    mcpAllowed: mcpAllowlists(opts.mcpServers ?? validateMcpServers(config.mcp.servers).servers),
     realpath: resolvePhysical,
   };
 }

@@ -25,7 +25,8 @@ import {
 import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
 import { isGenerationNumber, MAX_GENERATION } from "./audit-numbers.js";
 import { type ChainRecord, chainRecordFile, modeMismatch, readChainRecord } from "./audit-record.js";
-import { numberedSiblings, readLinesSync } from "./jsonl.js";
+import { numberedSiblings } from "./jsonl.js";
+import { MAX_RECORD_LINE_BYTES, readByteLinesSync } from "./lines.js";
 
 export type BreakKind =
   | "edited"
@@ -115,10 +116,13 @@ function* linesOf(sources: Source[], key: Buffer | undefined): Generator<Line> {
   for (const s of sources) {
     let first = true;
     if (s.fd === undefined && !fs.existsSync(s.file)) throw new Moved();
-    for (const raw of readLinesSync(s.file, s.fd)) {
+    for (const raw of readByteLinesSync(s.file, MAX_RECORD_LINE_BYTES, s.fd)) {
+      // The look-ahead window keeps lines after the reader moves on: each gets its own copy.
+      // A line over the cap comes as empty bytes, which no check accepts as a record.
+      const bytes = raw.data ? Buffer.from(raw.data) : Buffer.alloc(0);
       let json: Record<string, unknown> | undefined;
       try {
-        const v = JSON.parse(raw.bytes.toString("utf8")) as unknown;
+        const v = JSON.parse(bytes.toString("utf8")) as unknown;
         if (typeof v === "object" && v !== null && !Array.isArray(v)) json = v as Record<string, unknown>;
       } catch {
         json = undefined;
@@ -126,12 +130,12 @@ function* linesOf(sources: Source[], key: Buffer | undefined): Generator<Line> {
       yield {
         file: s.file,
         ...(s.gen !== undefined ? { gen: s.gen } : {}),
-        lineNo: raw.lineNo,
-        bytes: raw.bytes,
+        lineNo: raw.number,
+        bytes,
         unterminated: raw.unterminated,
         firstOfFile: first,
         ...(json ? { json } : {}),
-        hash: linkHash(raw.bytes, key),
+        hash: linkHash(bytes, key),
       };
       first = false;
     }

@@ -4,7 +4,7 @@
  *
  * Durability (issue 12): `tool_call` and `policy_deny` records are fdatasync'ed before emit
  * returns, so the record is on disk before the effect it announces starts; other kinds are
- * flushed by `flush()` at run end and by an exit hook (signal paths end in process.exit).
+ * flushed by `flush()` at run end and when the process ends (`core/process-end.ts`).
  *
  * Tamper evidence: every event carries `prev`, the hash of the previous line in file order
  * (`audit-chain.ts`). The lock is taken for every append so racing processes still build one
@@ -21,20 +21,15 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AuditLevel } from "../config/schema.js";
 import { acquireLock } from "../core/lock.js";
+import { onProcessEnd } from "../core/process-end.js";
 import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
 import { gapBoundsProblem, isGenerationNumber, MAX_GENERATION, MAX_LINK_ATTEMPTS } from "./audit-numbers.js";
 import { modeMismatch, readChainRecord, writeChainRecord } from "./audit-record.js";
-import {
-  lastLineOf,
-  needsLeadingNewline,
-  numberedSiblings,
-  readLinesSync,
-  readTextIfExists,
-} from "./jsonl.js";
-import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync } from "./lines.js";
+import { lastLineOf, needsLeadingNewline, numberedSiblings, readTextIfExists } from "./jsonl.js";
+import { type JsonlItem, looksLikeObject, readJsonl, readJsonlSync, readLinesSync } from "./lines.js";
 
 export type AuditKind =
   | "run"
@@ -160,20 +155,15 @@ export function auditOptions(
   };
 }
 
-/** Logs with unflushed writes; the exit hook flushes them (a signal path ends in process.exit). */
+/** Logs with unflushed writes; they are flushed and closed when the process ends. */
 const openLogs = new Set<AuditLog>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
+let settleRegistered = false;
+function closeAtProcessEnd(): void {
+  if (settleRegistered) return;
+  settleRegistered = true;
+  onProcessEnd(() => {
     for (const log of openLogs) log.close();
   });
-}
-
-/** Flushes every open audit log of this process (signal handlers call it before exiting). */
-export function flushAllAuditLogs(): void {
-  for (const log of openLogs) log.flush();
 }
 
 function fsyncDir(dir: string): void {
@@ -222,7 +212,7 @@ function fileId(st: fs.Stats): string {
 function firstPrevOfFile(file: string): string | undefined {
   for (const l of readLinesSync(file)) {
     try {
-      const prev = (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev;
+      const prev = (JSON.parse(l.text ?? "") as { prev?: unknown }).prev;
       return typeof prev === "string" ? prev : undefined;
     } catch {
       return undefined;
@@ -268,14 +258,25 @@ const LIVE_OPEN_FLAGS =
   fs.constants.O_NOFOLLOW |
   fs.constants.O_NONBLOCK;
 
-export function createAuditLog(opts: AuditOptions): AuditLog {
+/**
+ * The audit log with its HMAC key loaded once, now: a bad key file is an error before any
+ * run starts, and the log does not load it again.
+ */
+export function openAuditLog(opts: AuditOptions): Result<AuditLog> {
+  const key = loadAuditKey(opts.hmacKeyFile);
+  if (!key.ok) return { ok: false, error: key.error };
+  return { ok: true, value: createAuditLog(opts, { key: key.value }) };
+}
+
+/** `loaded`: the key, already loaded (openAuditLog); absent: loaded at the first write. */
+export function createAuditLog(opts: AuditOptions, loaded?: { key: Buffer | undefined }): AuditLog {
   const files = auditFiles(opts.file);
   const dir = path.dirname(opts.file);
   let seq = 0;
   let fd: number | undefined;
   let dirty = false;
-  let key: Buffer | undefined;
-  let keyLoaded = false;
+  let key: Buffer | undefined = loaded?.key;
+  let keyLoaded = loaded !== undefined;
   /** The chain record (audit-record.ts) was found matching, or written, by this process. */
   let recordChecked = false;
   /** The chain head as this process last left the live file: valid while nobody else appended. */
@@ -457,7 +458,7 @@ export function createAuditLog(opts: AuditOptions): AuditLog {
       openLogs.delete(log);
     },
   };
-  installExitHook();
+  closeAtProcessEnd();
   return log;
 }
 
@@ -513,7 +514,7 @@ function legacyLines(live: string): number {
   for (const file of auditSources(live)) {
     for (const l of readLinesSync(file)) {
       try {
-        if (typeof (JSON.parse(l.bytes.toString("utf8")) as { prev?: unknown }).prev === "string") return n;
+        if (typeof (JSON.parse(l.text ?? "") as { prev?: unknown }).prev === "string") return n;
       } catch {
         // a torn line is not a chain link
       }

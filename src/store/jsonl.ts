@@ -2,7 +2,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { readHomeFile } from "../core/safe-open.js";
-import { MAX_RECORD_LINE_BYTES, readByteLinesSync } from "./lines.js";
 
 /**
  * If a previous writer died mid-line, the file does not end in a newline. Starting the
@@ -75,30 +74,6 @@ export function readTextIfExists(file: string): string | undefined {
   if (r.ok) return r.text;
   if (r.missing) return undefined;
   throw new Error(r.error);
-}
-
-export interface RawLine {
-  /** The line's bytes without its newline (empty for a line over the reader's cap). */
-  bytes: Buffer;
-  /** 1-based. */
-  lineNo: number;
-  /** True for the file's last line when the file does not end in a newline (a torn write). */
-  unterminated: boolean;
-}
-
-/**
- * A file's lines as owned buffers, read in bounded memory by the store's one line reader
- * (`lines.ts`). Yields nothing for a missing file. A line over MAX_RECORD_LINE_BYTES comes as
- * empty bytes, which no checker accepts as a record.
- */
-export function* readLinesSync(file: string, openFd?: number): Generator<RawLine> {
-  for (const l of readByteLinesSync(file, MAX_RECORD_LINE_BYTES, openFd)) {
-    yield {
-      bytes: l.data ? Buffer.from(l.data) : Buffer.alloc(0),
-      lineNo: l.number,
-      unterminated: l.unterminated,
-    };
-  }
 }
 
 /** Bytes read per step when lastLineOf walks back from the end. */

@@ -3,10 +3,11 @@
  *
  * Its declaration (declare.ts `calls`) checks the shape (count, each call an {action, input}). The call pipeline
  * (`agent/calls.ts`) then validates every child against its own tool (it must be marked
- * `parallelChild` and accept the input) before any runs, and judges each one: a denied
- * child becomes a "denied" entry and the rest still run. Each child runs through the same
- * pipeline (`ctx.call`): audited, under this call's deadline, clipped. Results come back in
- * call order, each under a `[i] action input` header and clipped to its share.
+ * `parallelChild` and accept the input) before any runs, and judges each one once: a denied
+ * child becomes a "denied" entry and the rest still run. `ctx.call` runs each child as it
+ * was judged, through the rest of the pipeline: audited, under this call's deadline, clipped.
+ * Results come back in call order, each under a `[i] action input` header and clipped to its
+ * share.
  */
 import { clip } from "../core/clip.js";
 import { CLIP } from "./clip.js";

@@ -22,8 +22,9 @@ export interface ToolContext {
   /** Re-check a derived call (redirect hops) through the same gate; denials are audited. */
   gate: BoundGate;
   /**
-   * Runs a derived call (a `parallel` child) through the whole call pipeline: validation,
-   * gate, audit, deadline, clip. The only way one tool starts another.
+   * Runs one of the calls this call declared (`children`), as the pipeline judged it when
+   * the call was prepared: audit, deadline, clip. The only way one tool starts another; a
+   * call it did not declare is not run.
    */
   call: (action: string, rawInput: string) => Promise<string>;
   /** Environment for child processes, token variable already removed. */

@@ -255,6 +255,7 @@ async function run(ready: Ready, mode: PolicyMode): Promise<string> {
   const out = await pipeline.run(approval, signal);
   // The call was audited before it ran.
   expect(audited[0]).toBe(`tool_call ${ready.action} ${ready.raw}`);
+  if (out.kind !== "ran") throw new Error(`not recorded: ${out.error}`);
   return out.text;
 }
 

@@ -7,6 +7,7 @@ import { registerSecret, resetSecretsForTest } from "../../src/core/redact.js";
 import {
   type AuditKind,
   createAuditLog,
+  openAuditLog,
   readAuditEvents,
   readGaps,
   retiredGenerations,
@@ -318,6 +319,23 @@ describe("durability (issue 12)", () => {
     const good = createAuditLog({ ...baseOpts(), hmacKeyFile: keyFile });
     good.emit("s", "run", "x");
     good.emit("s", "run", "y");
+    const [l1, l2] = fs.readFileSync(file, "utf8").trimEnd().split("\n");
+    expect(JSON.parse(l2!).prev).toBe(createHmac("sha256", "k".repeat(32)).update(l1!).digest("hex"));
+  });
+
+  it("openAuditLog loads the key once, before any write: a bad key is refused there, a good one is not read again", () => {
+    const keyFile = path.join(dir, "audit.key");
+    const missing = openAuditLog({ ...baseOpts(), hmacKeyFile: keyFile });
+    expect(missing.ok).toBe(false);
+    if (!missing.ok) expect(missing.error).toMatch(/audit\.hmac_key_file .*audit\.key: .*Fix: create it/);
+    expect(fs.existsSync(file)).toBe(false);
+    fs.writeFileSync(keyFile, "k".repeat(32), { mode: 0o600 });
+    const opened = openAuditLog({ ...baseOpts(), hmacKeyFile: keyFile });
+    if (!opened.ok) throw new Error(opened.error);
+    // The key is the one loaded at open: a key file gone since then does not stop the log.
+    fs.rmSync(keyFile);
+    expect(opened.value.emit("s", "run", "x").ok).toBe(true);
+    expect(opened.value.emit("s", "run", "y").ok).toBe(true);
     const [l1, l2] = fs.readFileSync(file, "utf8").trimEnd().split("\n");
     expect(JSON.parse(l2!).prev).toBe(createHmac("sha256", "k".repeat(32)).update(l1!).digest("hex"));
   });
