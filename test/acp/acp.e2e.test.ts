@@ -10,7 +10,12 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 const EVERYTHING = path.join(REPO_ROOT, "test", "mcp", "fixtures", "everything-stdio.mjs");
 
@@ -21,10 +26,6 @@ let child: ChildProcess | undefined;
 let connection: acp.ClientConnection | undefined;
 let stderr = "";
 let updates: acp.SessionNotification[] = [];
-
-const step = (action: string, input: string, thought = `about to ${action}`): ScriptItem => ({
-  reply: { thought, action, action_input: input },
-});
 
 beforeEach(async () => {
   home = tempDir("scoot-acp-home-");

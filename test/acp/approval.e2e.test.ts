@@ -11,7 +11,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 let home: string;
 let project: string;
@@ -24,9 +24,6 @@ let asked: acp.RequestPermissionRequest[] = [];
 let answer: (signal: AbortSignal) => Promise<acp.RequestPermissionOutcome> | acp.RequestPermissionOutcome;
 
 const choose = (optionId: string) => () => ({ outcome: "selected" as const, optionId });
-const step = (action: string, input: string): ScriptItem => ({
-  reply: { thought: `about to ${action}`, action, action_input: input },
-});
 
 beforeEach(async () => {
   home = tempDir("scoot-acp-ap-home-");
