@@ -12,15 +12,14 @@ import {
   startScriptedServer,
   step,
 } from "../helpers/scripted-server.js";
-import { startScootInTmux, type TmuxSession, tmuxAvailable } from "../helpers/tmux.js";
+import { hasTmux, openTerminal, type Terminal } from "../helpers/terminal.js";
 
-const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("approval-pty tests skipped: tmux is not installed (apt-get install tmux)");
 
 let home: string;
 let project: string;
 let server: ScriptedServer | undefined;
-let term: TmuxSession | undefined;
+let term: Terminal | undefined;
 
 beforeEach(() => {
   home = tempDir("scoot-approval-home-");
@@ -47,9 +46,11 @@ function auditEvents(): { kind: string; msg: string }[] {
     .map((l) => JSON.parse(l));
 }
 
-async function repl(items: ScriptItem[], args: string[] = []): Promise<TmuxSession> {
+async function repl(items: ScriptItem[], args: string[] = []): Promise<Terminal> {
   server = await startScriptedServer(items);
-  term = await startScootInTmux(["repl", ...args], {
+  term = await openTerminal(["repl", ...args], {
+    width: 200,
+    height: 50,
     home,
     cwd: project,
     env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_STREAM: "false", NO_COLOR: "1" },
