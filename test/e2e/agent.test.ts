@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import {
@@ -46,14 +47,6 @@ function transcript(id: string): { role: string; content: string }[] {
     .split("\n")
     .map((l) => JSON.parse(l));
 }
-function auditEvents(): Record<string, unknown>[] {
-  return fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
-
 const multiToolScript = (): ScriptItem[] => [
   step("glob", { pattern: "src/**/*.ts" }),
   step("grep", { pattern: "TODO", path: "src/b.ts" }),
@@ -91,7 +84,7 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     expect(t[1]!.content).toBe("count the ts files");
     expect(t[3]!.content).toContain("src/b.ts");
 
-    const events = auditEvents();
+    const events = auditEvents(home);
     expect(events.map((e) => e.kind)).toEqual([
       "run",
       ...Array(3).fill(["thought", "tool_call", "observation"]).flat(),
@@ -173,7 +166,7 @@ describe("invalid steps", () => {
     const bodies = server!.completions().map((q) => JSON.stringify(q.body));
     expect(bodies[1]).toContain("contains no JSON object");
     expect(bodies[2]).toContain("contains 2 JSON objects");
-    const kinds = auditEvents().map((e) => e.kind);
+    const kinds = auditEvents(home).map((e) => e.kind);
     expect(kinds.filter((k) => k === "system_error")).toHaveLength(4);
     expect(kinds).not.toContain("tool_call");
   });
@@ -202,7 +195,7 @@ describe("limits and failures", () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("agent.max_turns = 2");
-    expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error" });
+    expect(auditEvents(home).at(-1)).toMatchObject({ kind: "system_error" });
   });
   it("a transient 500 is retried and the run succeeds", async () => {
     const r = await scoot(
@@ -286,14 +279,14 @@ describe("policy in runs", () => {
     );
     expect(r.code).toBe(0);
     expect(fs.existsSync(marker)).toBe(false);
-    const deny = auditEvents().find((e) => e.kind === "policy_deny");
+    const deny = auditEvents(home).find((e) => e.kind === "policy_deny");
     expect(deny?.msg).toMatch(/readonly/);
     expect(JSON.stringify(server!.completions()[1]!.body)).toContain("denied by policy (readonly)");
   });
   it("guarded denies a catastrophic command and the run goes on", async () => {
     const r = await scoot([step("bash", "rm -rf /"), step("final", "refused")], ["-e", "go"]);
     expect(r.code).toBe(0);
-    expect(auditEvents().map((e) => e.kind)).toContain("policy_deny");
+    expect(auditEvents(home).map((e) => e.kind)).toContain("policy_deny");
   });
 });
 
@@ -388,6 +381,6 @@ describe("interruption", () => {
     const left = processesWith(`sleep ${sleepArg}`);
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
-    expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
+    expect(auditEvents(home).at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
   });
 });

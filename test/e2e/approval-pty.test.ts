@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 import {
   type ScriptedServer,
@@ -37,14 +38,6 @@ afterEach(async () => {
 const final = (answer: string): ScriptItem => ({
   reply: { thought: "t", action: "final", action_input: answer },
 });
-
-function auditEvents(): { kind: string; msg: string }[] {
-  return fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
 
 async function repl(items: ScriptItem[], args: string[] = []): Promise<Terminal> {
   server = await startScriptedServer(items);
@@ -82,10 +75,10 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     const second = JSON.stringify(server!.completions()[1]!.body);
     expect(second).toContain("the user refused this file_edit call");
     expect(second).toContain("tests are frozen today");
-    const approvals = auditEvents().filter((e) => e.kind === "approval");
+    const approvals = auditEvents(home).filter((e) => e.kind === "approval");
     expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
     expect(approvals[1]!.msg).toContain("tests are frozen today");
-    expect(auditEvents().some((e) => e.kind === "tool_call")).toBe(false);
+    expect(auditEvents(home).some((e) => e.kind === "tool_call")).toBe(false);
   });
 
   it("y runs the call once, and the next call of the same tool asks again", async () => {
@@ -104,7 +97,7 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.line("y");
     await t.waitFor(/wrote twice/);
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("second\n");
-    const kinds = auditEvents()
+    const kinds = auditEvents(home)
       .filter((e) => e.kind === "approval" || e.kind === "tool_call")
       .map((e) => `${e.kind} ${e.msg.split(":")[0]}`);
     expect(kinds).toEqual([
@@ -137,7 +130,7 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.line("");
     await t.waitFor(/echoed/);
     expect(fs.existsSync(path.join(project, "pwned"))).toBe(false);
-    const approvals = auditEvents()
+    const approvals = auditEvents(home)
       .filter((e) => e.kind === "approval")
       .map((e) => e.msg);
     expect(approvals).toEqual([
