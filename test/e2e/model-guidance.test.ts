@@ -77,20 +77,6 @@ describe("reasoning is thinking: shown, audited, never sent back", () => {
     // The step itself is kept (the model sees what it did).
     expect(second).toContain("glob");
   });
-
-  it("a <think> block in the reply is set aside, audited, and left out of the history", async () => {
-    const stepText = JSON.stringify({ thought: "done", action: "final", action_input: "ok" });
-    const r = await run(work, [
-      {
-        reply: `<think>secret plan: draft {"action": "bash"}</think>\n${JSON.stringify({ thought: "list", action: "glob", action_input: '{"pattern": "*"}' })}`,
-      },
-      { reply: stepText },
-    ]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/\[trace\] step: set aside the <think> block/);
-    expect(auditEvents(home).some((e) => e.kind === "thought" && e.msg.startsWith("secret plan"))).toBe(true);
-    expect(JSON.stringify(request(1))).not.toContain("secret plan");
-  });
 });
 
 describe("skills: the model is told the skill's directory", () => {

@@ -9,7 +9,7 @@ import type { AgentEvent } from "../../src/agent/events.js";
 import { type RunDeps, type RunResult, runGoal } from "../../src/agent/loop.js";
 import { buildSystemPrompt } from "../../src/agent/prompt.js";
 import { traceLine } from "../../src/cli/trace.js";
-import { type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
+import { type AuditLevel, type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/gate.js";
 import type { AuditKind } from "../../src/store/audit.js";
 import type { Message } from "../../src/store/session.js";
@@ -35,6 +35,8 @@ export interface LoopOptions {
   systemPrompt?: string;
   /** Every audit write of this kind fails (fail-closed tests). */
   failKind?: AuditKind;
+  /** The audit keeps what the file store writes at this level (default: everything). */
+  auditLevel?: AuditLevel;
   backend?: ScriptedBackendOptions;
   sessionId?: string;
   runId?: string;
@@ -64,7 +66,10 @@ export function loopHarness(script: ScriptItem[], opts: LoopOptions): LoopHarnes
   const sessionId = opts.sessionId ?? "s";
   const tools = opts.tools ?? enabledTools({ hasMcp: false, hasSkills: false });
   const backend = scriptedBackend(script, opts.backend);
-  const audit = memoryAudit(opts.failKind ? { failKind: opts.failKind } : {});
+  const audit = memoryAudit({
+    ...(opts.failKind ? { failKind: opts.failKind } : {}),
+    ...(opts.auditLevel ? { level: opts.auditLevel } : {}),
+  });
   const session = memorySession(sessionId);
   const events: AgentEvent[] = [];
   const systemPrompt =

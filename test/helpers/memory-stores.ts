@@ -4,7 +4,8 @@
  * `SessionWriter`). The file stores have their own tests (test/store/); here a test sees what
  * the loop asks of them and in which order, and can make one kind of audit write fail.
  */
-import type { AuditKind, AuditLog } from "../../src/store/audit.js";
+import type { AuditLevel } from "../../src/config/schema.js";
+import { ALWAYS_WRITTEN, type AuditKind, type AuditLog, KIND_LEVEL } from "../../src/store/audit.js";
 import type { Message, SessionWriter } from "../../src/store/session.js";
 
 export interface MemoryAuditRecord {
@@ -19,6 +20,19 @@ export interface MemoryAuditOptions {
   failKind?: AuditKind;
   /** The text of the failure (default `disk full (test)`). */
   failure?: string;
+  /**
+   * Keep only what the file store writes at this `audit.level` (the security record always);
+   * default: every record the loop emits, debug ones too.
+   */
+  level?: AuditLevel;
+}
+
+/** Levels from least to most severe, as `audit.level` orders them. */
+const LEVELS: readonly AuditLevel[] = ["debug", "info", "warn", "error"];
+
+function kept(kind: AuditKind, level: AuditLevel | undefined): boolean {
+  if (level === undefined || ALWAYS_WRITTEN.has(kind)) return true;
+  return LEVELS.indexOf(KIND_LEVEL[kind]) >= LEVELS.indexOf(level);
 }
 
 export interface MemoryAudit extends AuditLog {
@@ -36,6 +50,7 @@ export function memoryAudit(opts: MemoryAuditOptions = {}): MemoryAudit {
     kinds: () => records.map((r) => r.kind),
     emit(sessionId, kind, msg, runId) {
       if (kind === opts.failKind) return { ok: false, error: opts.failure ?? "disk full (test)" };
+      if (!kept(kind, opts.level)) return { ok: true, value: undefined };
       records.push({ sessionId, kind, msg, ...(runId === undefined ? {} : { runId }) });
       return { ok: true, value: undefined };
     },
