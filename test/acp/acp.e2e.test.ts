@@ -8,9 +8,15 @@ import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 const EVERYTHING = path.join(REPO_ROOT, "test", "mcp", "fixtures", "everything-stdio.mjs");
 
@@ -21,10 +27,6 @@ let child: ChildProcess | undefined;
 let connection: acp.ClientConnection | undefined;
 let stderr = "";
 let updates: acp.SessionNotification[] = [];
-
-const step = (action: string, input: string, thought = `about to ${action}`): ScriptItem => ({
-  reply: { thought, action, action_input: input },
-});
 
 beforeEach(async () => {
   home = tempDir("scoot-acp-home-");
@@ -94,12 +96,6 @@ const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
     .map((u) => u.update)
     .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 const textOf = (u: { content: acp.ContentBlock }) => (u.content.type === "text" ? u.content.text : "");
-const auditLines = () =>
-  fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { session_id: string; kind: string; msg: string; run_id?: string });
 
 describe("scoot acp", () => {
   it('session/new refuses a project root of / or Scoot\'s home (README "Dangerous project roots")', async () => {
@@ -176,7 +172,7 @@ describe("scoot acp", () => {
     expect(last).toContain("The code is tangerine.");
 
     // Audited and transcribed like a CLI run: two runs, each with its own run id.
-    const runs = auditLines().filter((e) => e.session_id === sessionId && e.kind === "run");
+    const runs = auditEvents(home).filter((e) => e.session_id === sessionId && e.kind === "run");
     expect(runs).toHaveLength(2);
     expect(new Set(runs.map((r) => r.run_id)).size).toBe(2);
     const transcript = fs.readFileSync(path.join(home, "state", "sessions", `${sessionId}.jsonl`), "utf8");
@@ -232,7 +228,7 @@ describe("scoot acp", () => {
     expect(tookMs).toBeLessThan(10_000);
     expect(processesWith(tag)).toEqual([]);
     expect(of("tool_call_update").at(-1)!.status).toBe("failed");
-    const audit = auditLines().filter((e) => e.session_id === sessionId);
+    const audit = auditEvents(home).filter((e) => e.session_id === sessionId);
     expect(audit.some((e) => e.kind === "system_error" && e.msg === "interrupted")).toBe(true);
   });
 
@@ -289,7 +285,7 @@ describe("scoot acp", () => {
     expect(failed).toBeDefined();
     expect(JSON.stringify(failed!.content)).toMatch(/denied by policy: .*readonly/);
     expect(fs.existsSync(path.join(project, "made-by-bash"))).toBe(false);
-    const audit = auditLines().filter((e) => e.session_id === sessionId);
+    const audit = auditEvents(home).filter((e) => e.session_id === sessionId);
     expect(audit.find((e) => e.kind === "mode")?.msg).toContain("unrestricted -> readonly");
     // The agent's own logger and each session's share one hash chain.
     const verify = await runCli(["audit", "verify"], { home });
@@ -505,7 +501,7 @@ describe("scoot acp", () => {
     expect(ends[1]!.status).toBe("failed");
     expect(JSON.stringify(ends[1]!.content)).toMatch(/denied by policy: .*allowed_tools/);
     expect(stderr).toContain('mcp server "other" from the editor has no [[mcp.servers]] entry');
-    const audit = auditLines().filter((e) => e.session_id === sessionId);
+    const audit = auditEvents(home).filter((e) => e.session_id === sessionId);
     expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes("via editor"))).toBe(true);
     expect(audit.some((e) => e.kind === "policy_deny" && e.msg.includes("other"))).toBe(true);
     // The editor's servers live as long as the agent: closing it leaves no server process.

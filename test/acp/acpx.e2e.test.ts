@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLI, REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
 import { processesWith } from "../helpers/procs.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const ACPX = path.join(REPO_ROOT, "node_modules", ".bin", "acpx");
 
@@ -30,10 +30,6 @@ let base: string;
 let home: string;
 let project: string;
 let server: ScriptedServer;
-
-const step = (action: string, input: string): ScriptItem => ({
-  reply: { thought: `about to ${action}`, action, action_input: input },
-});
 
 beforeEach(async () => {
   base = tempDir("scoot-acpx-");

@@ -10,8 +10,9 @@ import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 let home: string;
 let project: string;
@@ -24,9 +25,6 @@ let asked: acp.RequestPermissionRequest[] = [];
 let answer: (signal: AbortSignal) => Promise<acp.RequestPermissionOutcome> | acp.RequestPermissionOutcome;
 
 const choose = (optionId: string) => () => ({ outcome: "selected" as const, optionId });
-const step = (action: string, input: string): ScriptItem => ({
-  reply: { thought: `about to ${action}`, action, action_input: input },
-});
 
 beforeEach(async () => {
   home = tempDir("scoot-acp-ap-home-");
@@ -92,13 +90,6 @@ const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
   updates.filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 const transcript = (id: string) =>
   fs.readFileSync(path.join(home, "state", "sessions", `${id}.jsonl`), "utf8");
-const auditOf = (id: string) =>
-  fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { session_id: string; kind: string; msg: string })
-    .filter((e) => e.session_id === id);
 
 describe("permission through the editor", () => {
   it("reject leaves the file untouched; the model and the transcript get the refusal", async () => {
@@ -137,7 +128,7 @@ describe("permission through the editor", () => {
     expect(JSON.stringify(server.completions().at(-1)!.body)).toMatch(
       /the user refused this file_write call/,
     );
-    const approvals = auditOf(sessionId).filter((e) => e.kind === "approval");
+    const approvals = auditEvents(home, { sessionId }).filter((e) => e.kind === "approval");
     expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
   });
 

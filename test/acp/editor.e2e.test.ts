@@ -11,7 +11,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 let home: string;
 let project: string;
@@ -21,10 +21,6 @@ let connection: acp.ClientConnection | undefined;
 let stderr = "";
 /** Every notification and answer, in arrival order, so order can be checked. */
 let events: ({ kind: "update"; n: acp.SessionNotification } | { kind: "answer"; method: string })[] = [];
-
-const step = (action: string, input: string, thought = `about to ${action}`): ScriptItem => ({
-  reply: { thought, action, action_input: input },
-});
 
 beforeEach(async () => {
   home = tempDir("scoot-acp-ed-home-");

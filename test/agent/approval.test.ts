@@ -19,13 +19,14 @@ import {
 } from "../../src/agent/approval.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
-import type { Backend, BackendRequest } from "../../src/backend/types.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import { createAuditLog } from "../../src/store/audit.js";
 import { openCheckpointWriter, readCheckpoints, sha256 } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
+import { scriptedBackend } from "../helpers/scripted-backend.js";
+import { type ScriptItem, step } from "../helpers/scripted-server.js";
 
 let project: string;
 let home: string;
@@ -128,31 +129,6 @@ describe("which calls ask", () => {
   });
 });
 
-const step = (action: string, input: unknown) =>
-  JSON.stringify({
-    thought: "t",
-    action,
-    action_input: typeof input === "string" ? input : JSON.stringify(input),
-  });
-
-function scripted(replies: string[]): Backend & { requests: BackendRequest[] } {
-  const requests: BackendRequest[] = [];
-  return {
-    requests,
-    level: () => "json_schema",
-    async complete(req) {
-      requests.push({ ...req, messages: req.messages.map((m) => ({ ...m })) });
-      const text = replies.shift();
-      if (text === undefined)
-        return { ok: false, error: { kind: "protocol", message: "script ran out", url: "in-process" } };
-      return {
-        ok: true,
-        value: { text, latencyMs: 1, requestBytes: 1, responseBytes: 1, level: "json_schema", attempts: 1 },
-      };
-    },
-  };
-}
-
 /** An approver that answers from a list and keeps every question. */
 function answering(...answers: (ApprovalAnswer | Error | "wait")[]): Approver & { asked: ApprovalRequest[] } {
   const asked: ApprovalRequest[] = [];
@@ -174,7 +150,7 @@ function answering(...answers: (ApprovalAnswer | Error | "wait")[]): Approver & 
 }
 
 function harness(
-  replies: string[],
+  replies: ScriptItem[],
   opts: { approver?: Approver; mode?: PolicyMode; signal?: AbortSignal; level?: "error" } = {},
 ) {
   const config = defaultConfig();
@@ -191,7 +167,7 @@ function harness(
   const transcript: Message[] = [];
   const events: AgentEvent[] = [];
   const mode = opts.mode ?? "guarded";
-  const backend = scripted(replies);
+  const backend = scriptedBackend(replies);
   const sessions = path.join(home, "state", "sessions");
   fs.mkdirSync(sessions, { recursive: true });
   fs.writeFileSync(path.join(sessions, "s.jsonl"), "");
@@ -237,7 +213,7 @@ describe("the approval phase", () => {
     const r = await runGoal(h.deps, "overwrite");
     expect(r.status).toBe("final");
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");
-    const observation = h.backend.requests[1]!.messages.at(-1)!.content;
+    const observation = h.backend.calls[1]!.messages.at(-1)!.content;
     expect(observation).toContain("the user refused this file_write call: not on Fridays");
     // The question carried the diff of the change before it was made.
     expect(approver.asked[0]!.diff).toEqual({ path: "notes.txt", before: "alpha\nbeta\n", after: "gone\n" });
@@ -316,7 +292,7 @@ describe("the approval phase", () => {
     const h = harness([step("file_write", { path: "new.txt", content: "x" }), finalStep], { approver });
     await runGoal(h.deps, "write");
     expect(fs.existsSync(path.join(project, "new.txt"))).toBe(false);
-    expect(h.backend.requests[1]!.messages.at(-1)!.content).toContain("no answer: the terminal went away");
+    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain("no answer: the terminal went away");
   });
 
   it("an interrupt while the question waits stops the run; the call does not run", async () => {
@@ -349,7 +325,7 @@ describe("the approval phase", () => {
     });
     await runGoal(h.deps, "write");
     expect(fs.readFileSync(target, "utf8")).toBe("alpha\nbeta\nmy edit\n");
-    expect(h.backend.requests[1]!.messages.at(-1)!.content).toContain("changed after this call was prepared");
+    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain("changed after this call was prepared");
     expect(readCheckpoints(path.join(home, "state"), "s").entries).toEqual([]);
   });
 
@@ -399,7 +375,7 @@ describe("file changes through the pipeline", () => {
     fs.writeFileSync(path.join(home, "state", "checkpoints", "s"), "in the way");
     await runGoal(h.deps, "write");
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");
-    expect(h.backend.requests[1]!.messages.at(-1)!.content).toContain("cannot keep the undo checkpoint");
+    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain("cannot keep the undo checkpoint");
     expect(h.records().some((e) => e.kind === "tool_call")).toBe(false);
   });
 });

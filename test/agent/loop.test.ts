@@ -8,13 +8,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type RunDeps, runGoal } from "../../src/agent/loop.js";
-import type { Backend, BackendRequest } from "../../src/backend/types.js";
-import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
-import { buildGateSettings } from "../../src/policy/settings.js";
-import type { AuditKind, AuditLog } from "../../src/store/audit.js";
-import type { Message } from "../../src/store/session.js";
+import { runGoal } from "../../src/agent/loop.js";
+import type { PolicyMode } from "../../src/config/schema.js";
+import type { AuditKind } from "../../src/store/audit.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
+import { loopHarness } from "../helpers/loop.js";
+import { type ScriptItem, step } from "../helpers/scripted-server.js";
 
 let project: string;
 beforeEach(() => {
@@ -24,71 +23,15 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(project, { recursive: true, force: true }));
 
-const step = (action: string, input: unknown, thought = "t") =>
-  JSON.stringify({
-    thought,
-    action,
-    action_input: typeof input === "string" ? input : JSON.stringify(input),
-  });
-
-/** A backend that answers each request with the next scripted reply and keeps every request. */
-function scripted(replies: string[]): Backend & { requests: BackendRequest[] } {
-  const requests: BackendRequest[] = [];
-  return {
-    requests,
-    level: () => "json_schema",
-    async complete(req) {
-      requests.push({ ...req, messages: req.messages.map((m) => ({ ...m })) });
-      const text = replies.shift();
-      if (text === undefined)
-        return { ok: false, error: { kind: "protocol", message: "script ran out", url: "in-process" } };
-      return {
-        ok: true,
-        value: { text, latencyMs: 1, requestBytes: 1, responseBytes: 1, level: "json_schema", attempts: 1 },
-      };
-    },
-  };
-}
-
-interface Recorded {
-  kind: AuditKind;
-  msg: string;
-  runId?: string;
-}
-
-function harness(replies: string[], opts: { mode?: PolicyMode; failKind?: AuditKind } = {}) {
-  const audited: Recorded[] = [];
-  const transcript: Message[] = [];
-  const audit: AuditLog = {
-    emit(_sessionId, kind, msg, runId) {
-      if (kind === opts.failKind) return { ok: false, error: "disk full (test)" };
-      audited.push({ kind, msg, runId });
-      return { ok: true, value: undefined };
-    },
-    flush: () => ({ ok: true, value: undefined }),
-    close: () => {},
-  };
-  const config = defaultConfig();
-  const mode = opts.mode ?? "guarded";
-  const backend = scripted(replies);
-  const deps: RunDeps = {
-    config,
-    mode,
+function harness(script: ScriptItem[], opts: { mode?: PolicyMode; failKind?: AuditKind } = {}) {
+  const h = loopHarness(script, {
     cwd: project,
-    backend,
-    audit,
-    session: { id: "s", path: path.join(project, "s.jsonl"), append: (m) => void transcript.push(m) },
-    sessionId: "s",
-    runId: "run-1",
-    gateSettings: buildGateSettings(config, project, { mode }),
+    systemPrompt: "system prompt",
     tools: TOOLS_BY_NAME,
-    services: {},
     childEnv: {},
-    toolTimeoutMs: 10_000,
-    signal: new AbortController().signal,
-    history: [{ role: "system", content: "system prompt" }],
-  };
-  return { deps, audited, transcript, backend, kinds: () => audited.map((a) => a.kind) };
+    ...opts,
+  });
+  return { ...h, audited: h.audit.records, transcript: h.session.messages, kinds: () => h.audit.kinds() };
 }
 
 describe("loop phases", () => {
@@ -99,7 +42,7 @@ describe("loop phases", () => {
     expect(h.kinds()).toEqual(["run", "backend", "thought", "final"]);
     expect(new Set(h.audited.map((a) => a.runId))).toEqual(new Set(["run-1"]));
     // The goal went to the backend after the system prompt.
-    expect(h.backend.requests[0]!.messages.map((m) => m.role)).toEqual(["system", "user"]);
+    expect(h.backend.calls[0]!.messages.map((m) => m.role)).toEqual(["system", "user"]);
   });
 
   it("a tool step: tool_call is audited before the observation, which returns wrapped", async () => {
@@ -118,7 +61,7 @@ describe("loop phases", () => {
       "final",
     ]);
     expect(h.audited[3]!.msg).toBe('file_read {"path":"notes.txt"}');
-    const seen = h.backend.requests[1]!.messages.at(-1)!.content;
+    const seen = h.backend.calls[1]!.messages.at(-1)!.content;
     expect(seen).toContain("Observation from file_read:");
     expect(seen).toContain("alpha\nbeta");
   });
@@ -137,20 +80,20 @@ describe("loop phases", () => {
       "thought",
       "final",
     ]);
-    expect(h.backend.requests[1]!.messages.at(-1)!.content).toContain(
+    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain(
       "denied by policy (guarded): read: .env is a secret-like name",
     );
-    expect(JSON.stringify(h.backend.requests)).not.toContain("hunter2");
+    expect(JSON.stringify(h.backend.calls)).not.toContain("hunter2");
   });
 
   it("an invalid step is corrected, never executed, and max_malformed_steps stops the run", async () => {
-    const h = harness(["no json here", step("nope", "x"), step("file_read", { path: 3 })]);
+    const h = harness([{ reply: "no json here" }, step("nope", "x"), step("file_read", { path: 3 })]);
     h.deps.config.agent.max_malformed_steps = 3;
     const r = await runGoal(h.deps, "g");
     expect(r.status).toBe("failed");
     expect(r.error).toContain("the model sent 3 invalid steps in a row");
     expect(h.kinds().filter((k) => k === "thought" || k === "tool_call")).toEqual([]);
-    expect(h.backend.requests[1]!.messages.at(-1)!.content).toContain("was not a valid step");
+    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain("was not a valid step");
   });
 
   it("a parallel step with an invalid child is an invalid step: no thought, no call", async () => {
@@ -186,7 +129,7 @@ describe("loop phases", () => {
     expect(h.audited.filter((a) => a.kind === "tool_call").map((a) => a.msg)).toContain(
       'file_read {"path":"notes.txt"}',
     );
-    const seen = h.backend.requests[1]!.messages.at(-1)!.content;
+    const seen = h.backend.calls[1]!.messages.at(-1)!.content;
     expect(seen).toContain("alpha");
     expect(seen).toContain('[2] file_read {"path":".env"}\ndenied: read: .env is a secret-like name');
   });
@@ -199,7 +142,7 @@ describe("loop phases", () => {
     expect(r.status).toBe("failed");
     expect(r.error).toContain("no tool runs without an audit record");
     expect(fs.existsSync(path.join(project, "out.txt"))).toBe(false);
-    expect(h.backend.requests).toHaveLength(1);
+    expect(h.backend.calls).toHaveLength(1);
   });
 
   it("a parallel child whose audit fails does not run, and the run stops after the parent", async () => {
@@ -221,7 +164,7 @@ describe("loop phases", () => {
     const r = await runGoal(h.deps, "g");
     expect(r.status).toBe("failed");
     expect(r.error).toContain("disk full (test)");
-    expect(h.backend.requests).toHaveLength(1);
+    expect(h.backend.calls).toHaveLength(1);
   });
 
   it("turn: an over-budget history is compacted before the backend is asked", async () => {
@@ -237,7 +180,7 @@ describe("loop phases", () => {
     expect(r.error).toBeUndefined();
     expect(r.status).toBe("final");
     expect(compacted.length).toBeGreaterThan(0);
-    for (const req of h.backend.requests) {
+    for (const req of h.backend.calls) {
       // Pinned system prompt and goal survive every compaction; the request fits the budget.
       expect(req.messages[0]!.content).toBe("system prompt");
       expect(req.messages[1]!.content).toBe("g");

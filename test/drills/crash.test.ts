@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAuditLog, readAuditEvents } from "../../src/store/audit.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
 import { type CliResult, collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 import {
   allAuditEvents,
   auditLive,
@@ -38,7 +38,6 @@ import {
   procState,
   sessionsDir,
   sleep,
-  step,
   waitFor,
 } from "./lib.js";
 

@@ -19,8 +19,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
-import { allAuditEvents, checkJsonl, drillRng, jsonlFiles, step } from "./lib.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { allAuditEvents, checkJsonl, drillRng, jsonlFiles } from "./lib.js";
 
 const TMPFS_SIZE = "256k";
 /**

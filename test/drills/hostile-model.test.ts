@@ -34,8 +34,8 @@ import { buildGateSettings } from "../../src/policy/settings.js";
 import { internalHost } from "../../src/policy/urls.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
-import { type AuditRecord, allAuditEvents, drillRng, step } from "./lib.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { type AuditRecord, allAuditEvents, drillRng } from "./lib.js";
 
 const rng = drillRng("hostile-model");
 const tag = `${rng.seed.toString(36)}${rng.int(1000, 9999)}`;

@@ -8,7 +8,6 @@ import { randomInt } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { AuditEvent } from "../../src/store/audit.js";
-import type { ScriptItem } from "../helpers/scripted-server.js";
 
 // ---------------------------------------------------------------------------------------
 // Seeded randomness
@@ -68,13 +67,6 @@ export function drillRng(drill: string): Rng {
 
 // ---------------------------------------------------------------------------------------
 // Steps and environment
-
-/** One model step as the scripted server sends it. */
-export function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
-  return {
-    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
-  };
-}
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -17,8 +17,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
-import { allAuditEvents, drillRng, median, rssKiB, sleep, step } from "./lib.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { allAuditEvents, drillRng, median, rssKiB, sleep } from "./lib.js";
 
 /**
  * Poll period and tick count: 400 × 100 ms ≈ 40 s plus the firings' own time. A longer soak

@@ -1,7 +1,13 @@
-/** End-to-end runs of the built CLI against the scripted OpenAI-compatible server. */
+/**
+ * End-to-end runs of the built CLI against the scripted OpenAI-compatible server: what needs
+ * the real binary (argv, stdout, exit codes, the home on disk, signals). The loop's own
+ * decisions — corrections, limits, compaction, denials, parallel — run in process in
+ * test/agent/loop-runs.test.ts.
+ */
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import {
@@ -46,14 +52,6 @@ function transcript(id: string): { role: string; content: string }[] {
     .split("\n")
     .map((l) => JSON.parse(l));
 }
-function auditEvents(): Record<string, unknown>[] {
-  return fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
-
 const multiToolScript = (): ScriptItem[] => [
   step("glob", { pattern: "src/**/*.ts" }),
   step("grep", { pattern: "TODO", path: "src/b.ts" }),
@@ -91,7 +89,7 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     expect(t[1]!.content).toBe("count the ts files");
     expect(t[3]!.content).toContain("src/b.ts");
 
-    const events = auditEvents();
+    const events = auditEvents(home);
     expect(events.map((e) => e.kind)).toEqual([
       "run",
       ...Array(3).fill(["thought", "tool_call", "observation"]).flat(),
@@ -154,56 +152,7 @@ describe("-e output and options", () => {
   });
 });
 
-describe("invalid steps", () => {
-  it("are corrected and never executed, then the run fails after the limit", async () => {
-    const marker = path.join(project, "should-not-exist");
-    const r = await scoot(
-      [
-        { reply: "I think I will list the files." },
-        {
-          reply: `${JSON.stringify({ thought: "a", action: "bash", action_input: `touch ${marker}` })} ${JSON.stringify({ thought: "b", action: "final", action_input: "x" })}`,
-        },
-        step("teleport", "somewhere"),
-      ],
-      ["-e", "go"],
-    );
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/3 invalid steps in a row/);
-    expect(fs.existsSync(marker)).toBe(false);
-    const bodies = server!.completions().map((q) => JSON.stringify(q.body));
-    expect(bodies[1]).toContain("contains no JSON object");
-    expect(bodies[2]).toContain("contains 2 JSON objects");
-    const kinds = auditEvents().map((e) => e.kind);
-    expect(kinds.filter((k) => k === "system_error")).toHaveLength(4);
-    expect(kinds).not.toContain("tool_call");
-  });
-  it("a fenced step with an object action_input is accepted; a bad tool input is corrected", async () => {
-    const r = await scoot(
-      [
-        step("file_edit", { path: "README.md" }),
-        {
-          reply: '```json\n{"thought":"read","action":"file_read","action_input":{"path":"README.md"}}\n```',
-        },
-        step("final", "ok"),
-      ],
-      ["-e", "go"],
-    );
-    expect(r.code, r.stderr).toBe(0);
-    const bodies = server!.completions().map((q) => JSON.stringify(q.body));
-    expect(bodies[1]).toContain("invalid action_input for file_edit");
-    expect(bodies[2]).toContain("# Demo");
-  });
-});
-
 describe("limits and failures", () => {
-  it("max_turns without final exits 1", async () => {
-    const r = await scoot([step("glob", { pattern: "*" }), step("glob", { pattern: "*" })], ["-e", "go"], {
-      SCOOT_AGENT_MAX_TURNS: "2",
-    });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("agent.max_turns = 2");
-    expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error" });
-  });
   it("a transient 500 is retried and the run succeeds", async () => {
     const r = await scoot(
       [{ status: 500 }, { status: 429, retryAfter: 0 }, step("final", "ok")],
@@ -247,36 +196,6 @@ describe("limits and failures", () => {
   });
 });
 
-describe("context compaction", () => {
-  it("shrinks the request bodies the server receives", async () => {
-    const big = "x".repeat(3000);
-    fs.writeFileSync(path.join(project, "big.txt"), big);
-    const reads = Array.from({ length: 6 }, () => step("file_read", { path: "big.txt" }));
-    const r = await scoot([...reads, step("final", "ok")], ["-e", "go", "--trace"], {
-      SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "12000",
-    });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain("compacted");
-    const sizes = server!.completions().map((q) => q.raw.length);
-    // Without compaction each request would be ~3 KB bigger than the last.
-    expect(Math.max(...sizes.slice(4))).toBeLessThan(sizes[0]! + 12000);
-    const last = JSON.stringify(server!.completions().at(-1)!.body);
-    expect(last).toContain("[Compacted history]");
-    expect(last).toContain("Files read: big.txt");
-    // The transcript on disk keeps everything.
-    const id = sessionFiles()[0]!.replace(/\.jsonl$/, "");
-    expect(transcript(id).filter((m) => m.content.includes(big))).toHaveLength(6);
-  });
-  it("fails before calling the backend when even the minimum does not fit", async () => {
-    const r = await scoot([step("final", "never")], ["-e", "go"], {
-      SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "100",
-    });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("context_budget_bytes");
-    expect(server!.completions()).toHaveLength(0);
-  });
-});
-
 describe("policy in runs", () => {
   it("--unattended --policy unrestricted still denies bash under the default ceiling", async () => {
     const marker = path.join(project, "pwned");
@@ -286,14 +205,9 @@ describe("policy in runs", () => {
     );
     expect(r.code).toBe(0);
     expect(fs.existsSync(marker)).toBe(false);
-    const deny = auditEvents().find((e) => e.kind === "policy_deny");
+    const deny = auditEvents(home).find((e) => e.kind === "policy_deny");
     expect(deny?.msg).toMatch(/readonly/);
     expect(JSON.stringify(server!.completions()[1]!.body)).toContain("denied by policy (readonly)");
-  });
-  it("guarded denies a catastrophic command and the run goes on", async () => {
-    const r = await scoot([step("bash", "rm -rf /"), step("final", "refused")], ["-e", "go"]);
-    expect(r.code).toBe(0);
-    expect(auditEvents().map((e) => e.kind)).toContain("policy_deny");
   });
 });
 
@@ -332,36 +246,6 @@ describe("secrets", () => {
   });
 });
 
-describe("parallel and writes through the loop", () => {
-  it("parallel runs its children through the gate and returns them in call order", async () => {
-    const r = await scoot(
-      [
-        step("parallel", {
-          calls: [
-            { action: "file_read", input: { path: "README.md" } },
-            { action: "grep", input: JSON.stringify({ pattern: "beta", path: "src/b.ts" }) },
-            { action: "file_read", input: { path: ".env" } },
-          ],
-        }),
-        step("file_write", { path: "notes/out.txt", content: "written" }),
-        step("file_edit", { path: "notes/out.txt", old: "written", new: "edited" }),
-        step("final", "ok"),
-      ],
-      ["-e", "go"],
-    );
-    expect(r.code, r.stderr).toBe(0);
-    const messages = (server!.completions()[1]!.body as { messages: { content: string }[] }).messages;
-    const obs = messages.at(-1)!.content;
-    const a = obs.indexOf("# Demo");
-    const b = obs.indexOf("1:export const beta");
-    const c = obs.indexOf("denied");
-    expect(a).toBeGreaterThan(0);
-    expect(b).toBeGreaterThan(a);
-    expect(c).toBeGreaterThan(b);
-    expect(fs.readFileSync(path.join(project, "notes", "out.txt"), "utf8")).toBe("edited");
-  });
-});
-
 describe("fail closed on audit", () => {
   it("when the audit log cannot be written, no tool runs and the run fails", async () => {
     fs.mkdirSync(path.join(home, "logs", "audit.jsonl"), { recursive: true });
@@ -388,6 +272,6 @@ describe("interruption", () => {
     const left = processesWith(`sleep ${sleepArg}`);
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
-    expect(auditEvents().at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
+    expect(auditEvents(home).at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
   });
 });

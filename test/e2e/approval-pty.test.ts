@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 import {
   type ScriptedServer,
@@ -12,15 +13,14 @@ import {
   startScriptedServer,
   step,
 } from "../helpers/scripted-server.js";
-import { startScootInTmux, type TmuxSession, tmuxAvailable } from "../helpers/tmux.js";
+import { hasTmux, openTerminal, type Terminal } from "../helpers/terminal.js";
 
-const hasTmux = tmuxAvailable();
 if (!hasTmux) console.warn("approval-pty tests skipped: tmux is not installed (apt-get install tmux)");
 
 let home: string;
 let project: string;
 let server: ScriptedServer | undefined;
-let term: TmuxSession | undefined;
+let term: Terminal | undefined;
 
 beforeEach(() => {
   home = tempDir("scoot-approval-home-");
@@ -39,17 +39,11 @@ const final = (answer: string): ScriptItem => ({
   reply: { thought: "t", action: "final", action_input: answer },
 });
 
-function auditEvents(): { kind: string; msg: string }[] {
-  return fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
-
-async function repl(items: ScriptItem[], args: string[] = []): Promise<TmuxSession> {
+async function repl(items: ScriptItem[], args: string[] = []): Promise<Terminal> {
   server = await startScriptedServer(items);
-  term = await startScootInTmux(["repl", ...args], {
+  term = await openTerminal(["repl", ...args], {
+    width: 200,
+    height: 50,
     home,
     cwd: project,
     env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_STREAM: "false", NO_COLOR: "1" },
@@ -81,10 +75,10 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     const second = JSON.stringify(server!.completions()[1]!.body);
     expect(second).toContain("the user refused this file_edit call");
     expect(second).toContain("tests are frozen today");
-    const approvals = auditEvents().filter((e) => e.kind === "approval");
+    const approvals = auditEvents(home).filter((e) => e.kind === "approval");
     expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
     expect(approvals[1]!.msg).toContain("tests are frozen today");
-    expect(auditEvents().some((e) => e.kind === "tool_call")).toBe(false);
+    expect(auditEvents(home).some((e) => e.kind === "tool_call")).toBe(false);
   });
 
   it("y runs the call once, and the next call of the same tool asks again", async () => {
@@ -103,7 +97,7 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.line("y");
     await t.waitFor(/wrote twice/);
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("second\n");
-    const kinds = auditEvents()
+    const kinds = auditEvents(home)
       .filter((e) => e.kind === "approval" || e.kind === "tool_call")
       .map((e) => `${e.kind} ${e.msg.split(":")[0]}`);
     expect(kinds).toEqual([
@@ -136,7 +130,7 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.line("");
     await t.waitFor(/echoed/);
     expect(fs.existsSync(path.join(project, "pwned"))).toBe(false);
-    const approvals = auditEvents()
+    const approvals = auditEvents(home)
       .filter((e) => e.kind === "approval")
       .map((e) => e.msg);
     expect(approvals).toEqual([

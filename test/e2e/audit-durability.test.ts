@@ -7,9 +7,9 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { step, waitFor } from "../drills/lib.js";
+import { waitFor } from "../drills/lib.js";
 import { CLI, cleanEnv, collect, REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
-import { startScriptedServer } from "../helpers/scripted-server.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 function haveStrace(): boolean {
   try {

@@ -10,7 +10,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { validateMcpServers } from "../../src/config/mcp-servers.js";
 import { writeToolsCache } from "../../src/mcp/tools-cache.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 import {
   FIXTURES,
   pidsIn,
@@ -44,9 +49,6 @@ afterEach(async () => {
   removeDir(project);
 });
 
-const step = (action: string, input: unknown): ScriptItem => ({
-  reply: { thought: action, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
-});
 const toml = (s: string) => JSON.stringify(s);
 
 function stdioServer(name: string, script: string, allowed: string[], extraArgs: string[] = []): string {

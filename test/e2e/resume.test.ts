@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -39,13 +40,6 @@ function scoot(args: string[], opts: { cwd?: string; input?: string } = {}) {
 }
 
 const sessionsDir = () => path.join(home, "state", "sessions");
-function auditEvents(): Record<string, string>[] {
-  return fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
 /** All message contents the server received in completion request `i`, joined. */
 function requestText(i: number): string {
   const body = server.completions()[i]!.body as { messages: { content: string }[] };
@@ -92,7 +86,7 @@ describe("-e, --resume, --continue", () => {
       expect(transcript).toContain(t);
 
     // Three distinct run ids; the later two name the session they resumed.
-    const runs = auditEvents().filter((e) => e.kind === "run");
+    const runs = auditEvents(home).filter((e) => e.kind === "run");
     expect(runs).toHaveLength(3);
     expect(new Set(runs.map((e) => e.run_id)).size).toBe(3);
     expect(runs.every((e) => e.session_id === id)).toBe(true);

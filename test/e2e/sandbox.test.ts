@@ -14,7 +14,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { bwrapWorks, processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const OUTSIDE_ROOT = "/var/tmp";
 
@@ -50,10 +50,6 @@ afterEach(async () => {
   removeDir(outside);
   removeDir(project);
 });
-
-function step(action: string, input: string): ScriptItem {
-  return { reply: { thought: `do ${action}`, action, action_input: input } };
-}
 
 async function scoot(commands: string[], env: Record<string, string> = {}, args: string[] = []) {
   server = await startScriptedServer([...commands.map((c) => step("bash", c)), step("final", "done")]);

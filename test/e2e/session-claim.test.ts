@@ -8,9 +8,9 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { step, waitFor } from "../drills/lib.js";
+import { waitFor } from "../drills/lib.js";
 import { collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
-import { startScriptedServer } from "../helpers/scripted-server.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 let home: string;
 beforeEach(() => {

@@ -6,7 +6,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 let home: string;
 let project: string;
@@ -126,9 +131,6 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
 
 describe("a server that streams every reply", () => {
   it("a multi-turn run keeps streaming: every request asks for it", async () => {
-    const step = (action: string, input: string) => ({
-      reply: { thought: "t", action, action_input: input },
-    });
     server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "streamed twice")], {
       streaming: "sse",
       ssePieces: 4,
@@ -163,9 +165,6 @@ describe("servers that stream when not asked", () => {
 
 describe("servers that do not stream", () => {
   it("a server answering stream:true with plain JSON works, and later turns stop asking", async () => {
-    const step = (action: string, input: string) => ({
-      reply: { thought: "t", action, action_input: input },
-    });
     server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "plain works")]);
     const r = await collect(spawnScoot(["--trace", "-e", "go"]));
     expect(r.code).toBe(0);

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const FROM_ENV = "envcred-7f3a9c1e5b";
 const INLINE = "inlinecred-2d8e4b6a0c";
@@ -34,10 +34,6 @@ afterEach(async () => {
   }
   removeDir(home);
 });
-
-function step(input: object): ScriptItem {
-  return { reply: { thought: "call", action: "mcp_call", action_input: JSON.stringify(input) } };
-}
 
 function everyText(): string {
   const files: string[] = [];
@@ -81,7 +77,7 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
       ].join("\n"),
     );
     model = await startScriptedServer([
-      step({ server: "echoer", tool: "t", args: {} }),
+      step("mcp_call", { server: "echoer", tool: "t", args: {} }, "call"),
       { reply: { thought: "done", action: "final", action_input: "ok" } },
     ]);
     const r = await runCli(["-e", "call it", "--trace", "--session-id", "mcp1"], {
@@ -130,7 +126,7 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
       ].join("\n"),
     );
     model = await startScriptedServer([
-      step({ server: "leaky", tool: "t", args: {} }),
+      step("mcp_call", { server: "leaky", tool: "t", args: {} }, "call"),
       { reply: { thought: "done", action: "final", action_input: "ok" } },
     ]);
     const r = await runCli(["-e", "call it", "--trace"], {

@@ -8,6 +8,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg } from "../helpers/procs.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
@@ -66,13 +67,6 @@ function runConsumer(file: string, source: string, env: Record<string, string>) 
   );
 }
 
-const auditLines = () =>
-  fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { session_id: string; kind: string; msg: string; run_id?: string });
-
 describe("the packed library in a separate ESM project", () => {
   it("runs a goal against the scripted server: answer, ids, usage, audit; nothing on stdout", async () => {
     fs.writeFileSync(path.join(consumer, "data.txt"), "forty-two\n");
@@ -109,7 +103,7 @@ fs.writeFileSync("run-result.json", JSON.stringify({ out, events, policy: scoot.
     expect(out.runId).toMatch(/^run-/);
     expect(out.usage.total_tokens).toBeGreaterThan(0);
     expect(events).toEqual(expect.arrayContaining(["run", "step", "running", "observation", "final"]));
-    const audit = auditLines().filter((e) => e.session_id === out.sessionId);
+    const audit = auditEvents(home).filter((e) => e.session_id === out.sessionId);
     // `backend` lines are debug level: not in the default audit.
     expect(audit.map((e) => e.kind)).toEqual([
       "run",
@@ -150,7 +144,7 @@ fs.writeFileSync("cancel-result.json", JSON.stringify({ out, tookMs }));
     expect(out.answer).toBeUndefined();
     expect(tookMs).toBeLessThan(20_000);
     expect(processesWith(tag)).toEqual([]);
-    const audit = auditLines().filter((e) => e.session_id === out.sessionId);
+    const audit = auditEvents(home).filter((e) => e.session_id === out.sessionId);
     expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes(tag))).toBe(true);
     expect(audit.at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
   });

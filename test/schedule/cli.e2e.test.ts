@@ -3,6 +3,7 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { type CliResult, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -40,17 +41,6 @@ function spawnScoot(args: string[]): ChildProcess {
   const child = spawnCli(args, { home, env: env() });
   children.push(child);
   return child;
-}
-
-function auditEvents(sessionId: string): { kind: string; msg: string }[] {
-  const file = path.join(home, "logs", "audit.jsonl");
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l))
-    .filter((e) => e.session_id === sessionId);
 }
 
 function daemonState(): Record<string, unknown> | undefined {
@@ -110,7 +100,9 @@ describe("schedule run", () => {
     const goals = server.completions().map((q) => JSON.stringify(q.body));
     expect(goals.filter((g) => g.includes('"tick"'))).toHaveLength(3);
     expect(goals.filter((g) => g.includes('"hour"'))).toHaveLength(1);
-    expect(auditEvents("job-fast").filter((e) => e.kind === "run")).toHaveLength(3);
+    expect(
+      auditEvents(home, { sessionId: "job-fast", missingOk: true }).filter((e) => e.kind === "run"),
+    ).toHaveLength(3);
     expect(r.stderr).toMatch(/scheduler stopped after 3 tick\(s\) \(ticks\)/);
   });
 
@@ -176,7 +168,7 @@ describe("schedule run", () => {
     const r = await scoot(["schedule", "run", "--ticks", "1"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/job g: mode "guarded" runs as "readonly"/);
-    const events = auditEvents("job-g");
+    const events = auditEvents(home, { sessionId: "job-g", missingOk: true });
     const deny = events.find((e) => e.kind === "policy_deny");
     expect(deny?.msg).toMatch(/^bash echo pwned/);
     expect(events.some((e) => e.kind === "tool_call")).toBe(false);
@@ -202,9 +194,13 @@ describe("schedule run", () => {
     server.push({ status: 401, body: { error: { message: "invalid api key" } } }, final("ok"));
     const r = await scoot(["schedule", "run", "--ticks", "1"]);
     expect(r.code, r.stderr).toBe(0);
-    const broken = auditEvents("job-broken").filter((e) => e.kind === "system_error");
+    const broken = auditEvents(home, { sessionId: "job-broken", missingOk: true }).filter(
+      (e) => e.kind === "system_error",
+    );
     expect(broken.map((e) => e.msg).join("\n")).toMatch(/job broken run failed: .*invalid api key/);
-    expect(auditEvents("job-fine").some((e) => e.kind === "final")).toBe(true);
+    expect(
+      auditEvents(home, { sessionId: "job-fine", missingOk: true }).some((e) => e.kind === "final"),
+    ).toBe(true);
   });
 });
 

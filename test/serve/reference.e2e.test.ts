@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 let home: string;
 let server: ScriptedServer;
@@ -19,10 +19,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
   removeDir(home);
-});
-
-const step = (action: string, input: string, thought = action): ScriptItem => ({
-  reply: { thought, action, action_input: input },
 });
 
 /** Feeds all lines at once (serve answers them in order) and returns the parsed output lines. */

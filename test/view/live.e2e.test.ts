@@ -27,7 +27,7 @@ beforeEach(() => {
   fs.writeFileSync(path.join(project, "calc.py"), "def add(a, b):\n    return a - b\n");
 });
 afterEach(async () => {
-  term?.close();
+  await term?.close();
   term = undefined;
   await server?.close();
   server = undefined;
@@ -48,7 +48,7 @@ function script(): ScriptItem[] {
 describe.skipIf(!hasTmux)("the live view on a terminal", () => {
   it("shows a spinner, tool lines with previews, the diff and a usage line; the answer once", async () => {
     server = await startScriptedServer(script());
-    term = openTerminal(["-e", "fix calc.py"], {
+    term = await openTerminal(["-e", "fix calc.py"], {
       cwd: project,
       env: { SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url },
     });
@@ -69,7 +69,7 @@ describe.skipIf(!hasTmux)("the live view on a terminal", () => {
     expect(screen).toMatch(/3 turns · 2 tool calls · \d+ tokens \(\d+ in, \d+ out\) · context .+ · \d+\.\ds/);
     expect(screen.split("fixed the sign").length - 1).toBe(1);
     // Colour: the removed line is red, the added green.
-    const coloured = term.screenWithEscapes();
+    const coloured = await term.screenWithEscapes();
     expect(coloured).toContain(`${ESC}[31m-    return a - b`);
     expect(coloured).toContain(`${ESC}[32m+    return a + b`);
     expect(fs.readFileSync(path.join(project, "calc.py"), "utf8")).toContain("return a + b");
@@ -82,15 +82,15 @@ describe.skipIf(!hasTmux)("the live view on a terminal", () => {
     ]) {
       server = await startScriptedServer(script());
       fs.writeFileSync(path.join(project, "calc.py"), "def add(a, b):\n    return a - b\n");
-      term = openTerminal([...extra.args, "-e", "fix calc.py"], {
+      term = await openTerminal([...extra.args, "-e", "fix calc.py"], {
         cwd: project,
         env: { SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url, ...extra.env },
       });
       await term.waitFor("[exit ");
-      const coloured = term.screenWithEscapes();
+      const coloured = await term.screenWithEscapes();
       expect(coloured).toContain("+    return a + b");
       expect(coloured).not.toMatch(/\x1b\[3[12]m/);
-      term.close();
+      await term.close();
       term = undefined;
       await server.close();
       server = undefined;
@@ -103,7 +103,7 @@ describe.skipIf(!hasTmux)("the live view on a terminal", () => {
       step("file_write", { path: "/etc/scoot-view-test", content: "x" }),
       { reply: { thought: "ok", action: "final", action_input: "could not" } },
     ]);
-    term = openTerminal(["-e", "write outside"], {
+    term = await openTerminal(["-e", "write outside"], {
       cwd: project,
       env: { SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url },
     });
@@ -119,7 +119,7 @@ describe.skipIf(!hasTmux)("--trace on a terminal", () => {
       [{ reply: { thought: "t", action: "final", action_input: "streamed answer in pieces" } }],
       { streaming: "sse", ssePieces: 8 },
     );
-    term = openTerminal(["--trace", "-e", "hi"], {
+    term = await openTerminal(["--trace", "-e", "hi"], {
       cwd: project,
       env: { SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server.url },
     });

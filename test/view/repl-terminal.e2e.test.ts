@@ -21,7 +21,7 @@ beforeEach(() => {
   fs.mkdirSync(project, { recursive: true });
 });
 afterEach(async () => {
-  term?.close();
+  await term?.close();
   term = undefined;
   await server?.close();
   server = undefined;
@@ -38,7 +38,7 @@ function userTexts(s: ScriptedServer, i: number): string[] {
   return body.messages.filter((m) => m.role === "user").map((m) => m.content);
 }
 
-function repl(args: string[] = []): Terminal {
+function repl(args: string[] = []): Promise<Terminal> {
   return openTerminal(["repl", ...args], {
     cwd: project,
     env: { SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: server!.url },
@@ -48,33 +48,33 @@ function repl(args: string[] = []): Terminal {
 describe.skipIf(!hasTmux)("the REPL on a terminal", () => {
   it("Ctrl-C discards the half-typed line: the next goal is sent alone", async () => {
     server = await startScriptedServer([final("only the new one")]);
-    term = repl();
+    term = await repl();
     await term.waitFor("scoot> ");
-    term.keys(["half"], { literal: true });
+    await term.type("half");
     await term.waitFor("scoot> half");
-    term.keys(["C-c"]);
+    await term.keys("C-c");
     await term.waitFor("^C");
-    term.keys(["new goal"], { literal: true });
-    term.keys(["Enter"]);
+    await term.type("new goal");
+    await term.keys("Enter");
     await term.waitFor("only the new one");
     expect(userTexts(server, 0)).toEqual(["new goal"]);
   });
 
   it("/nonsense sends nothing to the model and prints the commands; /status names tokens", async () => {
     server = await startScriptedServer([final("first answer")]);
-    term = repl();
+    term = await repl();
     await term.waitFor("scoot> ");
-    term.keys(["/nonsense please", "Enter"]);
+    await term.keys("/nonsense please", "Enter");
     const screen = await term.waitFor("unknown command /nonsense");
     expect(screen).toContain("nothing was sent to the model");
     expect(screen).toMatch(/\/status\s+model, mode, approval, context use, tokens/);
     expect(screen).toMatch(/\/model <name>/);
     expect(server.completions()).toHaveLength(0);
-    term.keys(["a goal", "Enter"]);
+    await term.keys("a goal", "Enter");
     const after = await term.waitFor("first answer");
     // The live view's usage line after the goal names its tokens.
     expect(after).toMatch(/1 turn · 0 tool calls · \d+ tokens \(\d+ in, \d+ out\)/);
-    term.keys(["/status", "Enter"]);
+    await term.keys("/status", "Enter");
     const status = await term.waitFor(/tokens\s+\d+ \(\d+ in, \d+ out\) over 1 goal/);
     expect(status).toMatch(/model\s+scoot-test-model|model\s+\S+/);
     expect(status).toMatch(/mode\s+guarded/);
@@ -85,44 +85,44 @@ describe.skipIf(!hasTmux)("the REPL on a terminal", () => {
 
   it("/model, /clear and /compact change what the next goal sends", async () => {
     server = await startScriptedServer([final("one"), final("two"), final("three")]);
-    term = repl();
+    term = await repl();
     await term.waitFor("scoot> ");
-    term.keys(["first goal", "Enter"]);
+    await term.keys("first goal", "Enter");
     await term.waitFor("one");
-    term.keys(["/model other-model", "Enter"]);
+    await term.keys("/model other-model", "Enter");
     await term.waitFor("model other-model for the next goals");
-    term.keys(["second goal", "Enter"]);
+    await term.keys("second goal", "Enter");
     await term.waitFor(/^two$/m);
     expect((server.completions()[1]!.body as { model: string }).model).toBe("other-model");
     expect(userTexts(server, 1)).toContain("first goal");
-    term.keys(["/compact", "Enter"]);
+    await term.keys("/compact", "Enter");
     await term.waitFor(/compacted \d+ messages: \d+ → \d+ bytes/);
-    term.keys(["/clear", "Enter"]);
+    await term.keys("/clear", "Enter");
     await term.waitFor("context cleared");
-    term.keys(["third goal", "Enter"]);
+    await term.keys("third goal", "Enter");
     await term.waitFor(/^three$/m);
     expect(userTexts(server, 2)).toEqual(["third goal"]);
   });
 
   it("a pasted multi-line block is one goal", async () => {
     server = await startScriptedServer([final("got the block")]);
-    term = repl();
+    term = await repl();
     await term.waitFor("scoot> ");
-    term.paste("line one\nline two\nline three");
+    await term.paste("line one\nline two\nline three");
     await term.waitFor("line three");
     expect(server.completions()).toHaveLength(0);
-    term.keys(["Enter"]);
+    await term.keys("Enter");
     await term.waitFor("got the block");
     expect(userTexts(server, 0)).toEqual(["line one\nline two\nline three"]);
   });
 
   it("history persists across launches (0600, redacted); exit names the resume command", async () => {
     server = await startScriptedServer([final("noted"), final("again")]);
-    term = repl();
+    term = await repl();
     await term.waitFor("scoot> ");
-    term.keys(["remember sk-historysecret0123456789", "Enter"]);
+    await term.keys("remember sk-historysecret0123456789", "Enter");
     await term.waitFor("noted");
-    term.keys(["/exit", "Enter"]);
+    await term.keys("/exit", "Enter");
     const screen = await term.waitFor("[exit ");
     const id = /resume with: scoot --resume (repl-\d+-\d+)/.exec(screen)?.[1];
     expect(id, screen).toBeDefined();
@@ -131,16 +131,16 @@ describe.skipIf(!hasTmux)("the REPL on a terminal", () => {
     const saved = fs.readFileSync(file, "utf8");
     expect(saved).toContain("remember");
     expect(saved).not.toContain("sk-historysecret0123456789");
-    term.close();
+    await term.close();
 
     // --resume shows the last goal and answer; Up (past /exit) brings the redacted line back.
-    term = repl(["--resume", id!]);
+    term = await repl(["--resume", id!]);
     const resumed = await term.waitFor("scoot> ");
     expect(resumed).toContain("last goal: remember");
     expect(resumed).toContain("answer: noted");
-    term.keys(["Up"]);
+    await term.keys("Up");
     await term.waitFor("scoot> /exit");
-    term.keys(["Up"]);
+    await term.keys("Up");
     await term.waitFor("scoot> remember [REDACTED]");
   });
 });

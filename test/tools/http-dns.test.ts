@@ -1,8 +1,9 @@
 /**
  * `http_request` checks the addresses a name resolves to, at connect time (issue 11): a
  * public-looking name that /etc/hosts maps to 127.0.0.1 passes the literal-host gate but is
- * refused when connecting, directly and as a redirect hop. Through the real CLI and the
- * scripted server, guarded mode.
+ * refused when connecting, directly and as a redirect hop. Through the loop in process
+ * (test/helpers/loop.ts) with the real http_request tool, guarded mode: the model hears the
+ * refusal in its next request.
  *
  * Needs root to add /etc/hosts entries (CI runs as root); the file is restored in afterAll,
  * which runs when a test fails too. The redirect case also needs an address of this machine
@@ -17,9 +18,12 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { exitCodeFor } from "../../src/cli/run.js";
+import type { PolicyMode } from "../../src/config/schema.js";
 import { internalHost } from "../../src/policy/urls.js";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+import { type LoopHarness, loopHarness } from "../helpers/loop.js";
+import type { ScriptItem } from "../helpers/scripted-server.js";
 
 const HOSTS = "/etc/hosts";
 const IS_ROOT = process.getuid?.() === 0;
@@ -78,18 +82,15 @@ afterAll(async () => {
   await new Promise<void>((resolve) => target.close(() => resolve()));
 });
 
-let home: string;
 let project: string;
-let server: ScriptedServer | undefined;
+let h: LoopHarness | undefined;
 beforeEach(() => {
-  home = tempDir("scoot-dns-home-");
   project = tempDir("scoot-dns-proj-");
   hits = [];
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
+  await h?.backend.close();
+  h = undefined;
   removeDir(project);
 });
 
@@ -99,14 +100,22 @@ function get(url: string): ScriptItem {
   };
 }
 
+/** One run that GETs `url` and then ends; the harness keeps what the model was sent. */
+async function runThroughScoot(url: string, opts: { mode?: PolicyMode; caFile?: string } = {}) {
+  h = loopHarness([get(url), { reply: { thought: "done", action: "final", action_input: "ok" } }], {
+    cwd: project,
+    ...(opts.mode ? { mode: opts.mode } : {}),
+    configure: (c) => {
+      if (opts.caFile) c.backend.ca_file = opts.caFile;
+    },
+  });
+  return { r: await h.run("go"), h };
+}
+
 async function fetchThroughScoot(url: string): Promise<string> {
-  server = await startScriptedServer([
-    get(url),
-    { reply: { thought: "done", action: "final", action_input: "ok" } },
-  ]);
-  const r = await runCli(["-e", "go"], { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url } });
-  expect(r.code, r.stderr).toBe(0);
-  return JSON.parse(JSON.stringify(server.completions()[1]!.body)).messages.at(-1).content as string;
+  const { r, h } = await runThroughScoot(url);
+  expect(exitCodeFor(r), r.error).toBe(0);
+  return JSON.parse(JSON.stringify(h.backend.completions()[1]!.body)).messages.at(-1).content as string;
 }
 
 describe.skipIf(!IS_ROOT)("connect-time address check", () => {
@@ -163,17 +172,9 @@ describe.skipIf(!IS_ROOT)("connect-time address check", () => {
       await new Promise<void>((resolve) => secure.listen(0, "0.0.0.0", resolve));
       const port = (secure.address() as AddressInfo).port;
       try {
-        server = await startScriptedServer([
-          get(`https://${PUBLIC_NAME}:${port}/tls`),
-          { reply: { thought: "done", action: "final", action_input: "ok" } },
-        ]);
-        const r = await runCli(["-e", "go"], {
-          home,
-          cwd: project,
-          env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_CA_FILE: certFile },
-        });
-        expect(r.code, r.stderr).toBe(0);
-        expect(JSON.stringify(server.completions()[1]!.body)).toContain("secure named hello");
+        const { r, h } = await runThroughScoot(`https://${PUBLIC_NAME}:${port}/tls`, { caFile: certFile });
+        expect(exitCodeFor(r), r.error).toBe(0);
+        expect(JSON.stringify(h.backend.completions()[1]!.body)).toContain("secure named hello");
         expect(sni).toBe(PUBLIC_NAME);
         expect(seenHost).toBe(`${PUBLIC_NAME}:${port}`);
       } finally {
@@ -183,16 +184,10 @@ describe.skipIf(!IS_ROOT)("connect-time address check", () => {
     },
   );
   it("unrestricted mode does not check (the operator's choice)", async () => {
-    server = await startScriptedServer([
-      get(`http://${LOOP_NAME}:${targetPort}/free`),
-      { reply: { thought: "done", action: "final", action_input: "ok" } },
-    ]);
-    const r = await runCli(["-e", "go", "--policy", "unrestricted"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+    const { r, h } = await runThroughScoot(`http://${LOOP_NAME}:${targetPort}/free`, {
+      mode: "unrestricted",
     });
-    expect(r.code, r.stderr).toBe(0);
-    expect(JSON.stringify(server.completions()[1]!.body)).toContain("internal service body");
+    expect(exitCodeFor(r), r.error).toBe(0);
+    expect(JSON.stringify(h.backend.completions()[1]!.body)).toContain("internal service body");
   });
 });

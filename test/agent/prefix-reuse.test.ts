@@ -4,21 +4,23 @@
  * server received the share of request bytes that are a byte-identical prefix of the
  * previous request. Compaction with hysteresis keeps it high; compacting on every turn
  * (the old behaviour) would leave only the system prompt in common once the budget is hit.
+ * The loop runs in process (test/helpers/loop.ts): which messages each request carries is
+ * the loop's decision, and the in-process backend records each request as the server would.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { exitCodeFor } from "../../src/cli/run.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+import { type LoopHarness, loopHarness } from "../helpers/loop.js";
+import type { ScriptItem } from "../helpers/scripted-server.js";
 
 const TURNS = 40;
 const BUDGET = 16_000;
 
-let home: string;
 let project: string;
-let server: ScriptedServer | undefined;
+let h: LoopHarness | undefined;
 beforeEach(() => {
-  home = tempDir("scoot-home-");
   project = tempDir("scoot-proj-");
   for (let i = 0; i < 8; i++) {
     fs.writeFileSync(
@@ -28,8 +30,7 @@ beforeEach(() => {
   }
 });
 afterEach(async () => {
-  await server?.close();
-  removeDir(home);
+  await h?.backend.close();
   removeDir(project);
 });
 
@@ -63,21 +64,18 @@ it(`a ${TURNS}-turn run with a ${BUDGET}-byte budget reuses most of each request
     });
   }
   script.push({ reply: { thought: "done", action: "final", action_input: "read them all" } });
-  server = await startScriptedServer(script);
-  const r = await runCli(["--trace", "-e", "read every notes file"], {
-    home,
+  h = loopHarness(script, {
     cwd: project,
-    env: {
-      SCOOT_BACKEND_BASE_URL: server.url,
-      SCOOT_AGENT_MAX_TURNS: String(TURNS + 5),
-      SCOOT_AGENT_CONTEXT_BUDGET_BYTES: String(BUDGET),
+    configure: (c) => {
+      c.agent.max_turns = TURNS + 5;
+      c.agent.context_budget_bytes = BUDGET;
     },
-    timeoutMs: 60_000,
   });
-  expect(r.code, r.stderr).toBe(0);
-  const raws = server.completions().map((q) => q.raw);
+  const r = await h.run("read every notes file");
+  expect(exitCodeFor(r), r.error).toBe(0);
+  const raws = h.backend.completions().map((q) => q.raw);
   expect(raws).toHaveLength(TURNS);
-  const compactions = (r.stderr.match(/\[trace\] compacted/g) ?? []).length;
+  const compactions = (h.trace().match(/\[trace\] compacted/g) ?? []).length;
   // The budget was reached, more than once, but not on every turn.
   expect(compactions).toBeGreaterThan(1);
   expect(compactions).toBeLessThan(TURNS / 3);
