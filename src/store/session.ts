@@ -16,6 +16,15 @@ import { type HeldLock, tryLock } from "./audit-lock.js";
 import { fileSize, needsLeadingNewline, numberedSiblings } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
 import { redact } from "./redact.js";
+import {
+  entryLine,
+  indexLine,
+  loadSessionIndex,
+  lookupEntry,
+  saveSessionIndex,
+  stampFiles,
+  type TranscriptStamps,
+} from "./session-index.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
 /** Retired parts kept per session: 64 × 8 MiB of one conversation before the oldest goes. */
@@ -272,7 +281,12 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
   return { messages, firstUser: firstUser ?? "" };
 }
 
-/** Every transcript, newest first by modification time; `.1` rotated parts are read with their live file. */
+/**
+ * Every transcript, newest first by modification time; `.1` rotated parts are read with their
+ * live file. A transcript whose files are unchanged since the last listing is taken from the
+ * listing index (session-index.ts) without being opened; the index is rewritten only when
+ * what it should hold changed.
+ */
 export function listSessions(sessionsDir: string): { sessions: SessionSummary[]; warnings: string[] } {
   let names: string[];
   try {
@@ -289,7 +303,9 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
     retired.set(m[1]!, list);
   }
   const warnings: string[] = [];
-  const found: { id: string; file: string; modified: number }[] = [];
+  // Each file's stamp is kept as text, not its Stats: thousands of Stats objects alive at once
+  // would cost the listing more memory than everything it prints.
+  const found: { id: string; name: string; file: string; modified: number; live: TranscriptStamps }[] = [];
   for (const name of names) {
     if (!name.endsWith(".jsonl")) continue;
     const file = path.join(sessionsDir, name);
@@ -306,24 +322,57 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
       );
       continue;
     }
-    const modified = st.mtimeMs;
-    found.push({ id: name.slice(0, -".jsonl".length), file, modified });
+    const live = stampFiles([{ part: 0, st }]);
+    found.push({ id: name.slice(0, -".jsonl".length), name, file, modified: st.mtimeMs, live });
   }
   // Sorted before any file is opened: a caller that shows only the newest reads only those.
   found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
+  const index = loadSessionIndex(sessionsDir);
+  const kept = new Map<string, string>();
+  let indexChanged = false;
+  const now = Date.now();
   const sessions: SessionSummary[] = [];
   for (const s of found) {
     // Retired parts are found in the listing: a readdir per session would cost more.
-    const parts = [
-      ...(retired.get(`${s.id}.jsonl`) ?? []).sort((a, b) => a - b).map((n) => `${s.file}.${n}`),
-      s.file,
-    ];
+    const partNumbers = (retired.get(s.name) ?? []).sort((a, b) => a - b);
     try {
-      const { messages, firstUser } = summariseTranscript(parts, warnings);
-      sessions.push({ id: s.id, modified: s.modified, messages, firstUser });
+      const stamps = partNumbers.length === 0 ? s.live : withParts(s.file, partNumbers, s.live);
+      let entry = lookupEntry(index, s.name, stamps);
+      const cached = entry !== undefined;
+      if (entry === undefined) {
+        const own: string[] = [];
+        const parts = [...partNumbers.map((n) => `${s.file}.${n}`), s.file];
+        const { messages, firstUser } = summariseTranscript(parts, own);
+        entry = { messages, firstUser, warnings: own };
+      }
+      for (const w of entry.warnings) warnings.push(w);
+      sessions.push({ id: s.id, modified: s.modified, messages: entry.messages, firstUser: entry.firstUser });
+      const line = cached ? indexLine(index, s.name) : entryLine(s.name, stamps, entry, now);
+      if (line !== undefined) {
+        kept.set(s.name, line);
+        if (!cached) indexChanged = true;
+      }
     } catch (e) {
-      warnings.push(`skipped ${path.basename(s.file)}: ${(e as Error).message}`);
+      warnings.push(`skipped ${s.name}: ${(e as Error).message}`);
     }
   }
+  if (indexChanged || kept.size !== index.lines.size) saveSessionIndex(sessionsDir, kept);
   return { sessions, warnings };
+}
+
+/** The stamps of a transcript's retired parts (one removed since readdir is left out), then the live file's. */
+function withParts(file: string, partNumbers: number[], live: TranscriptStamps): TranscriptStamps {
+  const files: { part: number; st: fs.Stats }[] = [];
+  for (const n of partNumbers) {
+    try {
+      files.push({ part: n, st: fs.lstatSync(`${file}.${n}`) });
+    } catch {
+      // removed since readdir
+    }
+  }
+  const parts = stampFiles(files);
+  return {
+    text: parts.text === "" ? live.text : `${parts.text},${live.text}`,
+    changed: Math.max(parts.changed, live.changed),
+  };
 }
