@@ -46,7 +46,10 @@ export interface TranscriptStamps {
   changed: number;
 }
 
-export function stampFiles(files: readonly { part: number; st: fs.Stats }[]): TranscriptStamps {
+/** What a stamp takes of a file's stat. */
+export type StampedStat = Pick<fs.Stats, "size" | "mtimeMs" | "ctimeMs" | "ino" | "dev">;
+
+export function stampFiles(files: readonly { part: number; st: StampedStat }[]): TranscriptStamps {
   let text = "";
   let changed = 0;
   for (const { part, st } of files) {
@@ -64,22 +67,29 @@ export interface IndexEntry {
 }
 
 /**
- * The index as read: its text, and where each transcript's line starts (just after the name
- * and its tab). Lines are cut out and decoded only when their transcript is listed and its
- * stamps match, so reading the index allocates little and a damaged line costs only its own
- * transcript a read.
+ * The index as read: its text, and a cursor. The index is written in listing order (newest
+ * first) and read in the same order, so the next transcript's line is nearly always the one
+ * at the cursor: found without building a table or a string per line (a listing of thousands
+ * then allocates little beyond what it prints). Only when the order changed is a table of
+ * every line's start built, once. Lines are decoded only when their stamps match, so a
+ * damaged line costs only its own transcript a read.
  */
 export interface SessionIndex {
   text: string;
-  lines: Map<string, number>;
+  /** Where the line after the last one found at the cursor starts. */
+  cursor: number;
+  /** How many entry lines the index holds (deleted transcripts leave it smaller next time). */
+  lines: number;
+  byName?: Map<string, number>;
 }
+
 export function indexPath(sessionsDir: string): string {
   return path.join(sessionsDir, SESSION_INDEX_NAME);
 }
 
-/** The remembered lines by transcript name; empty when there is no usable index. */
+/** The remembered lines; empty when there is no usable index. */
 export function loadSessionIndex(sessionsDir: string): SessionIndex {
-  const index: SessionIndex = { text: "", lines: new Map() };
+  const empty: SessionIndex = { text: "", cursor: 0, lines: 0 };
   let text: string;
   let fd: number | undefined;
   try {
@@ -89,44 +99,62 @@ export function loadSessionIndex(sessionsDir: string): SessionIndex {
       fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW,
     );
     const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > SESSION_INDEX_MAX_BYTES) return index;
+    if (!st.isFile() || st.size > SESSION_INDEX_MAX_BYTES) return empty;
     text = fs.readFileSync(fd, "utf8");
   } catch {
-    return index;
+    return empty;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
   // The last line ends with a newline: an index cut short (by a writer that did not rename,
   // or a copy) is not trusted at all.
-  if (!text.startsWith(`${HEADER}\n`) || !text.endsWith("\n")) return index;
-  index.text = text;
-  let at = HEADER.length + 1;
-  while (at < text.length) {
-    const end = text.indexOf("\n", at);
-    const tab = text.indexOf("\t", at);
-    if (tab !== -1 && tab < end) index.lines.set(text.slice(at, tab), tab + 1);
-    at = end + 1;
+  if (!text.startsWith(`${HEADER}\n`) || !text.endsWith("\n")) return empty;
+  let lines = 0;
+  for (let at = text.indexOf("\n", HEADER.length + 1); at !== -1; at = text.indexOf("\n", at + 1)) lines += 1;
+  return { text, cursor: HEADER.length + 1, lines };
+}
+
+const TAB = 9;
+
+/** Where the line of transcript `name` starts in the index, if it has one. */
+export function findLine(index: SessionIndex, name: string): number | undefined {
+  const { text, cursor } = index;
+  if (
+    cursor < text.length &&
+    text.startsWith(name, cursor) &&
+    text.charCodeAt(cursor + name.length) === TAB
+  ) {
+    index.cursor = text.indexOf("\n", cursor) + 1;
+    return cursor;
   }
-  return index;
+  if (index.byName === undefined) {
+    index.byName = new Map();
+    for (let at = HEADER.length + 1; at < text.length; at = text.indexOf("\n", at) + 1) {
+      const tab = text.indexOf("\t", at);
+      if (tab !== -1 && tab < text.indexOf("\n", at)) index.byName.set(text.slice(at, tab), at);
+    }
+  }
+  return index.text === "" ? undefined : index.byName.get(name);
 }
 
-/** The remembered line of `name` (after the name and tab), if the index has one. */
-export function indexLine(index: SessionIndex, name: string): string | undefined {
-  const start = index.lines.get(name);
-  return start === undefined ? undefined : index.text.slice(start, index.text.indexOf("\n", start));
+/** The whole line starting at `start`, without its newline. */
+export function lineAt(index: SessionIndex, start: number): string {
+  return index.text.slice(start, index.text.indexOf("\n", start));
 }
 
-/** The remembered entry of `name` when it was read from files with exactly these stamps. */
+/** The entry of the line at `start` (transcript `name`) when it was read from files with exactly these stamps. */
 export function lookupEntry(
   index: SessionIndex,
+  start: number,
   name: string,
   stamps: TranscriptStamps,
 ): IndexEntry | undefined {
-  const start = index.lines.get(name);
-  if (start === undefined || !index.text.startsWith(`${stamps.text}\t`, start)) return undefined;
+  const { text } = index;
+  const at = start + name.length + 1;
+  if (!text.startsWith(stamps.text, at) || text.charCodeAt(at + stamps.text.length) !== TAB) return undefined;
   try {
-    const from = start + stamps.text.length + 1;
-    const v = JSON.parse(index.text.slice(from, index.text.indexOf("\n", from))) as unknown;
+    const from = at + stamps.text.length + 1;
+    const v = JSON.parse(text.slice(from, text.indexOf("\n", from))) as unknown;
     return isEntry(v) ? { messages: v[0], firstUser: v[1], warnings: v[2] } : undefined;
   } catch {
     return undefined;
@@ -142,9 +170,9 @@ function isEntry(v: unknown): v is [number, string, string[]] {
 }
 
 /**
- * The index line (after the name) for `entry`, or undefined when it is not to be remembered:
- * a name that does not fit on one line, a long first message, many warnings, or files changed
- * within the racy window before `now`.
+ * The index line for `entry`, or undefined when it is not to be remembered: a name that does
+ * not fit on one line, a long first message, many warnings, or files changed within the racy
+ * window before `now`.
  */
 export function entryLine(
   name: string,
@@ -157,17 +185,21 @@ export function entryLine(
     return undefined;
   if (now - stamps.changed < INDEX_RACY_WINDOW_MS) return undefined;
   // JSON.stringify escapes newlines and tabs inside strings: the entry stays on its line.
-  return `${stamps.text}\t${JSON.stringify([entry.messages, entry.firstUser, entry.warnings])}`;
+  return `${name}\t${stamps.text}\t${JSON.stringify([entry.messages, entry.firstUser, entry.warnings])}`;
 }
 
 /**
- * Replaces the index with `lines` (name → entryLine). A failure (a read-only or full disk)
- * leaves the old index or none: the listing it came from is already complete, and the next
- * one reads again.
+ * Replaces the index with `lines`, in order: each a new line, or where a line of `index` that
+ * still holds starts. A failure (a read-only or full disk) leaves the old index or none: the
+ * listing it came from is already complete, and the next one reads again.
  */
-export function saveSessionIndex(sessionsDir: string, lines: ReadonlyMap<string, string>): void {
+export function saveSessionIndex(
+  sessionsDir: string,
+  index: SessionIndex,
+  lines: readonly (string | number)[],
+): void {
   const parts = [HEADER];
-  for (const [name, line] of lines) parts.push(`${name}\t${line}`);
+  for (const l of lines) parts.push(typeof l === "string" ? l : lineAt(index, l));
   const text = `${parts.join("\n")}\n`;
   if (Buffer.byteLength(text) > SESSION_INDEX_MAX_BYTES) return;
   const target = indexPath(sessionsDir);

@@ -18,9 +18,10 @@ import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } fr
 import { redact } from "./redact.js";
 import {
   entryLine,
-  indexLine,
+  findLine,
   loadSessionIndex,
   lookupEntry,
+  type StampedStat,
   saveSessionIndex,
   stampFiles,
   type TranscriptStamps,
@@ -287,7 +288,11 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
  * listing index (session-index.ts) without being opened; the index is rewritten only when
  * what it should hold changed.
  */
-export function listSessions(sessionsDir: string): { sessions: SessionSummary[]; warnings: string[] } {
+export function listSessions(
+  sessionsDir: string,
+  /** The listing's clock, for the index's racy window only (tests list "later" with it). */
+  now = Date.now(),
+): { sessions: SessionSummary[]; warnings: string[] } {
   let names: string[];
   try {
     names = fs.readdirSync(sessionsDir);
@@ -303,9 +308,11 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
     retired.set(m[1]!, list);
   }
   const warnings: string[] = [];
-  // Each file's stamp is kept as text, not its Stats: thousands of Stats objects alive at once
-  // would cost the listing more memory than everything it prints.
-  const found: { id: string; name: string; file: string; modified: number; live: TranscriptStamps }[] = [];
+  // What the index stamps of each live file waits in one typed array (STAMPED numbers a
+  // file) until the file's turn: thousands of Stats or stamp objects alive across the sort
+  // made the listing's heap grow by more than everything it prints.
+  const stamped = new Float64Array(names.length * STAMPED);
+  const found: { id: string; name: string; file: string; modified: number; slot: number }[] = [];
   for (const name of names) {
     if (!name.endsWith(".jsonl")) continue;
     const file = path.join(sessionsDir, name);
@@ -322,47 +329,61 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
       );
       continue;
     }
-    const live = stampFiles([{ part: 0, st }]);
-    found.push({ id: name.slice(0, -".jsonl".length), name, file, modified: st.mtimeMs, live });
+    const slot = found.length * STAMPED;
+    stamped.set([st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev], slot);
+    found.push({ id: name.slice(0, -".jsonl".length), name, file, modified: st.mtimeMs, slot });
   }
   // Sorted before any file is opened: a caller that shows only the newest reads only those.
   found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
   const index = loadSessionIndex(sessionsDir);
-  const kept = new Map<string, string>();
+  // The next index, in listing order: a new line, or where a still-valid old line starts.
+  const kept: (string | number)[] = [];
   let indexChanged = false;
-  const now = Date.now();
   const sessions: SessionSummary[] = [];
   for (const s of found) {
     // Retired parts are found in the listing: a readdir per session would cost more.
     const partNumbers = (retired.get(s.name) ?? []).sort((a, b) => a - b);
     try {
-      const stamps = partNumbers.length === 0 ? s.live : withParts(s.file, partNumbers, s.live);
-      let entry = lookupEntry(index, s.name, stamps);
-      const cached = entry !== undefined;
-      if (entry === undefined) {
+      const k = s.slot;
+      const live = {
+        size: stamped[k]!,
+        mtimeMs: stamped[k + 1]!,
+        ctimeMs: stamped[k + 2]!,
+        ino: stamped[k + 3]!,
+        dev: stamped[k + 4]!,
+      };
+      const stamps = transcriptStamps(s.file, partNumbers, live);
+      const start = findLine(index, s.name);
+      let entry = start === undefined ? undefined : lookupEntry(index, start, s.name, stamps);
+      if (entry !== undefined) {
+        kept.push(start!);
+      } else {
         const own: string[] = [];
         const parts = [...partNumbers.map((n) => `${s.file}.${n}`), s.file];
         const { messages, firstUser } = summariseTranscript(parts, own);
         entry = { messages, firstUser, warnings: own };
+        const line = entryLine(s.name, stamps, entry, now);
+        if (line !== undefined) {
+          kept.push(line);
+          indexChanged = true;
+        }
       }
       for (const w of entry.warnings) warnings.push(w);
       sessions.push({ id: s.id, modified: s.modified, messages: entry.messages, firstUser: entry.firstUser });
-      const line = cached ? indexLine(index, s.name) : entryLine(s.name, stamps, entry, now);
-      if (line !== undefined) {
-        kept.set(s.name, line);
-        if (!cached) indexChanged = true;
-      }
     } catch (e) {
       warnings.push(`skipped ${s.name}: ${(e as Error).message}`);
     }
   }
-  if (indexChanged || kept.size !== index.lines.size) saveSessionIndex(sessionsDir, kept);
+  if (indexChanged || kept.length !== index.lines) saveSessionIndex(sessionsDir, index, kept);
   return { sessions, warnings };
 }
 
-/** The stamps of a transcript's retired parts (one removed since readdir is left out), then the live file's. */
-function withParts(file: string, partNumbers: number[], live: TranscriptStamps): TranscriptStamps {
-  const files: { part: number; st: fs.Stats }[] = [];
+/** How many numbers of a live file's stat listSessions keeps for its stamp. */
+const STAMPED = 5;
+
+/** The stamps of a transcript's files: retired parts (one removed since readdir is left out), then the live file. */
+function transcriptStamps(file: string, partNumbers: number[], live: StampedStat): TranscriptStamps {
+  const files: { part: number; st: StampedStat }[] = [];
   for (const n of partNumbers) {
     try {
       files.push({ part: n, st: fs.lstatSync(`${file}.${n}`) });
@@ -370,9 +391,6 @@ function withParts(file: string, partNumbers: number[], live: TranscriptStamps):
       // removed since readdir
     }
   }
-  const parts = stampFiles(files);
-  return {
-    text: parts.text === "" ? live.text : `${parts.text},${live.text}`,
-    changed: Math.max(parts.changed, live.changed),
-  };
+  files.push({ part: 0, st: live });
+  return stampFiles(files);
 }
