@@ -46,7 +46,9 @@ export function recordSessionMeta(sessionsDir: string, id: string, cwd: string):
 export function readSessionMeta(sessionsDir: string, id: string): SessionMeta | undefined {
   try {
     const file = metaPath(sessionsDir, id);
-    if (fs.statSync(file).size > MAX_META_BYTES) return undefined;
+    // No exception for the common missing sidecar: `sessions list` asks for every session.
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (st === undefined || st.size > MAX_META_BYTES) return undefined;
     const v = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<SessionMeta>;
     if (typeof v.project_root !== "string") return undefined;
     return { project_root: v.project_root, created: typeof v.created === "string" ? v.created : "" };

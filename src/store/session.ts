@@ -16,6 +16,16 @@ import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import { fileSize, needsLeadingNewline, numberedSiblings } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
+import {
+  entryLine,
+  findLine,
+  loadSessionIndex,
+  lookupEntry,
+  type StampedStat,
+  saveSessionIndex,
+  stampFiles,
+  type TranscriptStamps,
+} from "./session-index.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
 /** Retired parts kept per session: 64 × 8 MiB of one conversation before the oldest goes. */
@@ -272,8 +282,17 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
   return { messages, firstUser: firstUser ?? "" };
 }
 
-/** Every transcript, newest first by modification time; `.1` rotated parts are read with their live file. */
-export function listSessions(sessionsDir: string): { sessions: SessionSummary[]; warnings: string[] } {
+/**
+ * Every transcript, newest first by modification time; `.1` rotated parts are read with their
+ * live file. A transcript whose files are unchanged since the last listing is taken from the
+ * listing index (session-index.ts) without being opened; the index is rewritten only when
+ * what it should hold changed.
+ */
+export function listSessions(
+  sessionsDir: string,
+  /** The listing's clock, for the index's racy window only (tests list "later" with it). */
+  now = Date.now(),
+): { sessions: SessionSummary[]; warnings: string[] } {
   let names: string[];
   try {
     names = fs.readdirSync(sessionsDir);
@@ -289,7 +308,11 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
     retired.set(m[1]!, list);
   }
   const warnings: string[] = [];
-  const found: { id: string; file: string; modified: number }[] = [];
+  // What the index stamps of each live file waits in one typed array (STAMPED numbers a
+  // file) until the file's turn: thousands of Stats or stamp objects alive across the sort
+  // made the listing's heap grow by more than everything it prints.
+  const stamped = new Float64Array(names.length * STAMPED);
+  const found: { id: string; name: string; file: string; modified: number; slot: number }[] = [];
   for (const name of names) {
     if (!name.endsWith(".jsonl")) continue;
     const file = path.join(sessionsDir, name);
@@ -306,24 +329,68 @@ export function listSessions(sessionsDir: string): { sessions: SessionSummary[];
       );
       continue;
     }
-    const modified = st.mtimeMs;
-    found.push({ id: name.slice(0, -".jsonl".length), file, modified });
+    const slot = found.length * STAMPED;
+    stamped.set([st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev], slot);
+    found.push({ id: name.slice(0, -".jsonl".length), name, file, modified: st.mtimeMs, slot });
   }
   // Sorted before any file is opened: a caller that shows only the newest reads only those.
   found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
+  const index = loadSessionIndex(sessionsDir);
+  // The next index, in listing order: a new line, or where a still-valid old line starts.
+  const kept: (string | number)[] = [];
+  let indexChanged = false;
   const sessions: SessionSummary[] = [];
   for (const s of found) {
     // Retired parts are found in the listing: a readdir per session would cost more.
-    const parts = [
-      ...(retired.get(`${s.id}.jsonl`) ?? []).sort((a, b) => a - b).map((n) => `${s.file}.${n}`),
-      s.file,
-    ];
+    const partNumbers = (retired.get(s.name) ?? []).sort((a, b) => a - b);
     try {
-      const { messages, firstUser } = summariseTranscript(parts, warnings);
-      sessions.push({ id: s.id, modified: s.modified, messages, firstUser });
+      const k = s.slot;
+      const live = {
+        size: stamped[k]!,
+        mtimeMs: stamped[k + 1]!,
+        ctimeMs: stamped[k + 2]!,
+        ino: stamped[k + 3]!,
+        dev: stamped[k + 4]!,
+      };
+      const stamps = transcriptStamps(s.file, partNumbers, live);
+      const start = findLine(index, s.name);
+      let entry = start === undefined ? undefined : lookupEntry(index, start, s.name, stamps);
+      if (entry !== undefined) {
+        kept.push(start!);
+      } else {
+        const own: string[] = [];
+        const parts = [...partNumbers.map((n) => `${s.file}.${n}`), s.file];
+        const { messages, firstUser } = summariseTranscript(parts, own);
+        entry = { messages, firstUser, warnings: own };
+        const line = entryLine(s.name, stamps, entry, now);
+        if (line !== undefined) {
+          kept.push(line);
+          indexChanged = true;
+        }
+      }
+      for (const w of entry.warnings) warnings.push(w);
+      sessions.push({ id: s.id, modified: s.modified, messages: entry.messages, firstUser: entry.firstUser });
     } catch (e) {
-      warnings.push(`skipped ${path.basename(s.file)}: ${(e as Error).message}`);
+      warnings.push(`skipped ${s.name}: ${(e as Error).message}`);
     }
   }
+  if (indexChanged || kept.length !== index.lines) saveSessionIndex(sessionsDir, index, kept);
   return { sessions, warnings };
+}
+
+/** How many numbers of a live file's stat listSessions keeps for its stamp. */
+const STAMPED = 5;
+
+/** The stamps of a transcript's files: retired parts (one removed since readdir is left out), then the live file. */
+function transcriptStamps(file: string, partNumbers: number[], live: StampedStat): TranscriptStamps {
+  const files: { part: number; st: StampedStat }[] = [];
+  for (const n of partNumbers) {
+    try {
+      files.push({ part: n, st: fs.lstatSync(`${file}.${n}`) });
+    } catch {
+      // removed since readdir
+    }
+  }
+  files.push({ part: 0, st: live });
+  return stampFiles(files);
 }

@@ -1,0 +1,320 @@
+/**
+ * The listing index of `state/sessions/` (README "Sessions and audit", *The listing index*):
+ * `sessions list` gives exactly what reading every transcript gives, whatever happened to the
+ * transcripts or to the index since the last listing.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { listSessions, type Message, openSession } from "../../src/store/session.js";
+import { INDEX_RACY_WINDOW_MS, indexPath, SESSION_INDEX_NAME } from "../../src/store/session-index.js";
+import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => removeDir(dir));
+
+/** A listing made after the racy window: what was read now may be remembered. */
+const later = () => Date.now() + INDEX_RACY_WINDOW_MS + 1000;
+
+/** Whole-second mtimes, one apart (the newest written last), so a test can set one back exactly. */
+let clock = Date.UTC(2021, 0, 1) / 1000;
+
+function write(id: string, messages: Message[], { fresh = false } = {}): string {
+  const file = path.join(dir, `${id}.jsonl`);
+  fs.writeFileSync(file, messages.map((m) => `${JSON.stringify(m)}\n`).join(""), { mode: 0o600 });
+  clock += 1;
+  if (!fresh) fs.utimesSync(file, clock, clock);
+  return file;
+}
+
+const conversation = (goal: string, n: number): Message[] => [
+  { role: "system", content: "rules" },
+  { role: "user", content: goal },
+  ...Array.from({ length: n }, (_, i): Message => ({ role: "assistant", content: `step ${i}` })),
+];
+
+/** A listing without the modification times (a copy cannot always keep them to the nanosecond). */
+function view(r: ReturnType<typeof listSessions>) {
+  return {
+    sessions: r.sessions.map(({ id, messages, firstUser }) => ({ id, messages, firstUser })),
+    warnings: r.warnings,
+  };
+}
+
+/** What reading every transcript gives: the same transcripts listed in a directory with no index. */
+function truth() {
+  const probe = tempDir();
+  try {
+    for (const n of fs.readdirSync(dir)) {
+      const st = fs.lstatSync(path.join(dir, n));
+      if (!st.isFile() || n === SESSION_INDEX_NAME) continue;
+      fs.copyFileSync(path.join(dir, n), path.join(probe, n));
+      fs.utimesSync(path.join(probe, n), st.atime, st.mtime);
+    }
+    const r = view(listSessions(probe, 0)); // a clock at 0 remembers nothing
+    return { sessions: r.sessions, warnings: r.warnings.map((w) => w.split(probe).join(dir)) };
+  } finally {
+    removeDir(probe);
+  }
+}
+
+/** Waits until the clock has moved past the last change of `file`, as a later edit would be. */
+async function pastLastChange(file: string): Promise<void> {
+  const { ctimeMs } = fs.statSync(file);
+  while (Date.now() - ctimeMs < 20) await new Promise((r) => setTimeout(r, 5));
+}
+
+function indexText(): string {
+  return fs.readFileSync(indexPath(dir), "utf8");
+}
+
+/** Rewrites the index line of `name` so it claims `messages` messages (stamps kept). */
+function forgeCount(name: string, messages: number): void {
+  const lines = indexText().split("\n");
+  const i = lines.findIndex((l) => l.startsWith(`${name}\t`));
+  expect(i, `no index line for ${name}`).toBeGreaterThan(0);
+  const [n, stamps, json] = lines[i]!.split("\t");
+  const entry = JSON.parse(json!) as [number, string, string[]];
+  entry[0] = messages;
+  lines[i] = `${n}\t${stamps}\t${JSON.stringify(entry)}`;
+  fs.writeFileSync(indexPath(dir), lines.join("\n"));
+}
+
+describe("sessions list index", () => {
+  it("is written after a listing and used for an unchanged transcript (a forged count shows it is read)", () => {
+    write("a", conversation("tidy a", 3));
+    const first = listSessions(dir, later());
+    expect(first.sessions.map((s) => [s.id, s.messages, s.firstUser])).toEqual([["a", 5, "tidy a"]]);
+    expect(indexText()).toMatch(/^scoot-sessions-list-index 1\na\.jsonl\t/);
+    forgeCount("a.jsonl", 99);
+    // The stamps still match, so the remembered count is what the listing shows.
+    expect(listSessions(dir, later()).sessions[0]!.messages).toBe(99);
+  });
+
+  it("a transcript modified within the racy window is read, not remembered", () => {
+    write("fresh", conversation("new", 1), { fresh: true });
+    expect(listSessions(dir).sessions[0]!.messages).toBe(3);
+    expect(fs.existsSync(indexPath(dir))).toBe(false);
+  });
+
+  it("an append is seen: the count changes although the index held the old one", () => {
+    write("a", conversation("tidy a", 3));
+    listSessions(dir, later());
+    forgeCount("a.jsonl", 99);
+    openSession(dir, "a").append({ role: "assistant", content: "one more" });
+    const r = listSessions(dir, later());
+    expect(r.sessions[0]!.messages).toBe(6);
+    expect(view(r)).toEqual(truth());
+  });
+
+  const replacements: [string, (file: string) => void][] = [
+    [
+      "another file of the same size renamed over it, mtime set back",
+      (file) => {
+        const st = fs.statSync(file);
+        const other = `${file}.new`;
+        fs.writeFileSync(other, fs.readFileSync(file, "utf8").replace("tidy a", "TIDY A"));
+        fs.renameSync(other, file);
+        fs.utimesSync(file, st.atime, st.mtime);
+      },
+    ],
+    [
+      "rewritten in place, same size, mtime set back",
+      (file) => {
+        const st = fs.statSync(file);
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("tidy a", "TIDY A"));
+        fs.utimesSync(file, st.atime, st.mtime);
+      },
+    ],
+    [
+      "an old transcript copied in over it, size and mtime of the original kept",
+      (file) => {
+        const st = fs.statSync(file);
+        const old = path.join(dir, "old-copy.txt");
+        fs.writeFileSync(old, fs.readFileSync(file, "utf8").replace("tidy a", "TIDY A"));
+        fs.utimesSync(old, st.atime, st.mtime);
+        fs.copyFileSync(old, file);
+        fs.utimesSync(file, st.atime, st.mtime);
+        fs.rmSync(old);
+      },
+    ],
+    ["truncated", (file) => fs.truncateSync(file, fs.statSync(file).size - 20)],
+    ["truncated to nothing", (file) => fs.truncateSync(file, 0)],
+  ];
+  for (const [what, change] of replacements) {
+    it(`a transcript ${what} is read again`, async () => {
+      const file = write("a", conversation("tidy a", 3));
+      write("b", conversation("tidy b", 1));
+      listSessions(dir, later());
+      forgeCount("a.jsonl", 99);
+      await pastLastChange(file);
+      change(file);
+      const r = listSessions(dir, later());
+      expect(r.sessions.find((s) => s.id === "a")!.messages).not.toBe(99);
+      expect(view(r)).toEqual(truth());
+    });
+  }
+
+  it("an old transcript copied in (mtime in the past, no index line) is listed and then remembered", () => {
+    write("a", conversation("tidy a", 3));
+    listSessions(dir, later());
+    const copied = write("old", conversation("from an older version", 7));
+    fs.utimesSync(copied, new Date(2020, 0, 1), new Date(2020, 0, 1));
+    const r = listSessions(dir, later());
+    expect(r.sessions.map((s) => [s.id, s.messages])).toEqual([
+      ["a", 5],
+      ["old", 9],
+    ]);
+    expect(view(r)).toEqual(truth());
+    expect(indexText()).toContain("old.jsonl\t");
+  });
+
+  it("a deleted transcript is not listed and leaves the index", () => {
+    const a = write("a", conversation("tidy a", 3));
+    write("b", conversation("tidy b", 1));
+    listSessions(dir, later());
+    fs.rmSync(a);
+    const r = listSessions(dir, later());
+    expect(r.sessions.map((s) => s.id)).toEqual(["b"]);
+    expect(indexText()).not.toContain("a.jsonl");
+  });
+
+  it("a new retired part is read with its live file; the warnings of a bad line are given at every listing", () => {
+    const file = write("a", conversation("tidy a", 3));
+    fs.appendFileSync(file, "not json\n");
+    const once = listSessions(dir, later());
+    expect(once.warnings.some((w) => w.includes("a.jsonl:6:"))).toBe(true);
+    const twice = listSessions(dir, later());
+    expect(view(twice)).toEqual(view(once));
+    fs.writeFileSync(`${file}.1`, `${JSON.stringify({ role: "user", content: "the first goal" })}\n`);
+    const r = listSessions(dir, later());
+    expect(r.sessions[0]).toMatchObject({ messages: 6, firstUser: "the first goal" });
+    expect(view(r)).toEqual(truth());
+  });
+
+  it("names that cannot sit on an index line, and long first messages, are listed but not remembered", () => {
+    write("tab\tname", conversation("odd name", 1));
+    write("long", conversation(`paste ${"x".repeat(10_000)}`, 1));
+    const r = listSessions(dir, later());
+    expect(r.sessions.map((s) => s.id).sort()).toEqual(["long", "tab\tname"]);
+    expect(view(r)).toEqual(truth());
+    const text = fs.existsSync(indexPath(dir)) ? indexText() : "";
+    expect(text).not.toContain("odd name");
+    expect(text).not.toContain("paste");
+  });
+
+  const damaged: [string, () => void][] = [
+    ["garbage", () => fs.writeFileSync(indexPath(dir), "\u0000\u0001 not an index")],
+    ["torn (cut mid-line)", () => fs.writeFileSync(indexPath(dir), indexText().slice(0, -7))],
+    [
+      "foreign (another format's header)",
+      () => fs.writeFileSync(indexPath(dir), indexText().replace(" 1\n", " 2\n")),
+    ],
+    ["empty", () => fs.writeFileSync(indexPath(dir), "")],
+    [
+      "a line with a broken entry",
+      () => fs.writeFileSync(indexPath(dir), indexText().replace(/\t\[5,/, "\t[5,,")),
+    ],
+    [
+      "a line whose entry has the wrong shape",
+      () =>
+        fs.writeFileSync(indexPath(dir), indexText().replace(/\t\[5,"tidy a",\[\]\]/, '\t{"messages":99}')),
+    ],
+    [
+      "a symlink to another index",
+      () => {
+        const elsewhere = path.join(dir, "elsewhere.json");
+        fs.writeFileSync(elsewhere, indexText().replace(/\t\[5,/, "\t[99,"));
+        fs.rmSync(indexPath(dir));
+        fs.symlinkSync(elsewhere, indexPath(dir));
+      },
+    ],
+    [
+      "a directory",
+      () => {
+        fs.rmSync(indexPath(dir));
+        fs.mkdirSync(indexPath(dir));
+      },
+    ],
+    [
+      "a FIFO",
+      () => {
+        fs.rmSync(indexPath(dir));
+        execFileSync("mkfifo", [indexPath(dir)]);
+      },
+    ],
+  ];
+  for (const [what, damage] of damaged) {
+    it(`an index that is ${what} is ignored: the listing is what the transcripts say`, () => {
+      write("a", conversation("tidy a", 3));
+      write("b", conversation("tidy b", 1));
+      listSessions(dir, later());
+      damage();
+      const r = listSessions(dir, later());
+      expect(view(r)).toEqual(truth());
+      expect(r.sessions.find((s) => s.id === "a")!.messages).toBe(5);
+      const st = fs.lstatSync(indexPath(dir));
+      if (st.isFile()) {
+        // A regular file is replaced by a whole, valid index on the next listing.
+        expect(indexText()).toMatch(/^scoot-sessions-list-index 1\n(.+\t.+\n)+$/);
+        expect(view(listSessions(dir, later()))).toEqual(view(r));
+      }
+    });
+  }
+
+  it("is never half-written: concurrent listings in other processes always leave a whole index", async () => {
+    for (let i = 0; i < 200; i++) write(`s${i}`, conversation(`goal ${i}`, i % 7));
+    for (const n of fs.readdirSync(dir))
+      fs.utimesSync(
+        path.join(dir, n),
+        new Date(2020, 0, 1),
+        new Date(2020, 0, 1 + (Number(n.slice(1, -6)) % 28)),
+      );
+    // The built module, as the CLI runs it (npm run build first).
+    const sessionModule = path.join(REPO_ROOT, "dist", "store", "session.js");
+    const child = () =>
+      new Promise<number | null>((resolve) => {
+        // Each child lists 20 times, appending to one transcript between listings so it
+        // rewrites the index every time.
+        const script = `
+          const { listSessions, openSession } = await import(${JSON.stringify(sessionModule)});
+          for (let i = 0; i < 20; i++) {
+            listSessions(${JSON.stringify(dir)}, Date.now() + 60000);
+            openSession(${JSON.stringify(dir)}, "s" + (process.pid % 200)).append({ role: "assistant", content: "x" + i });
+          }`;
+        const p = spawn(process.execPath, ["--input-type=module", "-e", script], {
+          stdio: ["ignore", "ignore", "inherit"],
+        });
+        p.on("close", resolve);
+      });
+    const running = Promise.all([child(), child(), child(), child()]);
+    let done = false;
+    void running.then(() => {
+      done = true;
+    });
+    let reads = 0;
+    while (!done) {
+      try {
+        const text = fs.readFileSync(indexPath(dir), "utf8");
+        reads += 1;
+        expect(text.startsWith("scoot-sessions-list-index 1\n")).toBe(true);
+        expect(text.endsWith("\n")).toBe(true);
+        for (const line of text.split("\n").slice(1, -1)) {
+          const [, , json] = line.split("\t");
+          expect(() => JSON.parse(json!)).not.toThrow();
+        }
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await running).toEqual([0, 0, 0, 0]);
+    expect(reads).toBeGreaterThan(0);
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    expect(view(listSessions(dir, later()))).toEqual(truth());
+  }, 120_000);
+});
