@@ -158,7 +158,7 @@ Commands (scoot <command> --help for one):
 
 Exit codes: 0 success, 1 the work failed, 2 usage or configuration error, 130 interrupted.
 
-Docs (in the repository, beside README.md):
+Docs (beside README.md, in the repository and in the installed package):
   docs/commands.md        every command, its options and exit codes
   docs/configuration.md   the runtime home, every config key, setup, token sources
   docs/safety.md          safety model and threat model: policy modes, the gate, the sandbox
