@@ -48,7 +48,9 @@ describe("per-command help", () => {
     const b = await runCli(["--help"], { home });
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
-    expect(a.stdout).toContain("\nDocs (beside README.md, in the repository and in the installed package):\n");
+    expect(a.stdout).toContain(
+      "\nDocs (beside README.md, in the repository and in the installed package):\n",
+    );
     expect(a.stdout).toContain("docs/safety.md");
   });
 
