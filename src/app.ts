@@ -4,14 +4,16 @@
  * Command modules are imported on demand.
  */
 import type { ParsedArgs } from "./cli/args.js";
+import { unknownCommandMessage } from "./cli/command-hint.js";
 import type { Cli } from "./cli/context.js";
+import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { registerSecretEnv } from "./core/redact.js";
 
 type Handler = (cli: Cli) => Promise<number>;
 
 /** Command words → handler. The longest matching prefix of words wins. */
-const COMMANDS: Record<string, () => Promise<Handler>> = {
+export const COMMANDS: Record<string, () => Promise<Handler>> = {
   config: async () => (await import("./cli/config.js")).runConfig,
   doctor: async () => (await import("./cli/doctor.js")).runDoctor,
   "policy check": async () => (await import("./cli/policy.js")).runPolicyCheck,
@@ -63,7 +65,7 @@ export async function dispatch(args: ParsedArgs): Promise<number> {
   }
   const found = findCommand(args.words);
   if (!found) {
-    processIo.err(`scoot: unknown command "${args.words.join(" ")}" (see scoot --help)\n`);
+    processIo.err(unknownCommandMessage(args.words, Object.keys(COMMAND_HELP)));
     return EXIT.usage;
   }
   const handler = await COMMANDS[found.key]!();

@@ -5,6 +5,8 @@
  */
 import fs from "node:fs";
 import { parseArgs, USAGE } from "./cli/args.js";
+import { unknownCommandMessage } from "./cli/command-hint.js";
+import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { installProcessEnd, settleBeforeExit } from "./core/process-end.js";
 
@@ -26,12 +28,32 @@ async function main(argv: string[]): Promise<number> {
     processIo.out(`scoot ${version()}\n`);
     return EXIT.ok;
   }
-  if (args.flags.help) {
+  const asksHelp = args.flags.help === true || (args.words[0] === "help" && args.flags.eval === undefined);
+  if (asksHelp) return printHelp(helpTopic(args.words, args.flags.help === true));
+  const { dispatch } = await import("./app.js");
+  return dispatch(args);
+}
+
+/** `scoot help x` and `scoot x --help` ask about x; `scoot help --help` about help itself. */
+function helpTopic(words: string[], flag: boolean): string[] {
+  if (words[0] !== "help") return words;
+  if (words.length > 1) return words.slice(1);
+  return flag ? words : [];
+}
+
+/** `scoot --help`, `scoot <command> --help`, `scoot help [<command>]` (docs/commands.md). */
+function printHelp(words: string[]): number {
+  if (words.length === 0) {
     processIo.out(USAGE);
     return EXIT.ok;
   }
-  const { dispatch } = await import("./app.js");
-  return dispatch(args);
+  const text = commandHelpText(words[0]!);
+  if (text === undefined) {
+    processIo.err(unknownCommandMessage(words, Object.keys(COMMAND_HELP)));
+    return EXIT.usage;
+  }
+  processIo.out(text);
+  return EXIT.ok;
 }
 
 /** Exit only after stdout and stderr have flushed, so piped output is never cut short. */

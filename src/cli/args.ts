@@ -126,7 +126,7 @@ Global options:
   -h, --help              this help
   -v, --version           print the version
 
-Commands:
+Commands (scoot <command> --help for one):
   repl                              interactive loop (the default); /exit leaves
   config                            resolved home, config file, every section, token source
   doctor [--json]                   health checks (exit 1 on any FAIL)
@@ -135,7 +135,6 @@ Commands:
   sessions list [--json]            sessions, newest first
   session show <id>                 a transcript as JSONL
   audit show <session-id>           a session's audit events, oldest first, as JSONL
-  audit verify [--json]             check the audit hash chain (exit 1 naming the first break)
   audit export [--follow]           ship the audit log to the OTLP collector in [telemetry]
   audit verify [--json] [--head H]  check the audit hash chain (exit 1 naming the first break)
   skills                            skill search paths and skills
@@ -151,10 +150,29 @@ Commands:
   diff [<session-id>]               the file changes a session made
   serve [--policy M] [--unattended] NDJSON requests on stdin, responses on stdout
   acp [--policy M] [--unattended]   Agent Client Protocol agent on stdio, for editors
+  help [<command>]                  this help, or one command's (also scoot <command> --help)
   setup                             write a configuration: interactive on a terminal, or
                                     --yes --base-url URL --model M --api chat|responses
                                     --token-source env|file|cmd|none [--token-env NAME]
                                     [--token-cmd CMD] [--token-stdin] --policy M [--force]
 
 Exit codes: 0 success, 1 the work failed, 2 usage or configuration error, 130 interrupted.
+
+Docs (beside README.md, in the repository and in the installed package):
+  docs/commands.md        every command, its options and exit codes
+  docs/configuration.md   the runtime home, every config key, setup, token sources
+  docs/safety.md          safety model and threat model: policy modes, the gate, the sandbox
+  docs/tools.md           the built-in tools
+  docs/sessions.md        sessions, resuming, undo, the audit log and its hash chain
+  docs/context.md         the ReACT loop, context window, streaming, reasoning models
+  docs/skills.md          skills
+  docs/mcp.md             MCP servers
+  docs/unattended.md      jobs and the daemon
+  docs/fleet.md           systemd, Kubernetes, OpenTelemetry Collector, Prometheus
+  docs/editors.md         scoot serve, editors (ACP), the library API
+  docs/telemetry.md       OTLP export and metrics
+  docs/keyboard.md        the live view, the REPL, health checks
+  docs/reliability.md     reliability drills
+  docs/benchmarks.md      benchmarks
+  docs/architecture.md    the source layout and its layers, development
 `;

@@ -1,6 +1,6 @@
 /**
- * The protected-places and env-scrub tables, the README lists generated from them (run with
- * UPDATE_README=1 to rewrite the lists), the scrub rules as an adversarial table, and the
+ * The protected-places and env-scrub tables, the docs/safety.md lists generated from them (run
+ * with UPDATE_README=1 to rewrite the lists), the scrub rules as an adversarial table, and the
  * seccomp program's shape.
  */
 import fs from "node:fs";
@@ -11,7 +11,8 @@ import { ENV_SCRUB_RULES, scrubEnv } from "../../src/sandbox/env.js";
 import { SECCOMP_ABIS, seccompProgram } from "../../src/sandbox/seccomp.js";
 import { REPO_ROOT } from "../helpers/cli.js";
 
-const README = path.join(REPO_ROOT, "README.md");
+/** The page that lists them (docs/safety.md "What is protected"). */
+const README = path.join(REPO_ROOT, "docs", "safety.md");
 
 function block(name: string, rows: string[]): { re: RegExp; text: string } {
   const start = `<!-- ${name}:start -->`;
@@ -36,7 +37,7 @@ const blocks = [
   ]),
 ];
 
-describe("README lists kept in step with the code's tables", () => {
+describe("docs/safety.md lists kept in step with the code's tables", () => {
   it("the credential stores and the env rules are listed exactly", () => {
     let text = fs.readFileSync(README, "utf8");
     if (process.env.UPDATE_README === "1") {
@@ -47,7 +48,7 @@ describe("README lists kept in step with the code's tables", () => {
       const found = b.re.exec(text)?.[0];
       expect(
         found,
-        "README block missing; run UPDATE_README=1 npx vitest run test/sandbox/protected-places.test.ts",
+        "docs/safety.md block missing; run UPDATE_README=1 npx vitest run test/sandbox/protected-places.test.ts",
       ).toBe(b.text);
     }
   });

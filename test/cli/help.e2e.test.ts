@@ -1,0 +1,102 @@
+/**
+ * Per-command help and the answer to unknown command words, through the real built CLI
+ * (docs/commands.md "Help" and "Unknown commands").
+ */
+import { describe, expect, it } from "vitest";
+import { COMMANDS } from "../../src/app.js";
+import { COMMAND_HELP } from "../../src/cli/help.js";
+import { runCli, tempDir } from "../helpers/cli.js";
+
+const home = tempDir();
+const names = Object.keys(COMMAND_HELP);
+
+describe("per-command help", () => {
+  it("covers every command the dispatcher knows, and no other", () => {
+    const dispatched = new Set(Object.keys(COMMANDS).map((key) => key.split(" ")[0]!));
+    dispatched.add("help");
+    expect(new Set(names)).toEqual(dispatched);
+  });
+
+  it.each(
+    names.flatMap((name) => [
+      [name, "--help"],
+      [name, "-h"],
+      ["help", name],
+    ]),
+  )("scoot %s %s prints usage, options and an example on stdout, exit 0", async (a, b) => {
+    const name = a === "help" && b !== "--help" && b !== "-h" ? b : a;
+    const r = await runCli([a, b], { home });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^scoot ${name} — `));
+    expect(r.stdout).toContain("\nUsage:\n");
+    for (const usage of COMMAND_HELP[name]!.usage) expect(r.stdout).toContain(usage);
+    expect(r.stdout).toContain("\nOptions:\n");
+    expect(r.stdout).toContain(`\nExample:\n  ${COMMAND_HELP[name]!.example}\n`);
+    expect(COMMAND_HELP[name]!.example).toMatch(/(^|\| )scoot /);
+    expect(r.stdout).toContain(`More: docs/`);
+  });
+
+  it("a subcommand's --help is its command's help", async () => {
+    const r = await runCli(["audit", "verify", "--help"], { home });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("scoot audit verify [--json] [--head H]");
+  });
+
+  it("scoot help and scoot --help print the overview with the docs pages", async () => {
+    const a = await runCli(["help"], { home });
+    const b = await runCli(["--help"], { home });
+    expect(a.code).toBe(0);
+    expect(a.stdout).toBe(b.stdout);
+    expect(a.stdout).toContain(
+      "\nDocs (beside README.md, in the repository and in the installed package):\n",
+    );
+    expect(a.stdout).toContain("docs/safety.md");
+  });
+
+  it("help for a command that does not exist is a usage error", async () => {
+    const r = await runCli(["help", "frobnicate"], { home });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe('scoot: unknown command "frobnicate"; did you mean scoot -e "frobnicate"?\n');
+  });
+});
+
+describe("unknown command words", () => {
+  it.each([
+    [["a goal"], 'scoot: unknown command "a goal"; did you mean scoot -e "a goal"?\n'],
+    [
+      ["count", "the", "files"],
+      'scoot: unknown command "count the files"; did you mean scoot -e "count the files"?\n',
+    ],
+    [["lsit"], 'scoot: unknown command "lsit"; did you mean scoot -e "lsit"?\n'],
+    [["sesions"], 'scoot: unknown command "sesions"; did you mean scoot sessions? (see scoot --help)\n'],
+    [["DOCTER"], 'scoot: unknown command "DOCTER"; did you mean scoot doctor? (see scoot --help)\n'],
+    [
+      ['say "hi" to $USER'],
+      `scoot: unknown command "say "hi" to $USER"; did you mean scoot -e 'say "hi" to $USER'?\n`,
+    ],
+    [["it's `x`"], `scoot: unknown command "it's \`x\`"; did you mean scoot -e 'it'\\''s \`x\`'?\n`],
+    [["audit", "bogus"], 'scoot: unknown command "audit bogus" (see scoot audit --help)\n'],
+    [["policy"], 'scoot: unknown command "policy" (see scoot policy --help)\n'],
+  ])("scoot %j answers on stderr, exit 2", async (args, message) => {
+    const r = await runCli(args, { home });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(message);
+  });
+
+  it("a goal with terminal controls is echoed neutralised", async () => {
+    const r = await runCli(["\x1b]52;c;aGk=\x07clear it"], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain("\x1b");
+    expect(r.stderr).toContain("\\x1b]52;c;aGk=\\x07clear it");
+  });
+
+  it("a goal holding a credential is echoed redacted", async () => {
+    const r = await runCli(["use sk-abcdefghijklmnopqrstuvwx1234 please"], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain("sk-abcdefghijklmnopqrstuvwx1234");
+    expect(r.stderr).toContain("[REDACTED]");
+  });
+});
