@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * ACP latency (issue 14; README "Editors (ACP)"): wall time from `session/prompt` to its
+ * ACP latency (issue 14; docs/editors.md "Editors (ACP)"): wall time from `session/prompt` to its
  * `end_turn` for a trivial answer, over ACP to an already running `scoot acp` (through the
  * official SDK's client), vs. the same goal as `scoot -e` (a fresh process each time, the way
  * a script would run it). Aim: the ACP prompt within 20 ms of `-e` — it pays no process

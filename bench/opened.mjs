@@ -1,5 +1,5 @@
 /**
- * The descriptor-first read and the landing-checked write (README "What was opened"): the
+ * The descriptor-first read and the landing-checked write (docs/safety.md "What was opened"): the
  * own cost of one file_read and one file_write call on a small file, as the call pipeline
  * runs them after the gate. `node bench/opened.mjs [dist-dir]` (default: ./dist), so two
  * builds can be compared side by side.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * First request bytes (README "MCP servers"): the size of the body of the first backend
+ * First request bytes (docs/mcp.md "MCP servers"): the size of the body of the first backend
  * request of a trivial run with no MCP server (aim: at most 6 KB), and with the reference
  * filesystem and memory servers from npm with every tool allowed, described from `tools/list`.
  * Reports the bytes each described MCP tool adds. Sizes, not times: one run of each suffices.

@@ -281,7 +281,7 @@ async function benchSessions() {
   }
   console.error(`generated ${SESSIONS} sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   // Setting the mtimes back made every ctime "now": the listing index never remembers a file
-  // changed within its racy window (README "Sessions and audit"), and real sessions are not
+  // changed within its racy window (docs/sessions.md "Sessions and audit"), and real sessions are not
   // all seconds old, so the listings start once the window has passed.
   await new Promise((r) => setTimeout(r, 2500));
   const env = scootEnv(home);
@@ -383,7 +383,7 @@ const GREP_CHILD = `
 const { grepTool } = await import(process.argv[1]);
 const parsed = grepTool.parse(JSON.stringify({ pattern: process.argv[2], path: process.argv[3] }));
 if (!parsed.ok) { console.error(parsed.error); process.exit(2); }
-// The tool opens only the path the gate judged (README "One call pipeline"): here the file itself.
+// The tool opens only the path the gate judged (docs/safety.md "One call pipeline"): here the file itself.
 const target = { read: [(await import("node:path")).resolve(process.argv[3])], write: [] };
 const out = await grepTool.run(parsed.value, { cwd: process.cwd(), signal: new AbortController().signal, timeoutMs: 600000, services: {} }, target);
 const all = /\\((\\d+) in all\\)/.exec(out);

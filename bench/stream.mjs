@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Streaming and the server's cache (issue 13; README "Streaming", "Context budget and the
+ * Streaming and the server's cache (issue 13; docs/context.md "Streaming", "Context budget and the
  * server's cache").
  *
  * 1. Time to the first visible answer byte vs the end of the answer: `scoot -e` against a

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Telemetry (README "Telemetry and metrics"), interleaved in one run:
+ * Telemetry (docs/telemetry.md "Telemetry and metrics"), interleaved in one run:
  * - `scoot --version` and a trivial run with no [telemetry] section, against the same commands
  *   of a build of main when BENCH_MAIN_CLI names its dist/scoot.mjs (aim: within 10%), else
  *   against this build with [telemetry] configured (the run never touches the collector);

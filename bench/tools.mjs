@@ -37,7 +37,7 @@ if (!fs.existsSync(path.join(dist, "grep.js")) || !fs.existsSync(path.join(dist,
 }
 const { grepTool } = await import(path.join(dist, "grep.js"));
 const { globTool } = await import(path.join(dist, "glob.js"));
-// Tools open only the paths the gate resolved (README "One call pipeline"): judge them once here.
+// Tools open only the paths the gate resolved (docs/safety.md "One call pipeline"): judge them once here.
 const { judgeReadPath } = await import(path.join(dist, "..", "policy", "paths.js"));
 const { resolvePhysical } = await import(path.join(dist, "..", "policy", "realpath.js"));
 

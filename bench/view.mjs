@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The live view's price (README "The live view"): on a pseudo-terminal (util-linux `script`)
+ * The live view's price (docs/keyboard.md "The live view"): on a pseudo-terminal (util-linux `script`)
  * the view draws on stderr; with stderr sent to /dev/null it is off. Figures: `scoot --version`
  * vs `node -e 0`, both on the terminal (aim ≤ 1.3x), and the trivial run with the view on vs
  * off (aim: within 10%).

@@ -1,5 +1,5 @@
 /**
- * Approval through the editor (README "Editors (ACP)"): the pipeline's approval phase asks
+ * Approval through the editor (docs/editors.md "Editors (ACP)"): the pipeline's approval phase asks
  * this Approver, which sends `session/request_permission` with the tool call as the editor
  * already shows it (same id, title, kind, locations, rawInput, and the diff of a write) and
  * four options. Allow once runs the call; allow always runs it and remembers its key (the

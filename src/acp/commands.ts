@@ -1,5 +1,5 @@
 /**
- * The slash commands an editor offers (README "Editors (ACP)"), sent as
+ * The slash commands an editor offers (docs/editors.md "Editors (ACP)"), sent as
  * `available_commands_update` when a session opens. A prompt that starts with one of them is
  * answered by Scoot itself and never reaches the model; any other text starting with `/` is
  * an ordinary goal (a path like `/etc/hosts` is a fine thing to ask about).

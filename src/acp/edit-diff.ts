@@ -1,5 +1,5 @@
 /**
- * The `diff` content block an editor shows for `file_write` / `file_edit` (README "Editors
+ * The `diff` content block an editor shows for `file_write` / `file_edit` (docs/editors.md "Editors
  * (ACP)"): the whole file before and after, which is what editors render as a reviewable
  * diff. Computed when the gate has allowed the call and before the tool runs, so "before" is
  * the file as it is on disk. A file too large or not text is shown as the edit alone (the

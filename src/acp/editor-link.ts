@@ -1,5 +1,5 @@
 /**
- * What the agent may ask of the editor while a prompt runs (README "Editors (ACP)"), free of
+ * What the agent may ask of the editor while a prompt runs (docs/editors.md "Editors (ACP)"), free of
  * the SDK: `server.ts` builds it from the connection and the capabilities the client offered
  * at `initialize`; sessions hand it to the tools. Every request has a deadline and follows
  * the prompt's cancellation.

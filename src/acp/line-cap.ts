@@ -1,5 +1,5 @@
 /**
- * The ACP input, bounded line by line before the SDK sees it (README "Editors (ACP)"). The
+ * The ACP input, bounded line by line before the SDK sees it (docs/editors.md "Editors (ACP)"). The
  * SDK ends its input stream on a message over its limit, and the connection closes with
  * nothing said: the agent would exit 0 in silence. Here a line over the cap is discarded as
  * it streams in; the editor gets a JSON-RPC error when the line's beginning names a request

@@ -1,5 +1,5 @@
 /**
- * MCP servers an ACP client names in `session/new` / `session/load` (README "Editors (ACP)").
+ * MCP servers an ACP client names in `session/new` / `session/load` (docs/editors.md "Editors (ACP)").
  * They are connected like `[[mcp.servers]]` entries and pass the same validation, gate and
  * audit. Allowlisting stays with the operator: the client supplies how to reach a server, the
  * configuration supplies what may be called. A client server whose name matches a configured

@@ -1,5 +1,5 @@
 /**
- * `session/load` (README "Editors (ACP)"): a stored transcript replayed as the conversation an
+ * `session/load` (docs/editors.md "Editors (ACP)"): a stored transcript replayed as the conversation an
  * editor shows — each goal as a `user_message_chunk`, each tool step as a `tool_call` (the
  * same title, kind, locations and rawInput as when it ran) followed by a `tool_call_update`
  * with the observation the model got, and each final answer as an `agent_message_chunk`.

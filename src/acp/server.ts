@@ -1,5 +1,5 @@
 /**
- * `scoot acp` over the official ACP SDK (README "Editors (ACP)"). The SDK is imported here
+ * `scoot acp` over the official ACP SDK (docs/editors.md "Editors (ACP)"). The SDK is imported here
  * only, dynamically, so no other command loads it. stdout carries the protocol alone; every
  * log line goes to stderr. Every string sent to the editor passes the secret redactor, like
  * every other output of Scoot.

@@ -1,5 +1,5 @@
 /**
- * `session/list` (README "Editors (ACP)"): the stored sessions an editor can load, newest
+ * `session/list` (docs/editors.md "Editors (ACP)"): the stored sessions an editor can load, newest
  * first — every transcript, and ACP sessions created but never prompted (they have only
  * their settings). Each names its project root (from its metadata or settings); sessions
  * whose root is unknown, and scheduled jobs' sessions, are not listed. Paged by a cursor

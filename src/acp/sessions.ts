@@ -1,5 +1,5 @@
 /**
- * The ACP agent's sessions (README "Editors (ACP)"). Each ACP session is a Scoot session
+ * The ACP agent's sessions (docs/editors.md "Editors (ACP)"). Each ACP session is a Scoot session
  * opened through `openAgentSession` — the same configuration, gate, audit, transcript and
  * sandbox as `-e` — with the client's `cwd` as project root. Protocol-free: `server.ts` maps
  * requests here and `AcpFailure`s to JSON-RPC errors.

@@ -1,5 +1,5 @@
 /**
- * How a Scoot step looks to an ACP client (README "Editors (ACP)"): the tool call's `kind`
+ * How a Scoot step looks to an ACP client (docs/editors.md "Editors (ACP)"): the tool call's `kind`
  * comes from the tool's declared effects — the same facts the policy gate decides from — its
  * `locations` are the paths those effects name, made absolute against the project root (with
  * the line a read starts at), its title is a short human sentence (`Read src/app.ts`,

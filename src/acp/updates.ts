@@ -1,5 +1,5 @@
 /**
- * One prompt's agent events → ACP `session/update`s (README "Editors (ACP)"):
+ * One prompt's agent events → ACP `session/update`s (docs/editors.md "Editors (ACP)"):
  * - the thought as `agent_thought_chunk` (streamed pieces when the backend streams);
  * - each tool step as `tool_call` (title, kind, locations, rawInput) then `tool_call_update`:
  *   `in_progress` once allowed (with the `diff` a write is about to make), `completed` with

@@ -1,5 +1,5 @@
 /**
- * Approval (README "Approval"): the phase of the call pipeline after the gate allowed a call
+ * Approval (docs/safety.md "Approval"): the phase of the call pipeline after the gate allowed a call
  * and before its `tool_call` record, where a person may still say no. The gate decides
  * first; an approver can only narrow what it allowed. Who answers is an `Approver`: the
  * keyboard in a REPL on a terminal, the editor over ACP. Where nobody can answer (`-e`,

@@ -1,10 +1,10 @@
 /**
- * The one call pipeline (issue 10, README "One call pipeline"): every tool call, whoever
+ * The one call pipeline (docs/safety.md "One call pipeline"): every tool call, whoever
  * starts it, goes
  *
  *   prepare: find the tool → validate the input once → declared effects → gate
  *            → invalid | denied | ready {tool, input, target}
- *   approve: a person may still refuse a call with an effect (README "Approval")
+ *   approve: a person may still refuse a call with an effect (docs/safety.md "Approval")
  *            → approved {change?} | refused
  *   run:     audit `tool_call` → undo checkpoint of a file about to change → the tool
  *            under its deadline, opening only `target` → `file_changed` → clip

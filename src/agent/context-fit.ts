@@ -1,5 +1,5 @@
 /**
- * Fitting the history into the model's real context window (README "Context window").
+ * Fitting the history into the model's real context window (docs/context.md "Context window").
  *
  * The history budget is the smaller of `agent.context_budget_bytes` and what the window allows
  * once room for the answer is reserved, converted from tokens to bytes with a ratio calibrated

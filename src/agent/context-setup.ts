@@ -1,6 +1,6 @@
 /**
  * Opens the context fit of an agent session: discovers the window (once per process, cached in
- * the home's state) and says what it found on --trace, once (README "Context window").
+ * the home's state) and says what it found on --trace, once (docs/context.md "Context window").
  */
 import { type ContextWindow, describeWindow, discoverContextWindow } from "../backend/context-window.js";
 import type { Config } from "../config/schema.js";

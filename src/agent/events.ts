@@ -10,9 +10,9 @@ export type AgentEvent =
   | { type: "malformed"; turn: number; error: string; consecutive: number }
   | { type: "deny"; action: string; input: string; reason: string }
   | { type: "running"; action: string; input: string }
-  /** A person refused a call the gate allowed (README "Approval"); it did not run. */
+  /** A person refused a call the gate allowed (docs/safety.md "Approval"); it did not run. */
   | { type: "refused"; action: string; input: string; reason?: string }
-  /** A file tool changed a file (README "Undo"): its content before and after; null: absent. */
+  /** A file tool changed a file (docs/sessions.md "Undo"): its content before and after; null: absent. */
   | { type: "file_changed"; path: string; before: string | null; after: string | null }
   | { type: "observation"; action: string; bytes: number; clippedTo: number; text?: string }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
@@ -22,14 +22,14 @@ export type AgentEvent =
   | { type: "error"; message: string }
   /** How bash is contained, when it is worth a trace line (the `auto` fallback). */
   | { type: "sandbox"; message: string }
-  /** MCP tool descriptions: listed, read from the cache, or unavailable (README "MCP servers"). */
+  /** MCP tool descriptions: listed, read from the cache, or unavailable (docs/mcp.md "MCP servers"). */
   | { type: "mcp"; message: string }
-  /** Which AGENTS.md files reached the prompt, or why none did (README "Project instructions"). */
+  /** Which AGENTS.md files reached the prompt, or why none did (docs/context.md "Project instructions"). */
   | { type: "project"; message: string }
   /**
-   * Streaming (README "Streaming"): the thought as it arrives. `source: "reasoning"` is the
+   * Streaming (docs/context.md "Streaming"): the thought as it arrives. `source: "reasoning"` is the
    * model's thinking outside the step — the server's reasoning field or a `<think>` block
-   * (README "Reasoning models") — shown and audited, never sent back to the model.
+   * (docs/context.md "Reasoning models") — shown and audited, never sent back to the model.
    */
   | { type: "thought_delta"; turn: number; text: string; source?: "reasoning" }
   /** How a reply was read on the way to its step (repairs, dialect, thinking set aside). */

@@ -1,6 +1,6 @@
 /**
  * The file a file_write / file_edit call is about to change, read once by the pipeline
- * before the call runs (README "Undo"): its content now is the undo checkpoint and the
+ * before the call runs (docs/sessions.md "Undo"): its content now is the undo checkpoint and the
  * "before" of the diff the approver and the live view show; the tool's `proposedContent`
  * gives the "after". Reads only the judged target and never follows a symlink there (the
  * tool would refuse one too).

@@ -1,5 +1,5 @@
 /**
- * Compaction with hysteresis (README "Context budget and the server's cache"). Local servers
+ * Compaction with hysteresis (docs/context.md "Context budget and the server's cache"). Local servers
  * (llama.cpp, Ollama, vLLM) reuse their KV cache for the unchanged prefix of a request.
  * Compacting to just under the budget would rewrite the summary on nearly every turn once the
  * budget is reached, so each request would share only the system prompt with the one before.

@@ -1,6 +1,6 @@
 /**
  * Repairs of a step object that failed the strict parse — only those with exactly one
- * meaning (README "Reasoning models"): a raw newline, carriage return or tab inside a string
+ * meaning (docs/context.md "Reasoning models"): a raw newline, carriage return or tab inside a string
  * is escaped, a trailing comma before `}` or `]` is dropped, and `\_` (a Markdown habit) is
  * read as `_`. Nothing is ever added to close a truncated object: a step the model did not
  * finish must not become one Scoot finished for it.

@@ -66,13 +66,13 @@ export interface RunDeps {
   /** The conversation so far; starts with the system prompt. Grows as the run goes. */
   history: Message[];
   onEvent?: Listener;
-  /** Fits the history to the model's context window (issue 15); without it, the byte budget alone. */
+  /** Fits the history to the model's context window; without it, the byte budget alone. */
   fit?: ContextFit;
   /** This run continues the session with this id (`--resume`/`--continue`): its `run` event says so. */
   resumed?: string;
-  /** Who approves calls with an effect (README "Approval"); absent: nobody is asked. */
+  /** Who approves calls with an effect (docs/safety.md "Approval"); absent: nobody is asked. */
   approval?: ApprovalSetup;
-  /** Where file changes are checkpointed for undo (README "Undo"); absent: they are not. */
+  /** Where file changes are checkpointed for undo (docs/sessions.md "Undo"); absent: they are not. */
   checkpoints?: CheckpointWriter;
 }
 
@@ -184,7 +184,7 @@ function turnPhase(run: Run): string | undefined {
   return undefined;
 }
 
-/** A reply streamed to listeners as it arrives (issue 13); settled once the step is parsed. */
+/** A reply streamed to listeners as it arrives; settled once the step is parsed. */
 type Follower = ReturnType<typeof followStep> | undefined;
 
 /** Phase ask: one backend request; the reply text, or why there is none. */
@@ -234,7 +234,7 @@ async function askPhase(
     run.emit({ type: "thought_delta", turn, text: reasoning, source: "reasoning" });
   if (split.thinking !== "" && !r.streamed)
     run.emit({ type: "thought_delta", turn, text: split.thinking, source: "reasoning" });
-  // The model's thinking is recorded as a thought, and never sent back to it (README "Reasoning models").
+  // The model's thinking is recorded as a thought, and never sent back to it (docs/context.md "Reasoning models").
   for (const t of [reasoning, split.thinking]) {
     const thought = t.trim() !== "" ? run.record("thought", t) : undefined;
     if (thought) return thought;
@@ -339,7 +339,7 @@ async function callPhase(
   if (observation.kind === "not_recorded") return observation;
   checkInterrupted(run);
   const { fit, history } = run.deps;
-  // The context fit (issue 15) may clip harder than the tool's own size when the window is small.
+  // The context fit may clip harder than the tool's own size when the window is small.
   const text = fit
     ? fit.clipObservation(observation.raw, history, new Set([0, run.goalIndex]), s.action, s.tool.clipBytes)
     : observation.text;
@@ -348,7 +348,7 @@ async function callPhase(
     action: s.action,
     bytes: Buffer.byteLength(observation.raw),
     clippedTo: Buffer.byteLength(text),
-    // What the model is shown (ACP's tool_call_update content, issue 14).
+    // What the model is shown (ACP's tool_call_update content).
     text,
   });
   return text;
@@ -373,7 +373,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     wallMs: Date.now() - started,
   });
   const fail = (raw: string): RunResult => {
-    // The message may echo model or server text; bound it (issue 17 item 1).
+    // The message may echo model or server text; bound it.
     const message = clip(raw, STEP_ERROR_MAX_BYTES);
     run.counts.errors += 1;
     run.emit({ type: "error", message });

@@ -1,5 +1,5 @@
 /**
- * Defusing forged observation markers (README "Hostile inputs").
+ * Defusing forged observation markers (docs/safety.md "Hostile inputs").
  *
  * A tool result is wrapped between `<<<UNTRUSTED_OBSERVATION` and `UNTRUSTED_OBSERVATION>>>`.
  * Text inside that imitates a marker could make the model believe the observation ended. A

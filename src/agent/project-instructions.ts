@@ -1,5 +1,5 @@
 /**
- * Project instructions, the open `AGENTS.md` convention (README "Project instructions"): the
+ * Project instructions, the open `AGENTS.md` convention (docs/context.md "Project instructions"): the
  * files at the project root and in its parents up to the repository root (the nearest
  * directory holding `.git`; without one, the project root alone) reach the model as the
  * project's guidance — outermost first, nearest last, so the nearest wins where they differ.

@@ -1,5 +1,5 @@
 /**
- * The audit log bound once to one run (issue 10): the loop and the call pipeline write
+ * The audit log bound once to one run: the loop and the call pipeline write
  * `record(kind, msg)` instead of passing session and run ids on every call.
  */
 
@@ -22,7 +22,7 @@ export function auditForRun(audit: AuditLog, sessionId: string, runId: string): 
 
 /**
  * An audit record (or the transcript) could not be written. The call it belonged to did not
- * run, and the run stops: no tool runs without its record (README "Sessions and audit").
+ * run, and the run stops: no tool runs without its record (docs/sessions.md "Sessions and audit").
  */
 export interface NotRecorded {
   kind: "not_recorded";

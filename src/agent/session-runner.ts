@@ -56,14 +56,14 @@ export interface AgentSessionOptions {
   /** Problems worth a warning at run start (bad MCP entries, invalid skills). */
   onWarning?: (message: string) => void;
   /**
-   * `--resume` / `--continue` (README "Resuming a session"): the session's transcript, all
+   * `--resume` / `--continue` (docs/sessions.md "Resuming a session"): the session's transcript, all
    * its parts. The conversation continues from it and the first run's audit names it.
    */
   resume?: Message[];
   /** An editor's open buffers (ACP): file_read reads through them. */
   editorBuffers?: ToolServices["editorBuffers"];
   /**
-   * Who approves calls with an effect (README "Approval"): the keyboard, an editor. Absent:
+   * Who approves calls with an effect (docs/safety.md "Approval"): the keyboard, an editor. Absent:
    * nobody is asked — `tools.approval = "never"`, or no person can answer.
    */
   approver?: Approver;
@@ -229,7 +229,7 @@ function openStores(opts: AgentSessionOptions) {
   // Guarded: no write through a symlink or special file planted in the home (test/hostile2/home-files.test.ts).
   const audit = guardAuditLog(opened.value, paths.audit);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
-  // One live process per session id (README "Sessions and audit"): a second one is refused, not interleaved.
+  // One live process per session id (docs/sessions.md "Sessions and audit"): a second one is refused, not interleaved.
   const claim = claimSession(paths.sessions, sessionId);
   if (!claim.ok) return claim;
   const session = guardSession(openSession(paths.sessions, sessionId));

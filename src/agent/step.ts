@@ -1,5 +1,5 @@
 /**
- * Step parsing: lenient in *extraction*, strict in *validation* (README "Reasoning models").
+ * Step parsing: lenient in *extraction*, strict in *validation* (docs/context.md "Reasoning models").
  * Extraction sets aside a model's thinking, strips a code fence, prose or `<tool_call>` tags
  * around exactly one JSON object, and makes only the repairs that have one meaning; validation
  * checks the fields, the action and the tool's own input schema. Nothing reaches a tool before

@@ -1,5 +1,5 @@
 /**
- * Follows one step while it streams (README "Streaming"): an incremental reader of the
+ * Follows one step while it streams (docs/context.md "Streaming"): an incremental reader of the
  * step's JSON object that hands on the thought as it arrives and, once the step is known to
  * be a `final` answer, the answer text itself, decoded (escapes may be split anywhere
  * between chunks).

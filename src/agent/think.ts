@@ -2,7 +2,7 @@
  * Reasoning models write their thinking into the reply itself: a leading `<think>…</think>`
  * (or `<thinking>…</thinking>`) block, or — when the server's chat template already opened
  * the block — everything up to an orphan `</think>`. That text is set aside before the step
- * is extracted (README "Reasoning models"): a draft step inside the thinking is never run.
+ * is extracted (docs/context.md "Reasoning models"): a draft step inside the thinking is never run.
  *
  * Tags count only outside JSON strings, so a step whose thought mentions "</think>" keeps it.
  */

@@ -87,7 +87,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
   const replyKind = api === "chat" ? "a chat completion" : "a Responses API reply";
 
   // Remembered for the process like the level: once a server shows it does not stream,
-  // later turns ask for plain JSON straight away (README "Streaming").
+  // later turns ask for plain JSON straight away (docs/context.md "Streaming").
   let streamOn = config.stream;
 
   const headers = (body: Buffer, streaming: boolean): Record<string, string> => ({
@@ -240,7 +240,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
         const f = r.error;
         if (streamed && streamed.bytes() > 0 && f.kind !== "aborted") {
           // After the first byte a retry could show the user a second, different answer:
-          // the turn fails with one clear line instead (README "Streaming").
+          // the turn fails with one clear line instead (docs/context.md "Streaming").
           const why =
             f.kind === "timeout"
               ? `no end within ${timeoutMs} ms`

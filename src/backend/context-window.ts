@@ -1,5 +1,5 @@
 /**
- * Which context window the model really has (README "Context window"). Local servers
+ * Which context window the model really has (docs/context.md "Context window"). Local servers
  * run with whatever window the operator chose and cut an over-long prompt silently, so Scoot
  * asks the server once per process, under a short deadline, and never fails because of it:
  *

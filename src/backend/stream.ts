@@ -1,5 +1,5 @@
 /**
- * Streaming replies (README "Streaming"): the request fields that ask for SSE, and the
+ * Streaming replies (docs/context.md "Streaming"): the request fields that ask for SSE, and the
  * decoders that turn each wire shape's events into text deltas, usage and an end state.
  *
  * - chat completions: `chat.completion.chunk` events with `choices[0].delta.content`, a last
@@ -20,7 +20,7 @@ import type { Usage } from "./types.js";
 import { chatReasoning, excerpt, incompleteWords } from "./wire.js";
 
 /**
- * White space after a complete JSON object beyond which the reply is over (README "Reasoning
+ * White space after a complete JSON object beyond which the reply is over (docs/context.md "Reasoning
  * models"): in JSON mode some servers (Ollama, vLLM) keep sampling newlines after the step until
  * the token limit or the deadline. No step needs this much trailing space, so the stream is
  * cut there instead of being read for minutes.
@@ -83,7 +83,7 @@ function errorText(e: unknown): string {
 export interface StreamDecoder {
   /** Raw bytes from the HTTP body. Returns false once the stream has failed (stop reading). */
   data(chunk: Buffer): boolean;
-  /** Body bytes received so far: after the first one, a failure is not retried (README "Streaming"). */
+  /** Body bytes received so far: after the first one, a failure is not retried (docs/context.md "Streaming"). */
   bytes(): number;
   /** Text received so far (for the error message of a cut stream). */
   textSoFar(): string;

@@ -25,7 +25,7 @@ export interface HttpCall {
   /** PEM bundle added to the trusted roots for https URLs. */
   caFile?: string;
   /**
-   * Streaming (README "Streaming"): called once the status and headers are in. A sink it
+   * Streaming (docs/context.md "Streaming"): called once the status and headers are in. A sink it
    * returns receives the body as it arrives instead of it being buffered (`body` is then
    * ""); the sink returns false to stop reading (the exchange then ends as received).
    */

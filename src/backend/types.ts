@@ -21,9 +21,9 @@ export interface BackendRequest {
   stepSchema: object;
   /** SIGINT or the run's own deadline; aborting ends the call at once, without retry. */
   signal?: AbortSignal;
-  /** Streaming: each piece of the reply text as it arrives (README "Streaming"). */
+  /** Streaming: each piece of the reply text as it arrives (docs/context.md "Streaming"). */
   onDelta?: (text: string) => void;
-  /** Streaming: each piece of the server's reasoning field as it arrives (README "Reasoning models"). */
+  /** Streaming: each piece of the server's reasoning field as it arrives (docs/context.md "Reasoning models"). */
   onReasoning?: (text: string) => void;
 }
 

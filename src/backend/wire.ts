@@ -100,7 +100,7 @@ export function buildBody(input: BodyInput): Record<string, unknown> {
 export interface ParsedReply {
   text: string;
   usage?: Usage;
-  /** The server's reasoning field, when it sent one (README "Reasoning models"). */
+  /** The server's reasoning field, when it sent one (docs/context.md "Reasoning models"). */
   reasoning?: string;
   /** Set when the server stopped at its token limit: how it said so. */
   cutOff?: string;

@@ -1,5 +1,5 @@
 /**
- * `scoot acp` (README "Editors (ACP)"): an Agent Client Protocol v1 agent on stdin/stdout.
+ * `scoot acp` (docs/editors.md "Editors (ACP)"): an Agent Client Protocol v1 agent on stdin/stdout.
  * The policy is the configured one, or `--policy` / `--unattended`; an editor may change it
  * per session with `session/set_mode`. Exits 0 when the editor closes stdin; SIGINT/SIGTERM
  * stop the running prompts (answered `cancelled`) and exit 130.

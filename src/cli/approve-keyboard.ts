@@ -1,5 +1,5 @@
 /**
- * The keyboard approver (README "Approval"): in a REPL on a terminal, a call with an effect
+ * The keyboard approver (docs/safety.md "Approval"): in a REPL on a terminal, a call with an effect
  * is shown — the whole command, or the diff of a file change before it is made — and waits
  * for `y` (run once), `a` (always, for this tool or this bash program, for the session) or
  * `n` (refuse, then an optional reason the model receives).

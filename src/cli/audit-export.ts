@@ -1,6 +1,6 @@
 /**
  * `scoot audit export [--follow]`: ships the audit log to the OTLP collector configured in
- * `[telemetry]`, from the durable cursor (README "Telemetry and metrics"). Once: drain and
+ * `[telemetry]`, from the durable cursor (docs/telemetry.md "Telemetry and metrics"). Once: drain and
  * exit (1 when the collector did not acknowledge; the cursor keeps its place). `--follow`:
  * keep shipping, with backoff while the collector is down, until SIGTERM/SIGINT.
  */

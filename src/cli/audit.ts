@@ -43,7 +43,7 @@ export async function runAuditShow(cli: Cli): Promise<number> {
 
 /**
  * `scoot audit verify [--json] [--head <hash>]`: the hash chain over every retained generation
- * (README "Sessions and audit"); `--head` is a head recorded earlier, which must still be in the log.
+ * (docs/sessions.md "Sessions and audit"); `--head` is a head recorded earlier, which must still be in the log.
  * Exit 0 intact, 1 on the first break (named by file, line and kind), 2 when the HMAC key
  * file configured in audit.hmac_key_file cannot be used.
  */

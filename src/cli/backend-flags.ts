@@ -1,5 +1,5 @@
 /**
- * The global `--model`, `--base-url` and `--api` flags (README "Choosing the backend for one
+ * The global `--model`, `--base-url` and `--api` flags (docs/keyboard.md "Choosing the backend for one
  * run"): they override backend.* and SCOOT_BACKEND_* for every command that loads the
  * configuration — `-e`, the REPL, `serve`, `acp`, `doctor`, `config`. A bad value is a
  * usage error, never a silent fallback.

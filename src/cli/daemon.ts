@@ -68,7 +68,7 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
   let reason = "unknown";
   let telemetry: DaemonTelemetry | undefined;
   try {
-    // Shipping and /metrics (README "Telemetry and metrics"); nothing loads when neither is configured.
+    // Shipping and /metrics (docs/telemetry.md "Telemetry and metrics"); nothing loads when neither is configured.
     const started = await startDaemonTelemetry({ config, paths, env: cli.env, log });
     if (!started.ok) {
       cli.io.err(`scoot daemon run: ${started.error}\n`);

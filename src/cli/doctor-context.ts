@@ -1,5 +1,5 @@
 /**
- * Doctor's `context` line (README "Context window"): the model's window and where it
+ * Doctor's `context` line (docs/context.md "Context window"): the model's window and where it
  * came from, the history budget it leaves, and the size of the system prompt. WARN below the
  * window at which Scoot works well, with the fix for that server; FAIL when the system prompt,
  * step schema and a goal cannot fit at all (every run would stop before its first call).

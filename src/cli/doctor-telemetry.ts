@@ -2,7 +2,7 @@
  * Doctor's telemetry checks, present only when telemetry or metrics are configured: the
  * settings resolve, and the collector answers one empty export. An HTTP 4xx is a
  * misconfiguration (FAIL: wrong path, missing credentials); a collector that is down or slow
- * is a WARN — events wait in the audit log and nothing is lost (README "Telemetry and metrics").
+ * is a WARN — events wait in the audit log and nothing is lost (docs/telemetry.md "Telemetry and metrics").
  */
 import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";

@@ -1,6 +1,6 @@
 /**
  * Output helpers: answers to stdout, everything else to stderr, always redacted and with
- * control characters neutralised (README "Hostile inputs": one function for every writer).
+ * control characters neutralised (docs/safety.md "Hostile inputs": one function for every writer).
  */
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
@@ -56,5 +56,5 @@ export const processIo: Io = {
   },
 };
 
-/** Exit codes (README "Commands"). */
+/** Exit codes (docs/commands.md "Commands"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;

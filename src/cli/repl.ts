@@ -1,12 +1,12 @@
 /**
- * The REPL (README "The REPL"): each line is a goal, run in one `repl-<ms>-<pid>` session
+ * The REPL (docs/keyboard.md "The REPL"): each line is a goal, run in one `repl-<ms>-<pid>` session
  * (goals build on each other). `/exit` or Ctrl-D leaves and names the command that resumes
  * the session. Ctrl-C during a goal cancels that goal only; at the prompt it discards the
  * half-typed line. Slash commands (the table below) never reach the model. On a terminal the
  * history persists across launches and a pasted multi-line block is one goal. The answer
- * streams to stdout as it arrives, the thought to stderr (README "Streaming"). On a terminal,
- * calls with an effect wait for the person's approval (README "Approval"); `/undo` and `/diff`
- * work on the file checkpoints (README "Undo").
+ * streams to stdout as it arrives, the thought to stderr (docs/context.md "Streaming"). On a terminal,
+ * calls with an effect wait for the person's approval (docs/safety.md "Approval"); `/undo` and `/diff`
+ * work on the file checkpoints (docs/sessions.md "Undo").
  */
 import readline from "node:readline";
 import type { Readable } from "node:stream";

@@ -1,5 +1,5 @@
 /**
- * `--resume <id>` and `--continue` (README "Resuming a session"): which session a run
+ * `--resume <id>` and `--continue` (docs/sessions.md "Resuming a session"): which session a run
  * continues, chosen from the flags. Every refusal is a usage error (exit 2) naming the session.
  */
 

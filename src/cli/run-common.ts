@@ -49,7 +49,7 @@ export function resolveRetries(args: ParsedArgs): Result<number | undefined> {
 }
 
 /**
- * `--approval` > `tools.approval` > ask where a person can answer (README "Approval"). Where
+ * `--approval` > `tools.approval` > ask where a person can answer (docs/safety.md "Approval"). Where
  * nobody can (`canAsk` false: `-e`, `serve`, jobs, no terminal) it is always never: an
  * unattended run must not wait for an answer that cannot come. A bad flag is a usage error.
  */
@@ -104,13 +104,13 @@ export interface CliAgent {
   agent: AgentSession;
   trace: boolean;
   printer: ConsolePrinter;
-  /** The live view, when stderr is a terminal (README "The live view"). */
+  /** The live view, when stderr is a terminal (docs/keyboard.md "The live view"). */
   view: LiveView | undefined;
   /** After a goal: ends the streamed answer, then the live view's usage line. */
   finish(r: RunResult): void;
   /** What `/status` reports: tokens of the last request and of every goal so far. */
   stats: SessionStats;
-  /** Whether a tool call waits for the person (README "The REPL": `/status`). */
+  /** Whether a tool call waits for the person (docs/keyboard.md "The REPL": `/status`). */
   approval: string;
   /** `<home>/state` (the REPL history lives there). */
   stateDir: string;

@@ -25,7 +25,7 @@ export async function runServe(cli: Cli): Promise<number> {
   const loaded = loadAgentCommand(cli, "serve");
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths, mode, retries } = loaded;
-  // Refused before the first request, not on each one (README "Dangerous project roots").
+  // Refused before the first request, not on each one (docs/safety.md "Dangerous project roots").
   const refused = refuseProjectRoot(cli.cwd, { mode, scootHome: paths.root, userHome: os.homedir() });
   if (refused) {
     cli.io.err(`scoot serve: ${refused}\n`);

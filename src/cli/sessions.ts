@@ -28,7 +28,7 @@ export async function runSessionsList(cli: Cli): Promise<number> {
   if (!loaded.ok) return loaded.exitCode;
   const dir = loaded.value.paths.sessions;
   const { sessions, warnings } = listSessions(dir);
-  // The project a session was started in (README "Resuming a session"); older sessions have none.
+  // The project a session was started in (docs/sessions.md "Resuming a session"); older sessions have none.
   const project = (id: string) => readSessionMeta(dir, id)?.project_root;
   for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
   if (flagBool(cli.args, "json")) {

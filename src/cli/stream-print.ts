@@ -1,5 +1,5 @@
 /**
- * What `-e`, the REPL and `--trace` show while a step streams (README "Streaming"): the
+ * What `-e`, the REPL and `--trace` show while a step streams (docs/context.md "Streaming"): the
  * final answer on stdout as it arrives, the thought on stderr as it arrives, and the line
  * that ends it all. The printed answer equals the final answer exactly once: the agent
  * loop either completes what was shown or withdraws it (then this ends the line and says

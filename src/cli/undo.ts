@@ -1,6 +1,6 @@
 /**
  * `scoot undo [<session-id>] [--force]`, `scoot diff [<session-id>]` and the REPL's `/undo`
- * and `/diff` (README "Undo"). The session defaults to the latest one started in this
+ * and `/diff` (docs/sessions.md "Undo"). The session defaults to the latest one started in this
  * directory. Undo reverts the file changes of the session's last run that made any; a file
  * changed since is named and undo stops (exit 1) unless `--force`.
  */

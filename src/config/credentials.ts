@@ -1,6 +1,6 @@
 /**
  * The one place that tells the redactor about every credential the configuration names
- * (README "Hostile inputs"): MCP header values (inline `value`, the value of
+ * (docs/safety.md "Hostile inputs"): MCP header values (inline `value`, the value of
  * the variable named by `value_env`, and both with their `prefix`) and the `env` entries of
  * MCP stdio servers that hold credentials (`value_env`, or `secret = true`). A server that echoes a header or its environment in an error must not
  * put it in clear text into the audit log, the transcript, the trace or the terminal. Called
@@ -22,7 +22,7 @@ export function registerConfiguredCredentials(config: Config, env: NodeJS.Proces
     if (!isObject(server)) continue;
     registerHeaderValues(Array.isArray(server.headers) ? server.headers : [], env);
     // A plain `env` value is configuration ("readonly", a path): only credentials are registered,
-    // or every occurrence of an ordinary word would be redacted (README "MCP servers").
+    // or every occurrence of an ordinary word would be redacted (docs/mcp.md "MCP servers").
     const vars = Array.isArray(server.env) ? server.env : [];
     for (const e of vars) {
       if (!isObject(e)) continue;
@@ -35,7 +35,7 @@ export function registerConfiguredCredentials(config: Config, env: NodeJS.Proces
   }
 }
 
-/** Header values (MCP servers, the OTLP exporter: README "Telemetry and metrics"), with and without their prefix. */
+/** Header values (MCP servers, the OTLP exporter: docs/telemetry.md "Telemetry and metrics"), with and without their prefix. */
 function registerHeaderValues(headers: readonly unknown[], env: NodeJS.ProcessEnv): void {
   for (const h of headers) {
     if (!isObject(h)) continue;

@@ -131,7 +131,7 @@ function checkKind(kind: KeyKind, value: unknown, where: string): Checked {
       const mode = normalisePolicy(value);
       if (mode) return { ok: true, value: mode };
       // A typo must never loosen the gate: an unknown policy in the file becomes readonly, the
-      // strictest mode (an environment typo is ignored instead, see load.ts; README "Policy modes").
+      // strictest mode (an environment typo is ignored instead, see load.ts; docs/safety.md "Policy modes").
       return {
         ok: "warn",
         value: "readonly",

@@ -55,7 +55,7 @@ export interface McpServerConfig {
   command?: string;
   args: string[];
   /**
-   * Variables for a stdio server. A plain `value` is configuration, not a secret (README "MCP
+   * Variables for a stdio server. A plain `value` is configuration, not a secret (docs/mcp.md "MCP
    * servers"); `value_env` (read from Scoot's environment) and `secret = true` mark credentials.
    */
   env: McpEnvConfig[];
@@ -76,7 +76,7 @@ export interface JobConfig {
 }
 
 /**
- * Upper bounds of every duration and size key (README "Configuration").
+ * Upper bounds of every duration and size key (docs/configuration.md "Configuration").
  * Durations stay below Node's timer limit (2^31-1 ms), which otherwise silently turns a huge
  * deadline into 1 ms; sizes and counts stay far below anything a run could use.
  */
@@ -149,7 +149,7 @@ export const SCHEMA = declareConfig({
     }),
     ca_file: optionalText({ doc: "extra trusted PEM roots" }),
     store: bool({ default: false, doc: "Responses API store flag" }),
-    /** Tokens; 0 = discover from the server (README "Context window"). */
+    /** Tokens; 0 = discover from the server (docs/context.md "Context window"). */
     context_window: int({
       min: 0,
       max: 10_000_000,
@@ -176,7 +176,7 @@ export const SCHEMA = declareConfig({
       default: 3,
       doc: "consecutive invalid steps",
     }),
-    /** AGENTS.md to the model (README "Project instructions"). */
+    /** AGENTS.md to the model (docs/context.md "Project instructions"). */
     project_instructions: optionalBool({
       doc: "AGENTS.md to the model; unset = true, false for scheduled jobs",
       unset: "true, false for scheduled jobs",
@@ -201,7 +201,7 @@ export const SCHEMA = declareConfig({
     confine_writes: bool({ default: true, doc: "guarded: writes stay in the project" }),
     block_internal_http: bool({ default: true, doc: "guarded: no internal hosts" }),
     secret_paths: strings({ doc: "extra paths always secret" }),
-    /** README "Shell containment". */
+    /** docs/safety.md "Shell containment". */
     sandbox: oneOf(["auto", "bwrap", "off"], {
       default: "auto",
       doc: "bash under bubblewrap in guarded mode and jobs",
@@ -209,7 +209,7 @@ export const SCHEMA = declareConfig({
     sandbox_network: bool({ default: false, doc: "sandboxed bash shares the host network" }),
     sandbox_bwrap_path: optionalText({ doc: "absolute path of bwrap (else fixed system places)" }),
     env_passthrough: strings({ doc: "secret-looking variables still passed to bash" }),
-    /** README "Approval". */
+    /** docs/safety.md "Approval". */
     approval: optionalOneOf(["ask", "never"], {
       doc: "ask | never; unset: ask in a REPL on a terminal and in ACP, never where nobody can answer",
     }),
@@ -245,7 +245,7 @@ export const SCHEMA = declareConfig({
   edge: {
     max_job_policy: policy<PolicyMode>({ default: "readonly", doc: "ceiling for --unattended" }),
   },
-  /** Audit events to OpenTelemetry (README "Telemetry and metrics"); `telemetry/settings.ts` resolves it. */
+  /** Audit events to OpenTelemetry (docs/telemetry.md "Telemetry and metrics"); `telemetry/settings.ts` resolves it. */
   telemetry: {
     otlp_endpoint: optionalText({
       doc: "OTLP/HTTP base URL (logs go to <url>/v1/logs); unset = OTEL_EXPORTER_OTLP_ENDPOINT, else off",

@@ -1,5 +1,5 @@
 /**
- * Running `backend.api_key_cmd` (README "Configuration", the token chain).
+ * Running `backend.api_key_cmd` (docs/configuration.md "Configuration", the token chain).
  *
  * - The command leads its own process group, and the whole group is SIGKILLed when the
  *   command exits or the deadline passes: nothing it started outlives the lookup.

@@ -1,7 +1,7 @@
 /**
  * What a judged path holds right now, read without following a final symlink and without
  * blocking on a FIFO: the file tools' pipeline reads it before and after a change, undo reads
- * it to tell whether a file changed since (README "Undo").
+ * it to tell whether a file changed since (docs/sessions.md "Undo").
  */
 import fs from "node:fs";
 

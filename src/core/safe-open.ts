@@ -1,5 +1,5 @@
 /**
- * Opening files in the Scoot home without trusting them (README "Hostile
+ * Opening files in the Scoot home without trusting them (docs/safety.md "Hostile
  * inputs"). The home is written by Scoot, but anything may have been put there: a FIFO (a
  * blocking open or read hangs the command), a symlink to `/dev/zero` (an endless read), a
  * symlink from `logs/audit.jsonl` to a file elsewhere (appends written through it), a

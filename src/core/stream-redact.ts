@@ -1,5 +1,5 @@
 /**
- * The one streaming redactor (README "Streaming"): text that leaves Scoot piece by piece
+ * The one streaming redactor (docs/context.md "Streaming"): text that leaves Scoot piece by piece
  * (the answer on stdout, the thought on stderr, ACP chunks, serve events) is redacted here
  * before any subscriber sees it. The rules are redact.ts's own; what this adds is the cut:
  * a piece is released only up to a point no credential can straddle, and the rest is held

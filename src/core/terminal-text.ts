@@ -1,6 +1,6 @@
 /**
  * Neutralising control characters in everything Scoot writes to a terminal
- * (README "Hostile inputs"). Text from the model, tools, skills, sessions and the command line
+ * (docs/safety.md "Hostile inputs"). Text from the model, tools, skills, sessions and the command line
  * can carry escape sequences: OSC 52 writes the user's clipboard, others retitle the window,
  * clear the screen or hide text. Every byte written through `Io` passes `terminalText`:
  *

@@ -30,7 +30,7 @@ export type Decision = { allow: true } | { allow: false; reason: string };
  * The files an allowed call may open: each path of its effects resolved once by the gate
  * (lexically against the project root, then every symlink followed), in the same order.
  * A file tool opens exactly these and never resolves the model's string again
- * (README "Policy: paths are judged where they are opened").
+ * (docs/safety.md "Policy modes").
  */
 export interface Target {
   read: readonly string[];

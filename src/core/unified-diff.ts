@@ -1,5 +1,5 @@
 /**
- * A unified diff of one file change for the terminal (README "Approval", "Undo"): `---`/`+++`
+ * A unified diff of one file change for the terminal (docs/safety.md "Approval", "Undo"): `---`/`+++`
  * headers (`/dev/null` for a file that did not or will not exist), `@@` hunks with three
  * lines of context, `-old` and `+new` lines, coloured when asked.
  *

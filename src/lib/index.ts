@@ -1,5 +1,5 @@
 /**
- * `import { createScoot } from "scoot"` (README "Library API"). The package root exports this
+ * `import { createScoot } from "scoot"` (docs/editors.md "Library API"). The package root exports this
  * facade only: internal modules stay free to change.
  */
 export {

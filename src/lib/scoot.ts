@@ -1,5 +1,5 @@
 /**
- * The library API (README "Library API"): `createScoot(options)` loads the same
+ * The library API (docs/editors.md "Library API"): `createScoot(options)` loads the same
  * configuration as the CLI (home, config file, `SCOOT_*` environment), and each `run` goes
  * through `openAgentSession` — the same policy gate, audit log, transcript and bash sandbox
  * as `scoot -e`. Nothing is written to stdout; warnings go to `onWarning` (stderr when not

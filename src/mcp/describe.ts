@@ -1,5 +1,5 @@
 /**
- * The allowed tools of each configured server, described for the model (README "MCP
+ * The allowed tools of each configured server, described for the model (docs/mcp.md "MCP
  * servers"): from the state cache when this configuration was listed before, else from
  * `tools/list` once, before the first turn, within the tool deadline. A server that cannot be
  * listed still works; the model then sees its tools' names only.

@@ -308,7 +308,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     return { ok: true, value: conn.value.value };
   }
 
-  /** `tools/list` of one server, within the tool deadline (README "MCP servers": tool descriptions). */
+  /** `tools/list` of one server, within the tool deadline (docs/mcp.md "MCP servers": tool descriptions). */
   async function listTools(serverName: string, signal?: AbortSignal): Promise<Result<unknown[]>> {
     const slot = slots.get(serverName);
     if (!slot) return { ok: false, error: `unknown MCP server ${JSON.stringify(serverName)}` };

@@ -16,7 +16,7 @@ function toolList(s: Listed): string {
 
 /**
  * Empty string when no server is configured, so the prompt carries no empty heading. With a
- * server's `tools/list` (README "MCP servers"), each allowed tool gets its own line: the
+ * server's `tools/list` (docs/mcp.md "MCP servers"), each allowed tool gets its own line: the
  * compact argument shape and the description, within the byte budgets of tools-info.ts.
  */
 export function mcpPromptSection(

@@ -1,6 +1,6 @@
 /**
  * `tools/list` results cached in the state directory, one file per server configuration
- * (README "MCP servers"): a later run describes the tools to the model without starting or
+ * (docs/mcp.md "MCP servers"): a later run describes the tools to the model without starting or
  * dialling the server before its first turn. The key is a hash of everything that decides
  * which server answers — command, arguments, environment, URL, header names — so changing the
  * configuration lists afresh. Secret values never enter the hash input; the file holds only

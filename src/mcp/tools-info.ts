@@ -1,5 +1,5 @@
 /**
- * What the model is told about each allowed MCP tool (README "MCP servers"): its description
+ * What the model is told about each allowed MCP tool (docs/mcp.md "MCP servers"): its description
  * and a compact form of its input schema — property names, types, which are required — taken
  * from `tools/list`, within a byte budget per tool and in total. The arguments of a call are
  * checked against the same schema before anything is sent, so a model that guessed wrong

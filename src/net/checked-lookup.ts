@@ -1,5 +1,5 @@
 /**
- * Connect-time address check for `http_request` (README "HTTP"). The gate judges
+ * Connect-time address check for `http_request` (docs/safety.md "Policy modes"). The gate judges
  * the literal host; a public-looking name can still resolve to 127.0.0.1 (an /etc/hosts
  * entry, `*.nip.io`-style wildcard DNS, a rebinding domain). This lookup resolves the name
  * itself, refuses when ANY resolved address is internal (the same address rules as the gate,

@@ -1,5 +1,5 @@
 /**
- * What a redirect hop may carry (README "Hostile inputs").
+ * What a redirect hop may carry (docs/safety.md "Hostile inputs").
  *
  * A request's headers and body were meant for the origin the model named. When a redirect
  * leaves that origin, any header could be a credential (`X-Api-Key`, `Private-Token`, a

@@ -1,5 +1,5 @@
 /**
- * The execution-policy gate (README "Policy"): one decision function for every call, reached
+ * The execution-policy gate (docs/safety.md "Safety model"): one decision function for every call, reached
  * only through the call pipeline (`agent/calls.ts`): the agent loop, `parallel` children,
  * redirect hops and `scoot policy check`.
  *

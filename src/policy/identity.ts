@@ -1,5 +1,5 @@
 /**
- * Secrets judged by identity, not by name alone (README "What is protected"): a protected
+ * Secrets judged by identity, not by name alone (docs/safety.md "What is protected"): a protected
  * file renamed, moved or hard-linked keeps its device and inode, so a file tool that opened
  * something compares the descriptor's identity (fstat) with these before it reads or writes.
  * Built once per run with the other gate settings (gate.ts).

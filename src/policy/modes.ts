@@ -1,5 +1,5 @@
 /**
- * Policy modes and their privilege lattice (README "Policy modes", "Unattended operation").
+ * Policy modes and their privilege lattice (docs/safety.md "Policy modes", "Unattended operation").
  *
  * readonly < guarded < unrestricted. `--unattended` runs may never exceed the
  * configured ceiling (`edge.max_job_policy`) and never run `guarded`: a job nobody

@@ -1,5 +1,5 @@
 /**
- * The gate judges what was opened (README "Policy", "What was opened"): a file tool opens the
+ * The gate judges what was opened (docs/safety.md "Safety model", "What was opened"): a file tool opens the
  * judged path first (no-follow at the last component, non-blocking), then this checks the
  * descriptor's real path — `/proc/self/fd/N`, what the kernel actually reached — against the
  * path the gate judged, and only then is anything read. A directory swapped for a symlink

@@ -1,5 +1,5 @@
 /**
- * Read-path and write-path rules (README "Policy modes", "Paths are judged where they are opened").
+ * Read-path and write-path rules (docs/safety.md "Policy modes", "Paths are judged where they are opened").
  *
  * Pure decisions: the only filesystem knowledge comes from `settings.realpath`. Each path is
  * resolved once: normalised lexically against the project root (`~` and `~/x`: the home
@@ -65,7 +65,7 @@ export const SECRET_PREFIXES: readonly string[] = [".env", "id_rsa", "id_dsa", "
  * Words that make a name secret wherever they stand inside one segment: the segment is split
  * into words on `-`, `_`, `.` and spaces (case-insensitively), so `demo-token`,
  * `api_token.txt`, `prod-secrets.yaml` and `db.password` are secrets, while `tokenizer.ts`
- * and `secretariat.md` are not (whole words only). README "Secret-like names".
+ * and `secretariat.md` are not (whole words only). docs/safety.md "Policy modes".
  */
 export const SECRET_WORDS: ReadonlySet<string> = new Set([
   "token",
@@ -93,7 +93,7 @@ export const SECRET_WORD_PAIRS: readonly (readonly [string, string])[] = [
  * A file named after a secret word but written in a programming language is code about the
  * secret, not the secret (`token.ts`, `password_hash.py`): the word rule skips names whose
  * last extension is one of these. Data and config names (`.txt`, `.json`, `.yaml`, no
- * extension) stay covered. README "Secret-like names".
+ * extension) stay covered. docs/safety.md "Policy modes".
  */
 export const SOURCE_CODE_EXTENSIONS: ReadonlySet<string> = new Set([
   "ts",

@@ -1,5 +1,5 @@
 /**
- * Project roots a confined run refuses (README "Dangerous project roots"): the filesystem
+ * Project roots a confined run refuses (docs/safety.md "Dangerous project roots"): the filesystem
  * root, where the one writable bind would be the whole machine, and Scoot's own home (or a
  * directory inside it), where the model would edit its own configuration and audit log.
  * A project that merely contains the home (Scoot started in `~`) is fine: the home is then

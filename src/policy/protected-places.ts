@@ -1,5 +1,5 @@
 /**
- * What the model must never reach, in one place (README "Shell containment", "What is
+ * What the model must never reach, in one place (docs/safety.md "Shell containment", "What is
  * protected"): the credential stores under the user's home and Scoot's own files. The gate
  * refuses them to the file tools (reads and writes, readonly and guarded) and the sandbox
  * hides them from bash, both built from these tables.
@@ -16,7 +16,7 @@ export interface HomeEntry {
 
 /**
  * Credential stores under the user's home that are hidden even though they are not Scoot's:
- * where CLIs keep keys, tokens and sessions. README "What is protected" lists the same rows
+ * where CLIs keep keys, tokens and sessions. docs/safety.md "What is protected" lists the same rows
  * (test/sandbox/protected-places.test.ts keeps the two in step).
  */
 export const CREDENTIAL_STORES: readonly HomeEntry[] = [

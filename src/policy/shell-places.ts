@@ -2,7 +2,7 @@
  * Which places are catastrophic to delete, re-own or overwrite: `/` and the top-level system
  * directories, home directories, the project itself, and devices that are disks or memory.
  * The shell rules (shell-rules.ts) ask these questions of the targets shell-targets.ts reads
- * out of a command's arguments. See README "Policy modes" for the list in prose.
+ * out of a command's arguments. See docs/safety.md "Policy modes" for the list in prose.
  */
 import path from "node:path";
 

@@ -4,7 +4,7 @@
  * users see — or hands command lines the program runs to be checked as commands of their
  * own. `judgeCall` walks the table in order and the first rule that fires decides: order
  * matters only where one call matches several rules, and the reason text is part of the
- * contract (README "Policy modes"; test/policy/shell-golden.test.ts pins every reason).
+ * contract (docs/safety.md "Policy modes"; test/policy/shell-golden.test.ts pins every reason).
  * Checks of the command text as a whole (fork bombs, unreadable text, redirections onto
  * devices, `--no-preserve-root` as any word) are made by shell.ts before the table.
  */

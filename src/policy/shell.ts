@@ -1,5 +1,5 @@
 /**
- * Shell rules for the `bash` action (README "Policy modes").
+ * Shell rules for the `bash` action (docs/safety.md "Policy modes").
  *
  * `readonly` denies every command, `unrestricted` allows every non-blank one, and `guarded`
  * runs a *tripwire*: a tight list of catastrophic commands, checked after the command is

@@ -1,5 +1,5 @@
 /**
- * The bubblewrap command line for one sandboxed `bash` call (README "Shell containment"):
+ * The bubblewrap command line for one sandboxed `bash` call (docs/safety.md "Shell containment"):
  * the whole filesystem read-only, the project writable, a private empty /tmp, a minimal
  * /dev, a /proc of its own PID namespace with /proc/sys read-only, the host's runtime
  * directories (sockets) hidden, the protected places hidden, no network unless asked, no

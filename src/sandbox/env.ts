@@ -1,5 +1,5 @@
 /**
- * The environment a sandboxed command gets (README "Shell containment", "What is
+ * The environment a sandboxed command gets (docs/safety.md "Shell containment", "What is
  * protected"): a command can print its environment as easily as a file, so Scoot's own
  * token variable, every variable that looks like it holds a secret, and every variable that
  * points at a host socket are dropped. `tools.env_passthrough` names the ones to keep anyway

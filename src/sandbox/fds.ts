@@ -1,5 +1,5 @@
 /**
- * Only descriptors 0–2 reach a sandboxed command (README "Shell containment"). Every
+ * Only descriptors 0–2 reach a sandboxed command (docs/safety.md "Shell containment"). Every
  * descriptor Node opens is close-on-exec, so the only ones a child can inherit are those
  * Scoot itself inherited without that flag: a directory descriptor from the parent would let
  * the command write outside the read-only root (`openat` on it), a tty descriptor would

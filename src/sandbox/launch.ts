@@ -1,5 +1,5 @@
 /**
- * How one `bash` call is started (README "Shell containment"): directly, as
+ * How one `bash` call is started (docs/safety.md "Shell containment"): directly, as
  * before, or under bubblewrap. The sandbox applies in `guarded` mode and in unattended runs
  * that may run bash; `unrestricted` at the keyboard is the operator's explicit choice and
  * runs directly. `tools.sandbox = "bwrap"` fails closed: no sandbox, no command. `auto`

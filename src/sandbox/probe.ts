@@ -1,5 +1,5 @@
 /**
- * Which bubblewrap runs the sandbox, and can it run here? (README "Shell containment".)
+ * Which bubblewrap runs the sandbox, and can it run here? (docs/safety.md "Shell containment".)
  *
  * The binary is trusted only from where an ordinary command cannot plant one: the operator's
  * `tools.sandbox_bwrap_path` (absolute), else the first of a few fixed system locations.

@@ -1,5 +1,5 @@
 /**
- * The seccomp filter every sandboxed command runs under (README "Shell containment"): a
+ * The seccomp filter every sandboxed command runs under (docs/safety.md "Shell containment"): a
  * classic-BPF program, handed to bwrap with `--seccomp FD`, that makes `socket(AF_UNIX, …)`
  * fail with EACCES. A host service listening on a Unix socket (D-Bus, an ssh or gpg agent,
  * tmux, docker, podman) is then unreachable wherever its socket lives, even where no mount

@@ -1,5 +1,5 @@
 /**
- * The daemon's exclusive hold on a home (README "The daemon").
+ * The daemon's exclusive hold on a home (docs/unattended.md "The daemon").
  *
  * A pid file cannot be an exclusive lock by itself: telling a stale file from a fresh one and
  * removing it are two steps, and two starters can each remove the other's fresh file. So the

@@ -157,7 +157,7 @@ function validateJob(
     const parsed = parsePolicyMode(raw.mode);
     if (parsed) requested = parsed;
     else {
-      // A typo never loosens: the strictest mode (README "Policy modes").
+      // A typo never loosens: the strictest mode (docs/safety.md "Policy modes").
       requested = "readonly";
       notes.push(`unknown mode ${show(raw.mode)}; using "readonly" (valid: readonly, guarded, unrestricted)`);
     }

@@ -16,7 +16,7 @@ export interface JobRunnerContext {
   cwd: string;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
-  /** The daemon's metrics listen to each run (README "Telemetry and metrics"). */
+  /** The daemon's metrics listen to each run (docs/telemetry.md "Telemetry and metrics"). */
   onEvent?: (e: AgentEvent) => void;
   onDone?: (job: Job, status: string) => void;
 }

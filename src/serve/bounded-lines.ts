@@ -1,5 +1,5 @@
 /**
- * Request lines for `serve`, bounded while they are read (README "scoot
+ * Request lines for `serve`, bounded while they are read (docs/editors.md "scoot
  * serve"). readline buffers a whole line before anyone can look at its size, so one 600 MB
  * line kills the process with the request in flight. Here a line over the limit stops being
  * buffered the moment it passes the limit; the rest is discarded up to the next newline and

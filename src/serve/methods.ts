@@ -102,7 +102,7 @@ export function createMethods(ctx: MethodContext): Record<string, Method> {
     if (params.goal === undefined) return invalid("params.goal is missing");
     if (typeof params.goal !== "string" || params.goal.trim() === "")
       return invalid("params.goal must be a non-empty string");
-    // `resume`: continue that session (README "Resuming a session").
+    // `resume`: continue that session (docs/sessions.md "Resuming a session").
     let resume: ResumeTarget | undefined;
     if (params.resume !== undefined) {
       if (typeof params.resume !== "string") return invalid("params.resume must be a session id string");

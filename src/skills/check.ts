@@ -26,7 +26,7 @@ function shown(text: string): string {
   return one.length > SHOWN_CHARS ? `${one.slice(0, SHOWN_CHARS - 1)}…` : one;
 }
 
-/** The open-standard fields a skill declares, one indented line each (README "Skills"). */
+/** The open-standard fields a skill declares, one indented line each (docs/skills.md "Skills"). */
 function standardFields(meta: SkillMeta): string[] {
   const out: string[] = [];
   if (meta.license !== undefined) out.push(`  license: ${shown(meta.license)}`);

@@ -26,7 +26,7 @@ export const SKILL_FILE = "SKILL.md";
 const yaml = lazyRequire<typeof import("yaml")>("yaml");
 
 /**
- * Scoot's own keys plus the open Agent Skills standard's (README "Skills"):
+ * Scoot's own keys plus the open Agent Skills standard's (docs/skills.md "Skills"):
  * `license`, `compatibility`, `metadata` and `allowed-tools`. None grants anything.
  */
 const KNOWN_KEYS = new Set([

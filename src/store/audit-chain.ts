@@ -2,7 +2,7 @@
  * The audit hash chain: every event's `prev` is the SHA-256 — or, with
  * `audit.hmac_key_file`, the HMAC-SHA256 — of the previous line's bytes in file order, the
  * generations read oldest first and the live file last. The very first event of a log has
- * `prev` = GENESIS. See README "Sessions and audit".
+ * `prev` = GENESIS. See docs/sessions.md "Sessions and audit".
  */
 import { createHash, createHmac } from "node:crypto";
 import fs from "node:fs";

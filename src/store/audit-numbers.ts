@@ -3,7 +3,7 @@
  * (generation numbers in file names and the `.gen` sidecar, gap bounds). Anyone who can
  * write to logs/ can put any number there; a number outside these bounds was not written by
  * Scoot, so it is reported (verify) or ignored (the writer), never looped over or obeyed.
- * See README "Sessions and audit" and test/store/audit-tamper.test.ts.
+ * See docs/sessions.md "Sessions and audit" and test/store/audit-tamper.test.ts.
  */
 
 /** One rotation per max_file_bytes of records: a billion is far beyond any real log. */

@@ -1,5 +1,5 @@
 /**
- * The chain record, `audit.jsonl.chain` (README "Sessions and audit"): the chain's mode
+ * The chain record, `audit.jsonl.chain` (docs/sessions.md "Sessions and audit"): the chain's mode
  * (SHA-256 or HMAC) and where it starts (how many lines at the head of the log predate it),
  * written once by the first writer that chains, before its first chained line. `audit
  * verify` takes the mode and the start from here, never from config.toml: editing the

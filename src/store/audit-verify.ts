@@ -1,5 +1,5 @@
 /**
- * `scoot audit verify` (issue 12): walks every retained generation oldest first, then the live
+ * `scoot audit verify`: walks every retained generation oldest first, then the live
  * file, line by line with bounded memory (a small look-ahead window, never a whole file), and
  * checks that each event's `prev` is the chain hash of the line before it.
  *

@@ -2,7 +2,7 @@
  * The audit log: `logs/audit.jsonl`, one event per line, written under a cross-process lock
  * (`core/lock.ts`) with one write(2) on a descriptor kept open between events.
  *
- * Durability (issue 12): `tool_call` and `policy_deny` records are fdatasync'ed before emit
+ * Durability: `tool_call` and `policy_deny` records are fdatasync'ed before emit
  * returns, so the record is on disk before the effect it announces starts; other kinds are
  * flushed by `flush()` at run end and when the process ends (`core/process-end.ts`).
  *
@@ -40,9 +40,9 @@ export type AuditKind =
   | "policy_deny"
   | "system_error"
   | "backend"
-  /** A session's policy mode changed mid-session (ACP `session/set_mode`, issue 14). */
+  /** A session's policy mode changed mid-session (ACP `session/set_mode`). */
   | "mode"
-  /** A question to the person before a call with an effect, and the answer (README "Approval"). */
+  /** A question to the person before a call with an effect, and the answer (docs/safety.md "Approval"). */
   | "approval";
 
 export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
@@ -58,12 +58,12 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   approval: "warn",
 };
 
-/** The security record: written whatever `audit.level` says (issue 12). */
+/** The security record: written whatever `audit.level` says. */
 export const ALWAYS_WRITTEN: ReadonlySet<AuditKind> = new Set([
   "tool_call",
   "policy_deny",
   "system_error",
-  // A policy mode change (ACP session/set_mode, issue 14) is part of the security record.
+  // A policy mode change (ACP session/set_mode) is part of the security record.
   "mode",
   // What a person allowed or refused is as much the security record as what the gate did.
   "approval",
@@ -178,7 +178,7 @@ function fsyncDir(dir: string): void {
 function writeAll(fd: number, buf: Buffer): void {
   // Appends happen under the lock, so finishing a short write cannot interleave with another
   // writer. When the disk is full the next write throws ENOSPC, which names the cause; the
-  // torn line it leaves is repaired by the next append (README "Sessions and audit").
+  // torn line it leaves is repaired by the next append (docs/sessions.md "Sessions and audit").
   let done = 0;
   while (done < buf.length) {
     const n = fs.writeSync(fd, buf, done, buf.length - done);
@@ -309,7 +309,7 @@ export function createAuditLog(opts: AuditOptions, loaded?: { key: Buffer | unde
       }
       if (fd !== undefined && onDisk && fs.fstatSync(fd).ino === onDisk.ino) return fd;
       closeFd();
-      // Never through a symlink, never blocking on a FIFO planted at the name (issue 17 item 7).
+      // Never through a symlink, never blocking on a FIFO planted at the name.
       fd = fs.openSync(files.live, LIVE_OPEN_FLAGS, 0o600);
       if (!fs.fstatSync(fd).isFile()) {
         closeFd();
@@ -684,7 +684,7 @@ export function readAuditEvents(
 
 /**
  * The same events and warnings as readAuditEvents, in the same order, as they are read: a
- * caller can print each one at once and hold none (issue 16: `audit show` on a log of any size).
+ * caller can print each one at once and hold none (`audit show` on a log of any size).
  */
 export async function* streamAuditEvents(
   live: string,

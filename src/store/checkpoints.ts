@@ -1,5 +1,5 @@
 /**
- * The checkpoint store (README "Undo"): before file_write or file_edit changes a file, the
+ * The checkpoint store (docs/sessions.md "Undo"): before file_write or file_edit changes a file, the
  * call pipeline keeps what the file held (or that it did not exist) here, so `scoot undo`
  * and `/undo` can put it back and `scoot diff` / `/diff` can show what a session changed.
  *

@@ -66,8 +66,7 @@ export function parseJsonl<T>(text: string, file: string, accept: (v: unknown) =
 
 /**
  * The text of a store file, or undefined when it does not exist. A symlink, FIFO or other
- * non-regular file throws with a clear message instead of being followed or blocking
- * (issue 17 item 7).
+ * non-regular file throws with a clear message instead of being followed or blocking.
  */
 export function readTextIfExists(file: string): string | undefined {
   const r = readHomeFile(file, { noFollow: true });

@@ -1,5 +1,5 @@
 /**
- * The listing index of `state/sessions/` (README "Sessions and audit", *The listing index*):
+ * The listing index of `state/sessions/` (docs/sessions.md "Sessions and audit", *The listing index*):
  * what `sessions list` shows of each transcript (message count, first user message, the
  * warnings its lines gave), remembered beside the stamps of the files it was read from, so a
  * listing reads again only the transcripts that changed since the last one.

@@ -1,8 +1,8 @@
 /**
- * Session metadata (README "Resuming a session"): a sidecar `<id>.meta.json` beside the
+ * Session metadata (docs/sessions.md "Resuming a session"): a sidecar `<id>.meta.json` beside the
  * transcript records the project root the session was started in, so `--continue` can find
  * the latest session of this project and `sessions list` can show it. The transcript itself
- * stays one `{"role","content"}` message per line (SPEC 9).
+ * stays one `{"role","content"}` message per line.
  */
 import fs from "node:fs";
 import path from "node:path";

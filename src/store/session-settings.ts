@@ -1,5 +1,5 @@
 /**
- * What an editor chose for a session (README "Editors (ACP)"): a sidecar
+ * What an editor chose for a session (docs/editors.md "Editors (ACP)"): a sidecar
  * `<id>.settings.json` beside the transcript holds the session's policy mode, the approval
  * choices made "always" and the project root. It is written when an ACP session is created
  * (so a session never prompted can still be loaded) and replaced whole, atomically, on every

@@ -3,11 +3,11 @@
  * line, appended as it happens. At the size cap the live file is retired as the next part,
  * `<id>.jsonl.1`, `.2`, … (oldest first), before the append; up to SESSION_MAX_PARTS parts are
  * kept and readers (`session show`, `recall`, `sessions list`) read every part, then the live
- * file. Beyond the count the oldest part is removed and readers say so (README "Sessions").
+ * file. Beyond the count the oldest part is removed and readers say so (docs/sessions.md "Sessions and audit").
  *
  * A live run holds `<id>.jsonl.lock` (the audit lock's owner-token protocol, core/lock.ts)
  * for as long as the session is open: a second process on the same id is refused rather
- * than interleaving, and rotation happens only under that lock (issue 12).
+ * than interleaving, and rotation happens only under that lock.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -85,8 +85,8 @@ export interface SessionClaim {
 
 /**
  * Claims session `id` for a live run: refused (with a message naming the holder) when
- * another live process holds it. A claim left by a dead process is taken over. Issue 13's
- * `--resume` calls this before it reads a transcript to continue.
+ * another live process holds it. A claim left by a dead process is taken over. `--resume`
+ * calls this before it reads a transcript to continue.
  */
 export function claimSession(sessionsDir: string, id: string): Result<SessionClaim> {
   const lockFile = `${sessionPath(sessionsDir, id)}.lock`;
@@ -215,7 +215,7 @@ export function readSession(file: string): { messages: Message[]; warnings: stri
   return { messages, warnings };
 }
 
-/** readSession as it reads: each message or warning as soon as its line is read (issue 16). */
+/** readSession as it reads: each message or warning as soon as its line is read. */
 export async function* streamSession(file: string): AsyncGenerator<JsonlItem<Message>> {
   for (const f of transcriptFiles(file)) yield* readJsonl(f, isMessage);
 }
@@ -254,7 +254,7 @@ function isWriterRecord(data: Buffer, start: number, end: number): boolean {
 
 /**
  * The first user message and the message count of one transcript, read line by line: lines
- * up to the first user message are parsed, later ones are only counted (issue 16: `sessions
+ * up to the first user message are parsed, later ones are only counted (`sessions
  * list` reads what it prints and keeps nothing of the file). `parts` are the files to read,
  * the rotated part first.
  */
@@ -316,7 +316,7 @@ export function listSessions(
   for (const name of names) {
     if (!name.endsWith(".jsonl")) continue;
     const file = path.join(sessionsDir, name);
-    // A planted symlink or FIFO is skipped with a warning, never followed (issue 17 item 7).
+    // A planted symlink or FIFO is skipped with a warning, never followed.
     let st: fs.Stats;
     try {
       st = fs.lstatSync(file);

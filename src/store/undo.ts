@@ -1,5 +1,5 @@
 /**
- * Undo and diff over the checkpoint store (README "Undo"). Undo takes the session's last
+ * Undo and diff over the checkpoint store (docs/sessions.md "Undo"). Undo takes the session's last
  * run that changed files and puts each file back as it was before that run: its earliest
  * checkpoint in the run is what it held, its latest recorded "after" is what Scoot left.
  * A file that no longer holds what Scoot left was changed since — by the person, another

@@ -1,6 +1,6 @@
 /**
  * Reads the durable audit log from a cursor, for the exporter and the metrics: the retired
- * generations in order, then the live file (README "Sessions and audit" has the layout).
+ * generations in order, then the live file (docs/sessions.md "Sessions and audit" has the layout).
  * Nothing here writes the log or takes its lock for long: the audit writer stays the only
  * writer, and an exporter that is slow or down never delays a run.
  *

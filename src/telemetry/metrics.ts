@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics for `scoot daemon run` (README "Telemetry and metrics"), served on
+ * Prometheus metrics for `scoot daemon run` (docs/telemetry.md "Telemetry and metrics"), served on
  * `daemon.metrics_listen` in the text exposition format by `prom-client`, which is imported
  * only when the daemon is asked to serve metrics.
  *

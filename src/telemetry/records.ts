@@ -1,5 +1,5 @@
 /**
- * One audit event → one OpenTelemetry log record (README "Telemetry and metrics"): the body is
+ * One audit event → one OpenTelemetry log record (docs/telemetry.md "Telemetry and metrics"): the body is
  * the redacted `msg`; attributes carry the identity a backend deduplicates on
  * (`scoot.session_id`, `scoot.seq`, `scoot.chain`) plus run id and kind; the severity comes
  * from the kind's audit level. A generation removed before it was exported becomes one

@@ -1,6 +1,6 @@
 /**
  * What the OTLP exporter is to do, resolved from `[telemetry]` and the standard `OTEL_*`
- * variables (README "Telemetry and metrics"). Pure and free of OpenTelemetry imports: an
+ * variables (docs/telemetry.md "Telemetry and metrics"). Pure and free of OpenTelemetry imports: an
  * unconfigured Scoot learns here that there is nothing to load.
  *
  * Precedence: a key written in `[telemetry]` (or its `SCOOT_TELEMETRY_*` override) wins; the

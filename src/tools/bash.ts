@@ -81,7 +81,7 @@ function formatObservation(
 }
 
 /**
- * Spawns the shell (or bwrap running it, README "Shell containment"); resolves once it
+ * Spawns the shell (or bwrap running it, docs/safety.md "Shell containment"); resolves once it
  * started, or with the reason it could not. Under bwrap the group leader is bwrap itself:
  * the command runs in bwrap's new session and PID namespace, and every process there dies
  * with bwrap (--die-with-parent, then the namespace's init), so killing the group still

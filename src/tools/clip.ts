@@ -1,6 +1,6 @@
 /** Observation clip sizes per tool; the clipping itself is core (src/core/clip.ts). */
 
-/** Clip sizes (README "The ReACT loop": bash ~2 KB, file_read ~8 KB, ...), in bytes. */
+/** Clip sizes (docs/context.md "The ReACT loop": bash ~2 KB, file_read ~8 KB, ...), in bytes. */
 export const CLIP = {
   bash: 2 * 1024,
   file_read: 8 * 1024,

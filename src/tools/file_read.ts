@@ -84,7 +84,7 @@ export const fileReadTool: Tool<FileReadInput> = {
       if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
         return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
       }
-      // An editor's buffer of the judged file, unsaved changes included (README "Editors (ACP)").
+      // An editor's buffer of the judged file, unsaved changes included (docs/editors.md "Editors (ACP)").
       if (ctx.services.editorBuffers) {
         const text = await ctx.services.editorBuffers.read(judged.value, ctx.signal);
         if (text !== undefined && Buffer.byteLength(text) <= MAX_READ_BYTES)

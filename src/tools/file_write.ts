@@ -5,7 +5,7 @@
  * when Scoot runs privileged, its owner). The tool writes the gate's target: the path with
  * every symlink already followed (so a link stays a link and its target is what was judged
  * and written). A symlink found at the final component now appeared after the decision and
- * is refused; the rename that replaces the file never follows one (README "One call pipeline").
+ * is refused; the rename that replaces the file never follows one (docs/safety.md "One call pipeline").
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

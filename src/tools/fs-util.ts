@@ -13,7 +13,7 @@ export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 /**
  * The path the gate judged for a call, which is the only one a file tool may open
- * (README "One call pipeline"). Missing only when a tool is run outside the pipeline.
+ * (docs/safety.md "One call pipeline"). Missing only when a tool is run outside the pipeline.
  */
 export function judgedPath(paths: readonly string[], tool: string): Result<string> {
   const p = paths[0];

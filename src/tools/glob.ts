@@ -151,7 +151,7 @@ async function walk(
  * only those names are looked up (no listing at all).
  *
  * The directory is opened first (no-follow) and, where /proc can tell, its descriptor must be
- * the very path walked to (README "What was opened"): the root's path has every symlink
+ * the very path walked to (docs/safety.md "What was opened"): the root's path has every symlink
  * resolved and the walk never descends a link, so anything else means a directory on the way
  * was swapped for a symlink after it was seen; it is then not listed. Names are read through
  * the descriptor, so a swap after the check changes nothing either.

@@ -71,7 +71,7 @@ export const mcpCallTool: Tool<McpCallInput> = {
 
 /**
  * `mcp_call` whose arguments are checked against each listed tool's input schema while the
- * step is validated (README "MCP servers"): a violation is a correction naming the field, and
+ * step is validated (docs/mcp.md "MCP servers"): a violation is a correction naming the field, and
  * nothing reaches the server. A tool the listing does not know is left to the server.
  */
 export function mcpCallWithSchemas(listed: ReadonlyMap<string, readonly McpToolInfo[]>): Tool<McpCallInput> {

@@ -130,7 +130,7 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
     return `[skill ${skill.name}: ${shown}] binary file, ${read.data.length} bytes; not shown`;
   }
   // The directory lets the model run a script the skill bundles, with bash, under the policy
-  // (README "Skills"): the skill's own files name paths relative to it.
+  // (docs/skills.md "Skills"): the skill's own files name paths relative to it.
   const header = `[skill ${skill.name}: ${shown}, ${read.data.length} bytes; skill directory: ${skill.dir}]\n`;
   return clip(header + read.data.toString("utf8"), CLIP.skill);
 }

@@ -38,7 +38,7 @@ export interface ToolContext {
 export interface ToolServices {
   skills?: unknown;
   mcp?: unknown;
-  /** How bash is contained (issue 11); tests without it get defaults from the context. */
+  /** How bash is contained; tests without it get defaults from the context. */
   sandbox?: SandboxService;
   /** The run's protected identities (policy/identity.ts), checked on what a file tool opened. */
   identities?: Pick<GateSettings, "mode" | "protectedIdentities">;
@@ -81,7 +81,7 @@ export interface Tool<I = unknown> {
    * Present on tools that replace a file's content (file_write, file_edit): what the judged
    * write target will hold after this call, given what it holds now (null: it does not
    * exist), or undefined when the call will fail. The pipeline shows it for approval, keeps
-   * the current content as an undo checkpoint and reports the change (README "Undo").
+   * the current content as an undo checkpoint and reports the change (docs/sessions.md "Undo").
    */
   proposedContent?: (input: I, before: string | null) => string | undefined;
   /**

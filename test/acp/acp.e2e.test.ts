@@ -1,5 +1,5 @@
 /**
- * `scoot acp` end to end (issue 14): the official SDK's client side (`client()` +
+ * `scoot acp` end to end: the official SDK's client side (`client()` +
  * `ndJsonStream`) drives the built CLI over stdio against the scripted model server.
  */
 import type { ChildProcess } from "node:child_process";
@@ -98,7 +98,7 @@ const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
 const textOf = (u: { content: acp.ContentBlock }) => (u.content.type === "text" ? u.content.text : "");
 
 describe("scoot acp", () => {
-  it('session/new refuses a project root of / or Scoot\'s home (README "Dangerous project roots")', async () => {
+  it('session/new refuses a project root of / or Scoot\'s home (docs/safety.md "Dangerous project roots")', async () => {
     const { c } = await start();
     for (const cwd of ["/", fs.realpathSync(home)]) {
       let failure = "";

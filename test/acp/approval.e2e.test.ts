@@ -1,5 +1,5 @@
 /**
- * Approval through the editor (README "Editors (ACP)"): with `tools.approval = "ask"` (the
+ * Approval through the editor (docs/editors.md "Editors (ACP)"): with `tools.approval = "ask"` (the
  * default for `scoot acp`) every call with an effect sends `session/request_permission`; the
  * answer is honoured and remembered as the option says. The official SDK's client plays the
  * editor and drives the built CLI against the scripted model server.

@@ -1,5 +1,5 @@
 /**
- * `scoot acp` as an editor sees it (README "Editors (ACP)"): modes that persist across a
+ * `scoot acp` as an editor sees it (docs/editors.md "Editors (ACP)"): modes that persist across a
  * restart of the agent, sessions that load even when never prompted, tool calls an editor can
  * show (titles, object rawInput, diffs), the commands it offers, session/list and close. The
  * official SDK's client drives the built CLI against the scripted model server.

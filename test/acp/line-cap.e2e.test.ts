@@ -1,5 +1,5 @@
 /**
- * `scoot acp` and a message over the line cap (README "Editors (ACP)"): the SDK alone ends
+ * `scoot acp` and a message over the line cap (docs/editors.md "Editors (ACP)"): the SDK alone ends
  * the connection and the agent exits 0 with nothing said. The built CLI must answer the
  * request with a JSON-RPC error, say so on stderr, and keep serving the next request.
  */

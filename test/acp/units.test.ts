@@ -1,4 +1,4 @@
-/** The ACP agent's pure parts (issue 14): tool kinds, prompt content, editor MCP servers, replay, updates. */
+/** The ACP agent's pure parts: tool kinds, prompt content, editor MCP servers, replay, updates. */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

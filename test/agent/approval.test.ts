@@ -1,5 +1,5 @@
 /**
- * Approval as a phase of the call pipeline (README "Approval"): which calls ask, what
+ * Approval as a phase of the call pipeline (docs/safety.md "Approval"): which calls ask, what
  * "always" remembers, what a refusal tells the model, and that the gate decides first. The
  * loop runs in-process with real tools on real files, a real audit log in a temp home and
  * an approver that answers from a list (the interface the keyboard and ACP implement).

@@ -1,5 +1,5 @@
 /**
- * A table of histories for the compaction tests (issue 16). compact-expected.json holds what
+ * A table of histories for the compaction tests. compact-expected.json holds what
  * the quadratic implementation that issue 16 replaced returned for each case (generated with
  * it, bundled by esbuild, before the rewrite: commit "bench/scale: …"), so these cases pin
  * "behaviour unchanged".

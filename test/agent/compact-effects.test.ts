@@ -1,4 +1,4 @@
-/** The compactor learns what an old call read or wrote from its declared effects (issue 10). */
+/** The compactor learns what an old call read or wrote from its declared effects. */
 import { expect, it } from "vitest";
 import { extractiveSummary } from "../../src/agent/compact.js";
 import type { Message } from "../../src/store/session.js";

@@ -1,5 +1,5 @@
 /**
- * Linear compaction (issue 16): the summary is exactly what the quadratic implementation
+ * Linear compaction: the summary is exactly what the quadratic implementation
  * produced (compact-expected.json was written by it, before the rewrite, from the cases in
  * compact-cases.ts), and a long history costs a number of step parses linear in its length.
  */

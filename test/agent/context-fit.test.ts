@@ -1,4 +1,4 @@
-/** The history budget a context window allows, its calibration, and fitting to it (issue 15). */
+/** The history budget a context window allows, its calibration, and fitting to it. */
 import { describe, expect, it } from "vitest";
 import { compactHistory, historyBytes } from "../../src/agent/compact.js";
 import {

@@ -1,5 +1,5 @@
 /**
- * Compaction with hysteresis (README "Context budget and the server's cache"): nothing under
+ * Compaction with hysteresis (docs/context.md "Context budget and the server's cache"): nothing under
  * the budget; over it, down to about half; the full budget when half cannot hold the minimum.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * KV-cache-friendly history (issue 13, README "Context budget and the server's cache"):
+ * KV-cache-friendly history (issue 13, docs/context.md "Context budget and the server's cache"):
  * over a 40-turn scripted run with a small context budget, measure from the requests the
  * server received the share of request bytes that are a byte-identical prefix of the
  * previous request. Compaction with hysteresis keeps it high; compacting on every turn

@@ -1,5 +1,5 @@
 /**
- * Models as they really answer (README "Reasoning models"): a table of reply texts and
+ * Models as they really answer (docs/context.md "Reasoning models"): a table of reply texts and
  * response bodies in the shapes the servers document — think blocks, the reasoning fields of
  * llama.cpp / vLLM / LM Studio (`reasoning_content`), Ollama's OpenAI API (`reasoning`) and
  * the Responses API (reasoning items), plain and streamed, `content: null`, the token limit,

@@ -1,5 +1,5 @@
 /**
- * The incremental step reader (README "Streaming"): the answer is handed on only once the
+ * The incremental step reader (docs/context.md "Streaming"): the answer is handed on only once the
  * step is known to be a final answer, decoded exactly, whatever the chunking; `settle`
  * completes or withdraws.
  */

@@ -1,5 +1,5 @@
 /**
- * Context window discovery (issue 15) against a real loopback server per flavour, answering the
+ * Context window discovery against a real loopback server per flavour, answering the
  * discovery endpoints in their documented shapes; the state cache; bad and slow answers.
  */
 import fs from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The SSE parser and the stream decoders (README "Streaming") as tables: bytes split at
+ * The SSE parser and the stream decoders (docs/context.md "Streaming") as tables: bytes split at
  * every position, line-end styles, comments, the end markers of both wire shapes, errors
  * carried inside a stream, and a stream cut before its end.
  */

@@ -1,5 +1,5 @@
 /**
- * The keyboard approver's screen and answers (README "Approval"), with an in-memory terminal:
+ * The keyboard approver's screen and answers (docs/safety.md "Approval"), with an in-memory terminal:
  * the question shows the whole call, model text cannot rewrite it with control characters,
  * and only y / a / n answer.
  */

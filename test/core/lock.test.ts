@@ -1,5 +1,5 @@
 /**
- * The audit lock (issue 12): stale takeover can never produce two holders, release removes
+ * The audit lock: stale takeover can never produce two holders, release removes
  * only our own lock, a live owner is never taken over. The race tests run real processes
  * (test/helpers/lock-contender.mjs) that judge the same crafted stale lock and meet at a
  * barrier before the takeover, so the interleaving is forced rather than hoped for.

@@ -51,7 +51,7 @@ const AUDIT_MAX_FILE_BYTES = 2048;
 const AUDIT_RETAINED = 3;
 /** File read each rapid turn: about half an audit file per observation. */
 const NOTE_BYTES = 900;
-/** Audit writers SIGKILLed inside a rotation (issue 12). */
+/** Audit writers SIGKILLed inside a rotation. */
 const ROTATION_KILLS = 12;
 const AUDIT_WRITER = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
 /** Generous guard against a hung CLI; the drill never waits on it in the normal case. */
@@ -78,7 +78,7 @@ function env(url: string, extra: Record<string, string> = {}): Record<string, st
     SCOOT_AGENT_MAX_TURNS: "400",
     SCOOT_TOOLS_TIMEOUT_MS: "20000",
     // This drill pins what a crash leaves behind with host pids read from inside bash; a
-    // sandboxed bash (issue 11) reports PID-namespace pids and dies with Scoot instead, which
+    // sandboxed bash reports PID-namespace pids and dies with Scoot instead, which
     // test/e2e/sandbox.test.ts covers. So bash runs unsandboxed here.
     SCOOT_TOOLS_SANDBOX: "off",
     ...extra,
@@ -301,7 +301,7 @@ describe("crash drill", { timeout: 180_000 }, () => {
     for (const n of [...numbers, ...generationIdentity.keys()]) expect(sidecar).toBeGreaterThan(n);
     // Evicted numbers are gone from disk for good.
     for (const n of gapNumbers()) expect(fs.existsSync(`${auditLive(home)}.${n}`)).toBe(false);
-    // 5. The hash chain survived every kill (issue 12): only retention gaps, never-used
+    // 5. The hash chain survived every kill: only retention gaps, never-used
     //    numbers and tears are reported, never a break.
     const chain = verifyAudit(auditLive(home));
     expect(chain.ok, `${JSON.stringify(chain.break)} ${chain.notes.join("; ")}`).toBe(true);

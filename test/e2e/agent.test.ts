@@ -41,7 +41,7 @@ async function scoot(script: ScriptItem[], args: string[], env: Record<string, s
   return runCli(args, { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url, ...env } });
 }
 
-/** Transcripts only: `<id>.meta.json` sidecars sit beside them (README "Resuming a session"). */
+/** Transcripts only: `<id>.meta.json` sidecars sit beside them (docs/sessions.md "Resuming a session"). */
 function sessionFiles(): string[] {
   return fs.readdirSync(path.join(home, "state", "sessions")).filter((f) => /\.jsonl(\.\d+)?$/.test(f));
 }

@@ -1,5 +1,5 @@
 /**
- * Approval and /undo at a real terminal (README "Approval", "Undo"): the REPL runs in a tmux
+ * Approval and /undo at a real terminal (docs/safety.md "Approval", "Undo"): the REPL runs in a tmux
  * pseudo-terminal against the scripted server; the test types the person's answers.
  */
 import fs from "node:fs";

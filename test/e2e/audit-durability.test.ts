@@ -1,5 +1,5 @@
 /**
- * Durability order (issue 12), observed with strace on the real CLI: the `tool_call` record's
+ * Durability order, observed with strace on the real CLI: the `tool_call` record's
  * fdatasync on the audit log happens before the tool's process is spawned, and a denied call's
  * `policy_deny` record is fdatasync'ed too. On main there was no fdatasync at all.
  */

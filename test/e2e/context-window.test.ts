@@ -1,5 +1,5 @@
 /**
- * The model's real context window, end to end with the built CLI (issue 15): doctor names the
+ * The model's real context window, end to end with the built CLI: doctor names the
  * window and its source for each server flavour; a 30-turn run whose observations would overflow
  * a 2048-token window stays under it on every request; a system prompt that cannot fit stops
  * before any model call; backend.context_window overrides; bad discovery answers fall back.

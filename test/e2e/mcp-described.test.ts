@@ -1,5 +1,5 @@
 /**
- * MCP tools a model can use (README "MCP servers"), with real servers from the npm registry
+ * MCP tools a model can use (docs/mcp.md "MCP servers"), with real servers from the npm registry
  * (`@modelcontextprotocol/server-filesystem`, `@modelcontextprotocol/server-memory`) driven by
  * the built CLI and the scripted model: the first request describes each allowed tool with its
  * schema's property names; a call missing a required argument is a correction naming it, and

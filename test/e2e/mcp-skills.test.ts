@@ -140,7 +140,7 @@ describe("mcp_call over stdio through the agent loop", () => {
     ],
   ])("%s is denied by the gate without starting the server", async (_, input, args, reason) => {
     const config = stdioServer("every", "everything-stdio.mjs", ["echo"]);
-    // Its tools were listed by an earlier run (README "MCP servers"): nothing starts before the call.
+    // Its tools were listed by an earlier run (docs/mcp.md "MCP servers"): nothing starts before the call.
     listedBefore(config, ["echo"]);
     const r = await run(config, [step("mcp_call", input), step("final", "ok")], args);
     expect(r.code, r.stderr).toBe(0);
@@ -161,7 +161,7 @@ describe("mcp_call over stdio through the agent loop", () => {
       ],
       [],
       // The kill comes from bash; sandboxed bash lives in its own PID namespace and cannot
-      // signal Scoot's MCP server (issue 11), so this case runs bash unsandboxed.
+      // signal Scoot's MCP server, so this case runs bash unsandboxed.
       { SCOOT_TOOLS_SANDBOX: "off" },
     );
     expect(r.code, r.stderr).toBe(0);

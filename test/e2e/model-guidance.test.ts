@@ -1,12 +1,12 @@
 /**
  * What the model is told and what it thinks, through the built CLI and the scripted model:
  * - a reasoning field is shown as thinking (`--trace`), audited as `thought`, and never sent
- *   back to the model (README "Reasoning models");
+ *   back to the model (docs/context.md "Reasoning models");
  * - a skill's directory reaches the prompt and the skill observation, so a bundled script can
- *   be run with bash (README "Skills");
+ *   be run with bash (docs/skills.md "Skills");
  * - AGENTS.md from the project and its parents up to the repository root reaches the first
  *   request as marked repository content, nearest last — and changes no decision
- *   (README "Project instructions").
+ *   (docs/context.md "Project instructions").
  */
 import fs from "node:fs";
 import path from "node:path";

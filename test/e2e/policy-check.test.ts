@@ -57,7 +57,7 @@ describe("the loaded configuration is what the gate sees", () => {
       "decision=allow",
     );
   });
-  it("an environment typo keeps the file's mode; a file typo is readonly (issue 10)", async () => {
+  it("an environment typo keeps the file's mode; a file typo is readonly", async () => {
     fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
     const typo = await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "readonyl" });
     expect(typo.stdout).toContain("mode=readonly\ndecision=deny");
@@ -116,7 +116,7 @@ describe("bad input", () => {
   });
 });
 
-describe("parallel is judged with its children (issue 10)", () => {
+describe("parallel is judged with its children", () => {
   const par = (...calls: object[]) => JSON.stringify({ calls });
   const read = (p: string) => ({ action: "file_read", input: { path: p } });
 

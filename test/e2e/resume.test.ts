@@ -1,5 +1,5 @@
 /**
- * Resuming sessions (issue 13, README "Resuming a session") through the real built CLI and
+ * Resuming sessions (issue 13, docs/sessions.md "Resuming a session") through the real built CLI and
  * the scripted server: `-e`, then `--resume`, then `--continue` carry the earlier goals and
  * answers; one transcript; three run ids; refusals exit 2 naming the session; REPL commands;
  * `serve`'s `run {resume}`; bare `schedule` and `daemon`.

@@ -1,7 +1,7 @@
 /**
  * The sandbox's edges and Scoot's own home, attacked through the real loop: the built CLI,
  * the scripted server, guarded mode, bash under bubblewrap, as root where the attack needs
- * it (CI runs as root). Each case is one a model could try with a few steps; README "Shell
+ * it (CI runs as root). Each case is one a model could try with a few steps; docs/safety.md "Shell
  * containment" and "What is protected" say what each one shows.
  *
  * The homes and outside files live under /var/tmp: the sandbox's private /tmp would hide

@@ -1,5 +1,5 @@
 /**
- * Shell containment through the real loop (issue 11): the built CLI, the scripted server,
+ * Shell containment through the real loop: the built CLI, the scripted server,
  * guarded mode, bash under bubblewrap. Each case is an attack a model could try with one
  * `bash` step; the sandbox must stop it while ordinary project work keeps working.
  *

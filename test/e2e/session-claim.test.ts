@@ -1,5 +1,5 @@
 /**
- * One live process per session id (issue 12): a second `-e --session-id X` while a run holds
+ * One live process per session id: a second `-e --session-id X` while a run holds
  * X is refused with exit 2 and writes nothing into X's transcript; after the run ends the id
  * is free again; a claim left by a dead process is taken over. On main the second process
  * interleaved its messages into the same file (and could clobber its rotation).

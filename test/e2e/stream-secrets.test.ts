@@ -1,5 +1,5 @@
 /**
- * Registered secrets split across stream pieces (README "Streaming"): the backend token, an
+ * Registered secrets split across stream pieces (docs/context.md "Streaming"): the backend token, an
  * MCP header value and a secret with spaces in it arrive one character per event inside the
  * thought and the answer. None may appear on stdout, on stderr (--trace thoughts), on the
  * REPL's screen or in ACP agent_thought_chunk / agent_message_chunk notifications.

@@ -1,5 +1,5 @@
 /**
- * The inspection commands stream (issue 16), checked on the real built CLI:
+ * The inspection commands stream, checked on the real built CLI:
  *  - `audit show` and `session show` print the first records before they have read the file to
  *    its end: the test stops reading the command's stdout at its first output (so the command
  *    blocks on a full pipe) and looks at the command's open descriptor for the file in /proc:

@@ -1,5 +1,5 @@
 /**
- * Streaming answers (issue 13, README "Streaming") through the real built CLI and the
+ * Streaming answers (issue 13, docs/context.md "Streaming") through the real built CLI and the
  * scripted server streaming SSE: the answer's first bytes reach stdout while the server is
  * still pausing, stdout holds the answer exactly once, plain-JSON servers still work, and a
  * cut stream is one clear error, never a half answer presented as complete.

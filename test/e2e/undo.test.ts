@@ -1,6 +1,6 @@
 /**
  * `scoot undo`, `scoot diff` and approval where nobody can answer, through the built CLI
- * against the scripted server (README "Undo", "Approval").
+ * against the scripted server (docs/sessions.md "Undo", "Approval").
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -45,7 +45,7 @@ export function spawnCli(args: string[], opts: CliOptions = {}): ChildProcess {
   assertBuilt();
   const env = cleanEnv({ ...(opts.home ? { SCOOT_HOME: opts.home } : {}), ...opts.env });
   return spawn(process.execPath, [CLI, ...args], {
-    // Not the home: a confined run refuses Scoot's home as its project (README "Dangerous project roots").
+    // Not the home: a confined run refuses Scoot's home as its project (docs/safety.md "Dangerous project roots").
     cwd: opts.cwd ?? os.tmpdir(),
     env,
     stdio: ["pipe", "pipe", "pipe"],

@@ -32,7 +32,7 @@ export type ScriptItem =
    */
   | { rejectFormat: true | "json_schema" | "json_object" }
   /**
-   * A streamed reply (issue 13): the text in these pieces, each its own SSE event
+   * A streamed reply: the text in these pieces, each its own SSE event
    * (`chat.completion.chunk` or `response.output_text.delta`), with `pauseMs` between pieces.
    * `cut: true` destroys the connection after the pieces (no end marker). A request that did
    * not ask for `stream: true` gets the joined text as plain JSON.

@@ -1,5 +1,5 @@
 /**
- * Discovery endpoints of the local model servers, answered in their documented shapes (issue 15):
+ * Discovery endpoints of the local model servers, answered in their documented shapes:
  * routes for the scripted server that make it look like vLLM, llama.cpp, Ollama (model loaded or
  * not), LM Studio, or a server that says nothing about its window.
  */

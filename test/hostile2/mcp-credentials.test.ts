@@ -120,7 +120,7 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
         `command = "${process.execPath}"`,
         `args = ["${script}"]`,
         'allowed_tools = ["t"]',
-        // A credential in `env` is marked secret (a plain value is configuration, README "MCP servers").
+        // A credential in `env` is marked secret (a plain value is configuration, docs/mcp.md "MCP servers").
         `env = [{ name = "LEAKY_VAL", value = "${STDIO}", secret = true }]`,
         "",
       ].join("\n"),

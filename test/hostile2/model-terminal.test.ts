@@ -1,5 +1,5 @@
 /**
- * Hostile inputs round two (issue 17), through the built CLI and the scripted model server:
+ * Hostile inputs round two, through the built CLI and the scripted model server:
  * item 1 (a model cannot evict other sessions' audit history), item 5 (terminal escapes never
  * reach the terminal raw) and item 11 (forged observation markers in any spelling).
  */

@@ -1,5 +1,5 @@
 /**
- * The library API's edges (README "Library API"), in process against the scripted model
+ * The library API's edges (docs/editors.md "Library API"), in process against the scripted model
  * server with real homes and projects: one goal at a time per session, a project root that
  * does not exist, a refused createScoot that leaves no home behind, the exported version.
  */

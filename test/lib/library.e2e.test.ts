@@ -1,5 +1,5 @@
 /**
- * The library API from outside (issue 14): `npm pack` the built package, install the tarball
+ * The library API from outside: `npm pack` the built package, install the tarball
  * into a separate ESM project in a temp dir, and drive it there — a run against the scripted
  * model server, a cancel through an AbortSignal, the audit written, nothing on stdout — and
  * type-check a TypeScript consumer against the shipped declarations.

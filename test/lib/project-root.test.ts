@@ -1,4 +1,4 @@
-/** The library refuses a dangerous project root when a run starts (README "Dangerous project roots"). */
+/** The library refuses a dangerous project root when a run starts (docs/safety.md "Dangerous project roots"). */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

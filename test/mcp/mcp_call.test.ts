@@ -21,7 +21,7 @@ describe("mcp_call input", () => {
   it.each([
     ["not JSON", "demo lookup", /must be a JSON object/],
     ["an array", "[]", /must be a JSON object/],
-    // The declared-input messages every tool shares (issue 10).
+    // The declared-input messages every tool shares.
     ["no server", '{"tool":"t"}', /^mcp_call: "server" is required$/],
     ["empty server", '{"server":"","tool":"t"}', /^mcp_call: "server" must be a non-empty string$/],
     ["no tool", '{"server":"s"}', /^mcp_call: "tool" is required$/],

@@ -282,7 +282,7 @@ function isZombie(pid: number): boolean {
   }
 }
 
-describe("stdio: the server's whole process group is reaped at close (issue 11)", () => {
+describe("stdio: the server's whole process group is reaped at close", () => {
   it("an npx-style grandchild that ignores stdin EOF does not outlive the run", async () => {
     const marker = fresh();
     const launched = server({

@@ -1,5 +1,5 @@
 /**
- * MCP tools described to the model (README "MCP servers"): compact schemas, the per-tool and
+ * MCP tools described to the model (docs/mcp.md "MCP servers"): compact schemas, the per-tool and
  * total byte budgets (a clipped description says so), the argument check that names the
  * field, and the cache key that follows the configuration but never holds a secret.
  */

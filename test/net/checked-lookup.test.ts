@@ -1,4 +1,4 @@
-/** The connect-time lookup on its own (issue 11): both callback shapes Node's net uses, and the refusal. */
+/** The connect-time lookup on its own: both callback shapes Node's net uses, and the refusal. */
 import { describe, expect, it } from "vitest";
 import { checkedLookup, INTERNAL_ADDRESS_CODE } from "../../src/net/checked-lookup.js";
 

@@ -1,5 +1,5 @@
 /**
- * The race between the gate's decision and the open (README "Policy", "What was opened"): a
+ * The race between the gate's decision and the open (docs/safety.md "Safety model", "What was opened"): a
  * helper process swaps a project subdirectory for a symlink to an outside directory as fast
  * as it can while 200 readonly reads (file_read, grep, outline, glob) and 100 guarded writes
  * (file_write, file_edit) run the way the call pipeline runs them: judged, recorded in the

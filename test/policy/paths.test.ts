@@ -169,7 +169,7 @@ describe("secret-like names (segments, case-insensitive)", () => {
     ["keys/README.md"],
     ["monkey"],
     ["src/credentials_form.tsx"],
-    // Whole words only, and code about a secret is not the secret (README "Secret-like names").
+    // Whole words only, and code about a secret is not the secret (docs/safety.md "Policy modes").
     ["src/auth/password_hash.py"],
     ["src/token.rs"],
     ["secretary.txt"],
@@ -252,7 +252,7 @@ describe("read paths: readonly", () => {
     ["%2e%2e/x"],
     ["..\\x"],
     ["src/token.ts"],
-    // Lexical first (issue 10): `updir/..` is the project root, whatever updir points to.
+    // Lexical first: `updir/..` is the project root, whatever updir points to.
     ["updir/../README.md"],
     ["nope/../README.md"],
   ])("%j is allowed", (p) => {
@@ -469,7 +469,7 @@ describe("resolvePhysical (the filesystem side)", () => {
     expect(resolvePhysical(`${project}/rel-token`)).toBe(tokenFile);
   });
 
-  it("normalises .. lexically first, as the file tools open paths (issue 10)", () => {
+  it("normalises .. lexically first, as the file tools open paths", () => {
     // updir -> ../outside/deep, but `updir/..` is the project itself: the tool opens project/x.
     expect(resolvePhysical(`${project}/updir/../x`)).toBe(path.join(project, "x"));
     // A missing segment before `..` does not stop later links from being followed.

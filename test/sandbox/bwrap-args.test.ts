@@ -1,4 +1,4 @@
-/** The bwrap command line and the scrubbed environment (issue 11), without running bwrap. */
+/** The bwrap command line and the scrubbed environment, without running bwrap. */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * `scoot serve` speaks the reference's protocol (Scoot v0.9.1, cli.md `serve`; issue 14): its
+ * `scoot serve` speaks the reference's protocol (Scoot v0.9.1, cli.md `serve`): its
  * request examples round-trip in the shapes it defines, its clients' habits (no id, extra
  * params keys) keep working, and `run.stream` sends trace events before the answer.
  */

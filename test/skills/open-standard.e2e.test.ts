@@ -1,10 +1,10 @@
 /**
- * Skills of the open Agent Skills standard (issue 13, README "Skills"), through the built
+ * Skills of the open Agent Skills standard (issue 13, docs/skills.md "Skills"), through the built
  * CLI: every standard front-matter field is recognised (no warning) and shown by
  * `skills check`; an over-long description loads with a WARN and is clipped in the prompt;
  * `allowed-tools` grants nothing.
  *
- * The fixtures are written here in the shape of published skills (see README "Skills" for
+ * The fixtures are written here in the shape of published skills (see docs/skills.md "Skills" for
  * what real published skills carry); none is copied from a third-party repository.
  */
 import fs from "node:fs";

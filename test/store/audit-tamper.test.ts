@@ -1,5 +1,5 @@
 /**
- * Tampering with the audit logs as someone with write access to logs/ would (README
+ * Tampering with the audit logs as someone with write access to logs/ would (docs/sessions.md
  * "Sessions and audit"), for a SHA-256 and an HMAC chain: each forgery is caught and named,
  * each poisoned number ends every command within seconds with a message, and the writer
  * neither hangs nor deletes history it has not recorded. The tamperings that already held

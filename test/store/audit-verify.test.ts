@@ -1,5 +1,5 @@
 /**
- * `audit verify` (issue 12): each kind of tampering is caught and named by file, line and kind;
+ * `audit verify`: each kind of tampering is caught and named by file, line and kind;
  * legitimate history (retention gaps, a torn last line, a crash-repaired tear) is reported, not
  * failed. The last block drives the built CLI.
  */

@@ -92,9 +92,9 @@ describe("level filter", () => {
   it.each([
     ["debug", all],
     ["info", all.filter((k) => k !== "backend")],
-    // The security record is written whatever the level says (issue 12): on main, "warn"
+    // The security record is written whatever the level says: on main, "warn"
     // dropped tool_call and "error" dropped tool_call and policy_deny.
-    // A policy mode change (ACP set_mode, issue 14) belongs to that record too.
+    // A policy mode change (ACP set_mode) belongs to that record too.
     ["warn", ["tool_call", "policy_deny", "system_error", "mode"]],
     ["error", ["tool_call", "policy_deny", "system_error", "mode"]],
   ] as const)("level %s keeps %j", (level, kept) => {
@@ -171,7 +171,7 @@ describe("rotation into generations", () => {
   });
 });
 
-describe("an eviction interrupted after its gap record (issue 12)", () => {
+describe("an eviction interrupted after its gap record", () => {
   it("is finished by the next rotation, without a second gap record", () => {
     const killed = createAuditLog({
       file,
@@ -241,7 +241,7 @@ function openFdsTo(target: string): number {
   return n;
 }
 
-describe("durability (issue 12)", () => {
+describe("durability", () => {
   it("keeps one descriptor open between events and reopens it after a rotation", () => {
     const a = log({ maxFileBytes: 400, maxRetained: 100 });
     a.emit("s", "run", "one");
@@ -345,7 +345,7 @@ function baseOpts() {
   return { file, level: "info" as const, toFile: true, maxRetained: 8, maxFileBytes: 1 << 20 };
 }
 
-describe("a rotation that died between link and unlink (issue 12)", () => {
+describe("a rotation that died between link and unlink", () => {
   it("is finished by the next writer, even one whose descriptor was already open on that file", () => {
     const opts = { ...baseOpts(), maxFileBytes: 600, maxRetained: 100 };
     const survivor = createAuditLog(opts);

@@ -1,5 +1,5 @@
 /**
- * The checkpoint store and undo over it (README "Undo"), on real files in a temp home:
+ * The checkpoint store and undo over it (docs/sessions.md "Undo"), on real files in a temp home:
  * bounds, pruning, and undo's rules (last run only, refuse a file changed since, restore
  * absence and permission bits).
  */

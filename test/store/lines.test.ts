@@ -1,5 +1,5 @@
 /**
- * Streaming line readers (issue 16): the same records and warnings as parsing the whole text,
+ * Streaming line readers: the same records and warnings as parsing the whole text,
  * whatever the chunking, with memory bounded whatever the file size.
  */
 import fs from "node:fs";

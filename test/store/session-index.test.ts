@@ -1,5 +1,5 @@
 /**
- * The listing index of `state/sessions/` (README "Sessions and audit", *The listing index*):
+ * The listing index of `state/sessions/` (docs/sessions.md "Sessions and audit", *The listing index*):
  * `sessions list` gives exactly what reading every transcript gives, whatever happened to the
  * transcripts or to the index since the last listing.
  */

@@ -1,4 +1,4 @@
-/** The session settings sidecar (README "Editors (ACP)"): written whole, read field by field, never trusted. */
+/** The session settings sidecar (docs/editors.md "Editors (ACP)"): written whole, read field by field, never trusted. */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

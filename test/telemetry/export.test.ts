@@ -3,7 +3,7 @@
  * exporter sends (protobuf and JSON): every audit event arrives once with its attributes; a
  * collector that is down loses nothing; a SIGKILLed exporter resumes from its cursor; a
  * generation evicted before export arrives as one `gap` record; header credentials appear in
- * no log (README "Telemetry and metrics").
+ * no log (docs/telemetry.md "Telemetry and metrics").
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";

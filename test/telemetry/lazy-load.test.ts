@@ -1,5 +1,5 @@
 /**
- * An unconfigured Scoot loads none of OpenTelemetry or prom-client (README "Telemetry and
+ * An unconfigured Scoot loads none of OpenTelemetry or prom-client (docs/telemetry.md "Telemetry and
  * metrics"): the real built CLI runs with a probe that lists, at exit, every CommonJS module
  * the process loaded. The configured commands are the control: the same probe sees the
  * exporter there, so an empty list is not the probe failing.

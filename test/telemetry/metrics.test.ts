@@ -2,7 +2,7 @@
  * `scoot daemon run` with `daemon.metrics_listen` and `[telemetry]`: /metrics in the Prometheus
  * text format (checked by a parser here, and by promtool where installed), scraped by a real
  * Prometheus from Debian whose HTTP API then returns Scoot's series; and the daemon ships the
- * job runs' audit events to the OTLP receiver continuously (README "Telemetry and metrics").
+ * job runs' audit events to the OTLP receiver continuously (docs/telemetry.md "Telemetry and metrics").
  * Everything listens on 127.0.0.1.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
  * `[telemetry]`, the OTEL_* variables and `daemon.metrics_listen`: how they resolve, and the
- * clear error each bad value gets (README "Telemetry and metrics"); `doctor`'s one empty
+ * clear error each bad value gets (docs/telemetry.md "Telemetry and metrics"); `doctor`'s one empty
  * export, OK / WARN / FAIL, against a loopback receiver.
  */
 import fs from "node:fs";

@@ -1,4 +1,4 @@
-/** One input declaration per tool gives the type, the validation, the prompt shape and a schema (issue 10). */
+/** One input declaration per tool gives the type, the validation, the prompt shape and a schema. */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { buildSystemPrompt } from "../../src/agent/prompt.js";
 import { INPUT as BASH } from "../../src/tools/bash.js";

@@ -1,5 +1,5 @@
 /**
- * `http_request` checks the addresses a name resolves to, at connect time (issue 11): a
+ * `http_request` checks the addresses a name resolves to, at connect time: a
  * public-looking name that /etc/hosts maps to 127.0.0.1 passes the literal-host gate but is
  * refused when connecting, directly and as a redirect hop. Through the loop in process
  * (test/helpers/loop.ts) with the real http_request tool, guarded mode: the model hears the

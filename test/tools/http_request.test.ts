@@ -405,7 +405,7 @@ describe("http_request redirects", () => {
     });
     const seen = JSON.parse(bodyOf(obs));
     expect(seen.headers.authorization).toBeUndefined();
-    // Any header may be a credential: only the safe list crosses origins (issue 17 item 12).
+    // Any header may be a credential: only the safe list crosses origins.
     expect(seen.headers["x-plain"]).toBeUndefined();
   });
 });

@@ -638,7 +638,7 @@ describe("fallbacks", () => {
     expect(entriesOf(out)).toEqual(HEURISTIC);
   });
 
-  it("a grammar with no language function is reported on stderr, never stdout (issue 10)", async () => {
+  it("a grammar with no language function is reported on stderr, never stdout", async () => {
     // A valid WebAssembly side module with an empty dylink.0 section and no exports:
     // web-tree-sitter answers it with console.log, which would corrupt `scoot serve`.
     const name = Buffer.from("dylink.0");
@@ -691,7 +691,7 @@ describe("fallbacks", () => {
 describe("input, effects and errors", () => {
   it.each([
     ['{"path":"src/a.py"}', { ok: true, value: { path: "src/a.py" } }],
-    // The same declared-input messages as every file tool (issue 10).
+    // The same declared-input messages as every file tool.
     ['{"path":""}', { ok: false, error: 'outline: "path" must be a non-empty string' }],
     ['{"path":3}', { ok: false, error: 'outline: "path" must be a string, got the number 3' }],
     ["{}", { ok: false, error: 'outline: "path" is required' }],

@@ -1,5 +1,5 @@
 /**
- * What was broken before the live view (README "Choosing the backend for one run", "Health
+ * What was broken before the live view (docs/keyboard.md "Choosing the backend for one run", "Health
  * checks"): the global backend flags are honoured by every run, doctor names the models a
  * server lists and really connects to MCP servers, `--trace` prints the answer once.
  */

@@ -1,5 +1,5 @@
 /**
- * The REPL's slash commands as one table (README "The REPL"): name, usage, one line of
+ * The REPL's slash commands as one table (docs/keyboard.md "The REPL"): name, usage, one line of
  * help and the handler. A line whose first word looks like a command never reaches the
  * model: a known one runs, an unknown one prints this list. Commands added later append a
  * row here.

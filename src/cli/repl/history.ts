@@ -1,5 +1,5 @@
 /**
- * The REPL's input history across launches (README "The REPL"): `<home>/state/repl_history`,
+ * The REPL's input history across launches (docs/keyboard.md "The REPL"): `<home>/state/repl_history`,
  * mode 0600, newest line first, at most REPL_HISTORY_MAX entries. Every entry is redacted
  * before it is written, so a token typed into a goal never lands on disk. A history file that
  * cannot be read (a FIFO, a symlink, too large) is ignored with a warning, never followed.

@@ -1,6 +1,6 @@
 /**
  * The last goal of a resumed conversation and its answer, shown before the prompt of
- * `--resume` / `--continue` (README "Resuming a session") so the person knows where they are.
+ * `--resume` / `--continue` (docs/sessions.md "Resuming a session") so the person knows where they are.
  */
 
 import { SUMMARY_MARKER } from "../../agent/compact.js";

@@ -1,5 +1,5 @@
 /**
- * Bracketed paste for the REPL (README "The REPL"): the terminal is asked to mark pasted text
+ * Bracketed paste for the REPL (docs/keyboard.md "The REPL"): the terminal is asked to mark pasted text
  * (`ESC[200~` … `ESC[201~`), and the newlines inside a paste become PASTED_NEWLINE, so
  * readline sees one line and a pasted multi-line block is one goal. The goal gets its
  * newlines back from `restoreNewlines`.

@@ -1,5 +1,5 @@
 /**
- * The live view (README "The live view"): one more subscriber to the loop's events, drawn on
+ * The live view (docs/keyboard.md "The live view"): one more subscriber to the loop's events, drawn on
  * stderr of a terminal. A spinner with the elapsed time and the turn while the model works
  * (and while a tool runs), one line per tool call with its key argument and a dimmed
  * preview of the result, denials with the gate's reason, corrected steps, a coloured diff

@@ -1,5 +1,5 @@
 /**
- * The one writer of a run's console (README "The live view"): the answer on stdout, every
+ * The one writer of a run's console (docs/keyboard.md "The live view"): the answer on stdout, every
  * other line on stderr, and on a terminal one status line (the spinner) that is erased
  * before anything else is written and drawn again after.
  *

@@ -1,5 +1,5 @@
 /**
- * Terminal styling for the live view (README "The live view"). Colour is on only for a
+ * Terminal styling for the live view (docs/keyboard.md "The live view"). Colour is on only for a
  * terminal, and off with `NO_COLOR` (https://no-color.org), `--no-color` or `TERM=dumb`.
  * Six SGR codes are all the view needs, so no colour library is loaded.
  */

@@ -1,7 +1,7 @@
 /**
  * What the live view says about one tool call: its key argument (`bash  npm test`,
  * `file_edit  src/calc.py`, `http_request  GET https://…`) and a short preview of what it
- * returned (README "The live view"). The raw action input is the model's text: anything
+ * returned (docs/keyboard.md "The live view"). The raw action input is the model's text: anything
  * that does not parse is shown as it came, shortened.
  */
 
