@@ -3,19 +3,12 @@
  * Entry point: argv → command. The only place that calls process.exit. Command modules
  * are imported on demand so `scoot --version` and `scoot config` stay fast.
  */
-import fs from "node:fs";
 import { parseArgs, USAGE } from "./cli/args.js";
 import { unknownCommandMessage } from "./cli/command-hint.js";
 import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { installProcessEnd, settleBeforeExit } from "./core/process-end.js";
-
-function version(): string {
-  const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
-}
+import { scootVersion } from "./core/version.js";
 
 async function main(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv);
@@ -25,7 +18,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const args = parsed.value;
   if (args.flags.version) {
-    processIo.out(`scoot ${version()}\n`);
+    processIo.out(`scoot ${scootVersion()}\n`);
     return EXIT.ok;
   }
   const asksHelp = args.flags.help === true || (args.words[0] === "help" && args.flags.eval === undefined);

@@ -1,26 +1,13 @@
-/**
- * `scoot acp` (docs/editors.md "Editors (ACP)"): an Agent Client Protocol v1 agent on stdin/stdout.
- * The policy is the configured one, or `--policy` / `--unattended`; an editor may change it
- * per session with `session/set_mode`. Exits 0 when the editor closes stdin; SIGINT/SIGTERM
- * stop the running prompts (answered `cancelled`) and exit 130.
- */
-import fs from "node:fs";
 import { AcpSessions } from "../acp/sessions.js";
 import { consoleToStderr } from "../core/console-guard.js";
 import { endProcess } from "../core/process-end.js";
+import { scootVersion } from "../core/version.js";
 import { auditOptions, createAuditLog } from "../store/audit.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
 import { loadAgentCommand } from "./run-common.js";
-
-function version(): string {
-  const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version?: unknown;
-  };
-  return typeof pkg.version === "string" ? pkg.version : "unknown";
-}
 
 export async function runAcp(cli: Cli): Promise<number> {
   if (cli.args.words.length > 0) {
@@ -57,7 +44,7 @@ export async function runAcp(cli: Cli): Promise<number> {
   process.on("SIGTERM", onSignal);
   const { serveAcp } = await import("../acp/server.js");
   try {
-    await serveAcp({ sessions, version: version(), input: process.stdin, output: process.stdout, log });
+    await serveAcp({ sessions, version: scootVersion(), input: process.stdin, output: process.stdout, log });
   } finally {
     await sessions.closeAll();
     process.off("SIGINT", onSignal);

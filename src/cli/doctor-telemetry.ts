@@ -6,8 +6,8 @@
  */
 import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
+import { scootVersion } from "../core/version.js";
 import { parseListen, resolveTelemetry } from "../telemetry/settings.js";
-import { scootVersion } from "../telemetry/version.js";
 import type { Check } from "./doctor-check.js";
 
 /** Doctor must answer quickly even when the collector hangs. */

@@ -14,6 +14,7 @@ import { ensureHome, homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { PolicyMode } from "../config/schema.js";
 import { registerSecretEnv } from "../core/redact.js";
+import { scootVersion } from "../core/version.js";
 import { parsePolicyMode } from "../policy/modes.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { validateSessionId } from "../store/session.js";
@@ -77,16 +78,7 @@ function newLibSessionId(): string {
 }
 
 /** The package's version (from its package.json); "unknown" when that cannot be read. */
-export const version: string = (() => {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "unknown";
-  } catch {
-    return "unknown";
-  }
-})();
+export const version: string = scootVersion();
 
 /** The project root runs work in, checked now: a missing one would only fail later, inside a tool. */
 function checkedCwd(cwd: string): string {

@@ -7,6 +7,7 @@ import type { AgentEvent } from "../agent/events.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
 import type { Result } from "../core/types.js";
+import { scootVersion } from "../core/version.js";
 import { sleep } from "../schedule/loop.js";
 import { readGaps } from "../store/audit.js";
 import { endCursor, readBatch } from "./audit-source.js";
@@ -14,7 +15,6 @@ import type { Cursor } from "./cursor.js";
 import { parseListen } from "./settings.js";
 import { busyExporterMessage, lockExporter, prepareExport } from "./setup.js";
 import { FOLLOW_POLL_MS } from "./shipper.js";
-import { scootVersion } from "./version.js";
 
 export interface DaemonTelemetry {
   /** For the job runner: undefined when no metrics are served. */

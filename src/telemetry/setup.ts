@@ -8,11 +8,11 @@ import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
 import { type HeldLock, tryLock } from "../core/lock.js";
 import type { Result } from "../core/types.js";
+import { scootVersion } from "../core/version.js";
 import { auditOptions } from "../store/audit.js";
 import { loadAuditKey } from "../store/audit-chain.js";
 import { CURSOR_FILE } from "./cursor.js";
 import { resolveTelemetry, type TelemetrySettings } from "./settings.js";
-import { scootVersion } from "./version.js";
 
 export const EXPORT_LOCK_FILE = "telemetry-export.lock";
 

@@ -1,11 +1,15 @@
-/** Scoot's version for the resource attributes and /metrics, read once from package.json. */
+/**
+ * Scoot's version, read once from its package.json: for `scoot --version`, ACP's
+ * `initialize`, the library, the telemetry resource and /metrics.
+ */
 import fs from "node:fs";
 
 let cached: string | undefined;
 
 export function scootVersion(): string {
   if (cached !== undefined) return cached;
-  // The bundle (dist/scoot-app.mjs) sits one level below package.json, the per-module build two.
+  // The entry bundle (dist/scoot.mjs) and the app bundle sit one level below package.json;
+  // the app's chunks (dist/chunks/), the per-module build and the sources two.
   for (const rel of ["../package.json", "../../package.json"]) {
     try {
       const pkg = JSON.parse(fs.readFileSync(new URL(rel, import.meta.url), "utf8")) as {
