@@ -4,14 +4,10 @@
  * Resolving and instantiating ~100 small ES modules costs a fresh process more than the
  * work of a short run, so:
  * - `dist/scoot.mjs`: the entry — argument parsing, `--version`, `--help` — and nothing else;
- * - `dist/scoot-app.mjs`: the command table, loaded only when there is work; each command's
- *   code is split into `dist/chunks/` (shared code in shared chunks), so a run does not load
- *   and keep the code of the daemon, ACP, setup or telemetry: about 3 MB less peak RSS on a
- *   300-turn run than one file holding every command (docs/benchmarks.md).
+ * - `dist/scoot-app.mjs`: everything else in one file, loaded only when there is work.
  * Heavy dependencies (MCP SDK, tree-sitter, YAML, TOML, the regex engine) stay lazy inside.
  * `tsc` still emits the per-module `dist/**` that tests and benchmarks import directly.
  */
-import fs from "node:fs";
 import { build } from "esbuild";
 
 const common = {
@@ -32,12 +28,4 @@ const appAsSibling = {
 };
 
 await build({ ...common, entryPoints: ["src/main.ts"], outfile: "dist/scoot.mjs", plugins: [appAsSibling] });
-fs.rmSync("dist/chunks", { recursive: true, force: true });
-await build({
-  ...common,
-  entryPoints: { "scoot-app": "src/app.ts" },
-  outdir: "dist",
-  splitting: true,
-  chunkNames: "chunks/[name]-[hash]",
-  outExtension: { ".js": ".mjs" },
-});
+await build({ ...common, entryPoints: ["src/app.ts"], outfile: "dist/scoot-app.mjs" });

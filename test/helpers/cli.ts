@@ -8,18 +8,6 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const CLI = path.join(REPO_ROOT, "dist", "scoot.mjs");
 
-/**
- * The bundled app as one text: `dist/scoot-app.mjs` and every chunk it splits into
- * (`dist/chunks/`), for tests that check what the bin imports statically.
- */
-export function bundledAppText(): string {
-  const app = path.join(REPO_ROOT, "dist", "scoot-app.mjs");
-  if (!fs.existsSync(app)) throw new Error('dist/scoot-app.mjs is missing: run "npm run build" first');
-  const chunks = path.join(REPO_ROOT, "dist", "chunks");
-  const files = fs.existsSync(chunks) ? fs.readdirSync(chunks).map((f) => path.join(chunks, f)) : [];
-  return [app, ...files].map((f) => fs.readFileSync(f, "utf8")).join("\n");
-}
-
 export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;
