@@ -71,9 +71,10 @@ describe.skipIf(!hasTmux)("the REPL on a terminal", () => {
     expect(screen).toMatch(/\/model <name>/);
     expect(server.completions()).toHaveLength(0);
     await term.keys("a goal", "Enter");
-    const after = await term.waitFor("first answer");
-    // The live view's usage line after the goal names its tokens.
-    expect(after).toMatch(/1 turn · 0 tool calls · \d+ tokens \(\d+ in, \d+ out\)/);
+    await term.waitFor("first answer");
+    // The live view's usage line after the goal names its tokens (drawn just after the answer).
+    const after = await term.waitFor(/1 turn · 0 tool calls · \d+ tokens \(\d+ in, \d+ out\)/);
+    expect(after).toContain("first answer");
     await term.keys("/status", "Enter");
     const status = await term.waitFor(/tokens\s+\d+ \(\d+ in, \d+ out\) over 1 goal/);
     expect(status).toMatch(/model\s+scoot-test-model|model\s+\S+/);
