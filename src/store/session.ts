@@ -21,8 +21,8 @@ import {
   findLine,
   loadSessionIndex,
   lookupEntry,
+  SessionIndexWriter,
   type StampedStat,
-  saveSessionIndex,
   stampFiles,
   type TranscriptStamps,
 } from "./session-index.js";
@@ -336,9 +336,7 @@ export function listSessions(
   // Sorted before any file is opened: a caller that shows only the newest reads only those.
   found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
   const index = loadSessionIndex(sessionsDir);
-  // The next index, in listing order: a new line, or where a still-valid old line starts.
-  const kept: (string | number)[] = [];
-  let indexChanged = false;
+  const nextIndex = new SessionIndexWriter(sessionsDir, index);
   const sessions: SessionSummary[] = [];
   for (const s of found) {
     // Retired parts are found in the listing: a readdir per session would cost more.
@@ -356,17 +354,14 @@ export function listSessions(
       const start = findLine(index, s.name);
       let entry = start === undefined ? undefined : lookupEntry(index, start, s.name, stamps);
       if (entry !== undefined) {
-        kept.push(start!);
+        nextIndex.keep(start!);
       } else {
         const own: string[] = [];
         const parts = [...partNumbers.map((n) => `${s.file}.${n}`), s.file];
         const { messages, firstUser } = summariseTranscript(parts, own);
         entry = { messages, firstUser, warnings: own };
         const line = entryLine(s.name, stamps, entry, now);
-        if (line !== undefined) {
-          kept.push(line);
-          indexChanged = true;
-        }
+        if (line !== undefined) nextIndex.add(line);
       }
       for (const w of entry.warnings) warnings.push(w);
       sessions.push({ id: s.id, modified: s.modified, messages: entry.messages, firstUser: entry.firstUser });
@@ -374,7 +369,7 @@ export function listSessions(
       warnings.push(`skipped ${s.name}: ${(e as Error).message}`);
     }
   }
-  if (indexChanged || kept.length !== index.lines) saveSessionIndex(sessionsDir, index, kept);
+  nextIndex.finish();
   return { sessions, warnings };
 }
 

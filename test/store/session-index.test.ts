@@ -95,6 +95,34 @@ describe("sessions list index", () => {
     expect(listSessions(dir, later()).sessions[0]!.messages).toBe(99);
   });
 
+  it("an index of many write chunks is whole, in listing order, and keeps old lines around new ones", () => {
+    // Long goals make each line a few hundred bytes: 300 of them span many write chunks.
+    for (let i = 0; i < 300; i++)
+      write(`s${String(i).padStart(3, "0")}`, conversation(`goal ${i} ${"x".repeat(300)}`, 2));
+    listSessions(dir, later());
+    const first = indexText().split("\n");
+    expect(first[0]).toBe("scoot-sessions-list-index 1");
+    expect(first.at(-1)).toBe("");
+    expect(first.slice(1, -1).map((l) => l.split("\t")[0])).toEqual(
+      Array.from({ length: 300 }, (_, i) => `s${String(299 - i).padStart(3, "0")}.jsonl`),
+    );
+    expect(Buffer.byteLength(indexText())).toBeGreaterThan(64 * 1024);
+    // A transcript in the middle changes: the lines before and after it are kept as they were.
+    forgeCount("s299.jsonl", 77);
+    forgeCount("s000.jsonl", 88);
+    write("s150", conversation("changed", 4));
+    const r = listSessions(dir, later());
+    expect(r.sessions.find((x) => x.id === "s299")?.messages).toBe(77);
+    expect(r.sessions.find((x) => x.id === "s000")?.messages).toBe(88);
+    expect(r.sessions.find((x) => x.id === "s150")).toMatchObject({ messages: 6, firstUser: "changed" });
+    expect(view(listSessions(dir, later())).sessions.length).toBe(300);
+    expect(
+      indexText()
+        .split("\n")
+        .filter((l) => l.startsWith("s150.jsonl\t")),
+    ).toHaveLength(1);
+  });
+
   it("a transcript modified within the racy window is read, not remembered", () => {
     write("fresh", conversation("new", 1), { fresh: true });
     expect(listSessions(dir).sessions[0]!.messages).toBe(3);
