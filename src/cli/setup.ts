@@ -29,7 +29,6 @@ import {
   TOKEN_SOURCE_QUESTION,
 } from "../config/schema.js";
 import { atomicWriteFile } from "../core/atomic-write.js";
-import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
 import type { Cli } from "./context.js";

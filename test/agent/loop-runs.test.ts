@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { exitCodeFor } from "../../src/cli/run.js";
-import { removeDir, tempDir } from "../helpers/cli.js";
+import { demoProject, removeDir } from "../helpers/cli.js";
 import { type LoopHarness, type LoopOptions, loopHarness } from "../helpers/loop.js";
 import { type ScriptItem, step } from "../helpers/scripted-server.js";
 
@@ -17,11 +17,7 @@ let project: string;
 let h: LoopHarness | undefined;
 
 beforeEach(() => {
-  project = tempDir("scoot-proj-");
-  fs.mkdirSync(path.join(project, "src"));
-  fs.writeFileSync(path.join(project, "src", "a.ts"), "export function alpha() {\n  return 1;\n}\n");
-  fs.writeFileSync(path.join(project, "src", "b.ts"), "export const beta = 2; // TODO tidy\n");
-  fs.writeFileSync(path.join(project, "README.md"), "# Demo\nSome text.\n");
+  project = demoProject();
 });
 afterEach(async () => {
   await h?.backend.close();

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { collect, demoProject, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
 import {
   type ScriptedServer,
@@ -23,11 +23,7 @@ let server: ScriptedServer | undefined;
 
 beforeEach(() => {
   home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-  fs.mkdirSync(path.join(project, "src"));
-  fs.writeFileSync(path.join(project, "src", "a.ts"), "export function alpha() {\n  return 1;\n}\n");
-  fs.writeFileSync(path.join(project, "src", "b.ts"), "export const beta = 2; // TODO tidy\n");
-  fs.writeFileSync(path.join(project, "README.md"), "# Demo\nSome text.\n");
+  project = demoProject();
 });
 afterEach(async () => {
   await server?.close();

@@ -95,3 +95,13 @@ export function tempDir(prefix = "scoot-test-"): string {
 export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
+
+/** A small project for loop tests: two TypeScript files under src/ and a README. */
+export function demoProject(): string {
+  const project = tempDir("scoot-proj-");
+  fs.mkdirSync(path.join(project, "src"));
+  fs.writeFileSync(path.join(project, "src", "a.ts"), "export function alpha() {\n  return 1;\n}\n");
+  fs.writeFileSync(path.join(project, "src", "b.ts"), "export const beta = 2; // TODO tidy\n");
+  fs.writeFileSync(path.join(project, "README.md"), "# Demo\nSome text.\n");
+  return project;
+}

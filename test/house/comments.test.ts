@@ -8,6 +8,7 @@ import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../helpers/cli.js";
+import { sourceFiles } from "../helpers/source-files.js";
 
 const SRC = path.join(REPO_ROOT, "src");
 
@@ -19,16 +20,6 @@ const CITATION = {
 
 /** `README "Section"` or `docs/page.md "Section"`: a pointer a reader can follow. */
 const POINTER = /\b(README|docs\/[a-z0-9-]+\.md)\s+"([^"]+)"/g;
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...sourceFiles(p));
-    else if (e.name.endsWith(".ts")) out.push(p);
-  }
-  return out;
-}
 
 /** Every comment of a TypeScript source: the comment ranges around each node of its syntax tree. */
 function comments(text: string): { line: number; text: string }[] {

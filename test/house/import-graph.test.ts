@@ -8,6 +8,7 @@ import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../helpers/cli.js";
+import { sourceFiles } from "../helpers/source-files.js";
 
 const SRC = path.join(REPO_ROOT, "src");
 
@@ -40,16 +41,6 @@ const LAYERS = [
 const REEXPORT_ALLOWED = new Set(["lib/index.ts", "lib/scoot.ts", "skills/index.ts", "backend/index.ts"]);
 
 type Graph = Map<string, Set<string>>;
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...sourceFiles(p));
-    else if (e.name.endsWith(".ts")) out.push(p);
-  }
-  return out;
-}
 
 /** `./x.js` from `from` → the .ts file it names, relative to src/; undefined for a package. */
 function resolveSpecifier(from: string, spec: string): string | undefined {
