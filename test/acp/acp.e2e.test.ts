@@ -5,9 +5,9 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { agentStream } from "../helpers/acp-agent.js";
 import { auditEvents } from "../helpers/audit-file.js";
 import { REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
@@ -59,10 +59,7 @@ function connect(args: string[] = [], env: Record<string, string> = {}): acp.Cli
   child.stdout!.on("data", (d: Buffer) => {
     stdout += d.toString("utf8");
   });
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-  );
+  const stream = agentStream(child);
   const app = acp
     .client({ name: "scoot-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {

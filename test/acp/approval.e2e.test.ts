@@ -7,9 +7,9 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { agentStream, closeAgent } from "../helpers/acp-agent.js";
 import { auditEvents } from "../helpers/audit-file.js";
 import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
@@ -42,14 +42,10 @@ afterEach(async () => {
 });
 
 async function stop(): Promise<void> {
-  connection?.close();
-  connection = undefined;
-  const c = child;
+  const [c, conn] = [child, connection];
   child = undefined;
-  if (!c || c.exitCode !== null || c.signalCode !== null) return;
-  const closed = new Promise((r) => c.on("close", r));
-  c.stdin!.end();
-  await closed;
+  connection = undefined;
+  await closeAgent(conn, c);
 }
 
 async function start(args: string[] = [], env: Record<string, string> = {}): Promise<acp.ClientConnection> {
@@ -68,12 +64,7 @@ async function start(args: string[] = [], env: Record<string, string> = {}): Pro
       asked.push(params);
       return { outcome: await answer(signal) };
     })
-    .connect(
-      acp.ndJsonStream(
-        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-      ),
-    );
+    .connect(agentStream(child));
   await connection.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities: {},

@@ -7,9 +7,9 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { agentStream, closeAgent } from "../helpers/acp-agent.js";
 import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
@@ -39,14 +39,10 @@ afterEach(async () => {
 });
 
 async function stop(): Promise<void> {
-  connection?.close();
-  connection = undefined;
-  const c = child;
+  const [c, conn] = [child, connection];
   child = undefined;
-  if (!c || c.exitCode !== null || c.signalCode !== null) return;
-  const closed = new Promise((r) => c.on("close", r));
-  c.stdin!.end();
-  await closed;
+  connection = undefined;
+  await closeAgent(conn, c);
 }
 
 /** What the test editor holds open (path → unsaved text), served by fs/read_text_file. */
@@ -66,10 +62,7 @@ async function start(
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
   });
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-  );
+  const stream = agentStream(child);
   connection = acp
     .client({ name: "scoot-editor-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {

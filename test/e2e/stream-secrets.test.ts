@@ -6,9 +6,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { agentStream } from "../helpers/acp-agent.js";
 import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -114,10 +114,7 @@ describe("registered secrets split across stream pieces", () => {
       stderr += d;
     });
     const updates: acp.SessionNotification[] = [];
-    const stream = acp.ndJsonStream(
-      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-    );
+    const stream = agentStream(child);
     const c = acp
       .client({ name: "scoot-test" })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
