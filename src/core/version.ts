@@ -8,8 +8,8 @@ let cached: string | undefined;
 
 export function scootVersion(): string {
   if (cached !== undefined) return cached;
-  // The entry bundle (dist/scoot.mjs) and the app bundle sit one level below package.json;
-  // the app's chunks (dist/chunks/), the per-module build and the sources two.
+  // The bundles (dist/scoot.mjs, dist/scoot-app.mjs) sit one level below package.json; the
+  // per-module build (dist/core/version.js) and the sources two.
   for (const rel of ["../package.json", "../../package.json"]) {
     try {
       const pkg = JSON.parse(fs.readFileSync(new URL(rel, import.meta.url), "utf8")) as {
