@@ -188,6 +188,33 @@ export function entryLine(
   return `${name}\t${stamps.text}\t${JSON.stringify([entry.messages, entry.firstUser, entry.warnings])}`;
 }
 
+/** A temporary index of the writer below: `list-index.json.<pid>.<random>.tmp`. */
+const TEMP_NAME = /^list-index\.json\.(\d+)\.[a-z0-9]+\.tmp$/;
+
+/**
+ * Removes the temporary indexes of listings that died before renaming theirs (a killed
+ * `sessions list`), given the names in the sessions directory. One whose process still runs
+ * is being written and is left alone.
+ */
+export function removeStaleIndexTemps(sessionsDir: string, names: readonly string[]): void {
+  for (const name of names) {
+    const pid = TEMP_NAME.exec(name)?.[1];
+    if (pid === undefined || processRuns(Number(pid))) continue;
+    fs.rmSync(path.join(sessionsDir, name), { force: true });
+  }
+}
+
+function processRuns(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: a process of another user holds the pid; it is not ours to judge.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /**
  * Bytes of index lines gathered before one write to the temporary file. Small on purpose:
  * measured on a first listing of 5,000 transcripts, gathering 64 KiB at a time kept the peak

@@ -21,6 +21,7 @@ import {
   findLine,
   loadSessionIndex,
   lookupEntry,
+  removeStaleIndexTemps,
   SessionIndexWriter,
   type StampedStat,
   stampFiles,
@@ -299,6 +300,7 @@ export function listSessions(
   } catch {
     return { sessions: [], warnings: [] };
   }
+  removeStaleIndexTemps(sessionsDir, names);
   const retired = new Map<string, number[]>();
   for (const n of names) {
     const m = /^(.*\.jsonl)\.(\d+)$/.exec(n);

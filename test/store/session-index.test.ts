@@ -294,6 +294,39 @@ describe("sessions list index", () => {
     });
   }
 
+  it("a listing killed while writing leaves a temporary index that the next listing removes", async () => {
+    write("a", conversation("tidy a", 1));
+    // A real listing process, killed after its temporary index is open: the index is rewritten
+    // as it lists, so the process stops itself (SIGKILL) as soon as its temp file exists.
+    const script = `
+      import fs from "node:fs";
+      const real = fs.openSync;
+      fs.openSync = (f, ...rest) => {
+        const fd = real(f, ...rest);
+        if (String(f).endsWith(".tmp")) process.kill(process.pid, "SIGKILL");
+        return fd;
+      };
+      const { listSessions } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/store/session.js"))});
+      listSessions(${JSON.stringify(dir)}, Date.now() + 10000);
+    `;
+    const killed = await new Promise<NodeJS.Signals | null>((resolve) => {
+      spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" }).on(
+        "exit",
+        (_c, sig) => resolve(sig),
+      );
+    });
+    expect(killed).toBe("SIGKILL");
+    const temps = () => fs.readdirSync(dir).filter((n) => n.endsWith(".tmp"));
+    expect(temps()).toHaveLength(1);
+    // A temp of a live writer (this process) and a foreign .tmp file are left alone.
+    const mine = `${SESSION_INDEX_NAME}.${process.pid}.abc123.tmp`;
+    fs.writeFileSync(path.join(dir, mine), "");
+    fs.writeFileSync(path.join(dir, "notes.tmp"), "");
+    expect(view(listSessions(dir, later())).sessions.map((x) => x.id)).toEqual(["a"]);
+    expect(temps().sort()).toEqual([mine, "notes.tmp"].sort());
+    expect(indexText()).toMatch(/^scoot-sessions-list-index 1\na\.jsonl\t/);
+  });
+
   it("is never half-written: concurrent listings in other processes always leave a whole index", async () => {
     for (let i = 0; i < 200; i++) write(`s${i}`, conversation(`goal ${i}`, i % 7));
     for (const n of fs.readdirSync(dir))
