@@ -3,8 +3,8 @@
  * the whole filesystem read-only, the project writable, a private empty /tmp, a minimal
  * /dev, a /proc of its own PID namespace with /proc/sys read-only, the host's runtime
  * directories (sockets) hidden, the protected places hidden, no network unless asked, no
- * capabilities (root inside could otherwise unmount what hides a secret), a seccomp filter
- * against Unix sockets (seccomp.ts), and the sandbox dies with Scoot.
+ * capabilities (root inside could otherwise unmount what hides a secret), no nested user
+ * namespace, a seccomp filter that allows by list (seccomp.ts), and the sandbox dies with Scoot.
  *
  * Pure: everything it needs comes in `SandboxLayout`, and it touches the filesystem only to
  * see which of the hidden places exist (a mount needs an existing mount point) and what they
@@ -52,7 +52,16 @@ export interface SandboxLayout {
   network: boolean;
   /** The fd bwrap reads the seccomp filter from, when there is one. */
   seccompFd?: number;
+  /** The probed bwrap can forbid nested user namespaces (`USERNS_LOCK`). */
+  disableUserns?: boolean;
 }
+
+/**
+ * No user namespace inside the sandbox's own: a process that creates one and does not exec
+ * holds every capability there. `--disable-userns` needs an explicit `--unshare-user` (even
+ * as root, where `--unshare-all` already creates one when it can); probe.ts checks both work.
+ */
+export const USERNS_LOCK: readonly string[] = ["--unshare-user", "--disable-userns"];
 
 interface Hidden {
   path: string;
@@ -175,6 +184,7 @@ export function bwrapOptions(layout: SandboxLayout): string[] {
   if (layout.network) args.push(...resolverArgs(runtime));
   args.push("--chdir", realOr(layout.cwd));
   args.push("--unshare-all");
+  if (layout.disableUserns) args.push(...USERNS_LOCK);
   if (layout.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
   if (layout.seccompFd !== undefined) args.push("--seccomp", String(layout.seccompFd));

@@ -20,9 +20,10 @@ export async function sandboxCheck(config: Config, _env: NodeJS.ProcessEnv): Pro
   if (probe.ok) {
     const net = config.tools.sandbox_network ? "network shared" : "network off";
     if (!probe.seccomp.ok) {
+      const userns = probe.disableUserns ? "" : ", and nested user namespaces can be created";
       return {
         status: "WARN",
-        detail: `bwrap ${probe.version} at ${probe.bwrap} (${net}) without the seccomp filter: ${probe.seccomp.reason}; host services on Unix sockets outside the hidden runtime directories stay reachable. Fix: bubblewrap 0.3+ on an x86_64 or aarch64 kernel with seccomp`,
+        detail: `bwrap ${probe.version} at ${probe.bwrap} (${net}) without the seccomp filter: ${probe.seccomp.reason}; host services on Unix sockets outside the hidden runtime directories, vsock and the session keyring stay reachable${userns}. Fix: bubblewrap 0.8+ on an x86_64 or aarch64 kernel with seccomp`,
       };
     }
     return { status: "OK", detail: `bwrap ${probe.version} at ${probe.bwrap} (${net}, seccomp on)` };

@@ -139,6 +139,7 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
       runtimeDir: ctx.childEnv.XDG_RUNTIME_DIR,
       network: config.tools.sandbox_network,
       ...(filter?.ok ? { seccompFd: SECCOMP_FD } : {}),
+      disableUserns: probe.disableUserns,
     },
     shell,
     command,

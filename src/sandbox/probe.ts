@@ -15,6 +15,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { childProcessModule } from "../core/builtins.js";
+import { USERNS_LOCK } from "./bwrap.js";
 import { seccompProgram } from "./seccomp.js";
 
 /** A trial that takes longer than this is treated as not working (a hung helper must not hang Scoot). */
@@ -39,7 +40,16 @@ export const SECCOMP_FD = 3;
 export type Seccomp = { ok: true } | { ok: false; reason: string };
 
 export type Probe =
-  | { ok: true; bwrap: string; version: string; dev: number; ino: number; seccomp: Seccomp }
+  | {
+      ok: true;
+      bwrap: string;
+      version: string;
+      dev: number;
+      ino: number;
+      seccomp: Seccomp;
+      /** bwrap can forbid nested user namespaces here (`USERNS_LOCK`); the filter refuses them too. */
+      disableUserns: boolean;
+    }
   | { ok: false; reason: string; fix: string };
 
 /** The first executable `name` on PATH, or undefined (for other helpers; never for bwrap). */
@@ -164,6 +174,17 @@ function firstLine(r: Ran): string {
   return r.err.trim().split("\n")[0] || `exit code ${r.code}`;
 }
 
+/** Whether the trial also starts with `USERNS_LOCK` and bwrap confirms the lock holds (bwrap 0.8+). */
+async function locksUserns(bwrap: string, program: Buffer | undefined): Promise<boolean> {
+  const filterArgs = program ? ["--seccomp", String(SECCOMP_FD)] : [];
+  const r = await run(
+    bwrap,
+    [...TRIAL, ...USERNS_LOCK, "--assert-userns-disabled", ...filterArgs, ...TRIAL_COMMAND],
+    program,
+  );
+  return r.code === 0;
+}
+
 async function probeOnce(bwrap: string): Promise<Probe> {
   const version = await run(bwrap, ["--version"]);
   if (version.code !== 0)
@@ -197,8 +218,9 @@ async function probeOnce(bwrap: string): Promise<Probe> {
       };
     }
   }
+  const disableUserns = await locksUserns(bwrap, seccomp.ok && filter.ok ? filter.program : undefined);
   const v = /(\d+\.\d+(?:\.\d+)?)/.exec(version.out)?.[1] ?? version.out.trim();
-  return { ok: true, bwrap, version: v, dev: st.dev, ino: st.ino, seccomp };
+  return { ok: true, bwrap, version: v, dev: st.dev, ino: st.ino, seccomp, disableUserns };
 }
 
 /**

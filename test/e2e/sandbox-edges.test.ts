@@ -26,6 +26,16 @@ import {
 const OUTSIDE_ROOT = "/var/tmp";
 const BWRAP = bwrapWorks();
 const ROOT = process.geteuid?.() === 0;
+const KEYCTL = (() => {
+  try {
+    execFileSync("keyctl", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (!KEYCTL)
+  console.log("sandbox-edges e2e: keyring case skipped, keyctl is not installed (apt-get install keyutils)");
 if (!BWRAP)
   console.log(
     "sandbox-edges e2e: sandboxed cases skipped, bwrap cannot run here (apt-get install bubblewrap)",
@@ -63,6 +73,8 @@ interface Run {
   defaultHome?: boolean;
   /** Extra descriptors for the CLI (index 3 and up), e.g. an inherited directory. */
   extraFds?: number[];
+  /** A command that execs the CLI (its arguments appended), e.g. to give it a session keyring. */
+  wrap?: string[];
 }
 
 async function scoot(run: Run) {
@@ -74,7 +86,9 @@ async function scoot(run: Run) {
     ...run.env,
   });
   const stdio: ("pipe" | number)[] = ["pipe", "pipe", "pipe", ...(run.extraFds ?? [])];
-  const child = spawn(process.execPath, [CLI, "-e", "go", ...(run.args ?? [])], {
+  const argv = [process.execPath, CLI, "-e", "go", ...(run.args ?? [])];
+  const [file, ...args] = [...(run.wrap ?? []), ...argv];
+  const child = spawn(file!, args, {
     cwd: run.cwd ?? project,
     env,
     stdio,
@@ -326,6 +340,12 @@ describe.skipIf(!BWRAP)("the sandbox's edges (guarded, real loop)", () => {
         bash(
           `${process.execPath} -e "require('child_process').execFileSync('true'); console.log('spawned')"`,
         ),
+        bash(
+          "cd $(mktemp -d) && git init -q && echo a > a && git add a && git -c user.name=t -c user.email=t@example.com commit -q -m first && git log --oneline | wc -l",
+        ),
+        bash(
+          `${process.execPath} -e "console.log('ifaces', Object.keys(require('os').networkInterfaces()))"`,
+        ),
       ],
     });
     expect(r.code, r.stderr).toBe(0);
@@ -335,6 +355,127 @@ describe.skipIf(!BWRAP)("the sandbox's edges (guarded, real loop)", () => {
     expect(seen(3)).toMatch(/exit code: 0.*\d+\.\d+\.\d+/);
     // socketpair (how Node wires a child's pipes) stays allowed under the filter.
     expect(seen(4)).toContain("spawned");
+    expect(seen(5)).toMatch(/exit code: 0.*stdout:\\n1/);
+    // getifaddrs needs netlink's route protocol, the one netlink protocol the filter allows.
+    expect(seen(6)).toContain("ifaces [ 'lo' ]");
+  });
+
+  it.skipIf(!KEYCTL)(
+    "a key in the caller's session keyring is neither readable nor replaceable inside",
+    async () => {
+      const MARK = "keyring marker november 4725";
+      const keys = path.join(outside, "keys.txt");
+      // Scoot runs in a session keyring of its own that holds the key; after the run the
+      // wrapper prints the key as Scoot's caller still sees it.
+      const wrap = [
+        "keyctl",
+        "session",
+        "-",
+        "sh",
+        "-c",
+        `keyctl add user scoot-probe '${MARK}' @s >/dev/null && "$@"; keyctl print %user:scoot-probe > ${keys}`,
+        "sh",
+      ];
+      const r = await scoot({
+        wrap,
+        steps: [
+          bash("keyctl print %user:scoot-probe; keyctl show @s; echo rc=$?"),
+          bash(
+            `python3 -c "import ctypes,os; l=ctypes.CDLL(None,use_errno=True); r=l.syscall(${process.arch === "arm64" ? 219 : 250},0,-3,0); print('keyctl', r, os.strerror(ctypes.get_errno()))"`,
+          ),
+          bash(
+            "keyctl add user scoot-probe replaced @s; keyctl update %user:scoot-probe replaced; echo done",
+          ),
+        ],
+      });
+      expect(r.code, r.stderr).toBe(0);
+      for (const i of [0, 1, 2]) expect(seen(i)).not.toContain(MARK);
+      expect(seen(0)).not.toContain("scoot-probe\\n");
+      expect(seen(1)).toContain("keyctl -1 Operation not permitted");
+      expect(fs.readFileSync(keys, "utf8").trim()).toBe(MARK);
+    },
+  );
+
+  it("socket(AF_VSOCK) fails; a datagram socketpair cannot send to a host datagram socket in the project", async () => {
+    const PAYLOAD = "dgram payload oscar 4726";
+    const sock = path.join(project, "dg.sock");
+    const listener = spawn("python3", [
+      "-c",
+      "import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('bound',flush=True)\nwhile True:\n  print('GOT',s.recv(4096).decode(),flush=True)",
+      sock,
+    ]);
+    let heard = "";
+    listener.stdout.on("data", (d: Buffer) => {
+      heard += d;
+    });
+    try {
+      await new Promise<void>((resolve) => {
+        const wait = () => (heard.includes("bound") ? resolve() : setTimeout(wait, 20));
+        wait();
+      });
+      const py = (body: string) => `python3 -c "import socket,errno
+try:
+  ${body}
+  print('SENT')
+except OSError as e:
+  print('ERR', errno.errorcode[e.errno])"`;
+      const r = await scoot({
+        steps: [
+          bash(py("socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)")),
+          bash(
+            py(
+              `a,b=socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b'${PAYLOAD}', 'dg.sock')`,
+            ),
+          ),
+          bash(
+            py(
+              `a,b=socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.connect('dg.sock'); a.send(b'${PAYLOAD}')`,
+            ),
+          ),
+        ],
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(seen(0)).toContain("ERR EAFNOSUPPORT");
+      expect(seen(1)).toContain("ERR EACCES");
+      expect(seen(2)).toContain("ERR EACCES");
+      // Give a datagram that did get out time to arrive.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(heard).not.toContain(PAYLOAD);
+    } finally {
+      listener.kill("SIGKILL");
+    }
+  });
+
+  it("no nested user namespace: unshare -U, unshare -Ur mount, and a process that does not exec all fail", async () => {
+    fs.writeFileSync(
+      path.join(project, "userns.py"),
+      [
+        "import ctypes, os",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000",
+        "if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:",
+        "    print('unshare failed', os.strerror(ctypes.get_errno())); raise SystemExit(0)",
+        "r = libc.mount(b'none', b'/mnt', b'tmpfs', 0, None)",
+        "print('MOUNTED' if r == 0 else 'mount failed')",
+        "",
+      ].join("\n"),
+    );
+    const r = await scoot({
+      steps: [
+        bash("unshare -U id; echo rc=$?"),
+        bash("unshare -Ur sh -c 'mount -t tmpfs none /mnt && echo MOUNTED'; echo rc=$?"),
+        bash("python3 userns.py"),
+      ],
+    });
+    expect(r.code, r.stderr).toBe(0);
+    for (const i of [0, 1]) {
+      expect(seen(i)).toMatch(/unshare failed|Operation not permitted|No space left on device/);
+      expect(seen(i)).not.toContain("rc=0");
+    }
+    expect(seen(0)).not.toContain("uid=");
+    expect(seen(1)).not.toContain("MOUNTED");
+    expect(seen(2)).toContain("unshare failed");
+    expect(seen(2)).not.toContain("MOUNTED");
   });
 
   it("a loaded skill's bundled script runs from bash while the rest of Scoot's home stays hidden", async () => {

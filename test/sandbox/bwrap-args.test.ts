@@ -65,6 +65,13 @@ describe("bwrap options", () => {
     expect(m).not.toContain("--share-net");
     expect(mounts(bwrapOptions({ ...layout, network: true }))).toContain("--share-net");
   });
+  it("forbids nested user namespaces with --unshare-user --disable-userns when the probe found them", () => {
+    expect(bwrapOptions(layout)).not.toContain("--disable-userns");
+    const args = bwrapOptions({ ...layout, disableUserns: true });
+    const at = args.indexOf("--disable-userns");
+    expect(args.slice(at - 1, at + 1)).toEqual(["--unshare-user", "--disable-userns"]);
+    expect(args.indexOf("--unshare-all")).toBeLessThan(at);
+  });
   it("hides Scoot's home, the credential stores and the secret paths (the real path of a symlink)", () => {
     const m = mounts(bwrapOptions(layout));
     expect(m).toContain(`--tmpfs ${base}/scoot`);

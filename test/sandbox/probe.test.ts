@@ -119,6 +119,24 @@ describe("probeSandbox", () => {
     },
   );
 
+  it.skipIf(!bwrapRuns)(
+    "probes --disable-userns: used where bwrap has it, not where it is refused",
+    async () => {
+      const has = await probeSandbox(standIn("bwrap-userns-lock", `exec ${realBwrap} "$@"`));
+      const helpText = execFileSync(realBwrap!, ["--help"], { encoding: "utf8" });
+      expect(has).toMatchObject({ ok: true, disableUserns: helpText.includes("--disable-userns") });
+      const old = standIn(
+        "bwrap-no-userns-lock",
+        `for a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done\nexec ${realBwrap} "$@"`,
+      );
+      expect(await probeSandbox(old)).toMatchObject({
+        ok: true,
+        seccomp: { ok: true },
+        disableUserns: false,
+      });
+    },
+  );
+
   it.skipIf(!bwrapRuns)("pins the binary by device and inode: a replaced one is refused", async () => {
     const file = standIn("bwrap-pinned", `exec ${realBwrap} "$@"`);
     const p = await probeSandbox(file);

@@ -154,12 +154,12 @@ describe("seccomp program", () => {
       if (!p.ok) throw new Error(p.reason);
       const insns = decode(p.program);
       expect(insns[0]).toEqual([0x20, 0, 0, 4]); // load seccomp_data.arch
-      expect(insns[1]).toEqual([0x15, 1, 0, abi.auditArch]);
-      expect(insns[2]).toEqual([0x06, 0, 0, 0x00050001]); // another ABI: EPERM
+      expect(insns[1]).toMatchObject([0x15, 0, expect.any(Number), abi.auditArch]);
+      expect(insns[2 + insns[1]![2]]).toEqual([0x06, 0, 0, 0x00050001]); // another ABI: EPERM
       expect(insns.some(([c, , , k]) => c === 0x15 && k === abi.socket)).toBe(true);
       expect(insns.some(([c, , , k]) => c === 0x35 && k === 0x40000000)).toBe(abi.x32Bit);
-      expect(insns.at(-1)).toEqual([0x06, 0, 0, 0x7fff0000]);
-      expect(insns.at(-2)).toEqual([0x06, 0, 0, 0x0005000d]); // EACCES
+      expect(insns.some(([c, , , k]) => c === 0x06 && k === 0x7fff0000)).toBe(true);
+      expect(insns.some(([c, , , k]) => c === 0x06 && k === 0x0005000d)).toBe(true); // EACCES
       // Every jump lands inside the program.
       insns.forEach(([c, jt, jf], i) => {
         if ((c & 0x07) === 0x05) expect(i + 1 + Math.max(jt, jf)).toBeLessThan(insns.length);
