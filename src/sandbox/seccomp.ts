@@ -4,15 +4,15 @@
  * takes a kind, and refuses the kernel interfaces a namespace does not separate:
  *
  * - `socket`: only AF_INET, AF_INET6 and AF_NETLINK's NETLINK_ROUTE (the network namespace
- *   separates those; see NETLINK_ROUTE for why netlink is needed at all). AF_UNIX
- *   fails with EACCES, so a host service on a Unix socket (D-Bus, an ssh or gpg agent, tmux,
- *   docker) is unreachable wherever its socket lives, abstract ones included; every other
- *   family (AF_VSOCK reaches the hypervisor's port space, the other netlink protocols much
- *   of the kernel's attack surface) fails with EAFNOSUPPORT, as on a kernel built without it, so tools fall
- *   back the way they do there (glibc's getaddrinfo assumes both IP families).
- * - `socketpair`: AF_UNIX stream and seqpacket pairs only (how Node, libuv and many tools
- *   wire their child processes). A datagram pair is refused: its end can `sendto` or
- *   `connect` to any named datagram socket it can see.
+ *   separates those; see NETLINK_ROUTE for why netlink is needed at all). AF_UNIX fails
+ *   with EACCES, so a host service on a Unix socket (D-Bus, an ssh or gpg agent, tmux,
+ *   docker) is unreachable wherever its socket lives, abstract ones included. Every other
+ *   family (AF_VSOCK reaches the hypervisor's port space) and netlink protocol (much of the
+ *   kernel's attack surface) fails with EAFNOSUPPORT, as on a kernel built without it, so
+ *   tools take the fallback they have there (glibc's getaddrinfo assumes both IP families).
+ * - `socketpair`: AF_UNIX stream and seqpacket pairs only (Node wires a child's stdio with
+ *   `socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC)`). A datagram pair is refused: its end
+ *   can `sendto` or `connect` to any named datagram socket it can see.
  * - the keyring (`add_key`, `request_key`, `keyctl`): the session keyring is the caller's,
  *   not the sandbox's; refused with EPERM.
  * - nested user namespaces (`unshare`/`clone` with CLONE_NEWUSER, `setns`): a process that
