@@ -596,5 +596,6 @@ describe("doctor names what the sandbox cannot contain", () => {
     expect(r.stdout).toMatch(
       /WARN\s+sandbox\s+bwrap \S+ at \S+bwrap-noseccomp \(network off\) without the seccomp filter: bwrap refused the seccomp filter: bwrap: seccomp unsupported here/,
     );
+    expect(r.stdout).toContain("vsock and the session keyring stay reachable");
   });
 });
