@@ -1,0 +1,129 @@
+/**
+ * The sandbox side of the persistence places (docs/safety.md "Persistence places"): inside the
+ * project, the repository's git directory becomes a mount point of its own (so `mv .git g`
+ * fails and no copy can take its place) with its hooks and config bound read-only on top, and
+ * when the user's home lies inside the project its existing startup files are bound read-only
+ * with every directory between the project root and them pinned the same way.
+ *
+ * Only what exists when the call starts can be bound: a mount needs an existing mount point,
+ * and creating one would leave an empty file in the user's project.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { PERSISTENCE_PLACES } from "../policy/persistence-places.js";
+
+/** Git dirs looked for under `modules/` (submodules, whose names may hold slashes), this deep. */
+export const MAX_MODULE_DEPTH = 4;
+/** At most this many git dirs are bound per call (a bound on the launch cost). */
+export const MAX_GIT_DIRS = 64;
+
+/** What inside one git dir git runs or reads settings from. */
+const GIT_DIR_PLACES = PERSISTENCE_PLACES.filter((r) => r.scope === "repository").map((r) =>
+  path.basename(r.path),
+);
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+function lstat(p: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The git dir a `.git` file names (`gitdir: …`, relative to the file's directory). */
+function gitdirOfFile(file: string): string | undefined {
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(file, "utf8").slice(0, 4096));
+    if (!m) return undefined;
+    return fs.realpathSync(path.resolve(path.dirname(file), m[1]!));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The git dirs below `dir` (each has a HEAD), depth-bounded. */
+function gitDirsUnder(dir: string, depth: number, out: string[]): void {
+  if (depth > MAX_MODULE_DEPTH || out.length >= MAX_GIT_DIRS) return;
+  let names: fs.Dirent[];
+  try {
+    names = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const d of names) {
+    if (!d.isDirectory()) continue;
+    const sub = path.join(dir, d.name);
+    if (lstat(path.join(sub, "HEAD"))?.isFile()) {
+      if (out.length < MAX_GIT_DIRS) out.push(sub);
+      gitDirsUnder(path.join(sub, "modules"), 0, out);
+    } else gitDirsUnder(sub, depth + 1, out);
+  }
+}
+
+/**
+ * bwrap options binding the persistence places inside the project read-only. `root` is the
+ * real project root; `hidden` are protected places hidden after this (nothing inside them is
+ * shown again by a bind).
+ */
+export function persistenceMountArgs(
+  root: string,
+  userHome: string,
+  hidden: readonly { path: string }[],
+): string[] {
+  const pins = new Set<string>();
+  const readOnly = new Set<string>();
+  const covered = (p: string) => hidden.some((h) => isInside(p, h.path));
+  const dotGit = path.join(root, ".git");
+  const st = lstat(dotGit);
+  let main: string | undefined;
+  if (st?.isDirectory()) main = dotGit;
+  else if (st?.isFile()) {
+    // A worktree or submodule checkout: the file itself says where git looks, so it stays as it is.
+    readOnly.add(dotGit);
+    const named = gitdirOfFile(dotGit);
+    if (named && isInside(named, root)) main = named;
+  }
+  if (main) {
+    const dirs = [main];
+    gitDirsUnder(path.join(main, "modules"), 0, dirs);
+    gitDirsUnder(path.join(main, "worktrees"), MAX_MODULE_DEPTH, dirs);
+    for (const d of dirs) {
+      pins.add(d);
+      for (const name of GIT_DIR_PLACES) {
+        const p = path.join(d, name);
+        const s = lstat(p);
+        if (s && !s.isSymbolicLink()) readOnly.add(p);
+      }
+    }
+  }
+  const home = realOr(userHome);
+  if (isInside(home, root)) {
+    for (const row of PERSISTENCE_PLACES) {
+      if (row.scope !== "home") continue;
+      const p = path.join(home, row.path);
+      const s = lstat(p);
+      if (!s || s.isSymbolicLink()) continue;
+      readOnly.add(p);
+      for (let d = path.dirname(p); d !== root && isInside(d, root); d = path.dirname(d)) pins.add(d);
+    }
+  }
+  const args: string[] = [];
+  const pinned = [...pins].filter((p) => !covered(p)).sort((a, b) => a.length - b.length);
+  for (const d of pinned) args.push("--bind", d, d);
+  for (const p of [...readOnly].filter((p) => !covered(p)).sort((a, b) => a.length - b.length))
+    args.push("--ro-bind", p, p);
+  return args;
+}
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
