@@ -34,6 +34,7 @@
 import os from "node:os";
 import path from "node:path";
 import type { Decision } from "../core/types.js";
+import { foldSegment } from "./fold.js";
 import { persistenceRefusal } from "./persistence-places.js";
 import type { GateSettings } from "./types.js";
 
@@ -142,15 +143,6 @@ export const SECRET_SEQUENCES: readonly (readonly string[])[] = [
   [".config", "gcloud"],
   [".config", "gh", "hosts.yml"],
 ];
-
-/** Segment as a case- and width-folding filesystem might see it. */
-export function foldSegment(seg: string): string {
-  const folded = seg.normalize("NFKC").toLowerCase();
-  if (folded === "." || folded === "..") return folded;
-  // Windows drops trailing dots and spaces; `.env.` and `.ssh ` are the same entries there.
-  const trimmed = folded.replace(/[. ]+$/, "");
-  return trimmed === "" ? folded : trimmed;
-}
 
 function secretWords(seg: string): boolean {
   const words = seg.split(/[-_. ]+/).filter((w) => w !== "");

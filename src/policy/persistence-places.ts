@@ -15,7 +15,7 @@
  *   segment, so submodule and worktree git dirs (`.git/modules/x/hooks`) count too;
  * - `system` rows: the absolute path itself or anything inside it.
  */
-import { foldSegment } from "./paths.js";
+import { foldSegment } from "./fold.js";
 
 export type PersistenceScope = "home" | "repository" | "system";
 
@@ -94,7 +94,6 @@ function segments(p: string): string[] {
     .map(foldSegment);
 }
 
-// Built on first use: paths.ts imports this module, so nothing here runs at load time.
 let rows: { row: PersistencePlace; segs: string[] }[] | undefined;
 
 /** The row an absolute path is, or lies inside; undefined when none. */

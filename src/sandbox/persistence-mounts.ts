@@ -127,3 +127,116 @@ function realOr(p: string): string {
     return path.resolve(p);
   }
 }
+
+/** Suffix given to a persistence entry that appeared during a call and was set aside. */
+export const SET_ASIDE_SUFFIX = ".disabled-by-scoot";
+
+/**
+ * Keys a fresh repository's config may hold after `git init`, `git config user.*`, `git remote
+ * add` and a branch's upstream: none of them names a program. Compared as `section.key`
+ * (subsection dropped), lower-case.
+ */
+const SAFE_CONFIG_KEYS: ReadonlySet<string> = new Set([
+  "core.repositoryformatversion",
+  "core.filemode",
+  "core.bare",
+  "core.logallrefupdates",
+  "core.ignorecase",
+  "core.precomposeunicode",
+  "core.symlinks",
+  "init.defaultbranch",
+  "extensions.objectformat",
+  "user.name",
+  "user.email",
+  "remote.url",
+  "remote.fetch",
+  "branch.remote",
+  "branch.merge",
+]);
+
+/** Whether a git config text holds only the keys above (anything unreadable counts as unsafe). */
+export function configIsPlain(text: string): boolean {
+  let section: string | undefined;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
+    const head = /^\[([A-Za-z0-9.-]+)(?:\s+"[^"\\]*")?\]$/.exec(line);
+    if (head) {
+      section = head[1]!.toLowerCase();
+      continue;
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(=.*)?$/.exec(line);
+    if (!kv || section === undefined || line.endsWith("\\")) return false;
+    if (!SAFE_CONFIG_KEYS.has(`${section}.${kv[1]!.toLowerCase()}`)) return false;
+  }
+  return true;
+}
+
+interface GitState {
+  /** `<root>/.git` was a real directory. */
+  dotGit: boolean;
+  /** Which of the git dir's places existed (those were bound read-only for the call). */
+  places: Set<string>;
+}
+
+function gitState(root: string): GitState {
+  const dotGit = path.join(root, ".git");
+  const isDir = lstat(dotGit)?.isDirectory() === true;
+  const places = new Set<string>();
+  if (isDir) for (const name of GIT_DIR_PLACES) if (lstat(path.join(dotGit, name))) places.add(name);
+  return { dotGit: isDir, places };
+}
+
+/**
+ * Looks at the project's `.git` before a sandboxed call and returns the check to run after
+ * it: a persistence place that did not exist when the call started could not be bound
+ * read-only, so whatever the call created there (a `git init` with a hook, a hooks directory,
+ * a `commondir`, a config naming a program) is set aside under SET_ASIDE_SUFFIX and named in
+ * the observation. Every process of the call is gone by then (its PID namespace ended), and
+ * nothing is followed: `.git` and what is set aside must be real directories and files.
+ */
+export function watchGitPlaces(root: string): () => string | undefined {
+  const before = gitState(root);
+  return () => {
+    const dotGit = path.join(root, ".git");
+    if (!lstat(dotGit)?.isDirectory()) return undefined;
+    const fresh = !before.dotGit;
+    const setAside: string[] = [];
+    const aside = (p: string) => {
+      const to = `${p}${SET_ASIDE_SUFFIX}`;
+      try {
+        if (lstat(to)) fs.rmSync(to, { recursive: true, force: true });
+        fs.renameSync(p, to);
+        setAside.push(path.relative(root, p));
+      } catch {
+        setAside.push(`${path.relative(root, p)} (could not be moved: remove it yourself)`);
+      }
+    };
+    for (const name of GIT_DIR_PLACES) {
+      if (!fresh && before.places.has(name)) continue;
+      const p = path.join(dotGit, name);
+      const st = lstat(p);
+      if (!st) continue;
+      if (name === "hooks" && st.isDirectory()) {
+        let hooks: string[] = [];
+        try {
+          hooks = fs.readdirSync(p);
+        } catch {
+          // unreadable: nothing git could run either
+        }
+        for (const h of hooks)
+          if (!h.endsWith(".sample") && !h.endsWith(SET_ASIDE_SUFFIX)) aside(path.join(p, h));
+      } else if (name === "config" && st.isFile()) {
+        let text = "";
+        try {
+          text = fs.readFileSync(p, "utf8");
+        } catch {
+          // unreadable counts as unsafe
+        }
+        if (!configIsPlain(text)) aside(p);
+      } else aside(p);
+    }
+    if (setAside.length === 0) return undefined;
+    return `note: set aside what this command created where git would run it outside the sandbox (${setAside.join(", ")}; renamed with ${SET_ASIDE_SUFFIX}). Review it before you rename it back.`;
+  };
+}

@@ -147,3 +147,34 @@ describe("a git project", () => {
     expect(execFileSync("git", ["log", "--oneline"], { cwd: project, encoding: "utf8" })).toMatch(/one/);
   });
 });
+
+describe.skipIf(!BWRAP)("a project with no repository yet", () => {
+  let project: string;
+  beforeEach(() => {
+    project = tempDir("scoot-persist-norepo-");
+    fs.writeFileSync(path.join(project, "README.md"), "# demo\n");
+  });
+  afterEach(() => removeDir(project));
+
+  it("git init with a planted hook and a program in its config: both set aside after the call and named", async () => {
+    const r = await scoot(project, [
+      step(
+        "bash",
+        "git init -q && echo evil > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && git config core.fsmonitor 'touch /tmp/pwned'",
+      ),
+      step(
+        "bash",
+        "git init -q . && git add README.md && git -c user.name=a -c user.email=a@b commit -qm one && echo COMMITTED",
+      ),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const git = path.join(project, ".git");
+    expect(fs.existsSync(path.join(git, "hooks", "pre-commit"))).toBe(false);
+    expect(fs.existsSync(path.join(git, "hooks", "pre-commit.disabled-by-scoot"))).toBe(true);
+    expect(fs.existsSync(path.join(git, "config.disabled-by-scoot"))).toBe(true);
+    expect(seen(0)).toMatch(/set aside .*\.git\/hooks\/pre-commit.*\.git\/config/);
+    // A plain git init and commit afterwards is left alone.
+    expect(seen(1)).toContain("COMMITTED");
+    expect(seen(1).split("set aside")).toHaveLength(2);
+  });
+});
