@@ -173,6 +173,8 @@ export function configIsPlain(text: string): boolean {
 }
 
 interface GitState {
+  /** Something (of any type) was at `<root>/.git`. */
+  entry: boolean;
   /** `<root>/.git` was a real directory. */
   dotGit: boolean;
   /** Which of the git dir's places existed (those were bound read-only for the call). */
@@ -181,10 +183,11 @@ interface GitState {
 
 function gitState(root: string): GitState {
   const dotGit = path.join(root, ".git");
-  const isDir = lstat(dotGit)?.isDirectory() === true;
+  const st = lstat(dotGit);
+  const isDir = st?.isDirectory() === true;
   const places = new Set<string>();
   if (isDir) for (const name of GIT_DIR_PLACES) if (lstat(path.join(dotGit, name))) places.add(name);
-  return { dotGit: isDir, places };
+  return { entry: st !== undefined, dotGit: isDir, places };
 }
 
 /**
@@ -199,7 +202,8 @@ export function watchGitPlaces(root: string): () => string | undefined {
   const before = gitState(root);
   return () => {
     const dotGit = path.join(root, ".git");
-    if (!lstat(dotGit)?.isDirectory()) return undefined;
+    const now = lstat(dotGit);
+    if (!now) return undefined;
     const fresh = !before.dotGit;
     const setAside: string[] = [];
     const aside = (p: string) => {
@@ -212,6 +216,11 @@ export function watchGitPlaces(root: string): () => string | undefined {
         setAside.push(`${path.relative(root, p)} (could not be moved: remove it yourself)`);
       }
     };
+    // A new `.git` link or `gitdir:` file points git at a directory nobody looked at.
+    if (!now.isDirectory()) {
+      if (!before.entry) aside(dotGit);
+      return report(setAside);
+    }
     for (const name of GIT_DIR_PLACES) {
       if (!fresh && before.places.has(name)) continue;
       const p = path.join(dotGit, name);
@@ -236,7 +245,11 @@ export function watchGitPlaces(root: string): () => string | undefined {
         if (!configIsPlain(text)) aside(p);
       } else aside(p);
     }
-    if (setAside.length === 0) return undefined;
-    return `note: set aside what this command created where git would run it outside the sandbox (${setAside.join(", ")}; renamed with ${SET_ASIDE_SUFFIX}). Review it before you rename it back.`;
+    return report(setAside);
   };
+}
+
+function report(setAside: readonly string[]): string | undefined {
+  if (setAside.length === 0) return undefined;
+  return `note: set aside what this command created where git would run it outside the sandbox (${setAside.join(", ")}; renamed with ${SET_ASIDE_SUFFIX}). Review it before you rename it back.`;
 }

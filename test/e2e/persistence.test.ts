@@ -177,4 +177,14 @@ describe.skipIf(!BWRAP)("a project with no repository yet", () => {
     expect(seen(1)).toContain("COMMITTED");
     expect(seen(1).split("set aside")).toHaveLength(2);
   });
+
+  it("a new .git symlink or gitdir file pointing at a prepared directory is set aside", async () => {
+    const r = await scoot(project, [
+      step("bash", "mkdir -p x/hooks && echo evil > x/hooks/pre-commit && ln -s x .git"),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(path.join(project, ".git"))).toBe(false);
+    expect(fs.lstatSync(path.join(project, ".git.disabled-by-scoot")).isSymbolicLink()).toBe(true);
+    expect(seen(0)).toMatch(/set aside .*\.git;/);
+  });
 });
