@@ -77,6 +77,37 @@ describe("a project root that is the user's home", () => {
     expect(seen(2)).toContain("# mine");
   });
 
+  it.skipIf(!BWRAP)(
+    "an unattended unrestricted run there is sandboxed with the startup files read-only",
+    async () => {
+      fs.writeFileSync(path.join(userHome, ".bashrc"), "# mine\n");
+      fs.mkdirSync(path.join(userHome, ".config", "fish"), { recursive: true });
+      server = await startScriptedServer([
+        step(
+          "bash",
+          "echo evil >> .bashrc; echo evil > .config/fish/config.fish; mv .config c2; echo ok > notes.txt",
+        ),
+        step("final", "done"),
+      ]);
+      const r = await runCli(["-e", "go", "--unattended", "--policy", "unrestricted"], {
+        home: scootHome,
+        cwd: userHome,
+        env: {
+          SCOOT_BACKEND_BASE_URL: server.url,
+          HOME: userHome,
+          SCOOT_EDGE_MAX_JOB_POLICY: "unrestricted",
+        },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain("this run is read-only");
+      expect(fs.readFileSync(path.join(userHome, ".bashrc"), "utf8")).toBe("# mine\n");
+      expect(fs.existsSync(path.join(userHome, ".config", "fish", "config.fish"))).toBe(false);
+      expect(fs.existsSync(path.join(userHome, "c2"))).toBe(false);
+      expect(fs.readFileSync(path.join(userHome, "notes.txt"), "utf8")).toBe("ok\n");
+      expect(seen(0)).toMatch(/Read-only file system/);
+    },
+  );
+
   it("an ancestor of the home is read-only too", async () => {
     const r = await scoot(outside, [step("file_write", { path: "user-home/.zshrc", content: "evil\n" })]);
     expect(r.code, r.stderr).toBe(0);
