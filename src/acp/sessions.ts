@@ -227,7 +227,8 @@ export class AcpSessions {
     return Object.assign(state, {
       id,
       cwd,
-      mode,
+      // The session's own: a home root runs read-only whatever was asked.
+      mode: opened.value.mode,
       config,
       agent: opened.value,
       prompts: 0,

@@ -17,7 +17,7 @@ import type { Result } from "../core/types.js";
 import type { ToolLister } from "../mcp/describe.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import type { McpToolInfo } from "../mcp/tools-info.js";
-import { refuseProjectRoot } from "../policy/project-root.js";
+import { modeAtProjectRoot, refuseProjectRoot } from "../policy/project-root.js";
 import { buildGateSettings } from "../policy/settings.js";
 import type { GateSettings } from "../policy/types.js";
 import { discoverSkills } from "../skills/discover.js";
@@ -238,10 +238,17 @@ function openStores(opts: AgentSessionOptions) {
 }
 type Stores = Extract<ReturnType<typeof openStores>, { ok: true }>["value"];
 
-export async function openAgentSession(opts: AgentSessionOptions): Promise<Opened> {
-  const { config, paths, cwd, env } = opts;
-  const refused = refuseProjectRoot(cwd, { mode: opts.mode, scootHome: paths.root, userHome: os.homedir() });
+export async function openAgentSession(given: AgentSessionOptions): Promise<Opened> {
+  const refused = refuseProjectRoot(given.cwd, {
+    mode: given.mode,
+    scootHome: given.paths.root,
+    userHome: os.homedir(),
+  });
   if (refused) return { ok: false, error: refused };
+  const atRoot = modeAtProjectRoot(given.cwd, { mode: given.mode, userHome: os.homedir() });
+  if (atRoot.notice) given.onWarning?.(atRoot.notice);
+  const opts: AgentSessionOptions = { ...given, mode: atRoot.mode };
+  const { config, paths, cwd, env } = opts;
   // The one point every subscriber's events pass (terminal, REPL, ACP, serve, the library):
   // streamed text is redacted and safely cut here, so no subscriber can see it raw.
   const onEvent = opts.onEvent ? redactStreamedEvents(opts.onEvent) : undefined;

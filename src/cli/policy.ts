@@ -3,9 +3,11 @@
  * agent uses, up to the gate (validation, effects, the gate; `parallel` children included),
  * with the loaded configuration (hardening flags, secret paths, MCP allowlists).
  */
+import os from "node:os";
 import { dryRunDecision, prepareCall } from "../agent/calls.js";
 import { tokenFilePath } from "../config/secrets.js";
 import { parsePolicyMode } from "../policy/modes.js";
+import { modeAtProjectRoot } from "../policy/project-root.js";
 import { buildGateSettings } from "../policy/settings.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import { flagString } from "./args.js";
@@ -35,6 +37,10 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
     }
     mode = parsed;
   }
+  // The same mode a run here would get: a home root is read-only.
+  const atRoot = modeAtProjectRoot(cli.cwd, { mode, userHome: os.homedir() });
+  if (atRoot.notice) cli.io.err(`scoot policy check: ${atRoot.notice}\n`);
+  mode = atRoot.mode;
   const settings = buildGateSettings(config, cli.cwd, { mode, tokenFile: tokenFilePath(config, paths.root) });
   const decision = dryRunDecision(prepareCall(action, input, { settings, tools: TOOLS_BY_NAME }));
   cli.io.out(`mode=${mode}\n`);

@@ -34,6 +34,8 @@
 import os from "node:os";
 import path from "node:path";
 import type { Decision } from "../core/types.js";
+import { foldSegment } from "./fold.js";
+import { persistenceRefusal } from "./persistence-places.js";
 import type { GateSettings } from "./types.js";
 
 /** Path segments that are secrets themselves or directories full of them (compared lower-case). */
@@ -141,15 +143,6 @@ export const SECRET_SEQUENCES: readonly (readonly string[])[] = [
   [".config", "gcloud"],
   [".config", "gh", "hosts.yml"],
 ];
-
-/** Segment as a case- and width-folding filesystem might see it. */
-function foldSegment(seg: string): string {
-  const folded = seg.normalize("NFKC").toLowerCase();
-  if (folded === "." || folded === "..") return folded;
-  // Windows drops trailing dots and spaces; `.env.` and `.ssh ` are the same entries there.
-  const trimmed = folded.replace(/[. ]+$/, "");
-  return trimmed === "" ? folded : trimmed;
-}
 
 function secretWords(seg: string): boolean {
   const words = seg.split(/[-_. ]+/).filter((w) => w !== "");
@@ -383,5 +376,7 @@ export function judgeWritePath(p: string, settings: GateSettings): PathVerdict {
   }
   const secret = secretReason(p, loc, settings);
   if (secret) return denied(`write: ${secret}; Scoot does not write secrets`);
+  const persistence = persistenceRefusal([loc.lexical, loc.physical]);
+  if (persistence) return denied(persistence);
   return { allow: true, target: loc.physical };
 }

@@ -43,3 +43,25 @@ export function refuseProjectRoot(
   }
   return undefined;
 }
+
+/**
+ * A project root that is the user's home or one of its ancestors makes every startup file in
+ * the home (`.bashrc`, `.profile`, `.config/autostart`, …) a file inside the one writable
+ * place, and the table of persistence places cannot name every program's. So such a run is
+ * `readonly` whatever the policy short of `unrestricted`: the mode to use and, when it was
+ * lowered, the one line that says so with the fix.
+ */
+export function modeAtProjectRoot(
+  projectRoot: string,
+  opts: { mode: PolicyMode; userHome: string },
+): { mode: PolicyMode; notice?: string } {
+  if (opts.mode !== "guarded") return { mode: opts.mode };
+  const root = real(projectRoot);
+  const home = real(opts.userHome);
+  if (!isInside(home, root)) return { mode: opts.mode };
+  const what = root === home ? "your home directory" : `an ancestor of your home directory ${home}`;
+  return {
+    mode: "readonly",
+    notice: `the project root ${root} is ${what}: this run is read-only (guarded was asked), so no startup file there can be changed; reading and answering questions still work. Fix: start Scoot in a project directory (cd into it)`,
+  };
+}

@@ -13,6 +13,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { CREDENTIAL_STORES, type HomeEntry } from "../policy/protected-places.js";
+import { persistenceMountArgs } from "./persistence-mounts.js";
 
 export { CREDENTIAL_STORES, type HomeEntry };
 
@@ -175,6 +176,8 @@ export function bwrapOptions(layout: SandboxLayout): string[] {
   for (const h of before) args.push(...hideArgs(h));
   args.push("--bind", root, root);
   args.push(...pinArgs(after, root));
+  // Before the hidden places inside the project, so a read-only bind never shows one again.
+  args.push(...persistenceMountArgs(root, layout.userHome, after));
   for (const h of after) args.push(...hideArgs(h));
   const covers = [...runtime, ...before, ...after].filter((h) => h.dir);
   for (const dir of layout.skillDirs ?? []) {

@@ -15,6 +15,7 @@ import { scootPlaces } from "../policy/protected-places.js";
 import { bwrapArgv } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
+import { watchGitPlaces } from "./persistence-mounts.js";
 import { checkPinned, type Probe, probeSandbox, SECCOMP_FD } from "./probe.js";
 import { seccompProgram } from "./seccomp.js";
 
@@ -41,6 +42,8 @@ export type ShellLaunch =
       sandboxed: boolean;
       /** The seccomp filter, written to the child's fd SECCOMP_FD (bwrap reads and closes it). */
       seccomp?: Buffer;
+      /** Run once the call's processes are gone: a note for the observation, if any (persistence-mounts.ts). */
+      after?: () => string | undefined;
     }
   | { ok: false; error: string };
 
@@ -157,6 +160,7 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
     env,
     sandboxed: true,
     ...(filter?.ok ? { seccomp: filter.program } : {}),
+    after: watchGitPlaces(realOr(root)),
   };
 }
 

@@ -168,7 +168,9 @@ export async function runShell(command: string, ctx: ToolContext): Promise<strin
     await within(Promise.all([out.done, err.done]), DRAIN_GRACE_MS);
     out.stop();
     err.stop();
-    return formatObservation(exit, first.stop, leftovers, out, err);
+    const observation = formatObservation(exit, first.stop, leftovers, out, err);
+    const note = launch.after?.();
+    return note ? `${observation}\n${note}` : observation;
   } finally {
     clearTimeout(timer);
     if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
