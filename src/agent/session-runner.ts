@@ -258,6 +258,7 @@ export async function openAgentSession(opts: AgentSessionOptions): Promise<Opene
     scootHome: paths.root,
     skillDirs: ext.skills.map((s) => s.dir),
     mcpServers: ext.mcpServers,
+    env,
   });
   services.identities = gateSettings;
   const stores = openStores(opts);
