@@ -35,7 +35,14 @@ const CREDENTIAL_SHAPES: RegExp[] = [
  * Text ending like this may be the start of a credential shape that goes on past white space
  * (the two shapes above that contain white space): a stream must not be cut right after it.
  */
-const OPEN_SHAPE_TAILS: RegExp[] = [/\bBearer\s+$/i, /-----BEGIN [A-Z0-9 ]*$/];
+const OPEN_SHAPE_TAILS: RegExp[] = [
+  /\bBearer\s+$/i,
+  /-----BEGIN [A-Z0-9 ]*$/,
+  // A connection string's next key, or a secret key's value, may follow a space after `;` or `=`:
+  // held, so the piece after the cut still shows the `;` that marks it as a connection string.
+  /;\s+$/,
+  new RegExp(`(?:${CONNECTION_SECRET_KEYS})\\s*=\\s+$`, "i"),
+];
 
 const knownSecrets = new Set<string>();
 let secretsSorted: string[] = [];

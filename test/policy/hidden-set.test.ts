@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { REDACTED, redact, registerSecretEnv, resetSecretsForTest } from "../../src/core/redact.js";
+import { safeCut } from "../../src/core/stream-redact.js";
 import { judgeReadPath } from "../../src/policy/paths.js";
 import {
   CREDENTIAL_POINTERS,
@@ -207,6 +208,16 @@ describe("the redactor", () => {
       expect(redact(input)).toBe(input);
     },
   );
+  it("a stream is not cut where the rest of a connection string would lose its `;`", () => {
+    for (const text of ["host=db; uid=app; pwd=s3cr3tvalue", "Server=db;Password= s3cr3tvalue;"]) {
+      for (let end = 1; end <= text.length; end++) {
+        const cut = safeCut(text.slice(0, end));
+        const rest = text.slice(cut);
+        const whole = redact(text.slice(0, cut)) + redact(rest);
+        expect(whole, `${text} cut at ${cut} of ${end}`).not.toContain("s3cr3tvalue");
+      }
+    }
+  });
   it("registers the values of the new secret-named variables", () => {
     registerSecretEnv({
       BW_SESSION: "bw-session-value-1",
