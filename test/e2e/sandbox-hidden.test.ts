@@ -128,6 +128,7 @@ describe("files named by credential-pointing variables", () => {
     const r = await scoot(
       [
         ...targets.map((f) => step("bash", `cat ${f}; echo rc=$?`)),
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
         step("bash", 'cat "$GOOGLE_APPLICATION_CREDENTIALS" ${KUBECONFIG//:/ } "$DOCKER_CONFIG/config.json"'),
         step("bash", "cat README.md"),
       ],

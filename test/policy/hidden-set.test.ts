@@ -128,12 +128,15 @@ describe("the token command's words, expanded as its shell would", () => {
   });
   it.each([
     ["cat $HOME/x", () => [path.join(userHome, "x")]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
     ["cat ${HOME}/x", () => [path.join(userHome, "x")]],
     ['cat "$HOME/x"', () => [path.join(userHome, "x")]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
     ["cat '${HOME}/x' | tr -d '\\n'", () => [path.join(userHome, "x")]],
     ["tr -d x <$HOME/x", () => [path.join(userHome, "x")]],
     ["tr -d x < ~/x", () => [path.join(userHome, "x")]],
     ['cat "$XDG_CONFIG_HOME/tok"', () => [path.join(userHome, ".config", "tok")]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
     ["cat ${XDG_DATA_HOME}/tok", () => [path.join(tmp, "xdg-data", "tok")]],
     ["cat rel/x", () => [path.join(scootHome, "rel", "x")]],
     ["cat ./prel/x", () => [path.join(project, "prel", "x")]],
