@@ -265,6 +265,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
     scootHome: paths.root,
     skillDirs: ext.skills.map((s) => s.dir),
     mcpServers: ext.mcpServers,
+    env,
   });
   services.identities = gateSettings;
   const stores = openStores(opts);

@@ -4,13 +4,18 @@
  * token, secret-named environment variables) plus common credential shapes.
  */
 
+import { isSecretName } from "./secret-names.js";
+
 export const REDACTED = "[REDACTED]";
 
 /** Shorter values are too likely to collide with ordinary text to be redacted by value. */
 const MIN_SECRET_VALUE_LENGTH = 6;
 
-/** Environment variable names whose values are secrets. */
+/** Environment variable names whose values are secrets (besides the shared rule in secret-names.ts). */
 const SECRET_ENV_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD/i;
+
+/** The keys of a `;`-separated connection string (Azure, ADO.NET, ODBC) whose value is a secret. */
+const CONNECTION_SECRET_KEYS = "AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd";
 
 const CREDENTIAL_SHAPES: RegExp[] = [
   /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
@@ -20,13 +25,24 @@ const CREDENTIAL_SHAPES: RegExp[] = [
   /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
   /\b(AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  // Only the value, and only inside a `;`-separated list (after a `;`, or before one), so
+  // `pwd=$(pwd)` in a script is left alone while `…;AccountKey=…;…` is not.
+  new RegExp(`(?<=;\\s*(?:${CONNECTION_SECRET_KEYS})\\s*=\\s*)[^;\\s"']+`, "gi"),
+  new RegExp(`(?<=(?:^|[^A-Za-z0-9_])(?:${CONNECTION_SECRET_KEYS})\\s*=\\s*)[^;\\s"']+(?=\\s*;)`, "gi"),
 ];
 
 /**
  * Text ending like this may be the start of a credential shape that goes on past white space
  * (the two shapes above that contain white space): a stream must not be cut right after it.
  */
-const OPEN_SHAPE_TAILS: RegExp[] = [/\bBearer\s+$/i, /-----BEGIN [A-Z0-9 ]*$/];
+const OPEN_SHAPE_TAILS: RegExp[] = [
+  /\bBearer\s+$/i,
+  /-----BEGIN [A-Z0-9 ]*$/,
+  // A connection string's next key, or a secret key's value, may follow a space after `;` or `=`:
+  // held, so the piece after the cut still shows the `;` that marks it as a connection string.
+  /;\s+$/,
+  new RegExp(`(?:${CONNECTION_SECRET_KEYS})\\s*=\\s+$`, "i"),
+];
 
 const knownSecrets = new Set<string>();
 let secretsSorted: string[] = [];
@@ -41,10 +57,13 @@ export function registerSecret(value: string | undefined): void {
   secretsSorted = [...knownSecrets].sort((a, b) => b.length - a.length);
 }
 
-/** Registers the values of secret-named variables (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). */
+/**
+ * Registers the values of secret-named variables: `*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`
+ * and every name the sandbox's scrub calls secret (`BW_SESSION`, `LDAP_BIND_PW`, …).
+ */
 export function registerSecretEnv(env: NodeJS.ProcessEnv): void {
   for (const [name, value] of Object.entries(env)) {
-    if (value && SECRET_ENV_NAME.test(name)) registerSecret(value);
+    if (value && (SECRET_ENV_NAME.test(name) || isSecretName(name))) registerSecret(value);
   }
 }
 

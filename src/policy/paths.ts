@@ -249,7 +249,7 @@ function secretReason(
     if (viaLink) return `path leads to ${viaLink}, a secret-like name`;
   }
   if (insideAny(loc, settings.secretPaths, settings)) {
-    return "path is a configured secret (tools.secret_paths or the token file)";
+    return "path is a configured secret (tools.secret_paths, the token file, or a file a credential variable such as KUBECONFIG names)";
   }
   if (!skillRead && insideAny(loc, settings.protectedPaths, settings)) {
     return "path is Scoot's own (its home, token, audit key or the file api_key_cmd reads) or a credential store";

@@ -77,7 +77,94 @@ export const CREDENTIAL_STORES: readonly HomeEntry[] = [
   { path: ".zsh_history", what: "shell history" },
   { path: ".psql_history", what: "database history" },
   { path: ".mysql_history", what: "database history" },
+  { path: ".cache/huggingface/token", what: "Hugging Face" },
+  { path: ".huggingface/token", what: "Hugging Face (old location)" },
+  { path: ".config/op", what: "1Password CLI" },
+  { path: ".op", what: "1Password CLI (old location)" },
+  { path: ".config/github-copilot", what: "GitHub Copilot" },
 ];
+
+/** How a credential-pointing variable names its place. */
+export type PointerKind = "file" | "dir" | "list";
+
+/** A variable that tells a CLI where its credentials are, so they can lie outside the stores above. */
+export interface CredentialPointer {
+  variable: string;
+  /** `file` and `dir`: one path; `list`: `:`-separated paths (KUBECONFIG). */
+  kind: PointerKind;
+  what: string;
+}
+
+/**
+ * Credential-pointing variables, read from Scoot's own environment: the place each one names is
+ * hidden like a credential store. docs/safety.md "What is protected" lists the same rows.
+ */
+export const CREDENTIAL_POINTERS: readonly CredentialPointer[] = [
+  { variable: "GOOGLE_APPLICATION_CREDENTIALS", kind: "file", what: "Google Cloud service-account key" },
+  { variable: "CLOUDSDK_CONFIG", kind: "dir", what: "gcloud configuration and tokens" },
+  { variable: "KUBECONFIG", kind: "list", what: "Kubernetes clusters and tokens" },
+  { variable: "AWS_SHARED_CREDENTIALS_FILE", kind: "file", what: "AWS keys" },
+  { variable: "AWS_CONFIG_FILE", kind: "file", what: "AWS profiles (SSO, credential_process)" },
+  { variable: "AWS_WEB_IDENTITY_TOKEN_FILE", kind: "file", what: "AWS web identity token" },
+  { variable: "DOCKER_CONFIG", kind: "dir", what: "Docker registry logins" },
+  { variable: "REGISTRY_AUTH_FILE", kind: "file", what: "podman/buildah registry logins" },
+  { variable: "AZURE_CONFIG_DIR", kind: "dir", what: "Azure CLI tokens" },
+  { variable: "OCI_CLI_CONFIG_FILE", kind: "file", what: "Oracle Cloud keys" },
+  { variable: "GNUPGHOME", kind: "dir", what: "gpg keys" },
+  { variable: "PASSWORD_STORE_DIR", kind: "dir", what: "pass" },
+  { variable: "NETRC", kind: "file", what: "machine passwords (curl, git)" },
+  { variable: "PGPASSFILE", kind: "file", what: "PostgreSQL passwords" },
+  { variable: "BOTO_CONFIG", kind: "file", what: "gsutil keys" },
+  { variable: "DATABRICKS_CONFIG_FILE", kind: "file", what: "Databricks tokens" },
+  { variable: "TF_CLI_CONFIG_FILE", kind: "file", what: "Terraform tokens" },
+  { variable: "RCLONE_CONFIG", kind: "file", what: "rclone remotes" },
+  { variable: "SOPS_AGE_KEY_FILE", kind: "file", what: "sops age key" },
+  { variable: "NPM_CONFIG_USERCONFIG", kind: "file", what: "npm registry token" },
+  { variable: "HF_TOKEN_PATH", kind: "file", what: "Hugging Face token" },
+  { variable: "GH_CONFIG_DIR", kind: "dir", what: "GitHub CLI tokens" },
+];
+
+/** Where the user's home and the project lie, so a pointer at either is not taken. */
+export interface PointerBounds {
+  userHome?: string;
+  projectRoot?: string;
+}
+
+/**
+ * The places the credential-pointing variables in `env` name, absolute (relative values resolve
+ * against `cwd`, as the CLIs that read them do). A pointer at `/`, at the user's home or at a
+ * directory that holds the project is left out: hiding it would hide the work itself, and such
+ * a setting is a mistake rather than a credential.
+ */
+export function credentialPointerPaths(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  bounds: PointerBounds = {},
+): string[] {
+  const out: string[] = [];
+  for (const p of CREDENTIAL_POINTERS) {
+    const value = env[p.variable];
+    if (!value) continue;
+    const entries = p.kind === "list" ? value.split(":") : [value];
+    for (const e of entries) {
+      if (e.trim() === "") continue;
+      const abs = path.resolve(cwd, e);
+      if (coversWork(abs, bounds)) continue;
+      if (!out.includes(abs)) out.push(abs);
+    }
+  }
+  return out;
+}
+
+function coversWork(p: string, bounds: PointerBounds): boolean {
+  if (p === path.parse(p).root) return true;
+  for (const w of [bounds.userHome, bounds.projectRoot]) {
+    if (w === undefined) continue;
+    const rel = path.relative(p, path.resolve(w));
+    if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))) return true;
+  }
+  return false;
+}
 
 /** Scoot's default home; protected even when SCOOT_HOME points elsewhere. */
 export const DEFAULT_HOME_NAME = ".scoot";
@@ -88,25 +175,86 @@ export interface ScootPlacesInput {
   scootHome: string;
   /** The user's home. */
   userHome: string;
+  /** Scoot's environment (the token command's `$XDG_*_HOME`); process.env when absent. */
+  env?: NodeJS.ProcessEnv;
+  /** The project root, where a relative word of the token command is also looked up. */
+  projectRoot?: string;
 }
 
-/** The words of `backend.api_key_cmd` that name an existing file: what the command reads. */
-export function tokenCommandFiles(cmd: string | undefined, userHome: string): string[] {
+/** Where the token command's words are read from, besides the user's home. */
+export interface TokenCommandPlaces {
+  /** Scoot's environment, for `$XDG_*_HOME` (their defaults when unset). */
+  env?: NodeJS.ProcessEnv;
+  /** Scoot's home: the token command's working directory, where relative words lead. */
+  scootHome?: string;
+  /** The project root: relative words are tried there too, in case a command runs from it. */
+  projectRoot?: string;
+}
+
+/** The XDG base directories a token command may name, with the default each takes when unset. */
+const XDG_DEFAULTS: Readonly<Record<string, string>> = {
+  XDG_CONFIG_HOME: ".config",
+  XDG_DATA_HOME: ".local/share",
+  XDG_CACHE_HOME: ".cache",
+  XDG_STATE_HOME: ".local/state",
+};
+
+/** `$NAME` or `${NAME}` at the start of a word. */
+const LEADING_VARIABLE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/;
+
+/** The value the token command's shell would give a leading variable, for the ones worth knowing. */
+function expandLeading(word: string, userHome: string, env: NodeJS.ProcessEnv): string | undefined {
+  const m = LEADING_VARIABLE.exec(word);
+  if (!m) return word;
+  const name = (m[1] ?? m[2])!;
+  let value: string | undefined;
+  if (name === "HOME") value = userHome;
+  else if (name in XDG_DEFAULTS) {
+    const set = env[name];
+    value = set && path.isAbsolute(set) ? set : path.join(userHome, XDG_DEFAULTS[name]!);
+  }
+  return value === undefined ? undefined : value + word.slice(m[0].length);
+}
+
+/**
+ * The words of `backend.api_key_cmd` that name an existing file: what the command reads. A word
+ * is taken as its shell would see it: quotes and a leading `NAME=` dropped, `~`, `$HOME`,
+ * `${HOME}` and `$XDG_*_HOME` expanded, and a relative word resolved against Scoot's home (the
+ * command's working directory) and the project root. Reading too much only hides a file more.
+ */
+export function tokenCommandFiles(
+  cmd: string | undefined,
+  userHome: string,
+  places: TokenCommandPlaces = {},
+): string[] {
   if (!cmd) return [];
+  const env = places.env ?? process.env;
+  const bases = [places.scootHome, places.projectRoot].filter((b): b is string => b !== undefined);
   const out: string[] = [];
-  for (const raw of cmd.split(/[\s;|&<>()]+/)) {
-    const word = raw.replace(/^['"]+|['"]+$/g, "").replace(/^[A-Za-z_][A-Za-z0-9_]*=/, "");
-    let p: string | undefined;
-    if (word === "~" || word.startsWith("~/")) p = path.join(userHome, word.slice(2));
-    else if (word.startsWith("/")) p = word;
-    if (p === undefined) continue;
-    try {
-      if (fs.statSync(p).isFile()) out.push(path.resolve(p));
-    } catch {
-      // not a file: a flag, a program, a path that does not exist
+  for (const raw of cmd.split(/[\s;|&<>()`]+/)) {
+    const unquoted = raw.replace(/['"]/g, "").replace(/^[A-Za-z_][A-Za-z0-9_]*=/, "");
+    const word = expandLeading(unquoted, userHome, env);
+    if (word === undefined || word === "") continue;
+    let candidates: string[];
+    if (word === "~" || word.startsWith("~/")) candidates = [path.join(userHome, word.slice(2))];
+    else if (word.startsWith("/")) candidates = [word];
+    else if (word.startsWith("-") || word.includes("$")) candidates = [];
+    else candidates = bases.map((b) => path.resolve(b, word));
+    for (const p of candidates) {
+      const abs = path.resolve(p);
+      if (isFile(abs) && !out.includes(abs)) out.push(abs);
     }
   }
   return out;
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    // Not reachable (a word that runs through a file, a directory we may not search): not a file.
+    return false;
+  }
 }
 
 /** The HMAC key file as the audit log resolves it (relative: under the home). */
@@ -128,7 +276,13 @@ export function scootPlaces(input: ScootPlacesInput): string[] {
   ];
   const hmac = hmacKeyFile(config, scootHome);
   if (hmac) places.push(hmac);
-  places.push(...tokenCommandFiles(config.backend.api_key_cmd, userHome));
+  places.push(
+    ...tokenCommandFiles(config.backend.api_key_cmd, userHome, {
+      scootHome,
+      ...(input.env ? { env: input.env } : {}),
+      ...(input.projectRoot ? { projectRoot: input.projectRoot } : {}),
+    }),
+  );
   return [...new Set(places)];
 }
 

@@ -8,7 +8,12 @@ import path from "node:path";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import type { Config, McpServerConfig, PolicyMode } from "../config/schema.js";
 import { collectIdentities } from "./identity.js";
-import { credentialStorePaths, DEFAULT_HOME_NAME, scootPlaces } from "./protected-places.js";
+import {
+  credentialPointerPaths,
+  credentialStorePaths,
+  DEFAULT_HOME_NAME,
+  scootPlaces,
+} from "./protected-places.js";
 import { resolvePhysical } from "./realpath.js";
 import type { GateSettings } from "./types.js";
 
@@ -47,6 +52,8 @@ export function buildGateSettings(
     skillDirs?: readonly string[];
     /** `[[mcp.servers]]` already validated; absent: validated here. */
     mcpServers?: readonly McpServerConfig[];
+    /** Scoot's environment, for the credential-pointing variables; process.env when absent. */
+    env?: NodeJS.ProcessEnv;
   },
 ): GateSettings {
   const root = path.resolve(projectRoot);
@@ -56,7 +63,12 @@ export function buildGateSettings(
   }
   if (opts.tokenFile) secrets.add(path.resolve(root, opts.tokenFile));
   const userHome = os.homedir();
-  const own = opts.scootHome ? scootPlaces({ config, scootHome: opts.scootHome, userHome }) : [];
+  const env = opts.env ?? process.env;
+  // Relative values resolve against Scoot's own working directory, as the CLIs reading them would.
+  for (const p of credentialPointerPaths(env, process.cwd(), { userHome, projectRoot: root })) secrets.add(p);
+  const own = opts.scootHome
+    ? scootPlaces({ config, scootHome: opts.scootHome, userHome, env, projectRoot: root })
+    : [];
   const stores = credentialStorePaths(userHome);
   const homeFiles = opts.scootHome ? HOME_FILES.map((f) => path.join(opts.scootHome!, f)) : [];
   const ownFiles = own.filter(

@@ -5,9 +5,19 @@
  * points at a host socket are dropped. `tools.env_passthrough` names the ones to keep anyway
  * (never the backend token).
  *
+ * Which names are secret is decided in src/core/secret-names.ts, which the redactor shares.
  * One table, ENV_SCRUB_RULES, is the whole rule set; README lists the same rows
  * (test/sandbox/protected-places.test.ts keeps the two in step).
  */
+
+import {
+  hasSecretSubstring,
+  hasSecretWord,
+  ORDINARY_NAMES,
+  SECRET_NAME_SUBSTRINGS,
+  SECRET_NAME_WORDS,
+  SECRET_NAMES,
+} from "../core/secret-names.js";
 
 export interface EnvRule {
   /** How the README shows the rule. */
@@ -16,35 +26,7 @@ export interface EnvRule {
   matches(name: string, value: string): boolean;
 }
 
-/** Substrings that make a name secret wherever they stand (any case): `MY_APIKEY`, `GITHUB_TOKEN`. */
-export const SECRET_NAME_SUBSTRINGS: readonly string[] = [
-  "KEY",
-  "TOKEN",
-  "SECRET",
-  "PASSWORD",
-  "PASSWD",
-  "CREDENTIAL",
-];
-
-/**
- * Whole words of a name split at `_` (any case): `GH_PAT`, `DB_PWD`, `SENTRY_DSN`, but not
- * `PATH`, `PWD` or `OLDPWD`, whose words are different or which are the shell's own.
- */
-export const SECRET_NAME_WORDS: readonly string[] = [
-  "PASS",
-  "PASSWORD",
-  "PWD",
-  "PAT",
-  "JWT",
-  "DSN",
-  "WEBHOOK",
-  "AUTH",
-  "COOKIE",
-  "PRIVATE",
-];
-
-/** The shell's own variables that a word rule would otherwise catch. */
-const SHELL_OWN: ReadonlySet<string> = new Set(["PWD", "OLDPWD"]);
+export { ORDINARY_NAMES, SECRET_NAME_SUBSTRINGS, SECRET_NAME_WORDS, SECRET_NAMES };
 
 /** Variables that point at a host socket (agents, buses, displays, container engines). */
 export const SOCKET_VARIABLES: readonly string[] = [
@@ -62,28 +44,22 @@ export const SOCKET_VARIABLES: readonly string[] = [
   "DOCKER_HOST",
   "CONTAINER_HOST",
   "XDG_RUNTIME_DIR",
+  "SESSION_MANAGER",
 ];
 
 /** A value that is a URL with a user or password in it (`postgres://u:pw@db/x`). */
 const URL_WITH_USERINFO = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]*@/;
 
-function words(name: string): string[] {
-  return name
-    .toUpperCase()
-    .split("_")
-    .filter((w) => w !== "");
-}
-
 export const ENV_SCRUB_RULES: readonly EnvRule[] = [
   {
     shown: `name contains ${SECRET_NAME_SUBSTRINGS.join(", ")}`,
     why: "API keys, tokens, passwords",
-    matches: (name) => SECRET_NAME_SUBSTRINGS.some((s) => name.toUpperCase().includes(s)),
+    matches: (name) => hasSecretSubstring(name),
   },
   {
-    shown: `a word of the name (split at _) is ${SECRET_NAME_WORDS.join(", ")}`,
-    why: "passwords, personal access tokens, JWTs, DSNs, webhooks, auth configs, cookies",
-    matches: (name) => !SHELL_OWN.has(name) && words(name).some((w) => SECRET_NAME_WORDS.includes(w)),
+    shown: `a word of the name (split at _) is ${SECRET_NAME_WORDS.join(", ")}; or the name is ${SECRET_NAMES.join(", ")} (kept: ${ORDINARY_NAMES.join(", ")})`,
+    why: "passwords, personal access tokens, JWTs, DSNs, webhooks, auth configs, cookies, password-manager sessions, connection strings",
+    matches: (name) => hasSecretWord(name),
   },
   {
     shown: "the value is a URL with userinfo (scheme://user:pass@host)",

@@ -11,7 +11,7 @@ import path from "node:path";
 import { resolveHomeDir } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
-import { scootPlaces } from "../policy/protected-places.js";
+import { credentialPointerPaths, scootPlaces } from "../policy/protected-places.js";
 import { bwrapArgv } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
@@ -128,6 +128,9 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
   const secretPaths = config.tools.secret_paths
     .filter((p) => typeof p === "string" && p.trim() !== "")
     .map((p) => absolute(p.trim(), root, userHome));
+  // The places Scoot's own credential-pointing variables name (KUBECONFIG and friends) are
+  // hidden like the stores; the variables themselves may still reach the command.
+  secretPaths.push(...credentialPointerPaths(ctx.childEnv, process.cwd(), { userHome, projectRoot: root }));
   const filter = probe.seccomp.ok ? seccompProgram() : undefined;
   const args = bwrapArgv(
     {
@@ -136,7 +139,13 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
       userHome,
       scootHome: service.scootHome,
       tokenFile: service.tokenFile,
-      ownPlaces: scootPlaces({ config, scootHome: service.scootHome, userHome }),
+      ownPlaces: scootPlaces({
+        config,
+        scootHome: service.scootHome,
+        userHome,
+        env: ctx.childEnv,
+        projectRoot: root,
+      }),
       secretPaths,
       skillDirs: service.skillDirs ?? [],
       runtimeDir: ctx.childEnv.XDG_RUNTIME_DIR,

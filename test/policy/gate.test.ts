@@ -293,7 +293,8 @@ describe("buildGateSettings", () => {
         c.tools.block_internal_http = false;
       }),
       `${project}/src/..`,
-      { mode: "guarded" },
+      // No credential-pointing variables: the host running the tests may set some.
+      { mode: "guarded", env: {} },
     );
     expect(s.mode).toBe("guarded");
     expect(s.projectRoot).toBe(project);
@@ -308,7 +309,7 @@ describe("buildGateSettings", () => {
         c.tools.secret_paths = ["vault/key.dat", "/etc/scoot/secret.dat", "~/.config/scoot/x", " ", "~"];
       }),
       project,
-      { mode: "guarded", tokenFile: path.join(tmp, "auth.dat") },
+      { mode: "guarded", tokenFile: path.join(tmp, "auth.dat"), env: {} },
     );
     expect(s.secretPaths).toEqual([
       path.join(project, "vault", "key.dat"),

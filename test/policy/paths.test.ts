@@ -313,7 +313,7 @@ describe("read paths: guarded", () => {
       expect(checkReadPath(fill(p), s)).toEqual({
         allow: false,
         reason:
-          "read: path is a configured secret (tools.secret_paths or the token file); Scoot does not read secrets",
+          "read: path is a configured secret (tools.secret_paths, the token file, or a file a credential variable such as KUBECONFIG names); Scoot does not read secrets",
       });
     });
 
@@ -344,7 +344,7 @@ describe("read paths: guarded", () => {
       expect(d).toEqual({
         allow: false,
         reason:
-          "read: path is a configured secret (tools.secret_paths or the token file); Scoot does not read secrets",
+          "read: path is a configured secret (tools.secret_paths, the token file, or a file a credential variable such as KUBECONFIG names); Scoot does not read secrets",
       });
       // reached through the directory symlink linkout -> ../outside
       expect(checkReadPath("linkout/notes.txt", settings("guarded", { secretPaths: [plain] })).allow).toBe(

@@ -6,7 +6,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CREDENTIAL_STORES, tokenCommandFiles } from "../../src/policy/protected-places.js";
+import {
+  CREDENTIAL_POINTERS,
+  CREDENTIAL_STORES,
+  tokenCommandFiles,
+} from "../../src/policy/protected-places.js";
 import { ENV_SCRUB_RULES, scrubEnv } from "../../src/sandbox/env.js";
 import { SECCOMP_ABIS, seccompProgram } from "../../src/sandbox/seccomp.js";
 import { REPO_ROOT } from "../helpers/cli.js";
@@ -30,6 +34,14 @@ const blocks = [
     "|---|---|",
     ...CREDENTIAL_STORES.map((e) => `| \`${e.path}\` | ${esc(e.what)} |`),
   ]),
+  block("credential-pointers", [
+    "| variable | names | what |",
+    "|---|---|---|",
+    ...CREDENTIAL_POINTERS.map(
+      (p) =>
+        `| \`${p.variable}\` | ${p.kind === "list" ? "files, `:`-separated" : p.kind === "dir" ? "a directory" : "a file"} | ${esc(p.what)} |`,
+    ),
+  ]),
   block("env-rules", [
     "| rule | why |",
     "|---|---|",
@@ -38,7 +50,7 @@ const blocks = [
 ];
 
 describe("docs/safety.md lists kept in step with the code's tables", () => {
-  it("the credential stores and the env rules are listed exactly", () => {
+  it("the credential stores, the credential-pointing variables and the env rules are listed exactly", () => {
     let text = fs.readFileSync(README, "utf8");
     if (process.env.UPDATE_README === "1") {
       for (const b of blocks) text = text.replace(b.re, b.text);
