@@ -10,7 +10,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { defuseMarkers } from "./markers.js";
+import { defuseMarkers } from "../core/markers.js";
 
 export const PROJECT_INSTRUCTIONS_FILE = "AGENTS.md";
 /** All AGENTS.md text together; the prompt pays for it every turn. */

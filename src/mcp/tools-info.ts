@@ -5,8 +5,9 @@
  * checked against the same schema before anything is sent, so a model that guessed wrong
  * gets a correction naming the field instead of a server error (or a wrong call).
  */
-import { defuseMarkers } from "../agent/markers.js";
+
 import { clip } from "../core/clip.js";
+import { defuseMarkers } from "../core/markers.js";
 import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 
