@@ -1,5 +1,5 @@
 /**
- * A session's `.meta.json` sidecar is read by `sessions list`, `diff` and `--continue`: a FIFO
+ * A session's `.meta.json` sidecar is read by `sessions list`, `diff`, `undo` and `--continue`: a FIFO
  * (a blocking read), a symlink to /dev/zero (an endless read) or a symlink to a file elsewhere
  * planted under its name must not hang them nor be followed. Each command finishes within the
  * spawn timeout (the failure condition) and names what it skipped.
@@ -57,7 +57,7 @@ const planters: Record<string, (meta: string) => void> = {
 
 describe("a planted .meta.json hangs nothing and is not followed", () => {
   for (const [kind, plant] of Object.entries(planters)) {
-    it(`${kind}: sessions list, diff and --continue finish and name it`, async () => {
+    it(`${kind}: sessions list, diff, undo and --continue finish and name it`, async () => {
       const meta = await oneSession();
       fs.rmSync(meta);
       plant(meta);
@@ -68,8 +68,10 @@ describe("a planted .meta.json hangs nothing and is not followed", () => {
       expect(list.stdout).toContain("s1");
       expect(list.stderr).toContain(`skipped ${meta}`);
 
-      const diff = await runCli(["diff"], opts);
-      expect(diff.stderr).toContain(`skipped ${meta}`);
+      for (const command of ["diff", "undo"]) {
+        const r = await runCli([command], opts);
+        expect(r.stderr, command).toContain(`skipped ${meta}`);
+      }
 
       const cont = await runCli(["-e", "again", "--continue"], {
         ...opts,
