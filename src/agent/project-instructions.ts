@@ -10,7 +10,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { defuseMarkers } from "./markers.js";
+import { defuseMarkers } from "../core/markers.js";
 
 export const PROJECT_INSTRUCTIONS_FILE = "AGENTS.md";
 /** All AGENTS.md text together; the prompt pays for it every turn. */
@@ -27,38 +27,99 @@ export interface ProjectInstructions {
   notes: string[];
 }
 
-/** The directories from the repository root down to `cwd`; just `[cwd]` outside a repository. */
-export function instructionDirs(cwd: string): string[] {
-  const chain: string[] = [];
-  let dir = path.resolve(cwd);
-  for (;;) {
-    chain.push(dir);
-    if (fs.existsSync(path.join(dir, ".git"))) return chain.reverse();
-    const parent = path.dirname(dir);
-    if (parent === dir) return [path.resolve(cwd)];
-    dir = parent;
-  }
+/** The uid running Scoot, or undefined where the platform has none (ownership is then not checked). */
+function runningUid(): number | undefined {
+  return typeof process.getuid === "function" ? process.getuid() : undefined;
+}
+
+/** Why `st` (a directory, a `.git` or an AGENTS.md) belongs to someone else, or undefined. */
+function foreignOwner(what: string, st: fs.Stats): string | undefined {
+  const uid = runningUid();
+  if (uid === undefined || st.uid === uid || st.uid === 0) return undefined;
+  return `${what} is owned by uid ${st.uid}, not by you (uid ${uid}) or root; not read (remove it or chown it)`;
+}
+
+export interface InstructionWalk {
+  dirs: string[];
+  notes: string[];
 }
 
 /**
- * At most `max` bytes of a regular file. A symlink is refused: a repository could point its
- * AGENTS.md at a file of the user's, and this text goes to the model.
+ * The directories from the repository root down to `cwd`; just `[cwd]` outside a repository.
+ * Only directories owned by the user or root take part, and the walk stops at the first that
+ * is not: another user's directory above the project (a shared sticky directory such as /tmp)
+ * must not become the repository root, nor supply instructions. A `.git` owned by another user
+ * does not mark a root either.
+ */
+export function walkInstructionDirs(cwd: string): InstructionWalk {
+  const chain: string[] = [];
+  const notes: string[] = [];
+  const start = path.resolve(cwd);
+  let dir = start;
+  for (;;) {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(dir);
+    } catch {
+      break;
+    }
+    const foreign = foreignOwner(dir, st);
+    if (foreign) {
+      notes.push(foreign);
+      break;
+    }
+    chain.push(dir);
+    const git = path.join(dir, ".git");
+    let gitSt: fs.Stats | undefined;
+    try {
+      gitSt = fs.lstatSync(git);
+    } catch {
+      gitSt = undefined;
+    }
+    if (gitSt) {
+      const gitForeign = foreignOwner(git, gitSt);
+      if (gitForeign) notes.push(gitForeign);
+      else return { dirs: chain.reverse(), notes };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  // No repository root among the trusted directories: the project root alone, if it is trusted.
+  return { dirs: chain[0] === start ? [start] : [], notes };
+}
+
+export function instructionDirs(cwd: string): string[] {
+  return walkInstructionDirs(cwd).dirs;
+}
+
+/**
+ * At most `max` bytes of a regular file owned by the user or root. A symlink is refused: a
+ * repository could point its AGENTS.md at a file of the user's, and this text goes to the
+ * model. Opened without following and without blocking (a FIFO), and the type and owner are
+ * checked on the opened descriptor.
  */
 function readCapped(
   file: string,
   max: number,
 ): { text: string; size: number } | { refused: string } | undefined {
-  let st: fs.Stats;
+  let fd: number;
   try {
-    st = fs.lstatSync(file);
-  } catch {
-    return undefined;
+    fd = fs.openSync(
+      file,
+      fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0),
+    );
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP") return { refused: `${file} is a symbolic link; not read` };
+    return { refused: `${file}: ${(e as Error).message}` };
   }
-  if (st.isSymbolicLink()) return { refused: `${file} is a symbolic link; not read` };
-  if (!st.isFile()) return { refused: `${file} is not a regular file; not read` };
-  let fd: number | undefined;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return { refused: `${file} is not a regular file; not read` };
+    const foreign = foreignOwner(file, st);
+    if (foreign) return { refused: foreign };
     const buf = Buffer.alloc(Math.max(0, Math.min(max, st.size)));
     const n = buf.length > 0 ? fs.readSync(fd, buf, 0, buf.length, 0) : 0;
     let text = buf.subarray(0, n).toString("utf8");
@@ -68,7 +129,7 @@ function readCapped(
   } catch (e) {
     return { refused: `${file}: ${(e as Error).message}` };
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    fs.closeSync(fd);
   }
 }
 
@@ -84,7 +145,9 @@ export function loadProjectInstructions(
   const files: string[] = [];
   const notes: string[] = [];
   let left = maxBytes;
-  for (const dir of instructionDirs(cwd)) {
+  const walk = walkInstructionDirs(cwd);
+  notes.push(...walk.notes);
+  for (const dir of walk.dirs) {
     const file = path.join(dir, PROJECT_INSTRUCTIONS_FILE);
     if (left <= 0) {
       if (fs.existsSync(file)) notes.push(`${file} left out: the ${maxBytes}-byte budget is spent`);

@@ -1,8 +1,8 @@
 /** The system prompt, generated from the tool registry, the policy mode, skills and MCP servers. */
 import type { PolicyMode } from "../config/schema.js";
+import { defuseMarkers } from "../core/markers.js";
 import { redact } from "../core/redact.js";
 import type { AnyTool } from "../tools/types.js";
-import { defuseMarkers } from "./markers.js";
 
 export const OBSERVATION_OPEN = "<<<UNTRUSTED_OBSERVATION";
 export const OBSERVATION_CLOSE = "UNTRUSTED_OBSERVATION>>>";

@@ -29,8 +29,10 @@ export async function runSessionsList(cli: Cli): Promise<number> {
   const dir = loaded.value.paths.sessions;
   const { sessions, warnings } = listSessions(dir);
   // The project a session was started in (docs/sessions.md "Resuming a session"); older sessions have none.
-  const project = (id: string) => readSessionMeta(dir, id)?.project_root;
-  for (const w of warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  const skipped: string[] = [];
+  const projects = new Map(sessions.map((s) => [s.id, readSessionMeta(dir, s.id, skipped)?.project_root]));
+  const project = (id: string) => projects.get(id);
+  for (const w of [...warnings, ...skipped]) cli.io.err(`scoot: warning: ${w}\n`);
   if (flagBool(cli.args, "json")) {
     const rows = sessions.map((s) => ({
       id: s.id,

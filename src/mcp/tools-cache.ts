@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { McpServerConfig } from "../config/schema.js";
 import { atomicWriteFile } from "../core/atomic-write.js";
+import { readHomeFile } from "../core/safe-open.js";
 import { type McpToolInfo, normaliseListed } from "./tools-info.js";
 
 export const MCP_TOOLS_CACHE_DIR = "mcp-tools";
@@ -44,10 +45,11 @@ export function toolsCachePath(stateDir: string, server: McpServerConfig): strin
 /** The cached tools, or undefined (no file, a symlink, too large, not ours): never an error. */
 export function readToolsCache(stateDir: string, server: McpServerConfig): McpToolInfo[] | undefined {
   const file = toolsCachePath(stateDir, server);
+  // No-follow, non-blocking, regular and bounded, checked on the opened descriptor.
+  const read = readHomeFile(file, { maxBytes: MCP_TOOLS_CACHE_MAX_BYTES, noFollow: true });
+  if (!read.ok) return undefined;
   try {
-    const st = fs.lstatSync(file);
-    if (!st.isFile() || st.size > MCP_TOOLS_CACHE_MAX_BYTES) return undefined;
-    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as { version?: unknown; tools?: unknown };
+    const parsed = JSON.parse(read.text) as { version?: unknown; tools?: unknown };
     if (parsed.version !== CACHE_VERSION || !Array.isArray(parsed.tools)) return undefined;
     return normaliseListed(parsed.tools);
   } catch {

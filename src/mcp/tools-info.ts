@@ -5,7 +5,10 @@
  * checked against the same schema before anything is sent, so a model that guessed wrong
  * gets a correction naming the field instead of a server error (or a wrong call).
  */
+
 import { clip } from "../core/clip.js";
+import { defuseMarkers } from "../core/markers.js";
+import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 
 /** One tool's line in the prompt (description + argument summary). */
@@ -53,16 +56,41 @@ function clipDescription(text: string, max: number): string {
   return `${cut.trimEnd()}${DESCRIPTION_CLIPPED}`;
 }
 
+/** Schemas nested deeper than this are cut: a listing is the server's text, not ours to recurse without end. */
+const MAX_SCHEMA_DEPTH = 32;
+
+/**
+ * A server's text on its way to the prompt and the cache: a server may echo its own credential
+ * (a header, a secret `env` value) into a description, and may forge an observation marker.
+ */
+function cleanText(text: string): string {
+  return defuseMarkers(redact(text));
+}
+
+/** Every string of a schema (keys included) cleaned; other values kept. */
+function cleanSchema(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return cleanText(value);
+  if (depth >= MAX_SCHEMA_DEPTH || typeof value !== "object" || value === null) {
+    return typeof value === "object" && value !== null ? {} : value;
+  }
+  if (Array.isArray(value)) return value.map((v) => cleanSchema(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[cleanText(k)] = cleanSchema(v, depth + 1);
+  return out;
+}
+
 /** The `tools` array of a `tools/list` result, bounded and typed; entries without a name are dropped. */
 export function normaliseListed(tools: readonly unknown[]): McpToolInfo[] {
   const out: McpToolInfo[] = [];
   for (const t of tools.slice(0, MCP_CACHED_TOOLS_MAX)) {
     if (!isObject(t) || typeof t.name !== "string" || t.name === "") continue;
-    const description = typeof t.description === "string" ? t.description : "";
+    // Cleaned here, so both a fresh listing (before the cache is written) and a cache read pass.
+    const description = typeof t.description === "string" ? cleanText(t.description) : "";
+    const schema = isObject(t.inputSchema) ? cleanSchema(t.inputSchema) : {};
     out.push({
       name: t.name,
       description: clipDescription(description, MCP_CACHED_DESCRIPTION_MAX_BYTES),
-      inputSchema: isObject(t.inputSchema) ? t.inputSchema : {},
+      inputSchema: isObject(schema) ? schema : {},
     });
   }
   return out;

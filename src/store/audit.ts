@@ -23,6 +23,7 @@ import type { AuditLevel } from "../config/schema.js";
 import { acquireLock } from "../core/lock.js";
 import { onProcessEnd } from "../core/process-end.js";
 import { redact } from "../core/redact.js";
+import { openStoreFileSync } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
 import { GENESIS, gapMac, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
@@ -189,12 +190,14 @@ function writeAll(fd: number, buf: Buffer): void {
 
 /** Chain hash of a file's last line (the fragment when torn); undefined for an empty or missing file. */
 function lastHashOfFile(file: string, key: Buffer | undefined): string | undefined {
-  let fd: number;
+  let fd: number | undefined;
   try {
-    fd = fs.openSync(file, "r");
+    // A FIFO or symlink planted as a generation must not block or be followed.
+    fd = openStoreFileSync(file);
   } catch {
     return undefined;
   }
+  if (fd === undefined) return undefined;
   try {
     const last = lastLineOf(fd, fs.fstatSync(fd).size);
     return last ? linkHash(last.bytes, key) : undefined;

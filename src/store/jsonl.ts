@@ -1,7 +1,7 @@
 /** Shared helpers for the append-only JSONL stores. */
 import fs from "node:fs";
 import path from "node:path";
-import { readHomeFile } from "../core/safe-open.js";
+import { openStoreFileSync, readHomeFile } from "../core/safe-open.js";
 
 /**
  * If a previous writer died mid-line, the file does not end in a newline. Starting the
@@ -10,7 +10,9 @@ import { readHomeFile } from "../core/safe-open.js";
 export function needsLeadingNewline(file: string): boolean {
   let fd: number | undefined;
   try {
-    fd = fs.openSync(file, "r");
+    // Non-blocking and no-follow: a FIFO or symlink in the store's place is not read.
+    fd = openStoreFileSync(file);
+    if (fd === undefined) return false;
     const size = fs.fstatSync(fd).size;
     if (size === 0) return false;
     const last = Buffer.alloc(1);

@@ -6,11 +6,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
 import { listSessions, sessionPath } from "./session.js";
 
-/** A sidecar larger than this is not ours: it is ignored. */
-const MAX_META_BYTES = 64 * 1024;
+/** A sidecar larger than this is not ours: it is skipped. */
+export const MAX_META_BYTES = 64 * 1024;
 
 export interface SessionMeta {
   project_root: string;
@@ -43,16 +44,29 @@ export function recordSessionMeta(sessionsDir: string, id: string, cwd: string):
   }
 }
 
-export function readSessionMeta(sessionsDir: string, id: string): SessionMeta | undefined {
+/**
+ * The sidecar, or undefined. A sidecar that is there but is not a regular file of ours (a FIFO,
+ * a symlink — to /dev/zero or anywhere else —, a device, too large) is opened without blocking
+ * or following and skipped; `skipped` is told which and why, so the caller can say so.
+ */
+export function readSessionMeta(
+  sessionsDir: string,
+  id: string,
+  skipped?: string[],
+): SessionMeta | undefined {
+  const file = metaPath(sessionsDir, id);
+  const read = readHomeFile(file, { maxBytes: MAX_META_BYTES, noFollow: true });
+  if (!read.ok) {
+    // The common missing sidecar (older sessions) is not worth a word.
+    if (!read.missing) skipped?.push(`skipped ${file}: ${read.error}`);
+    return undefined;
+  }
   try {
-    const file = metaPath(sessionsDir, id);
-    // No exception for the common missing sidecar: `sessions list` asks for every session.
-    const st = fs.statSync(file, { throwIfNoEntry: false });
-    if (st === undefined || st.size > MAX_META_BYTES) return undefined;
-    const v = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<SessionMeta>;
+    const v = JSON.parse(read.text) as Partial<SessionMeta>;
     if (typeof v.project_root !== "string") return undefined;
     return { project_root: v.project_root, created: typeof v.created === "string" ? v.created : "" };
   } catch {
+    skipped?.push(`skipped ${file}: not valid JSON (remove it; the session keeps working)`);
     return undefined;
   }
 }
@@ -69,12 +83,14 @@ export function sessionExists(sessionsDir: string, id: string): boolean {
 export function latestSessionOfProject(sessionsDir: string, cwd: string): Result<string> {
   const root = projectRoot(cwd);
   const { sessions } = listSessions(sessionsDir);
+  const skipped: string[] = [];
   for (const s of sessions) {
     if (s.id.startsWith("job-")) continue;
-    if (readSessionMeta(sessionsDir, s.id)?.project_root === root) return { ok: true, value: s.id };
+    if (readSessionMeta(sessionsDir, s.id, skipped)?.project_root === root) return { ok: true, value: s.id };
   }
+  const also = skipped.length > 0 ? `; ${skipped.join("; ")}` : "";
   return {
     ok: false,
-    error: `no session to continue in ${root}: none was started in this directory (see scoot sessions list, or use --resume <id>)`,
+    error: `no session to continue in ${root}: none was started in this directory (see scoot sessions list, or use --resume <id>)${also}`,
   };
 }

@@ -7,9 +7,9 @@
  * object, unknown mode) is ignored field by field, never trusted: a mode read from it still
  * passes the same ceiling as one an editor asks for.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { atomicWriteFile } from "../core/atomic-write.js";
+import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
 
 /** A sidecar larger than this is not ours: it is ignored. */
@@ -32,14 +32,10 @@ export function settingsPath(sessionsDir: string, id: string): string {
 
 export function readSessionSettings(sessionsDir: string, id: string): SessionSettings | undefined {
   const file = settingsPath(sessionsDir, id);
-  let raw: string;
-  try {
-    const st = fs.lstatSync(file);
-    if (!st.isFile() || st.size > MAX_SETTINGS_BYTES) return undefined;
-    raw = fs.readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  // No-follow, non-blocking, regular and bounded, checked on the opened descriptor.
+  const read = readHomeFile(file, { maxBytes: MAX_SETTINGS_BYTES, noFollow: true });
+  if (!read.ok) return undefined;
+  const raw = read.text;
   let v: Record<string, unknown>;
   try {
     const parsed = JSON.parse(raw) as unknown;

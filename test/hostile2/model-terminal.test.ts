@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFUSED, defuseMarkers } from "../../src/agent/markers.js";
+import { DEFUSED, defuseMarkers } from "../../src/core/markers.js";
 import { terminalText } from "../../src/core/terminal-text.js";
 import { AUDIT_MSG_MAX_BYTES } from "../../src/store/audit-clip.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
