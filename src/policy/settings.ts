@@ -74,6 +74,7 @@ export function buildGateSettings(
   const ownFiles = own.filter(
     (p) => !homeFiles.includes(p) && p !== opts.scootHome && !p.endsWith(`/${DEFAULT_HOME_NAME}`),
   );
+  const stateDir = opts.scootHome ? [path.join(opts.scootHome, "state")] : [];
   return {
     mode: opts.mode,
     projectRoot: root,
@@ -82,7 +83,8 @@ export function buildGateSettings(
     secretPaths: [...secrets],
     protectedPaths: [...own, ...stores],
     readableInside: [...(opts.skillDirs ?? [])],
-    protectedIdentities: collectIdentities([...secrets, ...ownFiles, ...homeFiles, ...stores]),
+    // state/ (transcripts, checkpoints) last: the shared file budget goes to secrets first.
+    protectedIdentities: collectIdentities([...secrets, ...ownFiles, ...homeFiles, ...stores, ...stateDir]),
     // Only entries that pass validation exist for the gate: a rejected entry is an unknown
     // server, denied and audited here rather than failing later inside the MCP pool. A caller
     // that validated them already (the session runner) passes the result.

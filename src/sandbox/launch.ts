@@ -12,7 +12,7 @@ import { resolveHomeDir } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
 import { credentialPointerPaths, scootPlaces } from "../policy/protected-places.js";
-import { bwrapArgv } from "./bwrap.js";
+import { bwrapArgv, hiddenPlaces } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
 import { watchGitPlaces } from "./persistence-mounts.js";
@@ -75,11 +75,34 @@ export interface LaunchContext {
 
 const noticed = new WeakSet<SandboxService>();
 
-function serviceOf(ctx: LaunchContext): SandboxService {
+function serviceOf(ctx: Omit<LaunchContext, "mode">): SandboxService {
   const given = ctx.services.sandbox;
   if (given) return given;
   const scootHome = resolveHomeDir(undefined, ctx.childEnv);
   return { scootHome, tokenFile: tokenFilePath(ctx.config, scootHome), unattended: false };
+}
+
+/**
+ * The real paths of the protected places the sandbox hides (Scoot's home and places, the token
+ * file, tools.secret_paths, the credential stores), for tools that list names (glob) and must
+ * not show what bash could not see either.
+ */
+export function hiddenPlacePaths(ctx: Omit<LaunchContext, "mode">): string[] {
+  const service = serviceOf(ctx);
+  const root = path.resolve(ctx.cwd);
+  const userHome = ctx.childEnv.HOME || os.homedir();
+  return hiddenPlaces({
+    projectRoot: root,
+    cwd: root,
+    userHome,
+    scootHome: service.scootHome,
+    tokenFile: service.tokenFile,
+    ownPlaces: scootPlaces({ config: ctx.config, scootHome: service.scootHome, userHome }),
+    secretPaths: ctx.config.tools.secret_paths
+      .filter((p) => typeof p === "string" && p.trim() !== "")
+      .map((p) => absolute(p.trim(), root, userHome)),
+    network: false,
+  }).map((h) => h.path);
 }
 
 export function fallbackNotice(probe: Extract<Probe, { ok: false }>): string {

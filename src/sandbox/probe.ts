@@ -5,13 +5,17 @@
  * `tools.sandbox_bwrap_path` (absolute), else the first of a few fixed system locations.
  * Never PATH: `npm run`, `npx`, an activated in-project `.venv` or direnv put project
  * directories first on PATH, and one sandboxed call could drop a fake `bwrap` there that the
- * next call would run unconfined. After the first good trial the binary is pinned by device
- * and inode; a launch finds it replaced and refuses (`checkPinned`).
+ * next call would run unconfined. After the first good trial the binary is pinned by device,
+ * inode and a SHA-256 of its content; a launch finds it replaced, or rewritten in place, and
+ * refuses (`checkPinned`). The hash is taken once per process; each call only stats the file
+ * and hashes again when size, mtime or ctime moved (a rewrite in place changes ctime even when
+ * the writer restores mtime), so the per-call cost stays one stat.
  *
  * The trial is answered once per process and binary (failures retried, see PROBE_RETRY_MS):
  * a sandbox with the same namespaces and mounts as a real call, with the seccomp filter,
  * must start. When only the filter is refused, the sandbox still runs and says what it lacks.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { childProcessModule } from "../core/builtins.js";
@@ -46,11 +50,39 @@ export type Probe =
       version: string;
       dev: number;
       ino: number;
+      /** SHA-256 (hex) of the binary's content when it passed its trial. */
+      sha256: string;
+      /** The stat fields last seen with that content: an unchanged stat skips the hash. */
+      seen: StatMark;
       seccomp: Seccomp;
       /** bwrap can forbid nested user namespaces here (`USERNS_LOCK`); the filter refuses them too. */
       disableUserns: boolean;
     }
   | { ok: false; reason: string; fix: string };
+
+/** Size, mtime and ctime in nanoseconds: what any write to the file moves. */
+export interface StatMark {
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+function markOf(st: fs.BigIntStats): StatMark {
+  return { size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+function sameMark(a: StatMark, b: StatMark): boolean {
+  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+/** SHA-256 of a file's content, or the error code that stopped the read. */
+export function hashFile(file: string): { ok: true; sha256: string } | { ok: false; reason: string } {
+  try {
+    return { ok: true, sha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex") };
+  } catch (e) {
+    return { ok: false, reason: (e as NodeJS.ErrnoException).code ?? String(e) };
+  }
+}
 
 /** The first executable `name` on PATH, or undefined (for other helpers; never for bwrap). */
 export function findOnPath(name: string, pathVar: string | undefined): string | undefined {
@@ -189,12 +221,15 @@ async function probeOnce(bwrap: string): Promise<Probe> {
   const version = await run(bwrap, ["--version"]);
   if (version.code !== 0)
     return { ok: false, reason: `${bwrap} --version failed: ${version.err.trim()}`, fix: INSTALL_FIX };
-  let st: fs.Stats;
+  let st: fs.BigIntStats;
   try {
-    st = fs.statSync(bwrap);
+    st = fs.statSync(bwrap, { bigint: true });
   } catch (e) {
     return { ok: false, reason: `${bwrap} cannot be examined: ${(e as Error).message}`, fix: INSTALL_FIX };
   }
+  // Hashed before the trial: a binary changed during the trial fails the first pin check.
+  const hashed = hashFile(bwrap);
+  if (!hashed.ok) return { ok: false, reason: `${bwrap} cannot be read: ${hashed.reason}`, fix: INSTALL_FIX };
   const filter = seccompProgram();
   let seccomp: Seccomp;
   if (filter.ok) {
@@ -220,7 +255,17 @@ async function probeOnce(bwrap: string): Promise<Probe> {
   }
   const disableUserns = await locksUserns(bwrap, seccomp.ok && filter.ok ? filter.program : undefined);
   const v = /(\d+\.\d+(?:\.\d+)?)/.exec(version.out)?.[1] ?? version.out.trim();
-  return { ok: true, bwrap, version: v, dev: st.dev, ino: st.ino, seccomp, disableUserns };
+  return {
+    ok: true,
+    bwrap,
+    version: v,
+    dev: Number(st.dev),
+    ino: Number(st.ino),
+    sha256: hashed.sha256,
+    seen: markOf(st),
+    seccomp,
+    disableUserns,
+  };
 }
 
 /**
@@ -253,16 +298,28 @@ export function probeSandbox(
   return entry.probe;
 }
 
-/** Undefined when the probed binary is still the one that passed; else why it is refused. */
+/**
+ * Undefined when the probed binary is still the one that passed; else why it is refused. A
+ * stat per call; the content is hashed again only when size, mtime or ctime moved, and a
+ * matching hash (a `touch`, a reinstall of the same build) becomes the new mark.
+ */
 export function checkPinned(probe: Extract<Probe, { ok: true }>): string | undefined {
-  let st: fs.Stats;
+  let st: fs.BigIntStats;
   try {
-    st = fs.statSync(probe.bwrap);
+    st = fs.statSync(probe.bwrap, { bigint: true });
   } catch (e) {
     return `${probe.bwrap} is gone since it was checked (${(e as NodeJS.ErrnoException).code ?? "error"})`;
   }
-  if (st.dev !== probe.dev || st.ino !== probe.ino) {
+  if (Number(st.dev) !== probe.dev || Number(st.ino) !== probe.ino) {
     return `${probe.bwrap} was replaced since it was checked (device/inode ${probe.dev}/${probe.ino}, now ${st.dev}/${st.ino})`;
   }
+  const mark = markOf(st);
+  if (sameMark(mark, probe.seen)) return undefined;
+  const hashed = hashFile(probe.bwrap);
+  if (!hashed.ok) return `${probe.bwrap} changed since it was checked and cannot be read (${hashed.reason})`;
+  if (hashed.sha256 !== probe.sha256) {
+    return `${probe.bwrap} was rewritten in place since it was checked (SHA-256 ${probe.sha256.slice(0, 12)}…, now ${hashed.sha256.slice(0, 12)}…)`;
+  }
+  probe.seen = mark;
   return undefined;
 }

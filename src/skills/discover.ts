@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Config } from "../config/schema.js";
+import { credentialStorePaths, DEFAULT_HOME_NAME } from "../policy/protected-places.js";
 import {
   type FrontMatterResult,
   readSkillFile,
@@ -186,6 +187,37 @@ export function scanRoot(root: string): RootScan {
   return out;
 }
 
+/**
+ * Why a skill folder may not be loaded, or undefined. A loaded skill's folder becomes readable
+ * to the file tools and visible inside the sandbox even where the gate otherwise refuses, so a
+ * folder that is or contains the project root, Scoot's home, the user's home or a credential
+ * store (`~/SKILL.md` plus a link to `~`) would open every protected place below it; one inside
+ * a credential store or inside Scoot's home outside its `skills/` would open that place.
+ */
+export function unsafeSkillDir(dir: string, opts: DiscoverOptions): string | undefined {
+  const real = realpathOrUndefined(dir) ?? path.resolve(dir);
+  const real2 = (p: string) => realpathOrUndefined(p) ?? path.resolve(p);
+  const homes = [opts.scootHome, path.join(opts.homeDir, DEFAULT_HOME_NAME)].map(real2);
+  const named: [string, string][] = [
+    [real2(opts.cwd), "the project root"],
+    [real2(opts.homeDir), "the user's home"],
+    ...homes.map((h): [string, string] => [h, "Scoot's home"]),
+    ...credentialStorePaths(opts.homeDir).map((p): [string, string] => [real2(p), "a credential store"]),
+  ];
+  for (const [place, what] of named) {
+    if (isInside(real, place)) return `it is or contains ${what} (${place})`;
+  }
+  for (const p of credentialStorePaths(opts.homeDir)) {
+    if (isInside(real2(p), real)) return `it lies inside a credential store (${real2(p)})`;
+  }
+  for (const h of homes) {
+    if (isInside(h, real) && !isInside(path.join(h, "skills"), real)) {
+      return `it lies inside Scoot's home outside its skills/ folder (${h})`;
+    }
+  }
+  return undefined;
+}
+
 /** Finds every skill in the configured roots. Pure apart from reading the filesystem. */
 export function discoverSkills(opts: DiscoverOptions): Discovery {
   const found: Discovery = { enabled: true, skills: [], shadowed: [], problems: [], warnings: [], roots: [] };
@@ -210,6 +242,14 @@ export function discoverSkills(opts: DiscoverOptions): Discovery {
       found.warnings.push(...s.result.warnings);
       if (!s.result.ok) {
         found.problems.push(...s.result.problems);
+        continue;
+      }
+      const unsafe = unsafeSkillDir(s.dir, opts);
+      if (unsafe) {
+        found.problems.push({
+          file: s.file,
+          message: `skill folder refused: ${unsafe}; a skill's files would become readable there. Fix: keep each skill in a folder of its own`,
+        });
         continue;
       }
       const meta = s.result.meta;

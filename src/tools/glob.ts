@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Result } from "../core/types.js";
 import { canJudgeDescriptors, OPENED_ELSEWHERE, realPathOf } from "../policy/opened.js";
+import { hiddenPlacePaths } from "../sandbox/launch.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optStr, str } from "./declare.js";
 import { judgedPath, statPath } from "./fs-util.js";
@@ -78,11 +79,18 @@ export const globTool: Tool<GlobInput> = {
     if (!st.ok) return `glob: cannot read root ${shownRoot}: ${st.error}`;
     if (!st.value.isDirectory()) return `glob: root ${shownRoot} is not a directory`;
     const skipped = new Set([...SKIPPED_DIRS, ...NOISE_DIRS.filter((d) => !input.pattern.includes(d))]);
-    const walked = await walk(rootAbs, input.alternatives, skipped, ctx.signal);
+    // Protected places are skipped as the sandbox hides them: their names are not listed.
+    const hidden =
+      ctx.mode === "unrestricted" ? new Set<string>() : new Set(hiddenPlacePaths(ctx).map(foldPath));
+    const walked = await walk(rootAbs, input.alternatives, skipped, ctx.signal, hidden);
     if (walked.rootElsewhere) return `glob: cannot read root ${shownRoot}: ${OPENED_ELSEWHERE}`;
     const found = walked.found.sort();
     const notes: string[] = [];
     if (found.length > MAX_GLOB_RESULTS) notes.push(`... and ${found.length - MAX_GLOB_RESULTS} more`);
+    if (walked.protectedSkipped > 0)
+      notes.push(
+        `[${walked.protectedSkipped} protected places were skipped (Scoot's own, secrets, credential stores)]`,
+      );
     if (walked.unreadable > 0) notes.push(`[${walked.unreadable} directories could not be read]`);
     if (walked.elsewhere > 0)
       notes.push(
@@ -106,6 +114,13 @@ interface Walked {
   /** The root itself was reached elsewhere: nothing is listed. */
   rootElsewhere: boolean;
   stopped: boolean;
+  /** Entries that are protected places, left out unnamed. */
+  protectedSkipped: number;
+}
+
+/** Case folded, as the gate compares protected places. */
+function foldPath(p: string): string {
+  return p.toLowerCase();
 }
 
 async function walk(
@@ -113,7 +128,9 @@ async function walk(
   alts: GlobPath[],
   skipped: Set<string>,
   signal: AbortSignal,
+  hidden: ReadonlySet<string>,
 ): Promise<Walked> {
+  let protectedSkipped = 0;
   const found: string[] = [];
   let unreadable = 0;
   let elsewhere = 0;
@@ -127,11 +144,16 @@ async function walk(
       await new Promise((resolve) => setImmediate(resolve));
       lastYield = Date.now();
     }
-    if (signal.aborted) return { found, unreadable, elsewhere, rootElsewhere: false, stopped: true };
+    if (signal.aborted)
+      return { found, unreadable, elsewhere, rootElsewhere: false, stopped: true, protectedSkipped };
     const { rel, states } = stack.pop()!;
     const dirAbs = rel === "" ? rootAbs : path.join(rootAbs, rel);
     const readable = eachEntry(dirAbs, literalNames(alts, states), (name, kind) => {
       if (kind === "dir" && skipped.has(name)) return;
+      if (hidden.size > 0 && hidden.has(foldPath(path.join(dirAbs, name)))) {
+        protectedSkipped++;
+        return;
+      }
       step(alts, states, name, next);
       if (next.length === 0) return;
       const relPath = rel === "" ? name : `${rel}/${name}`;
@@ -139,11 +161,11 @@ async function walk(
       if (kind === "dir" && canGoDeeper(alts, next)) stack.push({ rel: relPath, states: [...next] });
     });
     if (readable === "elsewhere" && rel === "")
-      return { found: [], unreadable, elsewhere, rootElsewhere: true, stopped: false };
+      return { found: [], unreadable, elsewhere, rootElsewhere: true, stopped: false, protectedSkipped };
     if (readable === "elsewhere") elsewhere++;
     else if (readable === "unreadable") unreadable++;
   }
-  return { found, unreadable, elsewhere, rootElsewhere: false, stopped: false };
+  return { found, unreadable, elsewhere, rootElsewhere: false, stopped: false, protectedSkipped };
 }
 
 /**

@@ -150,4 +150,28 @@ describe("probeSandbox", () => {
     fs.rmSync(file);
     expect(checkPinned(p)).toMatch(/is gone since it was checked/);
   });
+
+  it.skipIf(!bwrapRuns)(
+    "pins the content too: a copy rewritten in place (same inode, size and mtime) is refused",
+    async () => {
+      const file = path.join(dir, "bwrap-copy");
+      fs.copyFileSync(realBwrap!, file);
+      fs.chmodSync(file, 0o755);
+      const p = await probeSandbox(file);
+      if (!p.ok) throw new Error(p.reason);
+      expect(checkPinned(p)).toBeUndefined();
+      // A touch alone (same content) is not a change.
+      const before = fs.statSync(file);
+      fs.utimesSync(file, before.atime, new Date(before.mtimeMs + 1000));
+      expect(checkPinned(p)).toBeUndefined();
+      const st = fs.statSync(file);
+      const fd = fs.openSync(file, "r+");
+      fs.writeSync(fd, Buffer.from("#!/bin/sh\nexit 0\n"), 0, 17, 0);
+      fs.closeSync(fd);
+      fs.utimesSync(file, st.atime, st.mtime);
+      const after = fs.statSync(file);
+      expect([after.ino, after.size, after.mtimeMs]).toEqual([st.ino, st.size, st.mtimeMs]);
+      expect(checkPinned(p)).toMatch(/bwrap-copy was rewritten in place since it was checked \(SHA-256/);
+    },
+  );
 });

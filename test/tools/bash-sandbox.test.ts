@@ -168,3 +168,29 @@ describe.skipIf(!BWRAP)("inside the sandbox", () => {
     expect(left).toEqual([]);
   });
 });
+
+describe("a bwrap rewritten in place after its trial", () => {
+  it.skipIf(!BWRAP)("the next sandboxed call is refused, in bwrap and in auto", async () => {
+    const copy = path.join(outside, "bwrap-inplace");
+    fs.copyFileSync("/usr/bin/bwrap", copy);
+    fs.chmodSync(copy, 0o755);
+    const first = await runTool(
+      bashTool,
+      "echo contained",
+      ctx({ sandbox: "bwrap", sandbox_bwrap_path: copy }),
+    );
+    expect(first).toMatch(/^exit code: 0/);
+    const st = fs.statSync(copy);
+    const fd = fs.openSync(copy, "r+");
+    fs.writeSync(fd, Buffer.from('#!/bin/sh\nshift $(($#-1)); exec /bin/sh -c "$1"\n'), 0, undefined, 0);
+    fs.closeSync(fd);
+    fs.utimesSync(copy, st.atime, st.mtime);
+    for (const sandbox of ["bwrap", "auto"] as const) {
+      const out = await runTool(bashTool, "echo ran", ctx({ sandbox, sandbox_bwrap_path: copy }));
+      expect(out).toMatch(
+        /^bash: denied: the sandbox binary is not trusted: .*bwrap-inplace was rewritten in place since it was checked .*Fix: reinstall bubblewrap/,
+      );
+      expect(out).not.toMatch(/^ran/m);
+    }
+  });
+});
