@@ -24,10 +24,10 @@ import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, openAuditLog } from "../store/audit.js";
-import { openCheckpointWriter } from "../store/checkpoints.js";
+import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../store/checkpoints.js";
 import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
-import { recordSessionMeta } from "../store/session-meta.js";
+import { projectRoot, recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
@@ -233,7 +233,13 @@ function openStores(opts: AgentSessionOptions) {
   const claim = claimSession(paths.sessions, sessionId);
   if (!claim.ok) return claim;
   const session = guardSession(openSession(paths.sessions, sessionId));
-  const checkpoints = openCheckpointWriter(paths.state, sessionId, paths.sessions);
+  const checkpoints = openCheckpointWriter(
+    paths.state,
+    sessionId,
+    paths.sessions,
+    CHECKPOINT_LIMITS,
+    projectRoot(opts.cwd),
+  );
   return { ok: true as const, value: { audit, claim: claim.value, session, checkpoints } };
 }
 type Stores = Extract<ReturnType<typeof openStores>, { ok: true }>["value"];

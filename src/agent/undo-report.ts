@@ -3,7 +3,7 @@
  * print: the last run's file changes reverted, or the session's changes as diffs.
  */
 import type { HomePaths } from "../config/home.js";
-import { readCheckpoints } from "../store/checkpoints.js";
+import { type CheckpointEntry, readCheckpoints } from "../store/checkpoints.js";
 import { projectRoot } from "../store/session-meta.js";
 import {
   applyUndo,
@@ -11,6 +11,7 @@ import {
   changedSince,
   planUndo,
   sessionChanges,
+  uncontained,
   unrestorable,
 } from "../store/undo.js";
 
@@ -30,13 +31,26 @@ function shown(file: string, cwd: string): string {
   return file;
 }
 
+/** The gate's word on each restore, in the session's mode, and the audit record of each file. */
+export interface UndoGuard {
+  /** Why the gate refuses to write `file` back; undefined when it allows it. */
+  judge(file: string): string | undefined;
+  /** Appends an `undo` audit event. */
+  record(msg: string): void;
+}
+
+/** The project root the checkpoints recorded; older entries without one: the directory's root. */
+function rootOf(entries: readonly CheckpointEntry[], cwd: string): string {
+  return entries.find((e) => e.root !== undefined)?.root ?? projectRoot(cwd);
+}
+
 /** Reverts the last run of `sessionId` that changed files; false when nothing (or not all) was undone. */
 export function undoLastRun(
   io: UndoIo,
   paths: HomePaths,
   sessionId: string,
   cwd: string,
-  opts: { force: boolean; what: string },
+  opts: { force: boolean; what: string; guard?: UndoGuard },
 ): boolean {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
@@ -48,7 +62,36 @@ export function undoLastRun(
     io.err(`${BASH_NOT_COVERED}\n`);
     return false;
   }
-  const changed = changedSince(plan);
+  const root = rootOf(entries, cwd);
+  const outside = uncontained(plan, root);
+  if (outside.length > 0) {
+    io.err(
+      `${opts.what}: nothing was undone: refused ${outside.length === 1 ? "this entry" : "these entries"}: undo acts only inside the project root ${root}, never through a symlink (--force does not override this):\n`,
+    );
+    for (const f of outside) {
+      io.err(`  ${shown(f.path, cwd)}: refused: ${f.why}\n`);
+      opts.guard?.record(`refused ${f.path} -- outside the project or through a symlink: ${f.why}`);
+    }
+    io.err("  fix: look at the entry by hand and put the file back yourself if it is yours\n");
+    return false;
+  }
+  const guard = opts.guard;
+  if (guard) {
+    const denied: { path: string; why: string }[] = [];
+    for (const f of plan.files) {
+      const why = guard.judge(f.path);
+      if (why !== undefined) denied.push({ path: f.path, why });
+    }
+    if (denied.length > 0) {
+      io.err(`${opts.what}: nothing was undone: the policy gate refused:\n`);
+      for (const f of denied) {
+        io.err(`  ${shown(f.path, cwd)}: ${f.why}\n`);
+        guard.record(`refused ${f.path} -- ${f.why}`);
+      }
+      return false;
+    }
+  }
+  const changed = changedSince(plan, root);
   const tooLarge = unrestorable(plan);
   if (!opts.force && (changed.length > 0 || tooLarge.length > 0)) {
     if (changed.length > 0) {
@@ -66,7 +109,10 @@ export function undoLastRun(
     );
     return false;
   }
-  const out = applyUndo(paths.state, sessionId, plan);
+  const out = applyUndo(paths.state, sessionId, plan, root);
+  for (const f of out.restored) opts.guard?.record(`restored ${f}`);
+  for (const f of out.removed) opts.guard?.record(`removed ${f}`);
+  for (const f of out.failed) opts.guard?.record(`failed ${f.path} -- ${f.error}`);
   io.out(`undid run ${plan.runId} of session ${sessionId}${plan.goal ? ` (goal: ${plan.goal})` : ""}\n`);
   for (const f of out.restored) io.out(`  restored ${shown(f, cwd)}\n`);
   for (const f of out.removed) io.out(`  removed  ${shown(f, cwd)} (it did not exist before)\n`);
@@ -86,7 +132,7 @@ export async function showSessionDiff(
 ): Promise<void> {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
-  const changes = sessionChanges(entries);
+  const changes = sessionChanges(entries, rootOf(entries, cwd));
   if (changes.length === 0) {
     io.err(`session ${sessionId} has no file changes (no file_write or file_edit checkpoints)\n`);
     io.err("note: changes made by bash commands are not recorded and cannot be shown\n");
@@ -95,6 +141,10 @@ export async function showSessionDiff(
   const { renderUnifiedDiff } = await import("../core/unified-diff.js");
   for (const c of changes) {
     const name = shown(c.path, cwd);
+    if (c.refused) {
+      io.err(`note: ${name}: refused, not read: ${c.refused}\n`);
+      continue;
+    }
     if (c.changedSince)
       io.err(`note: ${name} has changed since Scoot last changed it; the diff shows it as it is now\n`);
     if (c.omitted) {

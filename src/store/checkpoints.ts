@@ -51,6 +51,8 @@ export interface CheckpointEntry {
   goal: string;
   /** Absolute path the gate judged (symlinks resolved). */
   path: string;
+  /** The project root (symlinks resolved): undo and diff act only below it, through descriptors. */
+  root?: string;
   before: Before;
   /** sha256 of the content after the change; null: the change removed it. Absent: not confirmed. */
   after?: string | null;
@@ -116,6 +118,7 @@ export function openCheckpointWriter(
   sessionId: string,
   sessionsDir: string,
   limits: CheckpointLimits = CHECKPOINT_LIMITS,
+  root?: string,
 ): CheckpointWriter {
   const dir = checkpointDir(stateDir, sessionId);
   let next: number | undefined;
@@ -148,6 +151,7 @@ export function openCheckpointWriter(
         run_id: e.runId,
         goal: e.goal,
         path: e.path,
+        ...(root !== undefined ? { root } : {}),
         before: beforeOf(e.content, e.mode, limits.maxFileBytes),
       };
       next += 1;
@@ -220,6 +224,7 @@ function parseEntry(text: string): CheckpointEntry | undefined {
       run_id: v.run_id,
       goal: typeof v.goal === "string" ? v.goal : "",
       path: v.path,
+      ...(typeof v.root === "string" && path.isAbsolute(v.root) ? { root: v.root } : {}),
       before: b,
       ...(v.after === null || typeof v.after === "string" ? { after: v.after } : {}),
     };
