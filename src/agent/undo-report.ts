@@ -13,6 +13,7 @@ import {
   sessionChanges,
   uncontained,
   unrestorable,
+  withheld,
 } from "../store/undo.js";
 
 /** Where undo and diff write: the ordinary (sanitised) writers plus a raw one for coloured diffs. */
@@ -93,12 +94,19 @@ export function undoLastRun(
   }
   const changed = changedSince(plan, root);
   const tooLarge = unrestorable(plan);
-  if (!opts.force && (changed.length > 0 || tooLarge.length > 0)) {
+  const secrets = withheld(plan);
+  if (!opts.force && (changed.length > 0 || tooLarge.length > 0 || secrets.length > 0)) {
     if (changed.length > 0) {
       io.err(
         `${opts.what}: nothing was undone: ${changed.length === 1 ? "this file has" : "these files have"} changed since Scoot changed ${changed.length === 1 ? "it" : "them"}:\n`,
       );
       for (const f of changed) io.err(`  ${shown(f, cwd)}\n`);
+    }
+    if (secrets.length > 0) {
+      io.err(
+        `${opts.what}: nothing was undone: these files are secrets; their earlier content was not kept:\n`,
+      );
+      for (const f of secrets) io.err(`  ${shown(f, cwd)}\n`);
     }
     if (tooLarge.length > 0) {
       io.err(`${opts.what}: nothing was undone: the earlier content of these files was too large to keep:\n`);
@@ -118,6 +126,8 @@ export function undoLastRun(
   for (const f of out.removed) io.out(`  removed  ${shown(f, cwd)} (it did not exist before)\n`);
   for (const f of out.skipped)
     io.out(`  skipped  ${shown(f, cwd)} (its earlier content was too large to keep)\n`);
+  for (const f of out.secret)
+    io.out(`  skipped  ${shown(f, cwd)} (a secret: its earlier content was not kept; restore it yourself)\n`);
   for (const f of out.failed) io.err(`${opts.what}: could not restore ${shown(f.path, cwd)}: ${f.error}\n`);
   io.err(`${BASH_NOT_COVERED}\n`);
   return out.failed.length === 0;
@@ -147,6 +157,10 @@ export async function showSessionDiff(
     }
     if (c.changedSince)
       io.err(`note: ${name} has changed since Scoot last changed it; the diff shows it as it is now\n`);
+    if (c.secret) {
+      io.out(`${name}: changed (a secret: its content was not kept and is not shown)\n`);
+      continue;
+    }
     if (c.omitted) {
       io.out(`${name}: changed (its earlier content was too large to keep; no diff)\n`);
       continue;

@@ -62,6 +62,7 @@ function currentHash(root: string, file: string): string | null | undefined | Re
 export function changedSince(plan: UndoPlan, root: string): string[] {
   return plan.files
     .filter((f) => {
+      if (f.restore.kind === "withheld") return false;
       const h = currentHash(root, f.path);
       return !(h instanceof Refused) && h !== f.left;
     })
@@ -78,6 +79,11 @@ export function uncontained(plan: UndoPlan, root: string): { path: string; why: 
   return out;
 }
 
+/** Files the gate calls secret: their content was not kept. */
+export function withheld(plan: UndoPlan): string[] {
+  return plan.files.filter((f) => f.restore.kind === "withheld").map((f) => f.path);
+}
+
 /** Files whose earlier content was too large to keep. */
 export function unrestorable(plan: UndoPlan): string[] {
   return plan.files.filter((f) => f.restore.kind === "omitted").map((f) => f.path);
@@ -87,13 +93,19 @@ export interface UndoOutcome {
   restored: string[];
   removed: string[];
   skipped: string[];
+  /** Secrets: their earlier content was never kept. */
+  secret: string[];
   failed: { path: string; error: string }[];
 }
 
 /** Puts every file of the plan back; the run's checkpoints go once all files are back. */
 export function applyUndo(stateDir: string, sessionId: string, plan: UndoPlan, root: string): UndoOutcome {
-  const out: UndoOutcome = { restored: [], removed: [], skipped: [], failed: [] };
+  const out: UndoOutcome = { restored: [], removed: [], skipped: [], secret: [], failed: [] };
   for (const f of plan.files) {
+    if (f.restore.kind === "withheld") {
+      out.secret.push(f.path);
+      continue;
+    }
     if (f.restore.kind === "omitted") {
       out.skipped.push(f.path);
       continue;
@@ -143,6 +155,8 @@ export interface SessionFileChange {
   /** The file no longer holds what Scoot left. */
   changedSince: boolean;
   runs: number;
+  /** The gate calls it secret: neither its earlier nor its current content is shown. */
+  secret: boolean;
   /** Not read: it lies outside the root or a link on its way leads elsewhere. */
   refused?: string;
 }
@@ -159,7 +173,9 @@ export function sessionChanges(entries: readonly CheckpointEntry[], root: string
   }
   const out: SessionFileChange[] = [];
   for (const [file, { first, left, runs }] of byPath) {
-    const now = readContained(root, file);
+    const secret = first.before.kind === "withheld";
+    // A secret is never read back: its content would land in the diff.
+    const now = secret ? ({ unreadable: "a secret" } as const) : readContained(root, file);
     const refused = now instanceof Refused ? now.why : undefined;
     const bytes = now instanceof Refused || "unreadable" in now ? null : now.bytes;
     const readable = !(now instanceof Refused) && !("unreadable" in now);
@@ -168,7 +184,8 @@ export function sessionChanges(entries: readonly CheckpointEntry[], root: string
       path: file,
       before: before === null ? null : before.toString("utf8"),
       now: bytes === null ? null : bytes.toString("utf8"),
-      omitted: first.before.kind === "omitted",
+      omitted: first.before.kind === "omitted" || secret,
+      secret,
       changedSince: (readable ? (bytes === null ? null : sha256(bytes)) : undefined) !== left,
       runs: runs.size,
       ...(refused ? { refused } : {}),

@@ -172,7 +172,7 @@ describe("undo inside the project", () => {
     ).toContain("refused");
   });
 
-  it.skip("a file the gate calls secret is not checkpointed, and undo says so", async () => {
+  it("a file the gate calls secret is not checkpointed, and undo says so", async () => {
     fs.writeFileSync(file(".env"), "API_KEY=sk-live-do-not-keep\n");
     const r = await evalRun(
       [step("file_write", { path: ".env", content: "API_KEY=changed\n" }), final("done")],
