@@ -38,6 +38,7 @@ import type { AgentEvent, Listener } from "./events.js";
 import { type RunResult, runGoal } from "./loop.js";
 import { loadProjectInstructions } from "./project-instructions.js";
 import { buildSystemPrompt } from "./prompt.js";
+import { gateUndoGuard, type UndoGuard } from "./undo-report.js";
 
 export interface AgentSessionOptions {
   config: Config;
@@ -90,6 +91,8 @@ export interface AgentSession {
   compact(): Result<{ removed: number; beforeBytes: number; afterBytes: number } | undefined, string>;
   /** Bytes of the conversation kept for the next goal. */
   historyBytes(): number;
+  /** The gate of this session (in `mode`, default its own) and its audit log, for `/undo`. */
+  undoGuard(mode?: PolicyMode): UndoGuard;
   close(): Promise<void>;
 }
 
@@ -349,6 +352,10 @@ function agentSession(w: Wired): AgentSession {
     sessionId: opts.sessionId,
     mode: opts.mode,
     approval: approval ? "ask" : "never",
+    undoGuard: (mode) =>
+      gateUndoGuard({ ...gateSettings, mode: mode ?? opts.mode }, (msg) => {
+        audit.emit(opts.sessionId, "undo", msg);
+      }),
     async run(goal, signal) {
       if (!systemWritten) {
         try {

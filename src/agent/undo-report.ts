@@ -3,6 +3,8 @@
  * print: the last run's file changes reverted, or the session's changes as diffs.
  */
 import type { HomePaths } from "../config/home.js";
+import { decide } from "../policy/gate.js";
+import type { GateSettings } from "../policy/types.js";
 import { type CheckpointEntry, readCheckpoints } from "../store/checkpoints.js";
 import { projectRoot } from "../store/session-meta.js";
 import {
@@ -38,6 +40,21 @@ export interface UndoGuard {
   judge(file: string): string | undefined;
   /** Appends an `undo` audit event. */
   record(msg: string): void;
+}
+
+/** An UndoGuard over gate settings: each restore judged as the model's own write would be. */
+export function gateUndoGuard(settings: GateSettings, record: (msg: string) => void): UndoGuard {
+  const root = settings.projectRoot;
+  return {
+    judge(file) {
+      const asked = file.startsWith(`${root}/`) ? file.slice(root.length + 1) : file;
+      const d = decide({ capability: "write", writePaths: [asked] }, settings);
+      if (!d.allow) return d.reason;
+      // The gate resolves links: a target other than the recorded file leads elsewhere.
+      return d.target.write[0] === file ? undefined : `it now leads to ${d.target.write[0]}`;
+    },
+    record,
+  };
 }
 
 /** The project root the checkpoints recorded; older entries without one: the directory's root. */

@@ -134,6 +134,11 @@ describe("undo through a planted symlink", () => {
     expect(repl.stdout).not.toContain("restored sub/notes.txt");
     expect(repl.stderr).toContain("sub/notes.txt");
     expect(repl.stderr).toMatch(/refused/);
+    expect(
+      auditEvents("undo")
+        .map((e) => e.msg)
+        .join("\n"),
+    ).toContain(`refused ${file("sub/notes.txt")}`);
   });
 });
 
