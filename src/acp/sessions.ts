@@ -512,7 +512,11 @@ export class AcpSessions {
         };
         const io = { out: collect, err: collect, raw: collect, color: false };
         if (command.name === "undo")
-          undoLastRun(io, this.ctx.paths, s.id, s.cwd, { force: command.args === "--force", what: "/undo" });
+          undoLastRun(io, this.ctx.paths, s.id, s.cwd, {
+            force: command.args === "--force",
+            what: "/undo",
+            guard: s.agent.undoGuard(s.mode),
+          });
         else await showSessionDiff(io, this.ctx.paths, s.id, s.cwd);
         return lines.join("").trimEnd();
       }

@@ -18,6 +18,7 @@ import { clip } from "../core/clip.js";
 import { readCurrent } from "../core/file-state.js";
 import type { Decision, Effects, Result, Target, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
+import { secretLikeName } from "../policy/paths.js";
 import type { GateSettings } from "../policy/types.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
@@ -218,6 +219,17 @@ function unrecordedChild(action: string): string {
   return `${action}: not run: the audit log cannot be written`;
 }
 
+/**
+ * Whether the gate calls `abs` a secret (guarded's rule, whatever the mode): such a file is
+ * changed without the store keeping its content, so no copy of it lies in Scoot's home.
+ */
+function secretOf(abs: string, settings: GateSettings): boolean {
+  const root = settings.projectRoot;
+  const rel = abs.startsWith(`${root}/`) ? abs.slice(root.length + 1) : abs;
+  if (secretLikeName(rel) !== undefined) return true;
+  return settings.secretPaths.some((p) => abs === p || abs.startsWith(`${p}/`));
+}
+
 export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   const recordDenial = (action: string, raw: string, reason: string): NotRecorded | undefined => {
     deps.sink.denied?.(action, raw, reason);
@@ -304,6 +316,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       goal: store.goal,
       path: change.abs,
       content: change.before,
+      ...(secretOf(change.abs, deps.env.settings) ? { withheld: true } : {}),
       ...(change.mode !== undefined ? { mode: change.mode } : {}),
     });
     if (!kept.ok)

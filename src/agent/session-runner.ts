@@ -24,10 +24,10 @@ import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
 import { auditOptions, openAuditLog } from "../store/audit.js";
-import { openCheckpointWriter } from "../store/checkpoints.js";
+import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../store/checkpoints.js";
 import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
-import { recordSessionMeta } from "../store/session-meta.js";
+import { projectRoot, recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
@@ -38,6 +38,7 @@ import type { AgentEvent, Listener } from "./events.js";
 import { type RunResult, runGoal } from "./loop.js";
 import { loadProjectInstructions } from "./project-instructions.js";
 import { buildSystemPrompt } from "./prompt.js";
+import { gateUndoGuard, type UndoGuard } from "./undo-report.js";
 
 export interface AgentSessionOptions {
   config: Config;
@@ -90,6 +91,8 @@ export interface AgentSession {
   compact(): Result<{ removed: number; beforeBytes: number; afterBytes: number } | undefined, string>;
   /** Bytes of the conversation kept for the next goal. */
   historyBytes(): number;
+  /** The gate of this session (in `mode`, default its own) and its audit log, for `/undo`. */
+  undoGuard(mode?: PolicyMode): UndoGuard;
   close(): Promise<void>;
 }
 
@@ -233,7 +236,13 @@ function openStores(opts: AgentSessionOptions) {
   const claim = claimSession(paths.sessions, sessionId);
   if (!claim.ok) return claim;
   const session = guardSession(openSession(paths.sessions, sessionId));
-  const checkpoints = openCheckpointWriter(paths.state, sessionId, paths.sessions);
+  const checkpoints = openCheckpointWriter(
+    paths.state,
+    sessionId,
+    paths.sessions,
+    CHECKPOINT_LIMITS,
+    projectRoot(opts.cwd),
+  );
   return { ok: true as const, value: { audit, claim: claim.value, session, checkpoints } };
 }
 type Stores = Extract<ReturnType<typeof openStores>, { ok: true }>["value"];
@@ -351,6 +360,10 @@ function agentSession(w: Wired): AgentSession {
     sessionId: opts.sessionId,
     mode: opts.mode,
     approval: approval ? "ask" : "never",
+    undoGuard: (mode) =>
+      gateUndoGuard({ ...gateSettings, mode: mode ?? opts.mode }, (msg) => {
+        audit.emit(opts.sessionId, "undo", msg);
+      }),
     async run(goal, signal) {
       if (!systemWritten) {
         try {

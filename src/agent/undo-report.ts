@@ -3,7 +3,9 @@
  * print: the last run's file changes reverted, or the session's changes as diffs.
  */
 import type { HomePaths } from "../config/home.js";
-import { readCheckpoints } from "../store/checkpoints.js";
+import { decide } from "../policy/gate.js";
+import type { GateSettings } from "../policy/types.js";
+import { type CheckpointEntry, readCheckpoints } from "../store/checkpoints.js";
 import { projectRoot } from "../store/session-meta.js";
 import {
   applyUndo,
@@ -11,7 +13,9 @@ import {
   changedSince,
   planUndo,
   sessionChanges,
+  uncontained,
   unrestorable,
+  withheld,
 } from "../store/undo.js";
 
 /** Where undo and diff write: the ordinary (sanitised) writers plus a raw one for coloured diffs. */
@@ -30,13 +34,41 @@ function shown(file: string, cwd: string): string {
   return file;
 }
 
+/** The gate's word on each restore, in the session's mode, and the audit record of each file. */
+export interface UndoGuard {
+  /** Why the gate refuses to write `file` back; undefined when it allows it. */
+  judge(file: string): string | undefined;
+  /** Appends an `undo` audit event. */
+  record(msg: string): void;
+}
+
+/** An UndoGuard over gate settings: each restore judged as the model's own write would be. */
+export function gateUndoGuard(settings: GateSettings, record: (msg: string) => void): UndoGuard {
+  const root = settings.projectRoot;
+  return {
+    judge(file) {
+      const asked = file.startsWith(`${root}/`) ? file.slice(root.length + 1) : file;
+      const d = decide({ capability: "write", writePaths: [asked] }, settings);
+      if (!d.allow) return d.reason;
+      // The gate resolves links: a target other than the recorded file leads elsewhere.
+      return d.target.write[0] === file ? undefined : `it now leads to ${d.target.write[0]}`;
+    },
+    record,
+  };
+}
+
+/** The project root the checkpoints recorded; older entries without one: the directory's root. */
+function rootOf(entries: readonly CheckpointEntry[], cwd: string): string {
+  return entries.find((e) => e.root !== undefined)?.root ?? projectRoot(cwd);
+}
+
 /** Reverts the last run of `sessionId` that changed files; false when nothing (or not all) was undone. */
 export function undoLastRun(
   io: UndoIo,
   paths: HomePaths,
   sessionId: string,
   cwd: string,
-  opts: { force: boolean; what: string },
+  opts: { force: boolean; what: string; guard?: UndoGuard },
 ): boolean {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
@@ -48,14 +80,50 @@ export function undoLastRun(
     io.err(`${BASH_NOT_COVERED}\n`);
     return false;
   }
-  const changed = changedSince(plan);
+  const root = rootOf(entries, cwd);
+  const outside = uncontained(plan, root);
+  if (outside.length > 0) {
+    io.err(
+      `${opts.what}: nothing was undone: refused ${outside.length === 1 ? "this entry" : "these entries"}: undo acts only inside the project root ${root}, never through a symlink (--force does not override this):\n`,
+    );
+    for (const f of outside) {
+      io.err(`  ${shown(f.path, cwd)}: refused: ${f.why}\n`);
+      opts.guard?.record(`refused ${f.path} -- outside the project or through a symlink: ${f.why}`);
+    }
+    io.err("  fix: look at the entry by hand and put the file back yourself if it is yours\n");
+    return false;
+  }
+  const guard = opts.guard;
+  if (guard) {
+    const denied: { path: string; why: string }[] = [];
+    for (const f of plan.files) {
+      const why = guard.judge(f.path);
+      if (why !== undefined) denied.push({ path: f.path, why });
+    }
+    if (denied.length > 0) {
+      io.err(`${opts.what}: nothing was undone: the policy gate refused:\n`);
+      for (const f of denied) {
+        io.err(`  ${shown(f.path, cwd)}: ${f.why}\n`);
+        guard.record(`refused ${f.path} -- ${f.why}`);
+      }
+      return false;
+    }
+  }
+  const changed = changedSince(plan, root);
   const tooLarge = unrestorable(plan);
-  if (!opts.force && (changed.length > 0 || tooLarge.length > 0)) {
+  const secrets = withheld(plan);
+  if (!opts.force && (changed.length > 0 || tooLarge.length > 0 || secrets.length > 0)) {
     if (changed.length > 0) {
       io.err(
         `${opts.what}: nothing was undone: ${changed.length === 1 ? "this file has" : "these files have"} changed since Scoot changed ${changed.length === 1 ? "it" : "them"}:\n`,
       );
       for (const f of changed) io.err(`  ${shown(f, cwd)}\n`);
+    }
+    if (secrets.length > 0) {
+      io.err(
+        `${opts.what}: nothing was undone: these files are secrets; their earlier content was not kept:\n`,
+      );
+      for (const f of secrets) io.err(`  ${shown(f, cwd)}\n`);
     }
     if (tooLarge.length > 0) {
       io.err(`${opts.what}: nothing was undone: the earlier content of these files was too large to keep:\n`);
@@ -66,12 +134,17 @@ export function undoLastRun(
     );
     return false;
   }
-  const out = applyUndo(paths.state, sessionId, plan);
+  const out = applyUndo(paths.state, sessionId, plan, root);
+  for (const f of out.restored) opts.guard?.record(`restored ${f}`);
+  for (const f of out.removed) opts.guard?.record(`removed ${f}`);
+  for (const f of out.failed) opts.guard?.record(`failed ${f.path} -- ${f.error}`);
   io.out(`undid run ${plan.runId} of session ${sessionId}${plan.goal ? ` (goal: ${plan.goal})` : ""}\n`);
   for (const f of out.restored) io.out(`  restored ${shown(f, cwd)}\n`);
   for (const f of out.removed) io.out(`  removed  ${shown(f, cwd)} (it did not exist before)\n`);
   for (const f of out.skipped)
     io.out(`  skipped  ${shown(f, cwd)} (its earlier content was too large to keep)\n`);
+  for (const f of out.secret)
+    io.out(`  skipped  ${shown(f, cwd)} (a secret: its earlier content was not kept; restore it yourself)\n`);
   for (const f of out.failed) io.err(`${opts.what}: could not restore ${shown(f.path, cwd)}: ${f.error}\n`);
   io.err(`${BASH_NOT_COVERED}\n`);
   return out.failed.length === 0;
@@ -86,7 +159,7 @@ export async function showSessionDiff(
 ): Promise<void> {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
-  const changes = sessionChanges(entries);
+  const changes = sessionChanges(entries, rootOf(entries, cwd));
   if (changes.length === 0) {
     io.err(`session ${sessionId} has no file changes (no file_write or file_edit checkpoints)\n`);
     io.err("note: changes made by bash commands are not recorded and cannot be shown\n");
@@ -95,8 +168,16 @@ export async function showSessionDiff(
   const { renderUnifiedDiff } = await import("../core/unified-diff.js");
   for (const c of changes) {
     const name = shown(c.path, cwd);
+    if (c.refused) {
+      io.err(`note: ${name}: refused, not read: ${c.refused}\n`);
+      continue;
+    }
     if (c.changedSince)
       io.err(`note: ${name} has changed since Scoot last changed it; the diff shows it as it is now\n`);
+    if (c.secret) {
+      io.out(`${name}: changed (a secret: its content was not kept and is not shown)\n`);
+      continue;
+    }
     if (c.omitted) {
       io.out(`${name}: changed (its earlier content was too large to keep; no diff)\n`);
       continue;

@@ -289,6 +289,7 @@ export async function runRepl(cli: Cli): Promise<number> {
         undoLastRun(undoIo, active.paths, active.agent.sessionId, cli.cwd, {
           force: c.arg === "--force",
           what: "/undo",
+          guard: active.agent.undoGuard(),
         });
       },
     },

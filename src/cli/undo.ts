@@ -5,12 +5,19 @@
  * changed since is named and undo stops (exit 1) unless `--force`.
  */
 
-import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import path from "node:path";
+import { showSessionDiff, type UndoGuard, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import type { HomePaths } from "../config/home.js";
+import { tokenFilePath } from "../config/secrets.js";
 import type { Result } from "../core/types.js";
+import { decide } from "../policy/gate.js";
+import { parsePolicyMode } from "../policy/modes.js";
+import { buildGateSettings } from "../policy/settings.js";
+import { auditOptions, openAuditLog } from "../store/audit.js";
+import { guardAuditLog } from "../store/guarded-stores.js";
 import { claimSession, validateSessionId } from "../store/session.js";
-import { latestSessionOfProject, sessionExists } from "../store/session-meta.js";
-import { flagBool } from "./args.js";
+import { latestSessionOfProject, projectRoot, sessionExists } from "../store/session-meta.js";
+import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 
@@ -65,6 +72,42 @@ function sessionForCommand(
   return { ok: true, paths, id: id.value };
 }
 
+/** The gate in the configured mode (or --policy) and the audit log, for `scoot undo`. */
+function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<UndoGuard> {
+  const loaded = loadForCommand(cli);
+  if (!loaded.ok) return { ok: false, error: "the configuration cannot be loaded" };
+  const { config } = loaded.value;
+  const word = flagString(cli.args, "policy");
+  const mode = word === undefined ? config.tools.policy : parsePolicyMode(word);
+  if (!mode)
+    return { ok: false, error: `unknown policy mode "${word}" (use readonly, guarded or unrestricted)` };
+  const root = projectRoot(cli.cwd);
+  const settings = buildGateSettings(config, root, {
+    mode,
+    tokenFile: tokenFilePath(config, paths.root),
+    scootHome: paths.root,
+  });
+  const opened = openAuditLog(auditOptions(config.audit, paths.audit));
+  if (!opened.ok) return { ok: false, error: `cannot open the audit log: ${opened.error}` };
+  const audit = guardAuditLog(opened.value, paths.audit);
+  return {
+    ok: true,
+    value: {
+      judge(file) {
+        // Judged as the model's own write would be: relative to the root it ran in.
+        const asked = file.startsWith(`${root}/`) ? path.relative(root, file) : file;
+        const d = decide({ capability: "write", writePaths: [asked] }, settings);
+        if (!d.allow) return d.reason;
+        // The gate resolves links: a target other than the recorded file leads elsewhere.
+        return d.target.write[0] === file ? undefined : `it now leads to ${d.target.write[0]}`;
+      },
+      record(msg) {
+        audit.emit(sessionId, "undo", msg);
+      },
+    },
+  };
+}
+
 export async function runUndo(cli: Cli): Promise<number> {
   const chosen = sessionForCommand(cli, "undo");
   if (!chosen.ok) return chosen.exitCode;
@@ -76,9 +119,15 @@ export async function runUndo(cli: Cli): Promise<number> {
     return EXIT.failed;
   }
   try {
+    const guard = cliUndoGuard(cli, paths, id);
+    if (!guard.ok) {
+      cli.io.err(`scoot undo: ${guard.error}\n`);
+      return EXIT.usage;
+    }
     const undone = undoLastRun(cliUndoIo(cli), paths, id, cli.cwd, {
       force: flagBool(cli.args, "force"),
       what: "scoot undo",
+      guard: guard.value,
     });
     return undone ? EXIT.ok : EXIT.failed;
   } finally {

@@ -44,7 +44,9 @@ export type AuditKind =
   /** A session's policy mode changed mid-session (ACP `session/set_mode`). */
   | "mode"
   /** A question to the person before a call with an effect, and the answer (docs/safety.md "Approval"). */
-  | "approval";
+  | "approval"
+  /** `scoot undo` / `/undo` put a file back, or the gate or containment refused it (docs/sessions.md "Undo"). */
+  | "undo";
 
 export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   run: "info",
@@ -57,6 +59,7 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   backend: "debug",
   mode: "warn",
   approval: "warn",
+  undo: "warn",
 };
 
 /** The security record: written whatever `audit.level` says. */
@@ -68,9 +71,17 @@ export const ALWAYS_WRITTEN: ReadonlySet<AuditKind> = new Set([
   "mode",
   // What a person allowed or refused is as much the security record as what the gate did.
   "approval",
+  // Undo writes files outside any tool call: each one it writes or refuses is on the record.
+  "undo",
 ]);
 /** Flushed to disk before emit returns: the effect (or its refusal) must never outlive its record. */
-export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set(["tool_call", "policy_deny", "mode", "approval"]);
+export const SYNCED_KINDS: ReadonlySet<AuditKind> = new Set([
+  "tool_call",
+  "policy_deny",
+  "mode",
+  "approval",
+  "undo",
+]);
 
 const LEVEL_RANK: Record<AuditLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 /** `,"prev":"<64 hex>"` plus the newline: what the chain adds to each line. */

@@ -32,6 +32,8 @@ export const CHECKPOINT_MAX_SESSION_BYTES = 64 * 1024 * 1024;
 export const CHECKPOINT_MAX_AGE_MS = 14 * 24 * 60 * 60 * 1000;
 /** An entry file larger than this is not ours (base64 of the largest content plus metadata). */
 const ENTRY_MAX_BYTES = Math.ceil((CHECKPOINT_MAX_FILE_BYTES * 4) / 3) + 64 * 1024;
+/** The "after" of a withheld file: no hash, so it never matches what is on disk. */
+export const WITHHELD_AFTER = "withheld";
 const ENTRY_NAME = /^(\d{8})\.json$/;
 const FILE_MODE = 0o600;
 const DIR_MODE = 0o700;
@@ -41,7 +43,9 @@ export type Before =
   | { kind: "absent" }
   | { kind: "content"; b64: string; sha256: string; mode: number }
   /** Too large to keep: only its hash, so "changed since" can still be told. */
-  | { kind: "omitted"; bytes: number; sha256: string };
+  | { kind: "omitted"; bytes: number; sha256: string }
+  /** A file the gate calls secret: nothing of it is kept, not even a hash. */
+  | { kind: "withheld" };
 
 export interface CheckpointEntry {
   seq: number;
@@ -51,6 +55,8 @@ export interface CheckpointEntry {
   goal: string;
   /** Absolute path the gate judged (symlinks resolved). */
   path: string;
+  /** The project root (symlinks resolved): undo and diff act only below it, through descriptors. */
+  root?: string;
   before: Before;
   /** sha256 of the content after the change; null: the change removed it. Absent: not confirmed. */
   after?: string | null;
@@ -106,6 +112,8 @@ export interface CheckpointWriter {
     path: string;
     content: Buffer | null;
     mode?: number;
+    /** The gate calls the file secret: its content is not kept. */
+    withheld?: boolean;
   }): Result<CheckpointEntry>;
   /** Records what the file holds after the change (null: absent). */
   after(entry: CheckpointEntry, content: Buffer | null): Result<void>;
@@ -116,6 +124,7 @@ export function openCheckpointWriter(
   sessionId: string,
   sessionsDir: string,
   limits: CheckpointLimits = CHECKPOINT_LIMITS,
+  root?: string,
 ): CheckpointWriter {
   const dir = checkpointDir(stateDir, sessionId);
   let next: number | undefined;
@@ -148,7 +157,8 @@ export function openCheckpointWriter(
         run_id: e.runId,
         goal: e.goal,
         path: e.path,
-        before: beforeOf(e.content, e.mode, limits.maxFileBytes),
+        ...(root !== undefined ? { root } : {}),
+        before: e.withheld ? { kind: "withheld" } : beforeOf(e.content, e.mode, limits.maxFileBytes),
       };
       next += 1;
       const r = write(entry);
@@ -157,7 +167,9 @@ export function openCheckpointWriter(
       return { ok: true, value: entry };
     },
     after(entry, content) {
-      entry.after = content === null ? null : sha256(content);
+      // A secret's hash is not kept either (a short secret could be guessed from it).
+      entry.after =
+        entry.before.kind === "withheld" ? WITHHELD_AFTER : content === null ? null : sha256(content);
       const r = write(entry);
       if (r.ok) boundSession(dir, entry.run_id, limits.maxSessionBytes);
       return r;
@@ -213,13 +225,15 @@ function parseEntry(text: string): CheckpointEntry | undefined {
       return undefined;
     if (!path.isAbsolute(v.path) || !v.before || typeof v.before !== "object") return undefined;
     const b = v.before as Before;
-    if (b.kind !== "absent" && b.kind !== "content" && b.kind !== "omitted") return undefined;
+    if (b.kind !== "absent" && b.kind !== "content" && b.kind !== "omitted" && b.kind !== "withheld")
+      return undefined;
     return {
       seq: v.seq,
       ts: typeof v.ts === "number" ? v.ts : 0,
       run_id: v.run_id,
       goal: typeof v.goal === "string" ? v.goal : "",
       path: v.path,
+      ...(typeof v.root === "string" && path.isAbsolute(v.root) ? { root: v.root } : {}),
       before: b,
       ...(v.after === null || typeof v.after === "string" ? { after: v.after } : {}),
     };

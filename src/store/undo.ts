@@ -6,12 +6,8 @@
  * program or a later bash command — and undo refuses (naming it) unless forced, so it never
  * throws away work it did not make. Changes made through bash are not checkpointed at all.
  */
-import fs from "node:fs";
-import path from "node:path";
-import { atomicWriteFile } from "../core/atomic-write.js";
-import { readCurrent } from "../core/file-state.js";
-import { fsErrorText } from "../core/fs-errors.js";
 import { type Before, beforeBytes, type CheckpointEntry, dropEntries, sha256 } from "./checkpoints.js";
+import { Refused, readContained, unlinkContained, writeContained } from "./contained.js";
 
 /** The sentence every undo prints: what it does not cover. */
 export const BASH_NOT_COVERED =
@@ -55,15 +51,37 @@ export function planUndo(entries: readonly CheckpointEntry[]): UndoPlan | undefi
 }
 
 /** The current hash of a file: null when absent, undefined when it is no regular file we can read. */
-function currentHash(file: string): string | null | undefined {
-  const now = readCurrent(file);
-  if (!now.ok) return undefined;
+function currentHash(root: string, file: string): string | null | undefined | Refused {
+  const now = readContained(root, file);
+  if (now instanceof Refused) return now;
+  if ("unreadable" in now) return undefined;
   return now.bytes === null ? null : sha256(now.bytes);
 }
 
 /** Files of the plan that no longer hold what Scoot left. */
-export function changedSince(plan: UndoPlan): string[] {
-  return plan.files.filter((f) => currentHash(f.path) !== f.left).map((f) => f.path);
+export function changedSince(plan: UndoPlan, root: string): string[] {
+  return plan.files
+    .filter((f) => {
+      if (f.restore.kind === "withheld") return false;
+      const h = currentHash(root, f.path);
+      return !(h instanceof Refused) && h !== f.left;
+    })
+    .map((f) => f.path);
+}
+
+/** Files undo must not touch: they lie outside the root, or a link now leads elsewhere. --force never overrides this. */
+export function uncontained(plan: UndoPlan, root: string): { path: string; why: string }[] {
+  const out: { path: string; why: string }[] = [];
+  for (const f of plan.files) {
+    const h = currentHash(root, f.path);
+    if (h instanceof Refused) out.push({ path: f.path, why: h.why });
+  }
+  return out;
+}
+
+/** Files the gate calls secret: their content was not kept. */
+export function withheld(plan: UndoPlan): string[] {
+  return plan.files.filter((f) => f.restore.kind === "withheld").map((f) => f.path);
 }
 
 /** Files whose earlier content was too large to keep. */
@@ -75,18 +93,24 @@ export interface UndoOutcome {
   restored: string[];
   removed: string[];
   skipped: string[];
+  /** Secrets: their earlier content was never kept. */
+  secret: string[];
   failed: { path: string; error: string }[];
 }
 
 /** Puts every file of the plan back; the run's checkpoints go once all files are back. */
-export function applyUndo(stateDir: string, sessionId: string, plan: UndoPlan): UndoOutcome {
-  const out: UndoOutcome = { restored: [], removed: [], skipped: [], failed: [] };
+export function applyUndo(stateDir: string, sessionId: string, plan: UndoPlan, root: string): UndoOutcome {
+  const out: UndoOutcome = { restored: [], removed: [], skipped: [], secret: [], failed: [] };
   for (const f of plan.files) {
+    if (f.restore.kind === "withheld") {
+      out.secret.push(f.path);
+      continue;
+    }
     if (f.restore.kind === "omitted") {
       out.skipped.push(f.path);
       continue;
     }
-    const r = restoreFile(f.path, f.restore);
+    const r = restoreFile(root, f.path, f.restore);
     if (!r.ok) out.failed.push({ path: f.path, error: r.error });
     else if (f.restore.kind === "absent") out.removed.push(f.path);
     else out.restored.push(f.path);
@@ -99,26 +123,24 @@ export function applyUndo(stateDir: string, sessionId: string, plan: UndoPlan): 
   return out;
 }
 
-function restoreFile(file: string, before: Before): { ok: true } | { ok: false; error: string } {
+function restoreFile(
+  root: string,
+  file: string,
+  before: Before,
+): { ok: true } | { ok: false; error: string } {
+  const refusal = (r: Refused) => ({
+    ok: false as const,
+    error: `refused: ${r.why}; nothing was written or removed`,
+  });
   if (before.kind === "absent") {
-    try {
-      const st = fs.lstatSync(file);
-      if (st.isDirectory()) return { ok: false, error: "it is now a directory; not removed" };
-      fs.unlinkSync(file);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") return { ok: false, error: fsErrorText(e) };
-    }
-    return { ok: true };
+    const r = unlinkContained(root, file);
+    if (r instanceof Refused) return refusal(r);
+    return r.ok ? { ok: true } : { ok: false, error: r.error };
   }
   const bytes = beforeBytes(before);
   if (!bytes || before.kind !== "content") return { ok: false, error: "its earlier content was not kept" };
-  try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-  } catch (e) {
-    return { ok: false, error: `cannot create its directory: ${fsErrorText(e)}` };
-  }
-  // The rename replaces whatever is at the path (a symlink included) and never follows it.
-  const r = atomicWriteFile(file, bytes, { mode: before.mode });
+  const r = writeContained(root, file, bytes, before.mode);
+  if (r instanceof Refused) return refusal(r);
   return r.ok ? { ok: true } : { ok: false, error: r.error };
 }
 
@@ -133,10 +155,14 @@ export interface SessionFileChange {
   /** The file no longer holds what Scoot left. */
   changedSince: boolean;
   runs: number;
+  /** The gate calls it secret: neither its earlier nor its current content is shown. */
+  secret: boolean;
+  /** Not read: it lies outside the root or a link on its way leads elsewhere. */
+  refused?: string;
 }
 
 /** What the session's kept changes add up to, file by file, in the order they were first changed. */
-export function sessionChanges(entries: readonly CheckpointEntry[]): SessionFileChange[] {
+export function sessionChanges(entries: readonly CheckpointEntry[], root: string): SessionFileChange[] {
   const byPath = new Map<string, { first: CheckpointEntry; left: string | null; runs: Set<string> }>();
   for (const e of confirmed(entries)) {
     const seen = byPath.get(e.path);
@@ -147,16 +173,22 @@ export function sessionChanges(entries: readonly CheckpointEntry[]): SessionFile
   }
   const out: SessionFileChange[] = [];
   for (const [file, { first, left, runs }] of byPath) {
-    const now = readCurrent(file);
-    const bytes = now.ok ? now.bytes : null;
+    const secret = first.before.kind === "withheld";
+    // A secret is never read back: its content would land in the diff.
+    const now = secret ? ({ unreadable: "a secret" } as const) : readContained(root, file);
+    const refused = now instanceof Refused ? now.why : undefined;
+    const bytes = now instanceof Refused || "unreadable" in now ? null : now.bytes;
+    const readable = !(now instanceof Refused) && !("unreadable" in now);
     const before = beforeBytes(first.before);
     out.push({
       path: file,
       before: before === null ? null : before.toString("utf8"),
       now: bytes === null ? null : bytes.toString("utf8"),
-      omitted: first.before.kind === "omitted",
-      changedSince: (now.ok ? (bytes === null ? null : sha256(bytes)) : undefined) !== left,
+      omitted: first.before.kind === "omitted" || secret,
+      secret,
+      changedSince: (readable ? (bytes === null ? null : sha256(bytes)) : undefined) !== left,
       runs: runs.size,
+      ...(refused ? { refused } : {}),
     });
   }
   return out;

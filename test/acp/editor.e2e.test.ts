@@ -368,4 +368,33 @@ describe("editor capabilities", () => {
     expect(await answerOf("/undo now")).toBe("usage: /undo [--force]");
     expect(server.completions()).toHaveLength(2);
   });
+
+  it("/undo --force does not write through a directory the model swapped for a symlink, and names it", async () => {
+    const outside = fs.realpathSync(tempDir("scoot-acp-ed-outside-"));
+    try {
+      fs.writeFileSync(path.join(outside, "notes.md"), "the user's own file\n");
+      fs.mkdirSync(path.join(project, "sub"));
+      fs.writeFileSync(path.join(project, "sub", "notes.md"), "project\n");
+      const c = await start();
+      const sessionId = await newSession(c);
+      server.push(
+        step("file_write", JSON.stringify({ path: "sub/notes.md", content: "attacker\n" })),
+        step("bash", `rm -rf sub && ln -s ${outside} sub`),
+        step("final", "ok"),
+      );
+      await ask(c, sessionId, "rewrite notes");
+      expect(fs.lstatSync(path.join(project, "sub")).isSymbolicLink()).toBe(true);
+      events = [];
+      expect((await ask(c, sessionId, "/undo --force")).stopReason).toBe("end_turn");
+      const answer = updatesOf("agent_message_chunk")
+        .map((u) => (u.content.type === "text" ? u.content.text : ""))
+        .join("");
+      expect(fs.readFileSync(path.join(outside, "notes.md"), "utf8")).toBe("the user's own file\n");
+      expect(answer).toContain("sub/notes.md");
+      expect(answer).toMatch(/refused/);
+      expect(answer).not.toMatch(/restored\s+sub\/notes\.md/);
+    } finally {
+      removeDir(outside);
+    }
+  });
 });

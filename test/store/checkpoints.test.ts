@@ -15,7 +15,14 @@ import {
   pruneCheckpoints,
   readCheckpoints,
 } from "../../src/store/checkpoints.js";
-import { applyUndo, changedSince, planUndo, sessionChanges, unrestorable } from "../../src/store/undo.js";
+import {
+  applyUndo,
+  changedSince,
+  planUndo,
+  sessionChanges,
+  uncontained,
+  unrestorable,
+} from "../../src/store/undo.js";
 
 let root: string;
 let state: string;
@@ -65,8 +72,8 @@ describe("undo over checkpoints", () => {
     const plan = planUndo(readCheckpoints(state, "s").entries)!;
     expect(plan.runId).toBe("run-2");
     expect(plan.goal).toBe("goal of run-2");
-    expect(changedSince(plan)).toEqual([]);
-    const out = applyUndo(state, "s", plan);
+    expect(changedSince(plan, project)).toEqual([]);
+    const out = applyUndo(state, "s", plan, project);
     expect(out).toMatchObject({
       restored: [path.join(project, "a.txt")],
       removed: [path.join(project, "b.txt")],
@@ -76,7 +83,7 @@ describe("undo over checkpoints", () => {
     // The next undo takes the run before.
     const next = planUndo(readCheckpoints(state, "s").entries)!;
     expect(next.runId).toBe("run-1");
-    applyUndo(state, "s", next);
+    applyUndo(state, "s", next, project);
     expect(read("a.txt")).toBe("a0");
     expect(planUndo(readCheckpoints(state, "s").entries)).toBeUndefined();
   });
@@ -88,15 +95,16 @@ describe("undo over checkpoints", () => {
     change(w, "run-1", "c.txt", "created");
     fs.writeFileSync(path.join(project, "a.txt"), "edited by hand");
     const plan = planUndo(readCheckpoints(state, "s").entries)!;
-    expect(changedSince(plan)).toEqual([path.join(project, "a.txt")]);
-    // Removed since, replaced by a directory, swapped for a symlink: all "changed since".
+    expect(changedSince(plan, project)).toEqual([path.join(project, "a.txt")]);
+    // Removed since: "changed since". Swapped for a symlink: refused for containment, never followed.
     fs.rmSync(path.join(project, "c.txt"));
-    expect(changedSince(plan)).toEqual([path.join(project, "a.txt"), path.join(project, "c.txt")]);
+    expect(changedSince(plan, project)).toEqual([path.join(project, "a.txt"), path.join(project, "c.txt")]);
     fs.symlinkSync(path.join(project, "a.txt"), path.join(project, "c.txt"));
-    expect(changedSince(plan)).toHaveLength(2);
+    expect(changedSince(plan, project)).toEqual([path.join(project, "a.txt")]);
+    expect(uncontained(plan, project).map((f) => f.path)).toEqual([path.join(project, "c.txt")]);
     // Forced: the person asked for it.
     fs.rmSync(path.join(project, "c.txt"));
-    applyUndo(state, "s", plan);
+    applyUndo(state, "s", plan, project);
     expect(read("a.txt")).toBe("mine");
   });
 
@@ -108,7 +116,7 @@ describe("undo over checkpoints", () => {
     change(w, "run-1", "run.sh", "#!/bin/sh\necho new\n");
     fs.chmodSync(script, 0o644);
     // Mode alone is no content change; undo puts the content and the mode back.
-    applyUndo(state, "s", planUndo(readCheckpoints(state, "s").entries)!);
+    applyUndo(state, "s", planUndo(readCheckpoints(state, "s").entries)!, project);
     expect(read("run.sh")).toBe("#!/bin/sh\necho old\n");
     expect(fs.statSync(script).mode & 0o777).toBe(0o750);
   });
@@ -119,7 +127,7 @@ describe("undo over checkpoints", () => {
     change(w, "run-1", "big.txt", "small");
     const plan = planUndo(readCheckpoints(state, "s").entries)!;
     expect(unrestorable(plan)).toEqual([path.join(project, "big.txt")]);
-    const out = applyUndo(state, "s", plan);
+    const out = applyUndo(state, "s", plan, project);
     expect(out.skipped).toEqual([path.join(project, "big.txt")]);
     expect(read("big.txt")).toBe("small");
   });
@@ -136,7 +144,7 @@ describe("undo over checkpoints", () => {
     expect(kept.ok).toBe(true);
     const plan = planUndo(readCheckpoints(state, "s").entries)!;
     expect(plan.runId).toBe("run-1");
-    applyUndo(state, "s", plan);
+    applyUndo(state, "s", plan, project);
     expect(fs.existsSync(path.join(project, "a.txt"))).toBe(false);
     expect(readCheckpoints(state, "s").entries).toEqual([]);
   });
@@ -148,12 +156,13 @@ describe("undo over checkpoints", () => {
     change(w, "run-2", "a.txt", "a2\n");
     change(w, "run-2", "n.txt", "new\n");
     fs.writeFileSync(path.join(project, "n.txt"), "new, then edited\n");
-    expect(sessionChanges(readCheckpoints(state, "s").entries)).toEqual([
+    expect(sessionChanges(readCheckpoints(state, "s").entries, project)).toEqual([
       {
         path: path.join(project, "a.txt"),
         before: "a0\n",
         now: "a2\n",
         omitted: false,
+        secret: false,
         changedSince: false,
         runs: 2,
       },
@@ -162,6 +171,7 @@ describe("undo over checkpoints", () => {
         before: null,
         now: "new, then edited\n",
         omitted: false,
+        secret: false,
         changedSince: true,
         runs: 1,
       },
