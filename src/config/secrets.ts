@@ -5,9 +5,10 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { hostHelperEnv, safeSearchEntry } from "../core/host-helper-env.js";
 import { registerSecret } from "../core/redact.js";
 import type { Config } from "./schema.js";
-import { runTokenCommandOnce } from "./token-command.js";
+import { type CommandPlace, runTokenCommandOnce } from "./token-command.js";
 
 export const TOKEN_CMD_TIMEOUT_MS = 10_000;
 export const TOKEN_FILE_MODE = 0o600;
@@ -29,7 +30,12 @@ export function tokenFilePath(config: Config, home: string): string {
   return path.resolve(home, config.backend.api_key_file ?? "token");
 }
 
-export function resolveToken(config: Config, home: string, env: NodeJS.ProcessEnv): TokenResolution {
+export function resolveToken(
+  config: Config,
+  home: string,
+  env: NodeJS.ProcessEnv,
+  projectRoot: string = process.cwd(),
+): TokenResolution {
   const envName = config.backend.api_key_env;
   const fromEnv = envName ? env[envName] : undefined;
   if (fromEnv) {
@@ -42,7 +48,8 @@ export function resolveToken(config: Config, home: string, env: NodeJS.ProcessEn
   if (fileResult) return fileResult;
 
   const cmd = config.backend.api_key_cmd;
-  if (cmd) return runTokenCommand(cmd);
+  if (cmd)
+    return runTokenCommand(cmd, { cwd: helperCwd(home, projectRoot), env: hostHelperEnv(env, projectRoot) });
 
   return { source: "none", detail: "no token (no Authorization header is sent)" };
 }
@@ -89,17 +96,23 @@ function readTokenFile(file: string): TokenResolution | undefined {
  */
 const commandResults = new Map<string, TokenResolution>();
 
-function runTokenCommand(cmd: string): TokenResolution {
+/** Scoot's home, unless it lies in the project (the model writes there): then the root. */
+function helperCwd(home: string, projectRoot: string): string {
+  const isDir = fs.statSync(home, { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir && safeSearchEntry(home, projectRoot) ? home : "/";
+}
+
+function runTokenCommand(cmd: string, place: CommandPlace): TokenResolution {
   const cached = commandResults.get(cmd);
   if (cached) return cached;
-  const result = runTokenCommandUncached(cmd);
+  const result = runTokenCommandUncached(cmd, place);
   commandResults.set(cmd, result);
   return result;
 }
 
-function runTokenCommandUncached(cmd: string): TokenResolution {
+function runTokenCommandUncached(cmd: string, place: CommandPlace): TokenResolution {
   const detail = "backend.api_key_cmd";
-  const r = runTokenCommandOnce(cmd, TOKEN_CMD_TIMEOUT_MS, MAX_TOKEN_BYTES);
+  const r = runTokenCommandOnce(cmd, TOKEN_CMD_TIMEOUT_MS, MAX_TOKEN_BYTES, place);
   const out = (r.out ?? "").trim();
   registerSecret(out);
   if (!r.ok) return { source: "cmd", detail, error: r.error };

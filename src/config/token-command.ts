@@ -45,7 +45,18 @@ child.on("exit", (code, signal) => {
 
 export type CommandResult = { ok: true; out: string } | { ok: false; error: string; out?: string };
 
-export function runTokenCommandOnce(cmd: string, deadlineMs: number, maxBytes: number): CommandResult {
+/** Where the command starts and what it inherits (see core/host-helper-env.ts). */
+export interface CommandPlace {
+  cwd: string;
+  env: Record<string, string>;
+}
+
+export function runTokenCommandOnce(
+  cmd: string,
+  deadlineMs: number,
+  maxBytes: number,
+  place?: CommandPlace,
+): CommandResult {
   const r = childProcessModule().spawnSync(
     process.execPath,
     ["-e", SUPERVISOR, cmd, String(deadlineMs), String(maxBytes)],
@@ -55,6 +66,7 @@ export function runTokenCommandOnce(cmd: string, deadlineMs: number, maxBytes: n
       stdio: ["ignore", "pipe", "pipe"],
       encoding: "utf8",
       maxBuffer: 4 * maxBytes + 1024,
+      ...(place ? { cwd: place.cwd, env: place.env } : {}),
     },
   );
   let report: {
