@@ -193,7 +193,8 @@ async function startMcp(
     caFile: opts.config.backend.ca_file,
     env: childEnv,
     timeoutMs: effectiveToolTimeout(opts.config),
-    cwd: opts.cwd,
+    projectRoot: projectRoot(opts.cwd),
+    scootHome: opts.paths.root,
   });
   services.mcp = pool;
   return pool;
@@ -261,7 +262,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   // The one point every subscriber's events pass (terminal, REPL, ACP, serve, the library):
   // streamed text is redacted and safely cut here, so no subscriber can see it raw.
   const onEvent = opts.onEvent ? redactStreamedEvents(opts.onEvent) : undefined;
-  const token = resolveToken(config, paths.root, env);
+  const token = resolveToken(config, paths.root, env, projectRoot(cwd));
   if (token.error) return { ok: false, error: token.error };
   const childEnv = childEnvFor(config, env);
   const ext = loadExtensions(opts);

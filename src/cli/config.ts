@@ -56,7 +56,7 @@ export async function runConfig(cli: Cli): Promise<number> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, file, paths, fromEnv } = loaded.value;
-  const token = resolveToken(config, paths.root, cli.env);
+  const token = resolveToken(config, paths.root, cli.env, cli.cwd);
   const shown = withoutSecrets(config);
   const tokenLine = token.error ? `${token.detail} (refused: ${token.error})` : token.detail;
 

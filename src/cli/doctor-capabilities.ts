@@ -4,12 +4,14 @@
  * modules are heavy).
  */
 import os from "node:os";
+import path from "node:path";
 import { validateMcpServers } from "../config/mcp-servers.js";
-import { type Config, effectiveToolTimeout } from "../config/schema.js";
+import { type Config, effectiveToolTimeout, type McpServerConfig } from "../config/schema.js";
 import { mcpServerSummary } from "../mcp/prompt.js";
 import { rootUserCheck, sandboxCheck } from "../sandbox/doctor.js";
 import { validateJobs } from "../schedule/jobs.js";
 import { discoverSkills } from "../skills/discover.js";
+import { projectRoot } from "../store/session-meta.js";
 import type { Cli } from "./context.js";
 import type { Check } from "./doctor-check.js";
 
@@ -41,7 +43,7 @@ export const DOCTOR_MCP_TIMEOUT_MS = 10_000;
  * handshaken) and asked for its tools, within the tool deadline (at most
  * DOCTOR_MCP_TIMEOUT_MS); a server that cannot is a FAIL with the reason.
  */
-async function mcpChecks(config: Config, cli: Cli): Promise<Check[]> {
+async function mcpChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
   if (config.mcp.servers.length === 0) return [];
   const { servers, problems } = validateMcpServers(config.mcp.servers);
   const env: NodeJS.ProcessEnv = { ...cli.env };
@@ -52,7 +54,8 @@ async function mcpChecks(config: Config, cli: Cli): Promise<Check[]> {
     caFile: config.backend.ca_file,
     env,
     timeoutMs: Math.min(effectiveToolTimeout(config), DOCTOR_MCP_TIMEOUT_MS),
-    cwd: cli.cwd,
+    projectRoot: projectRoot(cli.cwd),
+    scootHome: root,
   });
   let probes: Awaited<ReturnType<typeof pool.probe>>[];
   try {
@@ -70,9 +73,43 @@ async function mcpChecks(config: Config, cli: Cli): Promise<Check[]> {
       detail: `${mcpServerSummary(s)}: ${tools}${s.allowed_tools.length === 0 ? " (every call will be denied)" : ""}`,
     };
   });
+  for (const s of servers) {
+    const why = resolvesFromWorkingDir(s);
+    if (why)
+      checks.push({
+        name: "mcp",
+        status: "WARN",
+        detail: `${mcpServerSummary(s)}: ${why}, and the server runs on the host, unsandboxed. Scoot starts it in its home with a PATH that leaves out the project, but code is still taken from whatever that launcher resolves. Fix: install the server and set command to its absolute path (or pin the package: npx -y pkg@1.2.3)`,
+      });
+  }
   // An invalid entry is left out of every run: a configuration error the operator must see.
   for (const p of problems) checks.push({ name: "mcp", status: "FAIL", detail: p });
   return checks;
+}
+
+/** Launchers that fetch or resolve code from where they run, rather than naming one program. */
+const RESOLVING_LAUNCHERS = new Set(["npx", "uvx", "bunx", "pipx"]);
+const PYTHON = /^python(\d+(\.\d+)?)?$/;
+
+/** Why a stdio server's command takes its code from its working directory or a package index, if it does. */
+export function resolvesFromWorkingDir(s: Pick<McpServerConfig, "command" | "args">): string | undefined {
+  if (!s.command) return undefined;
+  const program = path.basename(s.command);
+  const args = s.args ?? [];
+  if (RESOLVING_LAUNCHERS.has(program))
+    return `${program} resolves the package from its working directory and the registry`;
+  if ((program === "pnpm" || program === "yarn") && args[0] === "dlx")
+    return `${program} dlx resolves the package from its working directory and the registry`;
+  if (PYTHON.test(program) && args.includes("-m"))
+    return `${program} -m imports the module from its search path`;
+  if (program === "node" || program === "deno" || program === "bun") {
+    const script = args.find((a) => !a.startsWith("-"));
+    if (script !== undefined && !path.isAbsolute(script))
+      return `${program} runs the relative script ${script}`;
+  }
+  if (!path.isAbsolute(s.command) && s.command.includes("/"))
+    return `the command ${s.command} is a relative path`;
+  return undefined;
 }
 
 function scheduleChecks(config: Config): Check[] {
@@ -97,7 +134,7 @@ export async function capabilityChecks(config: Config, cli: Cli, root: string): 
     sandbox,
     user,
     ...skillChecks(config, cli, root),
-    ...(await mcpChecks(config, cli)),
+    ...(await mcpChecks(config, cli, root)),
     ...scheduleChecks(config),
   ];
 }

@@ -78,8 +78,8 @@ function checkRetention(live: string): Check {
   return { name: "audit.retention", status: "OK", detail: "no generations evicted" };
 }
 
-function checkToken(config: Config, root: string, env: NodeJS.ProcessEnv): Check[] {
-  const token = resolveToken(config, root, env);
+function checkToken(config: Config, root: string, env: NodeJS.ProcessEnv, cwd: string): Check[] {
+  const token = resolveToken(config, root, env, cwd);
   const checks: Check[] = [];
   if (token.error) checks.push({ name: "token", status: "FAIL", detail: token.error });
   else checks.push({ name: "token", status: "OK", detail: token.detail });
@@ -170,7 +170,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     const flags = applyBackendFlags(config, cli.args);
     if (!flags.ok) checks.push({ name: "config", status: "FAIL", detail: flags.error });
     for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });
-    const tokenChecks = checkToken(config, root, cli.env);
+    const tokenChecks = checkToken(config, root, cli.env, cli.cwd);
     checks.push(...tokenChecks);
     checks.push(checkPolicy(config));
     checks.push(checkAuditWritable(config, paths.logs));
@@ -178,7 +178,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(...auditChecks(config, paths.audit));
     const { capabilityChecks } = await import("./doctor-capabilities.js");
     checks.push(...(await capabilityChecks(config, cli, root)));
-    const token = resolveToken(config, root, cli.env);
+    const token = resolveToken(config, root, cli.env, cli.cwd);
     checks.push(await checkBackend(config, token.token));
     const { contextCheck } = await import("./doctor-context.js");
     checks.push(await contextCheck(config, cli.cwd, root, paths.state, token.token));

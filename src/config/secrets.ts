@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { hostHelperEnv, safeSearchEntry } from "../core/host-helper-env.js";
+import { helperWorkingDir, hostHelperEnv } from "../core/host-helper-env.js";
 import { registerSecret } from "../core/redact.js";
 import type { Config } from "./schema.js";
 import { type CommandPlace, runTokenCommandOnce } from "./token-command.js";
@@ -49,7 +49,10 @@ export function resolveToken(
 
   const cmd = config.backend.api_key_cmd;
   if (cmd)
-    return runTokenCommand(cmd, { cwd: helperCwd(home, projectRoot), env: hostHelperEnv(env, projectRoot) });
+    return runTokenCommand(cmd, {
+      cwd: helperWorkingDir(home, projectRoot),
+      env: hostHelperEnv(env, projectRoot),
+    });
 
   return { source: "none", detail: "no token (no Authorization header is sent)" };
 }
@@ -95,12 +98,6 @@ function readTokenFile(file: string): TokenResolution | undefined {
  * password manager prompt, a rate-limited API) is not asked again.
  */
 const commandResults = new Map<string, TokenResolution>();
-
-/** Scoot's home, unless it lies in the project (the model writes there): then the root. */
-function helperCwd(home: string, projectRoot: string): string {
-  const isDir = fs.statSync(home, { throwIfNoEntry: false })?.isDirectory() === true;
-  return isDir && safeSearchEntry(home, projectRoot) ? home : "/";
-}
 
 function runTokenCommand(cmd: string, place: CommandPlace): TokenResolution {
   const cached = commandResults.get(cmd);

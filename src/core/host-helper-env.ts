@@ -69,3 +69,14 @@ export function hostHelperEnv(
   Object.assign(out, HELPER_PYTHON_ENV);
   return out;
 }
+
+/**
+ * Where a host helper starts: Scoot's home, which the model cannot write, unless it lies in
+ * the project; then `/`. Never the project, where `npx`, `python3 -m` and Node's module lookup
+ * would find what the model planted (they search the working directory and its parents).
+ */
+export function helperWorkingDir(home: string | undefined, projectRoot: string): string {
+  if (home === undefined) return "/";
+  const isDir = fs.statSync(home, { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir && safeSearchEntry(home, projectRoot) ? path.resolve(home) : "/";
+}

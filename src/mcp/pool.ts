@@ -19,6 +19,7 @@ import * as fs from "node:fs";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { resolveEnv, resolveHeaders } from "../config/mcp-servers.js";
 import type { McpServerConfig } from "../config/schema.js";
+import { helperWorkingDir } from "../core/host-helper-env.js";
 import { terminateGroup } from "../core/process-group.js";
 import type { Result } from "../core/types.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
@@ -61,8 +62,10 @@ export interface McpPoolOptions {
   timeoutMs: number;
   /** Receives stdio servers' stderr; without it the text is kept only for error messages. */
   stderrSink?: (server: string, text: string) => void;
-  /** Working directory for stdio servers (default: Scoot's own). */
-  cwd?: string;
+  /** The project root: stdio servers never start there nor search it (default: Scoot's own cwd). */
+  projectRoot?: string;
+  /** Scoot's home, where stdio servers start (default, and when it lies in the project: `/`). */
+  scootHome?: string;
 }
 
 export interface McpPool extends McpService {
@@ -152,6 +155,8 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     slots.set(server.name, { server, stderrTail: "", abort: new AbortController() });
   }
   let closed = false;
+  const projectRoot = opts.projectRoot ?? process.cwd();
+  const helperCwd = helperWorkingDir(opts.scootHome, projectRoot);
   let nodeFetch: NodeFetch | undefined;
   let ca: Result<string | undefined> | undefined;
   const label = (name: string) => `MCP server ${JSON.stringify(name)}`;
@@ -220,7 +225,8 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       const built = await buildTransport(server, {
         env: opts.env,
         headers,
-        ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+        projectRoot,
+        cwd: helperCwd,
         fetch: () => {
           nodeFetch ??= createNodeFetch(ca?.ok && ca.value !== undefined ? { ca: ca.value } : {});
           return nodeFetch.fetch;

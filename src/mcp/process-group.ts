@@ -8,6 +8,7 @@
  * Where `setsid` is missing the server starts as before and only the child is reaped.
  */
 import fs from "node:fs";
+import path from "node:path";
 import { findOnPath } from "../sandbox/probe.js";
 
 /** Fixed system directories only: the launcher must be the real util-linux setsid. */
@@ -21,10 +22,11 @@ export interface GroupLaunch {
 }
 
 /** True when spawning `command` would find a program (so a spawn error stays the caller's to report). */
-function runnable(command: string, pathVar: string | undefined): boolean {
+function runnable(command: string, pathVar: string | undefined, cwd: string): boolean {
   if (!command.includes("/")) return findOnPath(command, pathVar) !== undefined;
   try {
-    fs.accessSync(command, fs.constants.X_OK);
+    // A relative command is spawned from the server's working directory, so judged there.
+    fs.accessSync(path.resolve(cwd, command), fs.constants.X_OK);
     return true;
   } catch {
     return false;
@@ -35,9 +37,10 @@ export function inOwnProcessGroup(
   command: string,
   args: readonly string[],
   pathVar: string | undefined,
+  cwd: string,
 ): GroupLaunch {
   const setsid = process.platform === "linux" ? findOnPath("setsid", SETSID_DIRS) : undefined;
   // A missing program is left to the plain spawn, whose ENOENT names it directly.
-  if (!setsid || !runnable(command, pathVar)) return { command, args: [...args], ownGroup: false };
+  if (!setsid || !runnable(command, pathVar, cwd)) return { command, args: [...args], ownGroup: false };
   return { command: setsid, args: ["--", command, ...args], ownGroup: true };
 }

@@ -6,6 +6,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { resolveEnv } from "../config/mcp-servers.js";
 import type { McpServerConfig } from "../config/schema.js";
+import { hostHelperEnv } from "../core/host-helper-env.js";
 import type { FetchLike } from "./fetch.js";
 import { inOwnProcessGroup } from "./process-group.js";
 
@@ -40,9 +41,15 @@ export interface BuiltTransport {
   endSession(): Promise<void>;
 }
 
+/**
+ * The server runs on the host, unsandboxed: its search paths lose every relative, empty and
+ * project entry (configured ones too) and Python and Node get no module path from the
+ * project (`hostHelperEnv`).
+ */
 export function stdioEnv(
   server: Pick<McpServerConfig, "name" | "env">,
   env: NodeJS.ProcessEnv,
+  projectRoot: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of STDIO_INHERITED_ENV) {
@@ -53,23 +60,31 @@ export function stdioEnv(
   // Checked by the pool before it connects (a missing value_env fails closed there).
   const own = resolveEnv(server, env);
   if (own.ok) Object.assign(out, own.value);
-  return out;
+  return hostHelperEnv(out, projectRoot);
 }
 
 export async function buildTransport(
   server: McpServerConfig,
-  opts: { env: NodeJS.ProcessEnv; cwd?: string; headers: Record<string, string>; fetch: () => FetchLike },
+  opts: {
+    env: NodeJS.ProcessEnv;
+    /** The project the model writes: kept out of a stdio server's paths. */
+    projectRoot: string;
+    /** Where a stdio server starts (a place the model cannot write: see `helperWorkingDir`). */
+    cwd: string;
+    headers: Record<string, string>;
+    fetch: () => FetchLike;
+  },
 ): Promise<BuiltTransport> {
   if (server.transport === "stdio") {
     const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-    const env = stdioEnv(server, opts.env);
-    const launch = inOwnProcessGroup(server.command!, server.args, env.PATH);
+    const env = stdioEnv(server, opts.env, opts.projectRoot);
+    const launch = inOwnProcessGroup(server.command!, server.args, env.PATH, opts.cwd);
     const transport = new StdioClientTransport({
       command: launch.command,
       args: launch.args,
       env,
       stderr: "pipe",
-      ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+      cwd: opts.cwd,
     });
     // The SDK forgets the child as soon as any close begins (its own included, after a
     // failed initialize); the pid is kept here so the pool can still wait for the reaping.

@@ -12,28 +12,9 @@
  * Without Linux /proc the real path of a descriptor cannot be asked for: the check is skipped
  * and today's order (judge, then open without following the last component) is all there is.
  */
-import fs from "node:fs";
 import path from "node:path";
+import { realPathOf } from "../core/fd-path.js";
 import type { Result } from "../core/types.js";
-
-const PROC_FD = "/proc/self/fd";
-let procAvailable: boolean | undefined;
-
-/** Whether descriptors can be judged here (Linux with /proc mounted). */
-export function canJudgeDescriptors(): boolean {
-  procAvailable ??= fs.existsSync(PROC_FD);
-  return procAvailable;
-}
-
-/** The path the kernel reached for `fd`, or undefined when it cannot be known. */
-export function realPathOf(fd: number): string | undefined {
-  if (!canJudgeDescriptors()) return undefined;
-  try {
-    return fs.readlinkSync(`${PROC_FD}/${fd}`);
-  } catch {
-    return undefined;
-  }
-}
 
 export const OPENED_ELSEWHERE =
   "what was opened is not the path the policy gate judged (a directory on the way was swapped for a symlink after the decision); refused, nothing was read";

@@ -9,9 +9,9 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { canJudgeDescriptors, realPathOf } from "../core/fd-path.js";
 import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
-import { canJudgeDescriptors, realPathOf } from "../policy/opened.js";
 
 /** A file bigger than this is not read back (the store never keeps more). */
 const CONTAINED_READ_MAX_BYTES = 16 * 1024 * 1024;

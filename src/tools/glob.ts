@@ -10,8 +10,9 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { canJudgeDescriptors, realPathOf } from "../core/fd-path.js";
 import type { Result } from "../core/types.js";
-import { canJudgeDescriptors, OPENED_ELSEWHERE, realPathOf } from "../policy/opened.js";
+import { OPENED_ELSEWHERE } from "../policy/opened.js";
 import { hiddenPlacePaths } from "../sandbox/launch.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optStr, str } from "./declare.js";

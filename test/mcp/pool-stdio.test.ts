@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { helperSearchPath } from "../../src/core/host-helper-env.js";
 import { createMcpPool, type McpPool } from "../../src/mcp/pool.js";
 import { everythingStdio, FIXTURES, pidsIn, processGone, server, tempDir, waitFor } from "./helpers.js";
 
@@ -59,7 +60,9 @@ describe("stdio: a call to the reference server", () => {
     expect(r.ok).toBe(true);
     const seen = JSON.parse(r.ok ? r.value : "{}") as Record<string, string>;
     expect(seen.MARKER).toBe(marker);
-    expect(seen.PATH).toBe(process.env.PATH);
+    // The caller's PATH less what lies in the project (here the repository's node_modules/.bin).
+    expect(seen.PATH).toBe(helperSearchPath(process.env.PATH ?? "", process.cwd()));
+    expect(seen.PATH).not.toContain(path.join(process.cwd(), "node_modules"));
     expect(JSON.stringify(seen)).not.toContain("tok-should-not-leak");
   });
 

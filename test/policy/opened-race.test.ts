@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { canJudgeDescriptors } from "../../src/policy/opened.js";
+import { canJudgeDescriptors } from "../../src/core/fd-path.js";
 import { judgeReadPath, judgeWritePath } from "../../src/policy/paths.js";
 import { resolvePhysical } from "../../src/policy/realpath.js";
 import type { GateSettings } from "../../src/policy/types.js";
