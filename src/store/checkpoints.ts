@@ -22,6 +22,7 @@ import { atomicWriteFile } from "../core/atomic-write.js";
 import { fsErrorText } from "../core/fs-errors.js";
 import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
+import { directoryId } from "./contained.js";
 import { sessionExists } from "./session-meta.js";
 
 /** A file bigger than this is changed without keeping its content (undo cannot restore it). */
@@ -60,6 +61,8 @@ export interface CheckpointEntry {
   before: Before;
   /** sha256 of the content after the change; null: the change removed it. Absent: not confirmed. */
   after?: string | null;
+  /** Device and inode of the file's directory after the change: undo writes only into that one. */
+  parent_id?: string;
 }
 
 export function checkpointsRoot(stateDir: string): string {
@@ -170,6 +173,8 @@ export function openCheckpointWriter(
       // A secret's hash is not kept either (a short secret could be guessed from it).
       entry.after =
         entry.before.kind === "withheld" ? WITHHELD_AFTER : content === null ? null : sha256(content);
+      const parentDir = fs.lstatSync(path.dirname(entry.path), { throwIfNoEntry: false });
+      if (parentDir?.isDirectory()) entry.parent_id = directoryId(parentDir);
       const r = write(entry);
       if (r.ok) boundSession(dir, entry.run_id, limits.maxSessionBytes);
       return r;
@@ -236,6 +241,7 @@ function parseEntry(text: string): CheckpointEntry | undefined {
       ...(typeof v.root === "string" && path.isAbsolute(v.root) ? { root: v.root } : {}),
       before: b,
       ...(v.after === null || typeof v.after === "string" ? { after: v.after } : {}),
+      ...(typeof v.parent_id === "string" ? { parent_id: v.parent_id } : {}),
     };
   } catch {
     return undefined;

@@ -44,6 +44,11 @@ export function componentsBelow(root: string, file: string): Result<string[]> {
   return { ok: true, value: raw.slice(rootParts.length) };
 }
 
+/** A directory's identity as checkpoints record it. */
+export function directoryId(st: { dev: number | bigint; ino: number | bigint }): string {
+  return `${st.dev}:${st.ino}`;
+}
+
 function through(fd: number, name: string): string {
   return `/proc/self/fd/${fd}/${name}`;
 }
@@ -55,7 +60,7 @@ function through(fd: number, name: string): string {
 export function openParent(
   root: string,
   file: string,
-  opts: { create: boolean },
+  opts: { create: boolean; parentId?: string | undefined },
 ): Result<OpenedParent | "missing"> | Refused {
   if (!canJudgeDescriptors())
     return new Refused(
@@ -76,6 +81,7 @@ export function openParent(
     );
   }
   let expected = root;
+  let created = false;
   for (const seg of parts.value.slice(0, -1)) {
     expected = path.join(expected, seg);
     let next: number;
@@ -87,6 +93,7 @@ export function openParent(
         try {
           fs.mkdirSync(through(fd, seg));
           next = fs.openSync(through(fd, seg), DIR_FLAGS);
+          created = true;
         } catch (e2) {
           fs.closeSync(fd);
           return { ok: false, error: `cannot create the directory ${expected}: ${fsErrorText(e2)}` };
@@ -106,6 +113,15 @@ export function openParent(
       return new Refused(`${expected} is no longer the directory it was (it leads elsewhere)`);
     }
   }
+  // The same path can now be another directory (removed and made again, or moved in from
+  // elsewhere in the project): what Scoot changed lived in the one it recorded. A directory
+  // undo itself just made again is the exception: the recorded one is gone.
+  if (opts.parentId !== undefined && !created && directoryId(fs.fstatSync(fd)) !== opts.parentId) {
+    fs.closeSync(fd);
+    return new Refused(
+      `${path.dirname(file)} is no longer the directory Scoot changed the file in (it was replaced since)`,
+    );
+  }
   const name = parts.value.at(-1)!;
   const held = fd;
   return { ok: true, value: { fd: held, name, at: through(held, name), close: () => fs.closeSync(held) } };
@@ -114,8 +130,8 @@ export function openParent(
 export type ContainedRead = { bytes: Buffer | null } | { unreadable: string } | Refused;
 
 /** What the file holds now, read through its opened parent; null when absent. */
-export function readContained(root: string, file: string): ContainedRead {
-  const parent = openParent(root, file, { create: false });
+export function readContained(root: string, file: string, parentId?: string): ContainedRead {
+  const parent = openParent(root, file, { create: false, parentId });
   if (parent instanceof Refused) return parent;
   if (!parent.ok) return { unreadable: parent.error };
   if (parent.value === "missing") return { bytes: null };
@@ -145,8 +161,8 @@ export function readContained(root: string, file: string): ContainedRead {
 }
 
 /** Removes `file` through its opened parent; a symlink or directory there is refused. */
-export function unlinkContained(root: string, file: string): Result<void> | Refused {
-  const parent = openParent(root, file, { create: false });
+export function unlinkContained(root: string, file: string, parentId?: string): Result<void> | Refused {
+  const parent = openParent(root, file, { create: false, parentId });
   if (parent instanceof Refused || !parent.ok) return parent;
   if (parent.value === "missing") return { ok: true, value: undefined };
   const p = parent.value;
@@ -175,8 +191,9 @@ export function writeContained(
   file: string,
   bytes: Buffer,
   mode: number,
+  parentId?: string,
 ): Result<void> | Refused {
-  const parent = openParent(root, file, { create: true });
+  const parent = openParent(root, file, { create: true, parentId });
   if (parent instanceof Refused || !parent.ok) return parent;
   if (parent.value === "missing") return { ok: false, error: "its directory could not be created" };
   const p = parent.value;

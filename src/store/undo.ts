@@ -19,6 +19,8 @@ export interface FileRevert {
   restore: Before;
   /** sha256 of what Scoot left (null: Scoot removed it). */
   left: string | null;
+  /** The directory Scoot left it in (device:inode), when recorded. */
+  parentId?: string;
 }
 
 export interface UndoPlan {
@@ -43,16 +45,20 @@ export function planUndo(entries: readonly CheckpointEntry[]): UndoPlan | undefi
   const files = new Map<string, FileRevert>();
   for (const e of ofRun) {
     const seen = files.get(e.path);
-    if (seen) seen.left = e.after ?? null;
-    else files.set(e.path, { path: e.path, restore: e.before, left: e.after ?? null });
+    const revert = seen ?? { path: e.path, restore: e.before, left: null };
+    revert.left = e.after ?? null;
+    // The directory as Scoot last left the file in it.
+    if (e.parent_id !== undefined) revert.parentId = e.parent_id;
+    else delete revert.parentId;
+    if (!seen) files.set(e.path, revert);
   }
   const seqs = entries.filter((e) => e.run_id === last.run_id || e.after === undefined).map((e) => e.seq);
   return { runId: last.run_id, goal: last.goal, files: [...files.values()], seqs };
 }
 
 /** The current hash of a file: null when absent, undefined when it is no regular file we can read. */
-function currentHash(root: string, file: string): string | null | undefined | Refused {
-  const now = readContained(root, file);
+function currentHash(root: string, file: string, parentId?: string): string | null | undefined | Refused {
+  const now = readContained(root, file, parentId);
   if (now instanceof Refused) return now;
   if ("unreadable" in now) return undefined;
   return now.bytes === null ? null : sha256(now.bytes);
@@ -63,7 +69,7 @@ export function changedSince(plan: UndoPlan, root: string): string[] {
   return plan.files
     .filter((f) => {
       if (f.restore.kind === "withheld") return false;
-      const h = currentHash(root, f.path);
+      const h = currentHash(root, f.path, f.parentId);
       return !(h instanceof Refused) && h !== f.left;
     })
     .map((f) => f.path);
@@ -73,7 +79,7 @@ export function changedSince(plan: UndoPlan, root: string): string[] {
 export function uncontained(plan: UndoPlan, root: string): { path: string; why: string }[] {
   const out: { path: string; why: string }[] = [];
   for (const f of plan.files) {
-    const h = currentHash(root, f.path);
+    const h = currentHash(root, f.path, f.parentId);
     if (h instanceof Refused) out.push({ path: f.path, why: h.why });
   }
   return out;
@@ -110,7 +116,7 @@ export function applyUndo(stateDir: string, sessionId: string, plan: UndoPlan, r
       out.skipped.push(f.path);
       continue;
     }
-    const r = restoreFile(root, f.path, f.restore);
+    const r = restoreFile(root, f.path, f.restore, f.parentId);
     if (!r.ok) out.failed.push({ path: f.path, error: r.error });
     else if (f.restore.kind === "absent") out.removed.push(f.path);
     else out.restored.push(f.path);
@@ -127,19 +133,20 @@ function restoreFile(
   root: string,
   file: string,
   before: Before,
+  parentId?: string,
 ): { ok: true } | { ok: false; error: string } {
   const refusal = (r: Refused) => ({
     ok: false as const,
     error: `refused: ${r.why}; nothing was written or removed`,
   });
   if (before.kind === "absent") {
-    const r = unlinkContained(root, file);
+    const r = unlinkContained(root, file, parentId);
     if (r instanceof Refused) return refusal(r);
     return r.ok ? { ok: true } : { ok: false, error: r.error };
   }
   const bytes = beforeBytes(before);
   if (!bytes || before.kind !== "content") return { ok: false, error: "its earlier content was not kept" };
-  const r = writeContained(root, file, bytes, before.mode);
+  const r = writeContained(root, file, bytes, before.mode, parentId);
   if (r instanceof Refused) return refusal(r);
   return r.ok ? { ok: true } : { ok: false, error: r.error };
 }

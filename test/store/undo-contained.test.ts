@@ -7,9 +7,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Before } from "../../src/store/checkpoints.js";
+import { type Before, openCheckpointWriter, readCheckpoints } from "../../src/store/checkpoints.js";
 import { Refused, readContained, writeContained } from "../../src/store/contained.js";
-import { applyUndo, type UndoPlan, uncontained } from "../../src/store/undo.js";
+import { applyUndo, planUndo, type UndoPlan, uncontained } from "../../src/store/undo.js";
 
 let base: string;
 let root: string;
@@ -90,5 +90,40 @@ describe("undo containment", () => {
     const out = applyUndo(state, "s", planFor(file, content("back\n")), root);
     expect(out.failed).toEqual([]);
     expect(fs.readFileSync(file, "utf8")).toBe("back\n");
+  });
+
+  it("a parent replaced by another directory of the same name is refused; a removed one is made again", () => {
+    const sessions = path.join(base, "sessions");
+    fs.mkdirSync(sessions);
+    fs.writeFileSync(path.join(sessions, "s.jsonl"), "");
+    const change = (file: string) => {
+      const writer = openCheckpointWriter(state, "s", sessions, undefined, root);
+      const entry = writer.before({ runId: "r1", goal: "g", path: file, content: Buffer.from("before\n") });
+      if (!entry.ok) throw new Error(entry.error);
+      fs.writeFileSync(file, "after\n");
+      writer.after(entry.value, Buffer.from("after\n"));
+    };
+    const sub = path.join(root, "sub");
+    fs.mkdirSync(sub);
+    const file = path.join(sub, "f.txt");
+    fs.writeFileSync(file, "before\n");
+    change(file);
+    // The directory swapped for another real one that holds what Scoot left: same path, other inode.
+    fs.renameSync(sub, path.join(root, "sub-old"));
+    fs.mkdirSync(sub);
+    fs.writeFileSync(file, "after\n");
+    const plan = planUndo(readCheckpoints(state, "s").entries)!;
+    expect(plan.files[0]?.parentId).toMatch(/^\d+:\d+$/);
+    expect(uncontained(plan, root)).toEqual([
+      { path: file, why: expect.stringMatching(/no longer the directory Scoot changed the file in/) },
+    ]);
+    const out = applyUndo(state, "s", plan, root);
+    expect(out.failed[0]?.error).toMatch(/refused/);
+    expect(fs.readFileSync(file, "utf8")).toBe("after\n");
+    // Removed altogether: undo makes the directory again and puts the file back.
+    fs.rmSync(sub, { recursive: true });
+    const again = applyUndo(state, "s", plan, root);
+    expect(again.failed).toEqual([]);
+    expect(fs.readFileSync(file, "utf8")).toBe("before\n");
   });
 });
