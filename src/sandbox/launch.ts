@@ -82,27 +82,40 @@ function serviceOf(ctx: Omit<LaunchContext, "mode">): SandboxService {
   return { scootHome, tokenFile: tokenFilePath(ctx.config, scootHome), unattended: false };
 }
 
-/**
- * The real paths of the protected places the sandbox hides (Scoot's home and places, the token
- * file, tools.secret_paths, the credential stores), for tools that list names (glob) and must
- * not show what bash could not see either.
- */
-export function hiddenPlacePaths(ctx: Omit<LaunchContext, "mode">): string[] {
-  const service = serviceOf(ctx);
-  const root = path.resolve(ctx.cwd);
+/** What the sandbox hides, as the layout takes it: one computation for bash and for glob. */
+function protectedLayout(ctx: Omit<LaunchContext, "mode">, service: SandboxService, root: string) {
   const userHome = ctx.childEnv.HOME || os.homedir();
-  return hiddenPlaces({
+  const secretPaths = ctx.config.tools.secret_paths
+    .filter((p) => typeof p === "string" && p.trim() !== "")
+    .map((p) => absolute(p.trim(), root, userHome));
+  // The places Scoot's own credential-pointing variables name (KUBECONFIG and friends) are
+  // hidden like the stores; the variables themselves may still reach the command.
+  secretPaths.push(...credentialPointerPaths(ctx.childEnv, process.cwd(), { userHome, projectRoot: root }));
+  return {
     projectRoot: root,
     cwd: root,
     userHome,
     scootHome: service.scootHome,
     tokenFile: service.tokenFile,
-    ownPlaces: scootPlaces({ config: ctx.config, scootHome: service.scootHome, userHome }),
-    secretPaths: ctx.config.tools.secret_paths
-      .filter((p) => typeof p === "string" && p.trim() !== "")
-      .map((p) => absolute(p.trim(), root, userHome)),
-    network: false,
-  }).map((h) => h.path);
+    ownPlaces: scootPlaces({
+      config: ctx.config,
+      scootHome: service.scootHome,
+      userHome,
+      env: ctx.childEnv,
+      projectRoot: root,
+    }),
+    secretPaths,
+  };
+}
+
+/**
+ * The real paths of the protected places the sandbox hides (Scoot's home and places, the token
+ * file, tools.secret_paths, the credential stores and the places credential variables name),
+ * for tools that list names (glob) and must not show what bash could not see either.
+ */
+export function hiddenPlacePaths(ctx: Omit<LaunchContext, "mode">): string[] {
+  const layout = protectedLayout(ctx, serviceOf(ctx), path.resolve(ctx.cwd));
+  return hiddenPlaces({ ...layout, network: false }).map((h) => h.path);
 }
 
 export function fallbackNotice(probe: Extract<Probe, { ok: false }>): string {
@@ -147,29 +160,10 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
       error: `bash: denied: the sandbox binary is not trusted: ${untrusted}. Fix: reinstall bubblewrap or set tools.sandbox_bwrap_path, then restart Scoot. The command was not run.`,
     };
   }
-  const userHome = ctx.childEnv.HOME || os.homedir();
-  const secretPaths = config.tools.secret_paths
-    .filter((p) => typeof p === "string" && p.trim() !== "")
-    .map((p) => absolute(p.trim(), root, userHome));
-  // The places Scoot's own credential-pointing variables name (KUBECONFIG and friends) are
-  // hidden like the stores; the variables themselves may still reach the command.
-  secretPaths.push(...credentialPointerPaths(ctx.childEnv, process.cwd(), { userHome, projectRoot: root }));
   const filter = probe.seccomp.ok ? seccompProgram() : undefined;
   const args = bwrapArgv(
     {
-      projectRoot: root,
-      cwd: root,
-      userHome,
-      scootHome: service.scootHome,
-      tokenFile: service.tokenFile,
-      ownPlaces: scootPlaces({
-        config,
-        scootHome: service.scootHome,
-        userHome,
-        env: ctx.childEnv,
-        projectRoot: root,
-      }),
-      secretPaths,
+      ...protectedLayout(ctx, service, root),
       skillDirs: service.skillDirs ?? [],
       runtimeDir: ctx.childEnv.XDG_RUNTIME_DIR,
       network: config.tools.sandbox_network,
