@@ -277,6 +277,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
     mcpServers: ext.mcpServers,
     env,
   });
+  if (atRoot.readonlyFix) gateSettings.readonlyFix = atRoot.readonlyFix;
   services.identities = gateSettings;
   const stores = openStores(opts);
   if (!stores.ok) {

@@ -37,6 +37,9 @@ export const CAPABILITIES: ReadonlySet<Capability> = new Set([
 
 const ALLOW: Decision = { allow: true };
 
+/** The way out of a readonly denial when the operator chose readonly. */
+const READONLY_FIX = "run with --policy guarded";
+
 function deny(reason: string): { allow: false; reason: string } {
   return { allow: false, reason };
 }
@@ -63,13 +66,13 @@ export function decide(effects: Effects, settings: GateSettings): Verdict {
   }
 
   if (mode === "readonly") {
-    if (cap === "write") return deny("readonly mode denies writes; run with --policy guarded");
+    const fix = settings.readonlyFix ?? READONLY_FIX;
+    if (cap === "write") return deny(`readonly mode denies writes; ${fix}`);
     if (isNet) {
       return deny("readonly mode denies network access (GET and HEAD included); run with --policy guarded");
     }
     if (isMcp) return deny("readonly mode denies MCP calls; run with --policy guarded");
-    if (cap === "exec" || isShell)
-      return deny("readonly mode denies shell commands; run with --policy guarded");
+    if (cap === "exec" || isShell) return deny(`readonly mode denies shell commands; ${fix}`);
   }
 
   const read: string[] = [];
@@ -109,7 +112,8 @@ export function decide(effects: Effects, settings: GateSettings): Verdict {
 
 /** MCP fails closed: readonly, unknown server, empty allowlist, unlisted tool. */
 export function checkMcp(target: Effects["mcp"], settings: GateSettings): Decision {
-  if (settings.mode === "readonly") return deny("readonly mode denies MCP calls; run with --policy guarded");
+  if (settings.mode === "readonly")
+    return deny(`readonly mode denies MCP calls; ${settings.readonlyFix ?? READONLY_FIX}`);
   if (!target) return deny("mcp: the call names no server and tool");
   const { server, tool } = target;
   const allowed = Object.hasOwn(settings.mcpAllowed, server) ? settings.mcpAllowed[server] : undefined;

@@ -54,7 +54,7 @@ export function refuseProjectRoot(
 export function modeAtProjectRoot(
   projectRoot: string,
   opts: { mode: PolicyMode; userHome: string },
-): { mode: PolicyMode; notice?: string } {
+): { mode: PolicyMode; notice?: string; readonlyFix?: string } {
   if (opts.mode !== "guarded") return { mode: opts.mode };
   const root = real(projectRoot);
   const home = real(opts.userHome);
@@ -62,6 +62,8 @@ export function modeAtProjectRoot(
   const what = root === home ? "your home directory" : `an ancestor of your home directory ${home}`;
   return {
     mode: "readonly",
-    notice: `the project root ${root} is ${what}: this run is read-only (guarded was asked), so no startup file there can be changed; reading and answering questions still work. Fix: start Scoot in a project directory (cd into it)`,
+    readonlyFix:
+      "this run is read-only because its project root is your home; start Scoot in a project directory",
+    notice: `the project root ${root} is ${what}: this run is read-only (guarded was asked), so no startup file there can change; reading and answering still work. Fix: start Scoot in a project directory`,
   };
 }

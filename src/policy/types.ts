@@ -3,6 +3,11 @@ import type { PolicyMode } from "../config/schema.js";
 /** Settings the gate reads; built once from the loaded configuration. */
 export interface GateSettings {
   mode: PolicyMode;
+  /**
+   * What a readonly denial tells the model to do instead. Unset: run with --policy guarded;
+   * a run lowered to readonly (a project root that is the home) says what lifts that instead.
+   */
+  readonlyFix?: string;
   /** Project root (process cwd) as given. */
   projectRoot: string;
   confineWrites: boolean;

@@ -73,6 +73,11 @@ describe("a project root that is the user's home", () => {
     expect(r.stderr.split("\n").filter((l) => l.includes("read-only (guarded was asked)"))).toHaveLength(1);
     expect(seen(0)).toMatch(/readonly mode denies writes/);
     expect(seen(1)).toMatch(/readonly mode denies shell/);
+    // The model is told what lifts it: --policy guarded was asked already and would not.
+    for (const i of [0, 1]) {
+      expect(seen(i)).toMatch(/project root is your home; start Scoot in a project directory/);
+      expect(seen(i)).not.toContain("--policy guarded");
+    }
     // Reading still works.
     expect(seen(2)).toContain("# mine");
   });
