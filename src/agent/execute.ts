@@ -6,7 +6,8 @@
  */
 
 import type { Target } from "../core/types.js";
-import type { AnyTool, ToolContext } from "../tools/types.js";
+import { asResult, failed } from "../tools/result.js";
+import type { AnyTool, PlannedContent, ToolContext, ToolResult } from "../tools/types.js";
 
 /** Time a tool gets after its signal fires to clean up (bash needs 1 s for SIGKILL). */
 export const ABORT_GRACE_MS = 2_500;
@@ -20,14 +21,17 @@ export async function runToolWithDeadline(
   derived: (signal: AbortSignal) => Pick<ToolContext, "gate" | "call">,
   timeoutMs: number,
   parent: AbortSignal,
-): Promise<string> {
+  /** The planned content of a file tool's change: the tool writes exactly this. */
+  change?: PlannedContent,
+): Promise<ToolResult> {
   const controller = new AbortController();
   let reason: "deadline" | "interrupted" | undefined;
   const onParentAbort = () => {
     reason ??= "interrupted";
     controller.abort(parent.reason);
   };
-  if (parent.aborted) return `${tool.name}: interrupted before it started`;
+  if (parent.aborted)
+    return failed(`${tool.name}: interrupted before it started`, { stopped: "interrupted" });
   parent.addEventListener("abort", onParentAbort, { once: true });
   const timer = setTimeout(() => {
     reason ??= "deadline";
@@ -41,10 +45,11 @@ export async function runToolWithDeadline(
         ...derived(controller.signal),
         signal: controller.signal,
         timeoutMs,
+        ...(change ? { change } : {}),
       };
-      return await tool.run(input, ctx, target);
+      return asResult(await tool.run(input, ctx, target));
     } catch (e) {
-      return `${tool.name} error: ${(e as Error)?.message ?? String(e)}`;
+      return failed(`${tool.name} error: ${(e as Error)?.message ?? String(e)}`);
     }
   })();
   try {
@@ -60,8 +65,8 @@ export async function runToolWithDeadline(
     const result = await Promise.race([work, abandoned]);
     if (result !== undefined) return result;
     return reason === "interrupted"
-      ? `${tool.name}: interrupted`
-      : `${tool.name}: timed out after ${timeoutMs} ms`;
+      ? failed(`${tool.name}: interrupted`, { stopped: "interrupted" })
+      : failed(`${tool.name}: timed out after ${timeoutMs} ms`, { stopped: "deadline" });
   } finally {
     clearTimeout(timer);
     parent.removeEventListener("abort", onParentAbort);

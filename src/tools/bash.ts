@@ -189,6 +189,7 @@ export const bashTool: Tool<string> = {
   effects(command: string) {
     return { capability: "exec", command };
   },
+  present: (command: string) => ({ title: `Run ${command}`, keyArgument: command, locations: [] }),
   run(command: string, ctx: ToolContext): Promise<string> {
     return runShell(command, ctx);
   },

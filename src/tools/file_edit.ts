@@ -21,6 +21,7 @@ import {
   refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
+import { failed } from "./result.js";
 import type { Tool } from "./types.js";
 
 /** Largest file file_edit rewrites; bigger files are better changed by a command. */
@@ -61,12 +62,17 @@ export const fileEditTool: Tool<FileEditInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
+  present: (input) => ({
+    title: `Edit ${input.path}`,
+    keyArgument: input.path,
+    locations: [{ path: input.path }],
+  }),
+
   proposedContent(input, before) {
-    if (before === null) return undefined;
-    const plan = planEdit(before, input.old, input.new);
-    if (!plan.ok) return undefined;
-    const { at, old, replacement } = plan.value;
-    return before.slice(0, at) + replacement + before.slice(at + old.length);
+    const shown = JSON.stringify(input.path);
+    if (before === null) return { ok: false, error: missingText(shown) };
+    const edited = editedText(before, input, shown);
+    return edited.ok ? { ok: true, value: edited.value.updated } : edited;
   },
 
   async run(input, ctx, judged) {
@@ -76,7 +82,7 @@ export const fileEditTool: Tool<FileEditInput> = {
     const target = inspectWriteTarget(p.value);
     if (!target.ok) return `file_edit: cannot edit ${shown}: ${target.error}`;
     const { abs, existing } = target.value;
-    if (!existing) return `file_edit: ${shown} does not exist; use file_write to create it`;
+    if (!existing) return failed(missingText(shown));
     if (existing.isDirectory()) return `file_edit: ${shown} is a directory`;
     if (!existing.isFile()) return `file_edit: ${shown} is not a regular file`;
     if (existing.size > MAX_EDIT_BYTES) {
@@ -99,14 +105,14 @@ export const fileEditTool: Tool<FileEditInput> = {
       const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
       return `file_edit: cannot read ${shown}: ${why}`;
     }
-    if (looksBinary(bytes)) return `file_edit: ${shown} is a binary file, ${bytes.length} bytes; not edited`;
-    const text = bytes.toString("utf8");
-
-    const plan = planEdit(text, input.old, input.new);
-    if (!plan.ok) return `file_edit: ${plan.error.replace("$FILE", () => shown)}; nothing was changed`;
-    const { at, old, replacement, crlf } = plan.value;
-    const updated = text.slice(0, at) + replacement + text.slice(at + old.length);
-    const written = atomicWriteFile(abs, updated, {
+    // What was approved is what is written: the file must still hold what the plan was made from.
+    if (ctx.change && (ctx.change.before === null || !bytes.equals(ctx.change.before)))
+      return failed(`file_edit: ${shown} changed after this call was prepared; read it again and retry`);
+    const edited = editedText(bytes, input, shown);
+    if (!edited.ok) return failed(edited.error);
+    const { text, updated, plan } = edited.value;
+    const { at, old, replacement, crlf } = plan;
+    const written = atomicWriteFile(abs, ctx.change?.after ?? updated, {
       ...preservedAttributes(existing),
       landing: judgeWriteLanding(abs),
     });
@@ -118,6 +124,32 @@ export const fileEditTool: Tool<FileEditInput> = {
     return `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}`;
   },
 };
+
+function missingText(shown: string): string {
+  return `file_edit: ${shown} does not exist; use file_write to create it`;
+}
+
+/** The file's text after the edit, or the observation of an edit that cannot be made. */
+function editedText(
+  bytes: Buffer,
+  input: FileEditInput,
+  shown: string,
+): Result<{ text: string; updated: string; plan: EditPlan }> {
+  if (looksBinary(bytes))
+    return { ok: false, error: `file_edit: ${shown} is a binary file, ${bytes.length} bytes; not edited` };
+  const text = bytes.toString("utf8");
+  const plan = planEdit(text, input.old, input.new);
+  if (!plan.ok)
+    return {
+      ok: false,
+      error: `file_edit: ${plan.error.replace("$FILE", () => shown)}; nothing was changed`,
+    };
+  const { at, old, replacement } = plan.value;
+  return {
+    ok: true,
+    value: { text, updated: text.slice(0, at) + replacement + text.slice(at + old.length), plan: plan.value },
+  };
+}
 
 interface EditPlan {
   at: number;

@@ -52,6 +52,12 @@ export const fileReadTool: Tool<FileReadInput> = {
     return { capability: "read", readPaths: [input.path] };
   },
 
+  present: (input) => ({
+    title: `Read ${input.path}`,
+    keyArgument: input.path,
+    locations: [{ path: input.path, ...(input.offset !== undefined ? { line: input.offset } : {}) }],
+  }),
+
   async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
     const judged = judgedPath(target.read, "file_read");

@@ -37,7 +37,13 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     return { capability: "write", writePaths: [input.path] };
   },
 
-  proposedContent: (input) => input.content,
+  present: (input) => ({
+    title: `Write ${input.path}`,
+    keyArgument: input.path,
+    locations: [{ path: input.path }],
+  }),
+
+  proposedContent: (input) => ({ ok: true, value: input.content }),
 
   async run(input, ctx, judged) {
     const shown = JSON.stringify(input.path);
@@ -55,7 +61,7 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     } catch (e) {
       return `file_write: cannot create the parent directory of ${shown}: ${fsErrorText(e)}`;
     }
-    const written = atomicWriteFile(abs, input.content, {
+    const written = atomicWriteFile(abs, ctx.change?.after ?? input.content, {
       ...preservedAttributes(existing),
       landing: judgeWriteLanding(abs),
     });

@@ -24,6 +24,8 @@ export const finalTool: Tool<string> = {
     return { capability: "native" };
   },
 
+  present: (answer: string) => ({ title: "Answer", keyArgument: answer, locations: [] }),
+
   async run(input) {
     return input;
   },

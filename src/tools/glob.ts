@@ -70,6 +70,16 @@ export const globTool: Tool<GlobInput> = {
     return { capability: "read", readPaths: [input.root] };
   },
 
+  present: (input) => {
+    const where = input.root !== "." ? ` in ${input.root}` : "";
+    return {
+      title: `Find ${input.pattern}${where}`,
+      keyArgument: `${input.pattern}${where}`,
+      locations: [{ path: input.root }],
+      search: true,
+    };
+  },
+
   async run(input, ctx, target) {
     const shownRoot = JSON.stringify(input.root);
     const judged = judgedPath(target.read, "glob");

@@ -88,6 +88,13 @@ export const grepTool: Tool<GrepInput> = {
     return { capability: "read", readPaths: [input.path] };
   },
 
+  present: (input) => ({
+    title: `Search "${input.pattern}" in ${input.path}`,
+    keyArgument: `${input.pattern} in ${input.path}`,
+    locations: [{ path: input.path }],
+    search: true,
+  }),
+
   async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
     const abs = judgedPath(target.read, "grep");

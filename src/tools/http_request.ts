@@ -466,6 +466,10 @@ export const httpRequestTool: Tool<HttpRequestInput> = {
     const read = input.method === "GET" || input.method === "HEAD";
     return { capability: read ? "net_read" : "net_write", url: { method: input.method, url: input.url } };
   },
+  present: (input: HttpRequestInput) => {
+    const call = `${input.method} ${input.url}`;
+    return { title: call, keyArgument: call, locations: [] };
+  },
   // Inside `parallel` only reads run: a fan-out must not change anything.
   parallelChild: (input: HttpRequestInput) =>
     input.method === "GET" || input.method === "HEAD"

@@ -9,7 +9,7 @@ import type { Effects, Result } from "../core/types.js";
 import { checkArgs, compactSchema, type McpService, type McpToolInfo } from "../mcp/tools-info.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optObj, str } from "./declare.js";
-import type { Tool, ToolContext } from "./types.js";
+import type { Presentation, Tool, ToolContext } from "./types.js";
 
 export interface McpCallInput {
   server: string;
@@ -43,6 +43,14 @@ function effects(input: McpCallInput): Effects {
   return { capability: "exec", mcp: { server: input.server, tool: input.tool } };
 }
 
+function present(input: McpCallInput): Presentation {
+  return {
+    title: `Call ${input.server}: ${input.tool}`,
+    keyArgument: `${input.server}/${input.tool}`,
+    locations: [],
+  };
+}
+
 async function run(input: McpCallInput, ctx: ToolContext): Promise<string> {
   const mcp = ctx.services.mcp as McpService | undefined;
   if (!mcp) return `${ERROR_PREFIX} no MCP servers are configured for this run`;
@@ -66,6 +74,7 @@ export const mcpCallTool: Tool<McpCallInput> = {
   enabledWhen: (run) => run.hasMcp,
   parse,
   effects,
+  present,
   run,
 };
 

@@ -20,7 +20,7 @@ import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
 import { outlineMarkdown } from "./outline/markdown.js";
 import { outlineWithGrammar } from "./outline/treesitter.js";
-import type { Tool, ToolContext } from "./types.js";
+import type { Presentation, Tool, ToolContext } from "./types.js";
 
 /** Entries listed at most (seed: 400); the rest are counted in a closing marker. */
 export const MAX_OUTLINE_ENTRIES = 400;
@@ -46,6 +46,10 @@ const parse = INPUT.parse;
 
 function effects(input: OutlineInput): Effects {
   return { capability: "read", readPaths: [input.path] };
+}
+
+function present(input: OutlineInput): Presentation {
+  return { title: `Outline ${input.path}`, keyArgument: input.path, locations: [{ path: input.path }] };
 }
 
 async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promise<string> {
@@ -164,5 +168,6 @@ export const outlineTool: Tool<OutlineInput> = {
   parallelChild: () => undefined,
   parse,
   effects,
+  present,
   run,
 };

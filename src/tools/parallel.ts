@@ -47,6 +47,12 @@ export const parallelTool: Tool<ParallelInput> = {
     return { capability: "read" };
   },
 
+  present: (input) => ({
+    title: `Run ${input.calls.length} calls together`,
+    keyArgument: `${input.calls.length} calls`,
+    locations: [],
+  }),
+
   children: (input) => input.calls,
 
   async run(input, ctx) {

@@ -91,6 +91,12 @@ export const recallTool: Tool<RecallInput> = {
     return { capability: "native" };
   },
 
+  present(input) {
+    if ("query" in input)
+      return { title: `Recall "${input.query}"`, keyArgument: input.query, locations: [] };
+    return { title: `Recall message #${input.seq}`, keyArgument: `#${input.seq}`, locations: [] };
+  },
+
   async run(input, ctx) {
     if (!ctx.sessionPath) return "recall: this run has no session transcript to search";
     const lines = transcriptLines(ctx.sessionPath);

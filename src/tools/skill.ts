@@ -19,7 +19,7 @@ import {
 import type { SkillRegistry } from "../skills/registry.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str, strOr } from "./declare.js";
-import type { Tool, ToolContext } from "./types.js";
+import type { Presentation, Tool, ToolContext } from "./types.js";
 
 /** Largest file the action reads; the observation is clipped far below this anyway. */
 export const MAX_SKILL_READ_BYTES = 1024 * 1024;
@@ -64,6 +64,11 @@ function privateName(rel: string): string | undefined {
 
 function effects(_input: SkillInput): Effects {
   return { capability: "native" };
+}
+
+function present(input: SkillInput): Presentation {
+  const file = input.path !== DEFAULT_PATH ? `/${input.path}` : "";
+  return { title: `Open skill ${input.name}${file}`, keyArgument: `${input.name}${file}`, locations: [] };
 }
 
 function fileList(dir: string): string {
@@ -146,5 +151,6 @@ export const skillTool: Tool<SkillInput> = {
   enabledWhen: (run) => run.hasSkills,
   parse: INPUT.parse,
   effects,
+  present,
   run,
 };

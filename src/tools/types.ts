@@ -33,6 +33,17 @@ export interface ToolContext {
   sessionPath?: string;
   /** Extra services that later capabilities attach (skills, MCP pool). */
   services: ToolServices;
+  /**
+   * For a content-replacing tool: the change the pipeline planned (and a person may have
+   * approved). The tool writes `after` only if the file still holds `before`.
+   */
+  change?: PlannedContent;
+}
+
+/** The bytes a file holds when the call was planned (null: absent) and the text it will hold. */
+export interface PlannedContent {
+  before: Buffer | null;
+  after: string;
 }
 
 export interface ToolServices {
@@ -51,6 +62,45 @@ export interface EditorBuffers {
   read(absPath: string, signal: AbortSignal): Promise<string | undefined>;
 }
 
+/**
+ * How a call shows itself to people (docs/architecture.md "A step, file by file"): the live
+ * view prints `tool  keyArgument`, the approval question asks about it, an editor titles its
+ * tool call with `title` and jumps to `locations`, the trace and telemetry name it. Computed
+ * once, from the validated input, when the call is prepared.
+ */
+export interface Presentation {
+  /** A short sentence: `Read src/app.ts`, `Run npm test`, `GET https://example.com`. */
+  title: string;
+  /** The argument that says what the call does: `npm test`, `src/calc.py`, `gh/issues`. */
+  keyArgument: string;
+  /** The paths the call names, as written (absolute or relative to the project), with a start line. */
+  locations: readonly CallLocation[];
+  /** Editors group searches apart from plain reads; other kinds follow the declared capability. */
+  search?: boolean;
+}
+
+export interface CallLocation {
+  path: string;
+  line?: number;
+}
+
+/**
+ * What a tool gives back: the text the model reads, whether the call failed (an error, a
+ * refusal by the tool, a deadline), and facts consumers read instead of parsing the text.
+ */
+export interface ToolResult {
+  text: string;
+  failed?: boolean;
+  details?: ToolDetails;
+}
+
+export interface ToolDetails {
+  /** bash: the command's exit status (absent when it was stopped or never started). */
+  exitCode?: number;
+  /** The deadline or an interrupt ended the call. */
+  stopped?: "deadline" | "interrupted";
+}
+
 export interface Tool<I = unknown> {
   name: string;
   /** One or two sentences for the system prompt. */
@@ -63,6 +113,8 @@ export interface Tool<I = unknown> {
   parse(raw: string): Result<I>;
   /** What the call would touch; the gate decides from this alone. */
   effects(input: I): Effects;
+  /** How the call shows itself (title, key argument, locations); see Presentation. */
+  present(input: I): Presentation;
   /** When the tool is offered at all (default: always). */
   enabledWhen?: (run: RunFeatures) => boolean;
   /** Listed in the prompt's "prefer the structured tools over bash" rule. */
@@ -79,16 +131,17 @@ export interface Tool<I = unknown> {
   children?: (input: I) => readonly { action: string; input: string }[];
   /**
    * Present on tools that replace a file's content (file_write, file_edit): what the judged
-   * write target will hold after this call, given what it holds now (null: it does not
-   * exist), or undefined when the call will fail. The pipeline shows it for approval, keeps
-   * the current content as an undo checkpoint and reports the change (docs/sessions.md "Undo").
+   * write target will hold after this call, given the bytes it holds now (null: it does not
+   * exist), or the observation of a call that will fail (then nothing is asked or written).
+   * The pipeline computes it once: the approval shows it, the tool writes exactly it (see
+   * ToolContext.change), the undo checkpoint keeps the bytes before (docs/sessions.md "Undo").
    */
-  proposedContent?: (input: I, before: string | null) => string | undefined;
+  proposedContent?: (input: I, before: Buffer | null) => Result<string>;
   /**
    * Runs the call. `target` holds the paths the gate resolved and allowed (see Target): a
    * file tool opens those, never its input's path strings.
    */
-  run(input: I, ctx: ToolContext, target: Target): Promise<string>;
+  run(input: I, ctx: ToolContext, target: Target): Promise<ToolResult | string>;
 }
 
 /** What a run has, for `enabledWhen`. */
