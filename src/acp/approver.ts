@@ -9,12 +9,10 @@
  * A cancelled prompt cancels the pending request (the SDK sends `$/cancel_request`); an
  * editor that answers `cancelled`, fails or is gone is a refusal, never a yes.
  */
-import path from "node:path";
-import type { PermissionOption, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "../agent/approval.js";
-import { DIFF_MAX_FILE_BYTES } from "./edit-diff.js";
 import type { EditorLink } from "./editor-link.js";
-import { toolCallView } from "./tool-kind.js";
+import { changeDiff, toolCallView } from "./tool-kind.js";
 
 export const PERMISSION_OPTIONS: readonly PermissionOption[] = [
   { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
@@ -30,34 +28,19 @@ export interface ApprovalContext {
   /** The id of the tool call the editor was shown for this step, when there is one. */
   openToolCallId(): string | undefined;
   cwd: string;
-  /** Keys answered "reject always" in this session. */
-  refusedAlways(key: string): boolean;
-  rememberRefusal(key: string): void;
 }
 
 const REFUSED_BY_USER = "refused by the user in the editor";
 
-/** The raw step text a request was made from (the pipeline hands the parsed input). */
-function rawOf(action: string, input: unknown): string {
-  if (action === "bash" && typeof input === "string") return input;
-  return typeof input === "string" ? input : JSON.stringify(input);
-}
-
+/** The permission request's tool call: the call's record as the editor already shows it, with its planned change. */
 export function permissionToolCall(
   request: ApprovalRequest,
   toolCallId: string,
   cwd: string,
 ): ToolCallUpdate {
-  const v = toolCallView(request.action, rawOf(request.action, request.input), cwd);
-  const content: ToolCallContent[] = [];
-  const small = (t: string | null) => t === null || t.length <= DIFF_MAX_FILE_BYTES;
-  if (request.diff && small(request.diff.before) && small(request.diff.after))
-    content.push({
-      type: "diff",
-      path: path.resolve(cwd, request.diff.path),
-      oldText: request.diff.before,
-      newText: request.diff.after ?? "",
-    });
+  const v = toolCallView(request, cwd);
+  const diff = changeDiff(request.change);
+  const content = diff ? [{ type: "diff" as const, ...diff }] : [];
   return {
     toolCallId,
     title: v.title,
@@ -75,11 +58,6 @@ export class AcpApprover implements Approver {
   constructor(private readonly ctx: ApprovalContext) {}
 
   async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    if (this.ctx.refusedAlways(request.rememberKey))
-      return {
-        kind: "refuse",
-        reason: `${REFUSED_BY_USER} earlier ("reject always" for ${request.rememberKey})`,
-      };
     const link = this.ctx.link();
     if (!link) return { kind: "refuse", reason: "no editor is connected to ask" };
     requestCounter += 1;
@@ -97,8 +75,7 @@ export class AcpApprover implements Approver {
       case "allow_always":
         return { kind: "always" };
       case "reject_always":
-        this.ctx.rememberRefusal(request.rememberKey);
-        return { kind: "refuse", reason: REFUSED_BY_USER };
+        return { kind: "refuse", reason: REFUSED_BY_USER, always: true };
       case "reject_once":
         return { kind: "refuse", reason: REFUSED_BY_USER };
       default:

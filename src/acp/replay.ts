@@ -7,6 +7,7 @@
  * not replayed.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { presentRecorded } from "../agent/calls.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import type { Message } from "../store/session.js";
@@ -69,7 +70,7 @@ export function replayUpdates(messages: readonly Message[], cwd: string): Sessio
       }
       seq += 1;
       open = `replay-${seq}`;
-      const v = toolCallView(step.action, step.input, cwd);
+      const v = toolCallView(presentRecorded(step.action, step.input), cwd);
       out.push({
         sessionUpdate: "tool_call",
         toolCallId: open,

@@ -262,12 +262,12 @@ export class AcpSessions {
         link: () => state.link,
         openToolCallId: () => state.translator?.openCallId(),
         cwd,
-        refusedAlways: (key) => state.refusals?.includes(key) ?? false,
-        rememberRefusal: (key) => remember("refusals", key),
       }),
+      // Read live: a loaded or re-opened session gets its stored answers after this is made.
       approvalMemory: {
-        has: (key) => state.approvals?.includes(key) ?? false,
-        add: (key) => remember("approvals", key),
+        answer: (key) =>
+          state.approvals?.includes(key) ? "allow" : state.refusals?.includes(key) ? "refuse" : undefined,
+        remember: (key, answer) => remember(answer === "allow" ? "approvals" : "refusals", key),
       },
     };
   }

@@ -1,18 +1,16 @@
 /**
- * How a Scoot step looks to an ACP client (docs/editors.md "Editors (ACP)"): the tool call's `kind`
- * comes from the tool's declared effects — the same facts the policy gate decides from — its
- * `locations` are the paths those effects name, made absolute against the project root (with
- * the line a read starts at), its title is a short human sentence (`Read src/app.ts`,
- * `Run npm test`), and `rawInput` is always an object: clients of the 0.4.x SDK reject a
- * string, so bash's command travels as `{ "command": … }`.
+ * How a Scoot call looks to an ACP client (docs/editors.md "Editors (ACP)"), read from its
+ * record (agent/call-record.ts): the `kind` comes from the declared effects — the same facts
+ * the policy gate decides from — the title and `locations` from the tool's own presentation
+ * (paths made absolute against the project root), and `rawInput` is always an object: clients
+ * of the 0.4.x SDK reject a string, so a text input (bash's command) travels as `{ "command": … }`.
  */
 import path from "node:path";
-import type { ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
+import type { Diff, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
+import type { Prepared } from "../agent/call-record.js";
+import type { FileChange } from "../agent/file-change.js";
 import type { Capability, Effects } from "../core/types.js";
-import { TOOLS_BY_NAME } from "../tools/registry.js";
-
-/** Search tools read, but an editor shows them as searches. */
-const SEARCH_TOOLS: ReadonlySet<string> = new Set(["grep", "glob"]);
+import type { AnyTool, Presentation } from "../tools/types.js";
 
 const KIND_BY_CAPABILITY: Record<Capability, ToolKind> = {
   read: "read",
@@ -23,8 +21,11 @@ const KIND_BY_CAPABILITY: Record<Capability, ToolKind> = {
   native: "other",
 };
 
-/** A title argument shorter than this is shown whole; longer ones are cut (rawInput has it all). */
-const TITLE_ARG_MAX_CHARS = 80;
+/** A title longer than this is cut (rawInput has it all). */
+const TITLE_MAX_CHARS = 80;
+
+/** Files larger than this are not sent whole to the editor; the changed region is. */
+export const DIFF_MAX_FILE_BYTES = 512 * 1024;
 
 export interface ToolCallView {
   title: string;
@@ -33,79 +34,79 @@ export interface ToolCallView {
   rawInput: Record<string, unknown>;
 }
 
-type Fields = Record<string, unknown>;
-
-function parsedInput(action: string, input: string): { value: unknown; effects?: Effects } | undefined {
-  const tool = TOOLS_BY_NAME.get(action);
-  if (!tool) return undefined;
-  const parsed = tool.parse(input);
-  if (!parsed.ok) return undefined;
-  try {
-    return { value: parsed.value, effects: tool.effects(parsed.value) };
-  } catch {
-    return { value: parsed.value };
-  }
-}
+/** What a view is made from: a prepared record, or a recorded step presented again (replay). */
+export type Viewed = Pick<Prepared, "raw" | "presentation"> & {
+  effects?: Effects;
+  tool?: Pick<AnyTool, "textName">;
+};
 
 /** The raw input as an object: JSON objects as they are, anything else under a name. */
-function rawInputOf(action: string, input: string): Record<string, unknown> {
-  // bash takes a command string; other text-input tools (final) use the same shape.
-  if (action === "bash") return { command: input };
+function rawInputOf(raw: string, textName: string | undefined): Record<string, unknown> {
+  if (textName) return { [textName]: raw };
   try {
-    const v = JSON.parse(input) as unknown;
+    const v = JSON.parse(raw) as unknown;
     if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
     return { input: v };
   } catch {
-    return { input };
+    return { input: raw };
   }
 }
 
 function cut(s: string): string {
   const one = s.replace(/\s+/g, " ").trim();
-  return one.length > TITLE_ARG_MAX_CHARS ? `${one.slice(0, TITLE_ARG_MAX_CHARS)}…` : one;
+  return one.length > TITLE_MAX_CHARS ? `${one.slice(0, TITLE_MAX_CHARS)}…` : one;
 }
 
-const str = (v: unknown): string => (typeof v === "string" ? v : "");
-
-/** One verb per tool; an input the tool does not accept falls back to `<action> <input>`. */
-const TITLES: Record<string, (i: Fields) => string> = {
-  file_read: (i) => `Read ${str(i.path)}`,
-  file_write: (i) => `Write ${str(i.path)}`,
-  file_edit: (i) => `Edit ${str(i.path)}`,
-  outline: (i) => `Outline ${str(i.path)}`,
-  grep: (i) => `Search "${cut(str(i.pattern))}" in ${str(i.path)}`,
-  glob: (i) => `Find ${str(i.pattern)}${i.root && i.root !== "." ? ` in ${str(i.root)}` : ""}`,
-  http_request: (i) => `${str(i.method)} ${str(i.url)}`,
-  mcp_call: (i) => `Call ${str(i.server)}: ${str(i.tool)}`,
-  recall: (i) => (i.query ? `Recall "${cut(str(i.query))}"` : "Recall the conversation"),
-  skill: (i) => `Open skill ${str(i.name)}`,
-  parallel: (i) => `Run ${Array.isArray(i.calls) ? i.calls.length : 0} calls together`,
-};
-
-function titleOf(action: string, input: string, value: unknown): string {
-  if (action === "bash") return `Run ${cut(input)}`;
-  const make = TITLES[action];
-  if (make && typeof value === "object" && value !== null) return cut(make(value as Fields));
-  return cut(`${action} ${input}`);
+function kindOf(p: Presentation, effects: Effects | undefined): ToolKind {
+  if (p.search) return "search";
+  return effects ? KIND_BY_CAPABILITY[effects.capability] : "other";
 }
 
-/** The line a read starts at, when the input names one. */
-function lineOf(value: unknown): number | undefined {
-  const offset = (value as Fields | undefined)?.offset;
-  return typeof offset === "number" && offset > 0 ? offset : undefined;
-}
-
-export function toolCallView(action: string, input: string, cwd: string): ToolCallView {
-  const parsed = parsedInput(action, input);
-  const effects = parsed?.effects;
-  let kind: ToolKind = effects ? KIND_BY_CAPABILITY[effects.capability] : "other";
-  if (SEARCH_TOOLS.has(action)) kind = "search";
-  const paths = [...(effects?.readPaths ?? []), ...(effects?.writePaths ?? [])];
-  const line = action === "file_read" ? lineOf(parsed?.value) : undefined;
-  const locations = paths.map((p) => ({
-    path: path.resolve(cwd, p),
-    ...(line !== undefined ? { line } : {}),
+export function toolCallView(call: Viewed, cwd: string): ToolCallView {
+  const p = call.presentation;
+  const locations = p.locations.map((l) => ({
+    path: path.resolve(cwd, l.path),
+    ...(l.line !== undefined && l.line > 0 ? { line: l.line } : {}),
   }));
-  const title = parsed ? titleOf(action, input, parsed.value) : cut(`${action} ${input}`);
-  return { title, kind, locations, rawInput: rawInputOf(action, input) };
+  return {
+    title: cut(p.title),
+    kind: kindOf(p, call.effects),
+    locations,
+    rawInput: rawInputOf(call.raw, call.tool?.textName),
+  };
+}
+
+/**
+ * The `diff` content of a file tool's planned change — the very bytes the tool will write —
+ * or undefined when there is none to show: no change, a change that cannot be made (it is
+ * never shown as one), or content that is not text. A large file is shown as the changed
+ * region only, never read whole into the protocol.
+ */
+export function changeDiff(change: FileChange | undefined): Diff | undefined {
+  if (!change?.after.ok) return undefined;
+  const after = change.after.value;
+  if (change.before === null) return { path: change.abs, oldText: null, newText: after };
+  if (change.before.includes(0) || after.includes("\u0000")) return undefined;
+  const before = change.before.toString("utf8");
+  if (change.before.length <= DIFF_MAX_FILE_BYTES && Buffer.byteLength(after) <= DIFF_MAX_FILE_BYTES)
+    return { path: change.abs, oldText: before, newText: after };
+  const region = changedRegion(before, after);
+  return { path: change.abs, oldText: region.before, newText: region.after };
+}
+
+/** The part of two texts between their common start and common end, whole lines. */
+function changedRegion(before: string, after: string): { before: string; after: string } {
+  let start = 0;
+  const max = Math.min(before.length, after.length);
+  while (start < max && before[start] === after[start]) start++;
+  let end = 0;
+  while (end < max - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++;
+  // Widen to whole lines so the editor shows lines, not fragments.
+  const from = before.lastIndexOf("\n", start - 1) + 1;
+  const tailBefore = before.indexOf("\n", before.length - end);
+  const tailAfter = after.indexOf("\n", after.length - end);
+  return {
+    before: before.slice(from, tailBefore === -1 ? before.length : tailBefore),
+    after: after.slice(from, tailAfter === -1 ? after.length : tailAfter),
+  };
 }

@@ -8,18 +8,18 @@
  * Calls a tool makes itself (parallel children, redirect hops) that the gate denies get their
  * own failed tool call, so every denial is visible.
  */
-import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { Diff, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { Prepared } from "../agent/call-record.js";
 import type { AgentEvent } from "../agent/events.js";
 import { redact } from "../core/redact.js";
-import { type EditDiff, editDiff } from "./edit-diff.js";
-import { toolCallView } from "./tool-kind.js";
+import { changeDiff, toolCallView } from "./tool-kind.js";
 
 interface OpenCall {
   id: string;
-  action: string;
-  input: string;
-  /** The change a write is about to make, shown from the moment the gate allowed it. */
-  diff?: EditDiff;
+  /** The call's record: what the editor is shown is what was judged and will run. */
+  call: Prepared;
+  /** The change a write is about to make (its record's plan), shown once the call runs. */
+  diff?: Diff;
 }
 
 const text = (t: string): ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];
@@ -50,9 +50,9 @@ export class UpdateTranslator {
     return `${this.prefix}-${this.seq}`;
   }
 
-  private startCall(action: string, input: string, status: "pending" | "failed", reason?: string): string {
+  private startCall(call: Prepared, status: "pending" | "failed", reason?: string): string {
     const id = this.nextId();
-    const v = toolCallView(action, input, this.cwd);
+    const v = toolCallView(call, this.cwd);
     this.send({
       sessionUpdate: "tool_call",
       toolCallId: id,
@@ -68,9 +68,8 @@ export class UpdateTranslator {
 
   private finish(status: "completed" | "failed", content: string): void {
     if (!this.open) return;
-    const { id, action, diff } = this.open;
-    // A file tool's own error starts with its name ("file_edit: … nothing was changed").
-    const toolFailed = diff !== undefined && content.startsWith(`${action}:`);
+    const { id, call, diff } = this.open;
+    const toolFailed = call.kind === "ready" && call.result?.failed === true;
     const shown = status === "completed" && diff && !toolFailed ? [{ type: "diff" as const, ...diff }] : [];
     this.send({
       sessionUpdate: "tool_call_update",
@@ -109,15 +108,15 @@ export class UpdateTranslator {
           });
           this.answerHeld = "";
         }
-        if (e.action !== "final") {
-          const id = this.startCall(e.action, e.input, "pending");
-          this.open = { id, action: e.action, input: e.input };
+        if (e.call) {
+          const id = this.startCall(e.call, "pending");
+          this.open = { id, call: e.call };
         }
         break;
       case "running": {
         if (!this.open) break;
-        const diff = editDiff(this.open.action, this.open.input, this.cwd);
-        this.open.diff = diff;
+        const diff = changeDiff(e.call?.change);
+        if (diff) this.open.diff = diff;
         this.send({
           sessionUpdate: "tool_call_update",
           toolCallId: this.open.id,
@@ -128,9 +127,8 @@ export class UpdateTranslator {
       }
       case "deny": {
         const reason = `denied by policy: ${e.reason}`;
-        if (this.open && this.open.action === e.action && this.open.input === e.input)
-          this.finish("failed", reason);
-        else this.startCall(e.action, e.input, "failed", reason);
+        if (this.open && (this.open.call === e.call || e.call === undefined)) this.finish("failed", reason);
+        else if (e.call) this.startCall(e.call, "failed", reason);
         break;
       }
       case "refused":

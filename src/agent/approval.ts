@@ -6,19 +6,19 @@
  * `serve`, jobs, no terminal) there is no approver and nothing waits.
  */
 import type { Capability } from "../core/types.js";
+import type { Ready } from "./call-record.js";
 
-export type ApprovalAnswer = { kind: "once" } | { kind: "always" } | { kind: "refuse"; reason?: string };
+/** `always` on a refusal: "reject always", the same key is refused without asking again. */
+export type ApprovalAnswer =
+  | { kind: "once" }
+  | { kind: "always" }
+  | { kind: "refuse"; reason?: string; always?: boolean };
 
-export interface ApprovalRequest {
-  action: string;
-  input: unknown;
-  /** The one-line call as the live view shows it, e.g. `bash  npm test`. */
-  summary: string;
-  /** What an "always" answer remembers: the tool name, or `bash:<program>` (see bashRememberKey). */
-  rememberKey: string;
-  /** For file_write / file_edit: the change, before it is made (null: the file does not exist). */
-  diff?: { path: string; before: string | null; after: string | null };
-}
+/**
+ * What an approver is asked about: the call's record (call-record.ts), as prepared and with the
+ * change it will make, so the question shows exactly what will run and be written.
+ */
+export type ApprovalRequest = Ready;
 
 export interface Approver {
   ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer>;
@@ -43,20 +43,10 @@ export function needsApproval(capability: Capability): boolean {
 export const SUMMARY_ARG_MAX = 120;
 
 /** The tool and its key argument, one line: `bash  npm test`, `file_edit  src/calc.py`. */
-export function callSummary(action: string, input: unknown): string {
-  const arg = keyArgument(action, input).replace(/\s*\n\s*/g, " ⏎ ");
+export function callSummary(request: Pick<Ready, "action" | "presentation">): string {
+  const arg = request.presentation.keyArgument.replace(/\s*\n\s*/g, " ⏎ ");
   const shown = arg.length > SUMMARY_ARG_MAX ? `${arg.slice(0, SUMMARY_ARG_MAX - 1)}…` : arg;
-  return shown ? `${action}  ${shown}` : action;
-}
-
-function keyArgument(action: string, input: unknown): string {
-  if (typeof input === "string") return input;
-  if (input === null || typeof input !== "object") return "";
-  const o = input as Record<string, unknown>;
-  if (action === "http_request") return `${String(o.method ?? "")} ${String(o.url ?? "")}`.trim();
-  if (action === "mcp_call") return `${String(o.server ?? "")}/${String(o.tool ?? "")}`;
-  if (typeof o.path === "string") return o.path;
-  return "";
+  return shown ? `${request.action}  ${shown}` : request.action;
 }
 
 /**
@@ -86,15 +76,34 @@ export function rememberKeyFor(action: string, input: unknown): string {
   return action;
 }
 
-/** The "always" answers of one session: a key once allowed is not asked again. */
+/** A remembered answer: "always" (allow) or "reject always" (refuse). */
+export type RememberedAnswer = "allow" | "refuse";
+
+/**
+ * The remembered answers of one session, both kinds in one place: a key once allowed is not
+ * asked again, a key once refused for good is refused without asking. Front ends that keep
+ * answers across restarts (ACP) pass `onRemember` and the answers they restored.
+ */
 export interface ApprovalMemory {
-  has(key: string): boolean;
-  add(key: string): void;
+  answer(key: string): RememberedAnswer | undefined;
+  remember(key: string, answer: RememberedAnswer): void;
 }
 
-export function approvalMemory(): ApprovalMemory {
-  const keys = new Set<string>();
-  return { has: (k) => keys.has(k), add: (k) => void keys.add(k) };
+export function approvalMemory(
+  restored: { allow?: readonly string[]; refuse?: readonly string[] } = {},
+  onRemember?: (key: string, answer: RememberedAnswer) => void,
+): ApprovalMemory {
+  const answers = new Map<string, RememberedAnswer>();
+  for (const k of restored.allow ?? []) answers.set(k, "allow");
+  for (const k of restored.refuse ?? []) answers.set(k, "refuse");
+  return {
+    answer: (k) => answers.get(k),
+    remember(k, a) {
+      if (answers.get(k) === a) return;
+      answers.set(k, a);
+      onRemember?.(k, a);
+    },
+  };
 }
 
 /** What a refusal tells the model, as the call's observation. */

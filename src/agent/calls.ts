@@ -16,7 +16,7 @@
 
 import { clip } from "../core/clip.js";
 import { readCurrent } from "../core/file-state.js";
-import type { Decision, Effects, Result, Target, Verdict } from "../core/types.js";
+import type { Decision, Effects, Result, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { secretLikeName } from "../policy/paths.js";
 import type { GateSettings } from "../policy/types.js";
@@ -27,13 +27,14 @@ import {
   type ApprovalAnswer,
   type ApprovalMemory,
   type Approver,
-  callSummary,
   needsApproval,
   refusalObservation,
   rememberKeyFor,
 } from "./approval.js";
+import { type Prepared, type Ready, rawPresentation } from "./call-record.js";
+import type { AgentEvent } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
-import { type FileChange, planFileChange } from "./file-change.js";
+import { planFileChange } from "./file-change.js";
 import { isNotRecorded, type NotRecorded, notRecorded } from "./run-audit.js";
 
 /** What the pipeline needs to judge a call: the gate's settings and the run's enabled tools. */
@@ -42,23 +43,6 @@ export interface CallEnv {
   tools: ReadonlyMap<string, AnyTool>;
   /** The gate; tests pass a counting wrapper (test/agent/calls-once.test.ts). */
   judge?: (effects: Effects, settings: GateSettings) => Verdict;
-}
-
-export type Prepared =
-  | { kind: "invalid"; action: string; raw: string; error: string }
-  | { kind: "denied"; action: string; raw: string; reason: string }
-  | Ready;
-
-export interface Ready {
-  kind: "ready";
-  action: string;
-  raw: string;
-  tool: AnyTool;
-  input: unknown;
-  /** The resolved paths the gate allowed; the tool opens these. */
-  target: Target;
-  /** Judged children of a fan-out call (`parallel`), in call order. */
-  children?: readonly Prepared[];
 }
 
 /**
@@ -71,32 +55,41 @@ export function prepareCall(
   env: CallEnv,
   parsed?: { input: unknown },
 ): Prepared {
+  const invalid = (error: string): Prepared => ({
+    kind: "invalid",
+    action,
+    raw,
+    presentation: rawPresentation(action, raw),
+    error,
+  });
   const tool = env.tools.get(action);
-  if (!tool) return { kind: "invalid", action, raw, error: `unknown action "${action}"` };
+  if (!tool) return invalid(`unknown action "${action}"`);
   let input: unknown;
   if (parsed) input = parsed.input;
   else {
     const r = tool.parse(raw);
-    if (!r.ok) return { kind: "invalid", action, raw, error: `invalid input for ${action}: ${r.error}` };
+    if (!r.ok) return invalid(`invalid input for ${action}: ${r.error}`);
     input = r.value;
   }
   let children: Prepared[] | undefined;
   if (tool.children) {
     const prepared = prepareChildren(tool, input, env);
-    if (!prepared.ok) return { kind: "invalid", action, raw, error: prepared.error };
+    if (!prepared.ok) return invalid(prepared.error);
     children = prepared.value;
   }
-  const verdict = (env.judge ?? decide)(tool.effects(input), env.settings);
-  if (!verdict.allow) return { kind: "denied", action, raw, reason: verdict.reason };
-  return {
-    kind: "ready",
+  const effects = tool.effects(input);
+  const valid = {
     action,
     raw,
     tool,
     input,
-    target: verdict.target,
-    ...(children ? { children } : {}),
+    effects,
+    presentation: tool.present(input),
+    rememberKey: rememberKeyFor(action, input),
   };
+  const verdict = (env.judge ?? decide)(effects, env.settings);
+  if (!verdict.allow) return { kind: "denied", ...valid, reason: verdict.reason };
+  return { kind: "ready", ...valid, target: verdict.target, ...(children ? { children } : {}) };
 }
 
 /**
@@ -140,6 +133,21 @@ export function declaredEffects(
   return tool && parsed?.ok ? tool.effects(parsed.value) : undefined;
 }
 
+/**
+ * A recorded step shown again (an editor reloading a session): how its tool presents it, or its
+ * raw text when it no longer validates. Never a decision: nothing is judged here.
+ */
+export function presentRecorded(
+  action: string,
+  raw: string,
+  tools: ReadonlyMap<string, AnyTool> = TOOLS_BY_NAME,
+): Pick<Prepared, "raw" | "presentation"> & { effects?: Effects; tool?: AnyTool } {
+  const tool = tools.get(action);
+  const parsed = tool?.parse(raw);
+  if (!tool || !parsed?.ok) return { raw, presentation: rawPresentation(action, raw) };
+  return { raw, presentation: tool.present(parsed.value), effects: tool.effects(parsed.value), tool };
+}
+
 /** The dry-run answer (`scoot policy check`): a denied child denies the whole call, by name. */
 export function dryRunDecision(p: Prepared): Decision {
   if (p.kind === "invalid") return { allow: false, reason: p.error };
@@ -155,17 +163,8 @@ export function dryRunDecision(p: Prepared): Decision {
   return { allow: true };
 }
 
-/** Where the pipeline reports: the run's audit (bound to its session and run) and counters. */
-export interface CallSink {
-  /** Appends one audit record; an error means it is not on disk. */
-  audit(kind: "tool_call" | "policy_deny" | "approval", msg: string): Result<void>;
-  denied?(action: string, raw: string, reason: string): void;
-  running?(action: string, raw: string): void;
-  /** A person refused an allowed call. */
-  refused?(action: string, raw: string, reason: string | undefined): void;
-  /** A file tool changed a file: what it held before and holds now (null: absent). */
-  fileChanged?(path: string, before: string | null, after: string | null): void;
-}
+/** Appends one audit record of the run (bound to its session and run); an error: not on disk. */
+export type CallAudit = (kind: "tool_call" | "policy_deny" | "approval", msg: string) => Result<void>;
 
 /** Who answers approval questions in this session, and the "always" answers it gave. */
 export interface ApprovalSetup {
@@ -175,7 +174,12 @@ export interface ApprovalSetup {
 
 export interface PipelineDeps {
   env: CallEnv;
-  sink: CallSink;
+  audit: CallAudit;
+  /**
+   * The run's event stream: the pipeline tells it each call's phases (`deny`, `running`,
+   * `refused`, `file_changed`), each event carrying the call's record.
+   */
+  emit?: (e: AgentEvent) => void;
   /** The tool context without the per-call fields the pipeline fills in. */
   base: Omit<ToolContext, "signal" | "timeoutMs" | "gate" | "call">;
   timeoutMs: number;
@@ -185,20 +189,20 @@ export interface PipelineDeps {
   checkpoints?: { writer: CheckpointWriter; runId: string; goal: string };
 }
 
-/** A call a person approved (or that needed no approval), with the file change it will make. */
+/** A call a person approved (or that needed no approval); its record holds the planned change. */
 export interface Approved {
   kind: "approved";
   ready: Ready;
-  change?: FileChange;
 }
 
 export type Approval = Approved | { kind: "refused"; observation: string };
 
-/** What a call that ran gave back: the raw result and it clipped to the tool's size. */
+/** What a call that ran gave back: the raw result and it clipped to the tool's size (also in its record). */
 export interface Ran {
   kind: "ran";
   text: string;
   raw: string;
+  failed?: boolean;
 }
 
 export interface CallPipeline {
@@ -231,50 +235,47 @@ function secretOf(abs: string, settings: GateSettings): boolean {
 }
 
 export function createCallPipeline(deps: PipelineDeps): CallPipeline {
-  const recordDenial = (action: string, raw: string, reason: string): NotRecorded | undefined => {
-    deps.sink.denied?.(action, raw, reason);
-    const r = deps.sink.audit("policy_deny", `${action} ${raw} -- ${reason}`);
+  const emit = (e: AgentEvent): void => deps.emit?.(e);
+  const recordDenial = (call: Prepared & { kind: "denied" | "invalid" }): NotRecorded | undefined => {
+    const reason = call.kind === "denied" ? call.reason : call.error;
+    emit({ type: "deny", action: call.action, input: call.raw, reason, call });
+    const r = deps.audit("policy_deny", `${call.action} ${call.raw} -- ${reason}`);
     return r.ok ? undefined : notRecorded(r.error);
   };
 
   /** An audit record the call cannot go on without. */
   const mustAudit = (kind: "tool_call" | "approval", msg: string): NotRecorded | undefined => {
-    const logged = deps.sink.audit(kind, msg);
+    const logged = deps.audit(kind, msg);
     return logged.ok ? undefined : notRecorded(logged.error);
   };
 
   const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
     const change = planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd);
-    const approved: Approved = { kind: "approved", ready, ...(change ? { change } : {}) };
+    if (change) ready.change = change;
+    const approved: Approved = { kind: "approved", ready };
     const setup = deps.approval;
-    if (!setup || !needsApproval(ready.tool.effects(ready.input).capability)) return approved;
+    // A change that cannot be made (file_edit's `old` is not there) is not offered: the call
+    // fails with the tool's own words when it runs, and writes nothing.
+    const fails = change !== undefined && !change.after.ok;
+    if (!setup || fails || !needsApproval(ready.effects.capability)) {
+      ready.approval = { answer: "not_needed" };
+      return approved;
+    }
     const call = `${ready.action} ${ready.raw}`;
-    const rememberKey = rememberKeyFor(ready.action, ready.input);
-    if (setup.memory.has(rememberKey)) {
+    const { rememberKey } = ready;
+    const remembered = setup.memory.answer(rememberKey);
+    if (remembered === "allow") {
+      ready.approval = { answer: "remembered" };
       return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
     }
     const asked = mustAudit("approval", `asked: ${call}`);
     if (asked) return asked;
     let answer: ApprovalAnswer;
     try {
-      answer = await setup.approver.ask(
-        {
-          action: ready.action,
-          input: ready.input,
-          summary: callSummary(ready.action, ready.input),
-          rememberKey,
-          ...(change
-            ? {
-                diff: {
-                  path: change.shown,
-                  before: change.before === null ? null : change.before.toString("utf8"),
-                  after: change.after ?? null,
-                },
-              }
-            : {}),
-        },
-        signal,
-      );
+      answer =
+        remembered === "refuse"
+          ? { kind: "refuse", reason: `refused earlier ("reject always" for ${rememberKey})` }
+          : await setup.approver.ask(ready, signal);
     } catch (e) {
       // An approver that fails (a closed terminal, a gone editor) is a refusal, never a yes.
       answer = { kind: "refuse", reason: `no answer: ${(e as Error)?.message ?? String(e)}` };
@@ -282,12 +283,21 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (signal.aborted && answer.kind !== "refuse") answer = { kind: "refuse", reason: "interrupted" };
     if (answer.kind === "refuse") {
       const reason = answer.reason?.trim() || undefined;
+      ready.approval = { answer: "refuse", ...(reason ? { reason } : {}) };
+      if (answer.always) setup.memory.remember(rememberKey, "refuse");
       const refused = mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`);
       if (refused) return refused;
-      deps.sink.refused?.(ready.action, ready.raw, reason);
+      emit({
+        type: "refused",
+        action: ready.action,
+        input: ready.raw,
+        ...(reason ? { reason } : {}),
+        call: ready,
+      });
       return { kind: "refused", observation: refusalObservation(ready.action, reason) };
     }
-    if (answer.kind === "always") setup.memory.add(rememberKey);
+    ready.approval = { answer: answer.kind };
+    if (answer.kind === "always") setup.memory.remember(rememberKey, "allow");
     return (
       mustAudit(
         "approval",
@@ -297,10 +307,11 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   };
   /** Keeps the file's current state before the change; the error (if any) is the observation. */
   const checkpoint = (approved: Approved): { entry?: CheckpointEntry; error?: string } => {
-    const { change, ready } = approved;
+    const { ready } = approved;
+    const { change } = ready;
     const store = deps.checkpoints;
     // A call that will fail changes nothing: no checkpoint (and no diff) for it.
-    if (!change || change.after === undefined) return {};
+    if (!change?.after.ok) return {};
     // The question may have waited minutes: what the person approved, and what undo would put
     // back, must be what the file holds now, or the person's own edit meanwhile would be lost.
     const now = readCurrent(change.abs);
@@ -321,12 +332,13 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     });
     if (!kept.ok)
       return { error: `${ready.action}: not run: cannot keep the undo checkpoint: ${kept.error}` };
+    ready.checkpoint = kept.value;
     return { entry: kept.value };
   };
 
   /** After a file tool ran: the change is recorded and reported when the file now differs. */
   const afterChange = (approved: Approved, entry: CheckpointEntry | undefined): void => {
-    const { change } = approved;
+    const { change } = approved.ready;
     if (!change) return;
     const now = readCurrent(change.abs);
     if (!now.ok) return;
@@ -335,11 +347,13 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (same) return;
     // Best effort: an unrecorded "after" only makes undo leave this file alone.
     if (entry && deps.checkpoints) deps.checkpoints.writer.after(entry, now.bytes);
-    deps.sink.fileChanged?.(
-      change.shown,
-      change.before === null ? null : change.before.toString("utf8"),
-      now.bytes === null ? null : now.bytes.toString("utf8"),
-    );
+    emit({
+      type: "file_changed",
+      path: change.shown,
+      before: change.before === null ? null : change.before.toString("utf8"),
+      after: now.bytes === null ? null : now.bytes.toString("utf8"),
+      call: approved.ready,
+    });
   };
 
   /**
@@ -355,9 +369,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const gate = (action: string, raw: string): Decision => {
       const p = prepareCall(action, raw, deps.env);
       if (p.kind === "ready") return { allow: true };
-      const reason = p.kind === "denied" ? p.reason : p.error;
-      note(recordDenial(action, raw, reason));
-      return { allow: false, reason };
+      note(recordDenial(p));
+      return { allow: false, reason: p.kind === "denied" ? p.reason : p.error };
     };
     // Each declared child runs once, as it was judged when the call was prepared.
     const pending = [...(ready.children ?? [])];
@@ -381,29 +394,44 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const { ready } = approved;
     // The checkpoint comes first: a call whose undo copy cannot be kept does not run at all.
     const kept = checkpoint(approved);
-    if (kept.error) return { kind: "ran", text: kept.error, raw: kept.error };
+    if (kept.error) {
+      ready.result = { raw: kept.error, text: kept.error, failed: true };
+      return { kind: "ran", text: kept.error, raw: kept.error, failed: true };
+    }
     const logged = mustAudit("tool_call", `${ready.action} ${ready.raw}`);
     if (logged) return logged;
-    deps.sink.running?.(ready.action, ready.raw);
+    emit({ type: "running", action: ready.action, input: ready.raw, call: ready });
     const unrecorded: { first?: NotRecorded } = {};
-    const raw = await runToolWithDeadline(
-      ready.tool,
-      ready.input,
-      ready.target,
-      deps.base,
-      derivedHooks(ready, unrecorded),
-      deps.timeoutMs,
-      signal,
-    );
+    const { change } = ready;
+    const result =
+      change && !change.after.ok
+        ? { text: change.after.error, failed: true }
+        : await runToolWithDeadline(
+            ready.tool,
+            ready.input,
+            ready.target,
+            deps.base,
+            derivedHooks(ready, unrecorded),
+            deps.timeoutMs,
+            signal,
+            change?.after.ok ? { before: change.before, after: change.after.value } : undefined,
+          );
     afterChange(approved, kept.entry);
     if (unrecorded.first) return unrecorded.first;
-    return { kind: "ran", text: clip(raw, ready.tool.clipBytes), raw };
+    const text = clip(result.text, ready.tool.clipBytes);
+    ready.result = {
+      raw: result.text,
+      text,
+      ...(result.failed ? { failed: true } : {}),
+      ...(result.details ? { details: result.details } : {}),
+    };
+    return { kind: "ran", text, raw: result.text, ...(result.failed ? { failed: true } : {}) };
   };
 
   /** A judged child of a fan-out call: the rest of the pipeline, inside its parent's signal. */
   const runChild = async (p: Prepared, signal: AbortSignal): Promise<string | NotRecorded> => {
     if (p.kind === "invalid") return `${p.action}: ${p.error}`;
-    if (p.kind === "denied") return recordDenial(p.action, p.raw, p.reason) ?? `denied: ${p.reason}`;
+    if (p.kind === "denied") return recordDenial(p) ?? `denied: ${p.reason}`;
     // Children are reads (the parallel allowlist): this asks nobody, but keeps one path.
     const approval = await approve(p, signal);
     if (approval.kind !== "approved") return approval.kind === "refused" ? approval.observation : approval;
@@ -414,8 +442,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   return {
     prepare: (action, raw, parsed) => prepareCall(action, raw, deps.env, parsed),
     deny(p) {
-      const reason = p.kind === "denied" ? p.reason : p.error;
-      return recordDenial(p.action, p.raw, reason) ?? reason;
+      return recordDenial(p) ?? (p.kind === "denied" ? p.reason : p.error);
     },
     approve,
     run,

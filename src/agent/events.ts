@@ -1,25 +1,38 @@
-/** Typed events the loop emits. Trace, serve and tests subscribe; nothing prints from the loop. */
+/**
+ * Typed events the loop and its call pipeline emit. Trace, the live view, ACP, serve and tests
+ * subscribe; nothing prints from the loop. The events of a call carry its record (`call`,
+ * call-record.ts): consumers render that value, never the call's text again.
+ */
 import type { BackendEvent, Usage } from "../backend/types.js";
+import type { Prepared, Ready } from "./call-record.js";
 
 export type AgentEvent =
   | { type: "run"; goal: string; runId: string; sessionId: string }
   | { type: "thinking"; turn: number }
   | { type: "backend"; event: BackendEvent }
   | { type: "reply"; turn: number; latencyMs: number; usage?: Usage }
-  | { type: "step"; turn: number; thought: string; action: string; input: string }
+  /** A valid step; `call` is its prepared record (absent for `final`, which is not a call). */
+  | { type: "step"; turn: number; thought: string; action: string; input: string; call?: Prepared }
   | { type: "malformed"; turn: number; error: string; consecutive: number }
-  | { type: "deny"; action: string; input: string; reason: string }
-  | { type: "running"; action: string; input: string }
+  | { type: "deny"; action: string; input: string; reason: string; call?: Prepared }
+  | { type: "running"; action: string; input: string; call?: Ready }
   /** A person refused a call the gate allowed (docs/safety.md "Approval"); it did not run. */
-  | { type: "refused"; action: string; input: string; reason?: string }
-  /** A file tool changed a file (docs/sessions.md "Undo"): its content before and after; null: absent. */
-  | { type: "file_changed"; path: string; before: string | null; after: string | null }
-  | { type: "observation"; action: string; bytes: number; clippedTo: number; text?: string }
+  | { type: "refused"; action: string; input: string; reason?: string; call?: Ready }
+  | {
+      type: "observation";
+      action: string;
+      bytes: number;
+      clippedTo: number;
+      text?: string;
+      /** The call that ran; its `result` says whether it failed. */
+      call?: Ready;
+    }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
   /** The context window and each fit-driven clip or compaction. */
   | { type: "context"; message: string }
   | { type: "final"; answer: string }
-  | { type: "error"; message: string }
+  /** The run stopped on an error; an interrupt is told this way too but is not counted as one. */
+  | { type: "error"; message: string; interrupted?: true }
   /** How bash is contained, when it is worth a trace line (the `auto` fallback). */
   | { type: "sandbox"; message: string }
   /** MCP tool descriptions: listed, read from the cache, or unavailable (docs/mcp.md "MCP servers"). */
@@ -38,7 +51,28 @@ export type AgentEvent =
   | { type: "answer_delta"; text: string }
   /** Streaming: the answer text handed on in this turn does not stand. */
   | { type: "answer_withdrawn"; reason: string }
-  /** A file_write or file_edit changed a file (absolute path); null: the file did not exist. */
-  | { type: "file_changed"; path: string; before: string | null; after: string | null };
+  /** A file tool changed a file (docs/sessions.md "Undo"): its content before and after; null: absent. */
+  | { type: "file_changed"; path: string; before: string | null; after: string | null; call?: Ready };
 
 export type Listener = (e: AgentEvent) => void;
+
+/** An event as it leaves the process (serve's `run.stream`): the call record stays inside. */
+export function wireEvent(e: AgentEvent): AgentEvent {
+  if (!("call" in e) || e.call === undefined) return e;
+  const { call: _call, ...rest } = e;
+  return rest as AgentEvent;
+}
+
+/** The run's counters, folded from its events. */
+export interface RunCounts {
+  turns: number;
+  toolCalls: number;
+  denials: number;
+  errors: number;
+}
+
+export function foldCounts(counts: RunCounts, e: AgentEvent): void {
+  if (e.type === "running") counts.toolCalls += 1;
+  else if (e.type === "deny") counts.denials += 1;
+  else if (e.type === "malformed" || (e.type === "error" && !e.interrupted)) counts.errors += 1;
+}

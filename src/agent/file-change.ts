@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { readCurrent } from "../core/file-state.js";
-import type { Target } from "../core/types.js";
+import type { Result, Target } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
 
 export interface FileChange {
@@ -18,8 +18,8 @@ export interface FileChange {
   /** The bytes the file holds now; null: it does not exist. */
   before: Buffer | null;
   mode?: number;
-  /** What the call will write, when it can tell (undefined: the call will fail). */
-  after: string | undefined;
+  /** What the call will write, or the observation of a call that will fail (then it writes nothing). */
+  after: Result<string>;
 }
 
 export function shownPath(abs: string, cwd: string): string {
@@ -38,12 +38,11 @@ export function planFileChange(
   if (!tool.proposedContent || abs === undefined) return undefined;
   const now = readCurrent(abs);
   if (!now.ok) return undefined;
-  const text = now.bytes === null ? null : now.bytes.toString("utf8");
   return {
     abs,
     shown: shownPath(abs, cwd),
     before: now.bytes,
     ...(now.mode !== undefined ? { mode: now.mode } : {}),
-    after: tool.proposedContent(input, text),
+    after: tool.proposedContent(input, now.bytes),
   };
 }

@@ -16,9 +16,10 @@ import type { AuditKind, AuditLog } from "../store/audit.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
-import { type ApprovalSetup, type CallPipeline, createCallPipeline, type Prepared } from "./calls.js";
+import type { Prepared } from "./call-record.js";
+import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
-import type { AgentEvent, Listener } from "./events.js";
+import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
@@ -84,7 +85,7 @@ interface Run {
   audit: RunAudit;
   calls: CallPipeline;
   usage: Usage;
-  counts: { turns: number; toolCalls: number; denials: number; errors: number };
+  counts: RunCounts;
   emit(e: AgentEvent): void;
   /** Audit record that must be on disk before the run goes on. */
   record(kind: AuditKind, msg: string): NotRecorded | undefined;
@@ -96,27 +97,16 @@ interface Run {
 
 function openRun(deps: RunDeps, goal: string): Run {
   const audit = auditForRun(deps.audit, deps.sessionId, deps.runId);
-  const counts = { turns: 0, toolCalls: 0, denials: 0, errors: 0 };
-  const emit = (e: AgentEvent) => deps.onEvent?.(e);
+  const counts: RunCounts = { turns: 0, toolCalls: 0, denials: 0, errors: 0 };
+  // The counters are folded from the run's own events, so they cannot drift from what was told.
+  const emit = (e: AgentEvent) => {
+    foldCounts(counts, e);
+    deps.onEvent?.(e);
+  };
   const calls = createCallPipeline({
     env: { settings: deps.gateSettings, tools: deps.tools },
-    sink: {
-      audit: (kind, msg) => audit(kind, msg),
-      denied(action, input, reason) {
-        counts.denials += 1;
-        emit({ type: "deny", action, input, reason });
-      },
-      running(action, input) {
-        counts.toolCalls += 1;
-        emit({ type: "running", action, input });
-      },
-      refused(action, input, reason) {
-        emit({ type: "refused", action, input, ...(reason ? { reason } : {}) });
-      },
-      fileChanged(path, before, after) {
-        emit({ type: "file_changed", path, before, after });
-      },
-    },
+    audit: (kind, msg) => audit(kind, msg),
+    emit,
     base: {
       cwd: deps.cwd,
       config: deps.config,
@@ -292,7 +282,14 @@ function stepPhase(
     return malformed(run, turn, `invalid action_input for ${s.action}: ${prepared.error}`) ?? "retry";
   }
   run.malformed = 0;
-  run.emit({ type: "step", turn, thought: s.thought, action: s.action, input: s.action_input });
+  run.emit({
+    type: "step",
+    turn,
+    thought: s.thought,
+    action: s.action,
+    input: s.action_input,
+    ...(prepared ? { call: prepared } : {}),
+  });
   return run.record("thought", s.thought) ?? { step: s, prepared };
 }
 
@@ -309,7 +306,6 @@ interface Stepped {
 function malformed(run: Run, turn: number, error: string): { error: string } | NotRecorded | undefined {
   const maxMalformed = run.deps.config.agent.max_malformed_steps;
   run.malformed += 1;
-  run.counts.errors += 1;
   run.emit({ type: "malformed", turn, error, consecutive: run.malformed });
   const logged = run.record("system_error", `invalid step (${run.malformed}/${maxMalformed}): ${error}`);
   if (logged) return logged;
@@ -343,6 +339,7 @@ async function callPhase(
   const text = fit
     ? fit.clipObservation(observation.raw, history, new Set([0, run.goalIndex]), s.action, s.tool.clipBytes)
     : observation.text;
+  approval.ready.shown = text;
   run.emit({
     type: "observation",
     action: s.action,
@@ -350,6 +347,7 @@ async function callPhase(
     clippedTo: Buffer.byteLength(text),
     // What the model is shown (ACP's tool_call_update content).
     text,
+    call: approval.ready,
   });
   return text;
 }
@@ -375,7 +373,6 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const fail = (raw: string): RunResult => {
     // The message may echo model or server text; bound it.
     const message = clip(raw, STEP_ERROR_MAX_BYTES);
-    run.counts.errors += 1;
     run.emit({ type: "error", message });
     // Already failing; an audit problem here is reported by the caller's message.
     run.audit("system_error", message);
@@ -386,7 +383,6 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     const message = `${r.error}; stopping: no tool runs without an audit record`;
     // Best effort: a transcript failure may still leave the audit log writable.
     run.audit("system_error", message);
-    run.counts.errors += 1;
     run.emit({ type: "error", message });
     return result("failed", { error: message });
   };
@@ -431,7 +427,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     return fail(`no final answer within agent.max_turns = ${maxTurns} turns`);
   } catch (e) {
     if (e instanceof Interrupted || deps.signal.aborted) {
-      run.emit({ type: "error", message: "interrupted" });
+      run.emit({ type: "error", message: "interrupted", interrupted: true });
       run.audit("system_error", "interrupted");
       return result("interrupted", { error: "interrupted" });
     }

@@ -8,7 +8,7 @@
  * or split over lines must not hide its second half behind an innocent first one. Model text
  * passes `terminalText` so it cannot rewrite the question with escape sequences.
  */
-import type { ApprovalAnswer, ApprovalRequest, Approver } from "../agent/approval.js";
+import { type ApprovalAnswer, type ApprovalRequest, type Approver, callSummary } from "../agent/approval.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
 
@@ -51,11 +51,13 @@ export function alwaysMeaning(request: ApprovalRequest): string {
 /** The call as shown above the question. */
 async function describe(request: ApprovalRequest, color: boolean): Promise<string> {
   const bold = (t: string) => (color ? `\u001b[1m${t}\u001b[0m` : t);
-  const lines = [`${bold("approve?")} ${safe(request.summary)}`];
-  if (request.diff) {
+  const lines = [`${bold("approve?")} ${safe(callSummary(request))}`];
+  const change = request.change;
+  if (change?.after.ok) {
+    // The diff of the planned change: the very bytes the tool will write if this is allowed.
     const { renderUnifiedDiff } = await import("../core/unified-diff.js");
-    const { path, before, after } = request.diff;
-    lines.push(renderUnifiedDiff(path, before, after, { color }).trimEnd());
+    const before = change.before === null ? null : change.before.toString("utf8");
+    lines.push(renderUnifiedDiff(change.shown, before, change.after.value, { color, exact: true }).trimEnd());
   } else if (typeof request.input === "string") {
     lines.push(`  command:\n${indent(safe(request.input))}`);
   } else {

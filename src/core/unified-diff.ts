@@ -46,7 +46,11 @@ export function renderUnifiedDiff(
   path: string,
   before: string | null,
   after: string | null,
-  opts: { color: boolean },
+  /**
+   * `exact`: the diff is of what will be written, for someone to approve it: content with NUL
+   * bytes is diffed as the text it is (each NUL shown escaped), never summed up as "binary".
+   */
+  opts: { color: boolean; exact?: boolean },
 ): string {
   const paint = (style: keyof typeof STYLE, line: string): string =>
     opts.color ? `${STYLE[style]}${line}${STYLE.reset}` : line;
@@ -57,7 +61,7 @@ export function renderUnifiedDiff(
   ];
   const summary = (why: string) =>
     `${out.join("\n")}\n${paint("note", `(${why}: ${lineCount(before)} lines -> ${lineCount(after)} lines)`)}\n`;
-  if (isBinary(before) || isBinary(after)) return summary("binary content");
+  if (!opts.exact && (isBinary(before) || isBinary(after))) return summary("binary content");
   const size = Math.max(Buffer.byteLength(before ?? ""), Buffer.byteLength(after ?? ""));
   if (size > DIFF_MAX_INPUT_BYTES) return summary("too large to show as a diff");
   const patch = loadDiff().structuredPatch(path, path, before ?? "", after ?? "", undefined, undefined, {

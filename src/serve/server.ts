@@ -4,7 +4,7 @@
  * A bad line gets an error response and the loop goes on; nothing but responses is written.
  */
 import type { Readable } from "node:stream";
-import type { AgentEvent } from "../agent/events.js";
+import { type AgentEvent, wireEvent } from "../agent/events.js";
 import { boundedLines } from "./bounded-lines.js";
 import type { Method } from "./methods.js";
 import {
@@ -34,7 +34,7 @@ export interface ServeSummary {
 
 /** `run.stream`: one `{"id", "event"}` line per trace event, written before the response. */
 function eventWriter(id: RequestId, opts: ServeOptions): (e: AgentEvent) => void {
-  return (e) => opts.write(`${JSON.stringify(redactDeep({ id, event: e }))}\n`);
+  return (e) => opts.write(`${JSON.stringify(redactDeep({ id, event: wireEvent(e) }))}\n`);
 }
 
 async function answer(line: string, opts: ServeOptions): Promise<ServeResponse> {

@@ -184,6 +184,7 @@ export const bashTool: Tool<string> = {
     "and a hard timeout. Returns the exit code, stdout and stderr. Prefer the structured tools for files, " +
     "search and HTTP.",
   inputShape: INPUT.inputShape,
+  textName: "command",
   clipBytes: CLIP.bash,
   parse: INPUT.parse,
   effects(command: string) {

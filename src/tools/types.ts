@@ -107,6 +107,8 @@ export interface Tool<I = unknown> {
   describe: string;
   /** The action_input shape as shown in the prompt, e.g. `{"path": "..."}` or `command string`. */
   inputShape: string;
+  /** A tool whose input is plain text: the field name that text has where an object is needed. */
+  textName?: string;
   /** Observation clip size in bytes (head + tail kept). */
   clipBytes: number;
   /** Validate the raw action_input text. Error text says exactly what is wrong. */

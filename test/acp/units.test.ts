@@ -4,13 +4,20 @@ import os from "node:os";
 import path from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, describe, expect, it } from "vitest";
-import { DIFF_MAX_FILE_BYTES, editDiff } from "../../src/acp/edit-diff.js";
 import { mergeClientServers } from "../../src/acp/mcp-servers.js";
 import { goalFromPrompt } from "../../src/acp/prompt-content.js";
 import { replayUpdates } from "../../src/acp/replay.js";
-import { toolCallView } from "../../src/acp/tool-kind.js";
+import { changeDiff, DIFF_MAX_FILE_BYTES, toolCallView } from "../../src/acp/tool-kind.js";
 import { UpdateTranslator } from "../../src/acp/updates.js";
+import type { Prepared } from "../../src/agent/call-record.js";
+import { planFileChange } from "../../src/agent/file-change.js";
 import { validateMcpServers } from "../../src/config/mcp-servers.js";
+import { preparedCall } from "../helpers/calls.js";
+
+/** The editor's view of a call, from the record the pipeline prepares for it. */
+function view(action: string, input: string) {
+  return toolCallView(preparedCall(action, input, { cwd: "/p", mode: "unrestricted" }), "/p");
+}
 
 describe("tool call kinds come from the tool's effects", () => {
   it.each([
@@ -25,7 +32,7 @@ describe("tool call kinds come from the tool's effects", () => {
     ["no_such_tool", "x", "other", []],
     ["file_read", "not json", "other", []],
   ])("%s %s → %s", (action, input, kind, paths) => {
-    const v = toolCallView(action, input, "/p");
+    const v = view(action, input);
     expect(v.kind).toBe(kind);
     expect(v.locations.map((l) => l.path)).toEqual(paths);
   });
@@ -50,77 +57,80 @@ describe("tool call titles an editor can show", () => {
     ["no_such_tool", "x y", "no_such_tool x y"],
     ["file_read", "not json", "file_read not json"],
   ])("%s %s → %s", (action, input, title) => {
-    expect(toolCallView(action, input, "/p").title).toBe(title);
+    expect(view(action, input).title).toBe(title);
   });
 
   it("a long argument is cut in the title only; rawInput keeps it whole", () => {
     const long = `echo ${"x".repeat(500)}`;
-    const v = toolCallView("bash", long, "/p");
+    const v = view("bash", long);
     expect(v.title.length).toBeLessThan(100);
     expect(v.rawInput).toEqual({ command: long });
   });
 
   it("rawInput is an object for every tool (bash's command under `command`)", () => {
-    expect(toolCallView("file_read", '{"path":"a"}', "/p").rawInput).toEqual({ path: "a" });
-    expect(toolCallView("bash", "ls", "/p").rawInput).toEqual({ command: "ls" });
-    expect(toolCallView("final", "done", "/p").rawInput).toEqual({ input: "done" });
-    expect(toolCallView("file_read", "[1,2]", "/p").rawInput).toEqual({ input: [1, 2] });
-    expect(toolCallView("glob", "not json", "/p").rawInput).toEqual({ input: "not json" });
+    expect(view("file_read", '{"path":"a"}').rawInput).toEqual({ path: "a" });
+    expect(view("bash", "ls").rawInput).toEqual({ command: "ls" });
+    expect(view("final", "done").rawInput).toEqual({ input: "done" });
+    expect(view("file_read", "[1,2]").rawInput).toEqual({ input: [1, 2] });
+    expect(view("glob", "not json").rawInput).toEqual({ input: "not json" });
   });
 
   it("a read names the line it starts at", () => {
-    expect(toolCallView("file_read", '{"path":"a.ts","offset":40}', "/p").locations).toEqual([
+    expect(view("file_read", '{"path":"a.ts","offset":40}').locations).toEqual([
       { path: "/p/a.ts", line: 40 },
     ]);
   });
 });
 
-describe("the diff a file tool is about to make", () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-acp-diff-"));
+describe("the diff a file tool is about to make: its planned change, the bytes it will write", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "scoot-acp-diff-")));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const diffOf = (action: string, input: object) => {
+    const call = preparedCall(action, input, { cwd: dir });
+    if (call.kind !== "ready") return undefined;
+    return changeDiff(planFileChange(call.tool, call.input, call.target, dir));
+  };
 
   it("file_edit: the whole file before and after", () => {
     fs.writeFileSync(path.join(dir, "a.txt"), "one\ntwo\nthree\n");
-    expect(editDiff("file_edit", '{"path":"a.txt","old":"two","new":"2"}', dir)).toEqual({
+    expect(diffOf("file_edit", { path: "a.txt", old: "two", new: "2" })).toEqual({
       path: path.join(dir, "a.txt"),
       oldText: "one\ntwo\nthree\n",
       newText: "one\n2\nthree\n",
     });
   });
 
-  it("file_edit whose text is not there once: the edited piece alone", () => {
+  it("file_edit whose text is not there once has no diff: it is never shown as a change", () => {
     fs.writeFileSync(path.join(dir, "b.txt"), "x x");
-    expect(editDiff("file_edit", '{"path":"b.txt","old":"x","new":"y"}', dir)).toEqual({
-      path: path.join(dir, "b.txt"),
-      oldText: "x",
-      newText: "y",
-    });
+    expect(diffOf("file_edit", { path: "b.txt", old: "x", new: "y" })).toBeUndefined();
+    expect(diffOf("file_edit", { path: "b.txt", old: "absent", new: "y" })).toBeUndefined();
   });
 
   it("file_write: a new file has no old text; an existing one its content", () => {
-    expect(editDiff("file_write", '{"path":"new.txt","content":"hi"}', dir)).toEqual({
+    expect(diffOf("file_write", { path: "new.txt", content: "hi" })).toEqual({
       path: path.join(dir, "new.txt"),
       oldText: null,
       newText: "hi",
     });
     fs.writeFileSync(path.join(dir, "c.txt"), "old");
-    expect(editDiff("file_write", '{"path":"c.txt","content":"new"}', dir)?.oldText).toBe("old");
+    expect(diffOf("file_write", { path: "c.txt", content: "new" })?.oldText).toBe("old");
   });
 
-  it("a binary or oversized file is never sent whole", () => {
+  it("a binary file is never sent; an oversized one as the changed lines only", () => {
     fs.writeFileSync(path.join(dir, "bin"), Buffer.from([1, 0, 2]));
-    expect(editDiff("file_write", '{"path":"bin","content":"x"}', dir)).toBeUndefined();
-    fs.writeFileSync(path.join(dir, "big"), "a".repeat(DIFF_MAX_FILE_BYTES + 1));
-    expect(editDiff("file_edit", '{"path":"big","old":"aaaa","new":"b"}', dir)).toEqual({
+    expect(diffOf("file_write", { path: "bin", content: "x" })).toBeUndefined();
+    const big = `${"a".repeat(DIFF_MAX_FILE_BYTES + 1)}\nkeep\nold line\nkeep\n`;
+    fs.writeFileSync(path.join(dir, "big"), big);
+    expect(diffOf("file_edit", { path: "big", old: "old line", new: "new line" })).toEqual({
       path: path.join(dir, "big"),
-      oldText: "aaaa",
-      newText: "b",
+      oldText: "old line",
+      newText: "new line",
     });
   });
 
   it("other tools and invalid inputs have none", () => {
-    expect(editDiff("bash", "echo x > a.txt", dir)).toBeUndefined();
-    expect(editDiff("file_edit", '{"path":"a.txt"}', dir)).toBeUndefined();
+    expect(diffOf("bash", { command: "echo x > a.txt" })).toBeUndefined();
+    expect(diffOf("file_edit", { path: "a.txt" })).toBeUndefined();
   });
 });
 
@@ -301,10 +311,20 @@ describe("agent events → session updates", () => {
 
   it("a denial of a derived call (a parallel child) gets its own failed tool call", () => {
     const { out, t } = collect();
-    t.handle({ type: "step", turn: 1, thought: "fan out", action: "parallel", input: "[]" });
-    t.handle({ type: "running", action: "parallel", input: "[]" });
-    t.handle({ type: "deny", action: "bash", input: "rm -rf x", reason: "readonly mode" });
-    t.handle({ type: "observation", action: "parallel", bytes: 3, clippedTo: 3, text: "one denied" });
+    const fan = JSON.stringify({ calls: [{ action: "bash", input: "rm -rf x" }] });
+    const parent = preparedCall("parallel", fan, { cwd: "/p" }) as Prepared & { kind: "ready" };
+    const child = preparedCall("bash", "rm -rf x", { cwd: "/p", mode: "readonly" });
+    t.handle({ type: "step", turn: 1, thought: "fan out", action: "parallel", input: fan, call: parent });
+    t.handle({ type: "running", action: "parallel", input: fan, call: parent });
+    t.handle({ type: "deny", action: "bash", input: "rm -rf x", reason: "readonly mode", call: child });
+    t.handle({
+      type: "observation",
+      action: "parallel",
+      bytes: 3,
+      clippedTo: 3,
+      text: "one denied",
+      call: parent,
+    });
     const calls = out.filter((u) => u.sessionUpdate === "tool_call");
     expect(calls).toHaveLength(2);
     expect(calls[1]).toMatchObject({ kind: "execute", status: "failed" });
@@ -346,7 +366,8 @@ describe("agent events → session updates", () => {
 
   it("a call still open when the run stops is failed with the reason", () => {
     const { out, t } = collect();
-    t.handle({ type: "step", turn: 1, thought: "", action: "bash", input: "sleep 9" });
+    const call = preparedCall("bash", "sleep 9", { cwd: "/p" });
+    t.handle({ type: "step", turn: 1, thought: "", action: "bash", input: "sleep 9", call });
     t.close("interrupted");
     expect(out.at(-1)).toMatchObject({ sessionUpdate: "tool_call_update", status: "failed" });
     expect(JSON.stringify(out.at(-1))).toContain("interrupted");

@@ -25,6 +25,7 @@ import { createAuditLog } from "../../src/store/audit.js";
 import { openCheckpointWriter, readCheckpoints, sha256 } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
+import { readyCall } from "../helpers/calls.js";
 import { scriptedBackend } from "../helpers/scripted-backend.js";
 import { type ScriptItem, step } from "../helpers/scripted-server.js";
 
@@ -117,15 +118,15 @@ describe("which calls ask", () => {
   });
 
   it("the summary is the tool and its key argument on one line", () => {
-    expect(callSummary("bash", "npm test")).toBe("bash  npm test");
-    expect(callSummary("file_edit", { path: "src/calc.py", old: "a", new: "b" })).toBe(
-      "file_edit  src/calc.py",
-    );
-    expect(callSummary("http_request", { method: "POST", url: "https://x.test/a" })).toBe(
+    const summary = (action: string, input: string | object) =>
+      callSummary(readyCall(action, input, { mode: "unrestricted" }));
+    expect(summary("bash", "npm test")).toBe("bash  npm test");
+    expect(summary("file_edit", { path: "src/calc.py", old: "a", new: "b" })).toBe("file_edit  src/calc.py");
+    expect(summary("http_request", { method: "POST", url: "https://x.test/a" })).toBe(
       "http_request  POST https://x.test/a",
     );
-    expect(callSummary("mcp_call", { server: "s", tool: "t", args: {} })).toBe("mcp_call  s/t");
-    expect(callSummary("bash", "echo a\necho b")).not.toContain("\n");
+    expect(summary("mcp_call", { server: "s", tool: "t", args: {} })).toBe("mcp_call  s/t");
+    expect(summary("bash", "echo a\necho b")).not.toContain("\n");
   });
 });
 
@@ -137,7 +138,7 @@ function answering(...answers: (ApprovalAnswer | Error | "wait")[]): Approver & 
     async ask(request, signal) {
       asked.push(request);
       const a = answers.shift();
-      if (a === undefined) throw new Error(`unexpected question: ${request.summary}`);
+      if (a === undefined) throw new Error(`unexpected question: ${callSummary(request)}`);
       if (a instanceof Error) throw a;
       if (a === "wait") {
         return new Promise((resolve) =>
@@ -216,8 +217,13 @@ describe("the approval phase", () => {
     const observation = h.backend.calls[1]!.messages.at(-1)!.content;
     expect(observation).toContain("the user refused this file_write call: not on Fridays");
     // The question carried the diff of the change before it was made.
-    expect(approver.asked[0]!.diff).toEqual({ path: "notes.txt", before: "alpha\nbeta\n", after: "gone\n" });
-    expect(approver.asked[0]!.summary).toBe("file_write  notes.txt");
+    const change = approver.asked[0]!.change!;
+    expect({ path: change.shown, before: change.before?.toString(), after: change.after }).toEqual({
+      path: "notes.txt",
+      before: "alpha\nbeta\n",
+      after: { ok: true, value: "gone\n" },
+    });
+    expect(callSummary(approver.asked[0]!)).toBe("file_write  notes.txt");
     const kinds = h.records().map((e) => `${e.kind}:${e.msg.split(":")[0]}`);
     expect(kinds).toContain("approval:asked");
     expect(kinds).toContain("approval:answer=refuse");

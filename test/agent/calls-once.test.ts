@@ -7,7 +7,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CallEnv, createCallPipeline, type Prepared } from "../../src/agent/calls.js";
+import type { Prepared } from "../../src/agent/call-record.js";
+import { type CallEnv, createCallPipeline } from "../../src/agent/calls.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import type { Effects, Result } from "../../src/core/types.js";
 import { decide } from "../../src/policy/gate.js";
@@ -64,7 +65,7 @@ function pipeline(env: CallEnv, audit: Sink) {
     cwd: project,
     mode: "guarded",
   });
-  return createCallPipeline({ env, sink: { audit }, base, timeoutMs: 10_000 });
+  return createCallPipeline({ env, audit, base, timeoutMs: 10_000 });
 }
 
 const OK: Result<void> = { ok: true, value: undefined };

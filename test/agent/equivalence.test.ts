@@ -12,7 +12,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type CallEnv, createCallPipeline, prepareCall, type Ready } from "../../src/agent/calls.js";
+import type { Ready } from "../../src/agent/call-record.js";
+import { type CallEnv, createCallPipeline, prepareCall } from "../../src/agent/calls.js";
 import type { PolicyMode } from "../../src/config/schema.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
@@ -240,11 +241,9 @@ async function run(ready: Ready, mode: PolicyMode): Promise<string> {
   const { call: _c, gate: _g, signal: _s, timeoutMs: _t, ...base } = makeToolContext({ cwd: project, mode });
   const pipeline = createCallPipeline({
     env: env(mode),
-    sink: {
-      audit: (kind, msg) => {
-        audited.push(`${kind} ${msg}`);
-        return { ok: true, value: undefined };
-      },
+    audit: (kind, msg) => {
+      audited.push(`${kind} ${msg}`);
+      return { ok: true, value: undefined };
     },
     base,
     timeoutMs: 10_000,

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/agent/approval.js";
-import { bashRememberKey, callSummary } from "../../src/agent/approval.js";
 import { type KeyboardIo, keyboardApprover } from "../../src/cli/approve-keyboard.js";
 import { terminalText } from "../../src/core/terminal-text.js";
+import { readyCall } from "../helpers/calls.js";
 
 function terminal(lines: (string | undefined)[]): KeyboardIo & { shown: string; prompts: string[] } {
   const t = {
@@ -26,12 +26,7 @@ function terminal(lines: (string | undefined)[]): KeyboardIo & { shown: string; 
 }
 
 function bash(command: string): ApprovalRequest {
-  return {
-    action: "bash",
-    input: command,
-    summary: callSummary("bash", command),
-    rememberKey: bashRememberKey(command),
-  };
+  return readyCall("bash", command);
 }
 
 const signal = new AbortController().signal;
@@ -108,20 +103,14 @@ describe("keyboard approver", () => {
 
   it("a file change shows the diff of what it will do", async () => {
     const t = terminal(["y"]);
-    await keyboardApprover(t).ask(
-      {
-        action: "file_edit",
-        input: { path: "calc.py", old: "a - b", new: "a + b" },
-        summary: "file_edit  calc.py",
-        rememberKey: "file_edit",
-        diff: {
-          path: "calc.py",
-          before: "def add(a, b):\n    return a - b\n",
-          after: "def add(a, b):\n    return a + b\n",
-        },
-      },
-      signal,
-    );
+    const call = readyCall("file_edit", { path: "calc.py", old: "a - b", new: "a + b" });
+    call.change = {
+      abs: "/p/calc.py",
+      shown: "calc.py",
+      before: Buffer.from("def add(a, b):\n    return a - b\n"),
+      after: { ok: true, value: "def add(a, b):\n    return a + b\n" },
+    };
+    await keyboardApprover(t).ask(call, signal);
     expect(t.shown).toContain(
       "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b",
     );

@@ -9,6 +9,7 @@ import { PASTED_NEWLINE, pasteFilter, restoreNewlines } from "../../src/cli/repl
 import { keyArgument, preview } from "../../src/cli/view/summary.js";
 import { renderUnifiedDiff } from "../../src/core/unified-diff.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
+import { preparedCall } from "../helpers/calls.js";
 
 let dir: string | undefined;
 afterEach(() => {
@@ -27,11 +28,13 @@ describe("key argument and preview", () => {
     ["bash", "npm test", "npm test"],
     ["file_edit", '{"path":"src/calc.py","old":"a","new":"b"}', "src/calc.py"],
     ["http_request", '{"method":"get","url":"https://example.com/x"}', "GET https://example.com/x"],
-    ["mcp_call", '{"server":"gh","tool":"issues","args":{}}', "gh issues"],
-    ["grep", '{"pattern":"TODO"}', "TODO"],
+    ["mcp_call", '{"server":"gh","tool":"issues","args":{}}', "gh/issues"],
+    ["grep", '{"pattern":"TODO","path":"src"}', "TODO in src"],
     ["bash", "line one\nline two", "line one ⏎ line two"],
+    // A call that does not validate has no presentation: it is shown as the model wrote it.
+    ["grep", '{"pattern":"TODO"}', '{"pattern":"TODO"}'],
   ])("%s %s → %s", (action, raw, key) => {
-    expect(keyArgument(action, raw)).toBe(key);
+    expect(keyArgument(preparedCall(action, raw, { mode: "unrestricted" }), raw)).toBe(key);
   });
   it("previews the first lines and counts the rest", () => {
     expect(preview("a\nb\nc\nd\ne\n")).toEqual({ lines: ["a", "b", "c"], more: 2 });

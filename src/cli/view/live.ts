@@ -132,18 +132,19 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
         case "deny":
           stop();
           line(
-            `${s.red("✗ denied")}  ${s.bold(clean(e.action))}  ${clean(keyArgument(e.action, e.input))}\n  ${s.red(clean(cut(e.reason, REASON_MAX_CHARS)))}`,
+            `${s.red("✗ denied")}  ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}\n  ${s.red(clean(cut(e.reason, REASON_MAX_CHARS)))}`,
           );
           return;
         case "running":
           stop();
-          line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.action, e.input))}`);
+          line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}`);
           spin(`running ${e.action}`);
           return;
         case "observation": {
           stop();
           // A successful command's output needs no header; a failing one keeps its exit code.
-          const text = e.action === "bash" ? (e.text ?? "").replace(/^exit code: 0\nstdout:\n/, "") : e.text;
+          const succeeded = e.call?.result?.details?.exitCode === 0;
+          const text = succeeded ? (e.text ?? "").replace(/^exit code: 0\nstdout:\n/, "") : e.text;
           const p = preview(text ?? "");
           const rows = p.lines.map((l) => `  ${s.dim(clean(l))}`);
           if (p.more > 0) rows.push(`  ${s.dim(`… ${p.more} more line${p.more === 1 ? "" : "s"}`)}`);

@@ -1,0 +1,86 @@
+/**
+ * One call, one record (docs/architecture.md "A step, file by file"): the value a tool call is
+ * from the moment it is prepared until it is undone. `prepare` makes it (the tool, the
+ * validated input, the declared effects, how it presents itself, the gate's verdict and the
+ * target it resolved, the judged children); `approve` adds the planned change of a file tool —
+ * computed once, from the bytes that will be replaced — and the person's answer; `run` adds
+ * the checkpoint undo needs and the result. The approver, the editor's permission request and
+ * tool-call updates, the live view, the trace, the transcript, the audit record and undo all
+ * read this one value, so none of them rebuilds the call its own way.
+ */
+import type { Effects, Target } from "../core/types.js";
+import type { CheckpointEntry } from "../store/checkpoints.js";
+import type { AnyTool, Presentation, ToolDetails } from "../tools/types.js";
+import type { FileChange } from "./file-change.js";
+
+interface CallBase {
+  /** The tool name the model asked for (it may not exist: an invalid call). */
+  action: string;
+  /** The action_input text as the model wrote it. */
+  raw: string;
+  presentation: Presentation;
+}
+
+/** A call that does not validate: unknown tool, bad input, a bad child. Nothing is judged. */
+export interface InvalidCall extends CallBase {
+  kind: "invalid";
+  error: string;
+}
+
+interface ValidCall extends CallBase {
+  tool: AnyTool;
+  /** The validated input (parsed once). */
+  input: unknown;
+  effects: Effects;
+  /** What an "always" or "reject always" answer covers: the tool, or `bash:<program>`. */
+  rememberKey: string;
+}
+
+export interface DeniedCall extends ValidCall {
+  kind: "denied";
+  reason: string;
+}
+
+/** How the approval phase ended for a call the gate allowed. */
+export interface CallApproval {
+  /**
+   * `not_needed`: a read, or nobody to ask; `remembered`: an earlier "always" covered it;
+   * `once` / `always`: the person allowed it; `refuse`: the person (or an earlier
+   * "reject always") said no.
+   */
+  answer: "not_needed" | "remembered" | "once" | "always" | "refuse";
+  reason?: string;
+}
+
+/** What a call that ran gave back. */
+export interface CallResult {
+  /** The tool's whole text. */
+  raw: string;
+  /** Clipped to the tool's size; the context fit may clip it further for the model (`shown`). */
+  text: string;
+  failed?: boolean;
+  details?: ToolDetails;
+}
+
+export interface Ready extends ValidCall {
+  kind: "ready";
+  /** The resolved paths the gate allowed; the tool opens these, never its input's strings. */
+  target: Target;
+  /** Judged children of a fan-out call (`parallel`), in call order. */
+  children?: readonly Prepared[];
+  /** Set by `approve`: the change a file tool will make, read once before anyone is asked. */
+  change?: FileChange;
+  approval?: CallApproval;
+  /** Set by `run` when a file's state was kept for undo. */
+  checkpoint?: CheckpointEntry;
+  result?: CallResult;
+  /** The observation text the model was given (after every clip). */
+  shown?: string;
+}
+
+export type Prepared = InvalidCall | DeniedCall | Ready;
+
+/** How a call that never validated is shown: its name and its text, as the model wrote them. */
+export function rawPresentation(action: string, raw: string): Presentation {
+  return { title: `${action} ${raw}`, keyArgument: raw, locations: [] };
+}
