@@ -17,7 +17,8 @@ import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
 import { declareText } from "./declare.js";
-import type { Tool, ToolContext } from "./types.js";
+import { done, failed } from "./result.js";
+import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
 
 /** Per-stream capture limit (stdout and stderr each up to 1 MiB). */
 export const OUTPUT_CAP_BYTES = 1024 * 1024;
@@ -55,6 +56,19 @@ function stopFromSignal(ctx: ToolContext): Stop {
 
 function stopText(stop: Stop): string {
   return stop.kind === "timeout" ? `timed out after ${stop.ms} ms` : "interrupted";
+}
+
+function stoppedDetails(stop: Stop): ToolDetails {
+  return { stopped: stop.kind === "timeout" ? "deadline" : "interrupted" };
+}
+
+/**
+ * A command that ran to its end did the tool's work whatever its status (a failing test run
+ * is an answer); one stopped by the deadline or an interrupt did not.
+ */
+function outcome(text: string, exit: Exit | undefined, stop: Stop | undefined): ToolResult {
+  if (stop) return failed(text, stoppedDetails(stop));
+  return typeof exit?.code === "number" ? done(text, { exitCode: exit.code }) : done(text);
 }
 
 function section(label: string, capture: Capture): string | undefined {
@@ -117,14 +131,17 @@ function start(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolContext): Pr
   });
 }
 
-export async function runShell(command: string, ctx: ToolContext): Promise<string> {
-  if (ctx.signal.aborted) return `${stopText(stopFromSignal(ctx))}: the command was not started`;
+export async function runShell(command: string, ctx: ToolContext): Promise<ToolResult> {
+  if (ctx.signal.aborted) {
+    const stop = stopFromSignal(ctx);
+    return failed(`${stopText(stop)}: the command was not started`, stoppedDetails(stop));
+  }
   const launch = await shellLaunch(SHELL, command, ctx);
-  if (!launch.ok) return launch.error;
+  if (!launch.ok) return failed(launch.error);
   const started = await start(launch, ctx);
   if (!started.ok || started.value.pid === undefined) {
     const why = started.ok ? "no process id" : started.error;
-    return `bash: could not start ${launch.file} in ${ctx.cwd}: ${why}`;
+    return failed(`bash: could not start ${launch.file} in ${ctx.cwd}: ${why}`);
   }
   const child = started.value;
   const pgid = started.value.pid;
@@ -170,7 +187,7 @@ export async function runShell(command: string, ctx: ToolContext): Promise<strin
     err.stop();
     const observation = formatObservation(exit, first.stop, leftovers, out, err);
     const note = launch.after?.();
-    return note ? `${observation}\n${note}` : observation;
+    return outcome(note ? `${observation}\n${note}` : observation, exit, first.stop);
   } finally {
     clearTimeout(timer);
     if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
@@ -191,7 +208,7 @@ export const bashTool: Tool<string> = {
     return { capability: "exec", command };
   },
   present: (command: string) => ({ title: `Run ${command}`, keyArgument: command, locations: [] }),
-  run(command: string, ctx: ToolContext): Promise<string> {
+  run(command: string, ctx: ToolContext): Promise<ToolResult> {
     return runShell(command, ctx);
   },
 };

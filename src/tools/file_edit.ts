@@ -21,7 +21,7 @@ import {
   refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import { failed } from "./result.js";
+import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 
 /** Largest file file_edit rewrites; bigger files are better changed by a command. */
@@ -78,15 +78,17 @@ export const fileEditTool: Tool<FileEditInput> = {
   async run(input, ctx, judged) {
     const shown = JSON.stringify(input.path);
     const p = judgedPath(judged.write, "file_edit");
-    if (!p.ok) return p.error;
+    if (!p.ok) return failed(p.error);
     const target = inspectWriteTarget(p.value);
-    if (!target.ok) return `file_edit: cannot edit ${shown}: ${target.error}`;
+    if (!target.ok) return failed(`file_edit: cannot edit ${shown}: ${target.error}`);
     const { abs, existing } = target.value;
     if (!existing) return failed(missingText(shown));
-    if (existing.isDirectory()) return `file_edit: ${shown} is a directory`;
-    if (!existing.isFile()) return `file_edit: ${shown} is not a regular file`;
+    if (existing.isDirectory()) return failed(`file_edit: ${shown} is a directory`);
+    if (!existing.isFile()) return failed(`file_edit: ${shown} is not a regular file`);
     if (existing.size > MAX_EDIT_BYTES) {
-      return `file_edit: ${shown} is ${formatBytes(existing.size)}, over the ${formatBytes(MAX_EDIT_BYTES)} edit limit`;
+      return failed(
+        `file_edit: ${shown} is ${formatBytes(existing.size)}, over the ${formatBytes(MAX_EDIT_BYTES)} edit limit`,
+      );
     }
     let bytes: Buffer;
     try {
@@ -94,16 +96,16 @@ export const fileEditTool: Tool<FileEditInput> = {
       const fd = fs.openSync(abs, OPEN_JUDGED_READ);
       try {
         const opened = judgeOpened(fd, abs);
-        if (!opened.ok) return `file_edit: cannot read ${shown}: ${opened.error}`;
+        if (!opened.ok) return failed(`file_edit: cannot read ${shown}: ${opened.error}`);
         const refused = refuseProtected(ctx, fs.fstatSync(fd), "file_edit", shown);
-        if (refused) return refused;
+        if (refused) return failed(refused);
         bytes = fs.readFileSync(fd);
       } finally {
         fs.closeSync(fd);
       }
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
-      return `file_edit: cannot read ${shown}: ${why}`;
+      return failed(`file_edit: cannot read ${shown}: ${why}`);
     }
     // What was approved is what is written: the file must still hold what the plan was made from.
     if (ctx.change && (ctx.change.before === null || !bytes.equals(ctx.change.before)))
@@ -116,12 +118,14 @@ export const fileEditTool: Tool<FileEditInput> = {
       ...preservedAttributes(existing),
       landing: judgeWriteLanding(abs),
     });
-    if (!written.ok) return `file_edit: cannot write ${shown}: ${written.error}; nothing was changed`;
+    if (!written.ok) return failed(`file_edit: cannot write ${shown}: ${written.error}; nothing was changed`);
     const line = lineOf(text, at);
     const before = old.split("\n").length;
     const after = replacement.split("\n").length;
     const note = crlf ? " (matched using the file's CRLF line ends)" : "";
-    return `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}`;
+    return done(
+      `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}`,
+    );
   },
 };
 

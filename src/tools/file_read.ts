@@ -21,7 +21,8 @@ import {
   refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import type { Tool } from "./types.js";
+import { done, failed, stoppedBy } from "./result.js";
+import type { Tool, ToolDetails, ToolResult } from "./types.js";
 
 /** Largest whole-file read, and largest window returned. */
 export const MAX_READ_BYTES = 1024 * 1024;
@@ -61,49 +62,52 @@ export const fileReadTool: Tool<FileReadInput> = {
   async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
     const judged = judgedPath(target.read, "file_read");
-    if (!judged.ok) return judged.error;
+    if (!judged.ok) return failed(judged.error);
     let fd: number;
     try {
       fd = fs.openSync(judged.value, OPEN_JUDGED_READ);
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
-      return `file_read: cannot read ${shown}: ${why}`;
+      return failed(`file_read: cannot read ${shown}: ${why}`);
     }
     try {
       // The gate judges what was opened: a swap after the decision is caught here, unread.
       const opened = judgeOpened(fd, judged.value);
-      if (!opened.ok) return `file_read: cannot read ${shown}: ${opened.error}`;
+      if (!opened.ok) return failed(`file_read: cannot read ${shown}: ${opened.error}`);
       // Stat what was opened, not the name: nothing can change between the check and the read.
       const st = fs.fstatSync(fd);
       const refused = refuseProtected(ctx, st, "file_read", shown);
-      if (refused) return refused;
-      if (st.isDirectory()) return `file_read: ${shown} is a directory; use glob to list its files`;
-      if (!st.isFile()) return `file_read: ${shown} is not a regular file (device, socket or pipe)`;
+      if (refused) return failed(refused);
+      if (st.isDirectory()) return failed(`file_read: ${shown} is a directory; use glob to list its files`);
+      if (!st.isFile()) return failed(`file_read: ${shown} is not a regular file (device, socket or pipe)`);
       const size = st.size;
       const windowed = input.offset !== undefined || input.limit !== undefined;
       if (!windowed && size > MAX_READ_BYTES) {
-        return (
+        return failed(
           `file_read: ${shown} is ${formatBytes(size)}, over the ${formatBytes(MAX_READ_BYTES)} limit; ` +
-          `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`
+            `read a window with offset/limit (e.g. {"path": ${shown}, "offset": 1, "limit": 200}) or search it with grep`,
         );
       }
       if (looksBinary(readPrefix(fd, Math.min(size, BINARY_SNIFF_BYTES)))) {
-        return `file_read: ${shown} is a binary file, ${size} bytes (not shown)`;
+        // The content was asked for and is not given: the model must take another way.
+        return failed(`file_read: ${shown} is a binary file, ${size} bytes (not shown)`);
       }
       // An editor's buffer of the judged file, unsaved changes included (docs/editors.md "Editors (ACP)").
       if (ctx.services.editorBuffers) {
         const text = await ctx.services.editorBuffers.read(judged.value, ctx.signal);
         if (text !== undefined && Buffer.byteLength(text) <= MAX_READ_BYTES)
-          return windowed ? textWindow(text, shown, input.offset ?? 1, input.limit) : wholeText(text, shown);
+          return windowed
+            ? textWindow(text, shown, input.offset ?? 1, input.limit)
+            : done(wholeText(text, shown));
       }
       // A window may be far into a file of any size: asynchronous chunks that stop at the
       // deadline. A whole read is bounded (1 MiB) and stays synchronous: it is the common case
       // and an async round trip per call costs more than the read itself.
       if (windowed) return await readWindow(fd, shown, size, input.offset ?? 1, input.limit, ctx.signal);
-      return readWhole(fd, shown, size);
+      return done(readWhole(fd, shown, size));
     } catch (e) {
-      if (e instanceof Stopped) return `file_read: stopped reading ${shown}: ${e.message}`;
-      return `file_read: cannot read ${shown}: ${fsErrorText(e)}`;
+      if (e instanceof Stopped) return failed(`file_read: stopped reading ${shown}: ${e.message}`, e.details);
+      return failed(`file_read: cannot read ${shown}: ${fsErrorText(e)}`);
     } finally {
       fs.closeSync(fd);
     }
@@ -111,7 +115,14 @@ export const fileReadTool: Tool<FileReadInput> = {
 };
 
 /** The read was abandoned because the call's signal fired (deadline or Ctrl-C). */
-class Stopped extends Error {}
+class Stopped extends Error {
+  constructor(
+    message: string,
+    readonly details: ToolDetails,
+  ) {
+    super(message);
+  }
+}
 
 /** Asynchronous positioned read of an open descriptor. */
 const readAsync = promisify(fs.read);
@@ -168,7 +179,7 @@ async function readWindow(
   offset: number,
   limit: number | undefined,
   signal: AbortSignal,
-): Promise<string> {
+): Promise<ToolResult> {
   const last = limit === undefined ? Number.POSITIVE_INFINITY : offset + limit - 1;
   const chunk = Buffer.alloc(WINDOW_CHUNK_BYTES);
   const kept: string[] = [];
@@ -183,7 +194,7 @@ async function readWindow(
   reading: while (lineNo <= last) {
     if (signal.aborted) {
       const why = (signal.reason as Error | undefined)?.name === "TimeoutError" ? "timed out" : "interrupted";
-      throw new Stopped(`${why} at line ${lineNo} (byte ${pos})`);
+      throw new Stopped(`${why} at line ${lineNo} (byte ${pos})`, stoppedBy(signal));
     }
     const { bytesRead: n } = await readAsync(fd, chunk, 0, chunk.length, pos);
     if (n === 0) {
@@ -231,26 +242,29 @@ async function readWindow(
       lineNo - 1 + countLines((await readAt(fd, consumed, Math.max(0, size - consumed))).toString("utf8"));
   }
   if (kept.length === 0) {
-    if (overflow) return `file_read: line ${lineNo} of ${shown} alone is over ${formatBytes(MAX_READ_BYTES)}`;
-    if (total === 0) return `(${shown} is empty, 0 bytes)`;
-    return `file_read: offset ${offset} is past the end of ${shown}, which has ${total} lines`;
+    if (overflow)
+      return failed(`file_read: line ${lineNo} of ${shown} alone is over ${formatBytes(MAX_READ_BYTES)}`);
+    if (total === 0) return done(`(${shown} is empty, 0 bytes)`);
+    return failed(`file_read: offset ${offset} is past the end of ${shown}, which has ${total} lines`);
   }
   const to = offset + kept.length - 1;
   let header = `[${shown} lines ${offset}-${to}`;
   if (total !== undefined) header += ` of ${total}]`;
   else if (overflow) header += `; stopped at ${formatBytes(MAX_READ_BYTES)}, continue with offset ${to + 1}]`;
   else header += consumed < size ? `; the file goes on (${formatBytes(size)} in all)]` : "]";
-  return `${header}\n${kept.join("\n")}`;
+  return done(`${header}\n${kept.join("\n")}`);
 }
 
 /** A window of lines of a text already in memory (an editor's buffer), shaped like readWindow's. */
-function textWindow(text: string, shown: string, offset: number, limit: number | undefined): string {
+function textWindow(text: string, shown: string, offset: number, limit: number | undefined): ToolResult {
   const lines = text === "" ? [] : (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
-  if (lines.length === 0) return `(${shown} is empty, 0 bytes)`;
+  if (lines.length === 0) return done(`(${shown} is empty, 0 bytes)`);
   if (offset > lines.length)
-    return `file_read: offset ${offset} is past the end of ${shown}, which has ${lines.length} lines`;
+    return failed(`file_read: offset ${offset} is past the end of ${shown}, which has ${lines.length} lines`);
   const kept = lines.slice(offset - 1, limit === undefined ? undefined : offset - 1 + limit);
-  return `[${shown} lines ${offset}-${offset + kept.length - 1} of ${lines.length}]\n${kept.join("\n")}`;
+  return done(
+    `[${shown} lines ${offset}-${offset + kept.length - 1} of ${lines.length}]\n${kept.join("\n")}`,
+  );
 }
 
 /** Lines in a text, a last line without a newline included ("" has none). */

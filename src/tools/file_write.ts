@@ -15,6 +15,7 @@ import { judgeWriteLanding } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { fsErrorText, judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
+import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 
 /** The input, declared once: type, validation, prompt shape and example. */
@@ -48,25 +49,26 @@ export const fileWriteTool: Tool<FileWriteInput> = {
   async run(input, ctx, judged) {
     const shown = JSON.stringify(input.path);
     const p = judgedPath(judged.write, "file_write");
-    if (!p.ok) return p.error;
+    if (!p.ok) return failed(p.error);
     const target = inspectWriteTarget(p.value);
-    if (!target.ok) return `file_write: cannot write ${shown}: ${target.error}`;
+    if (!target.ok) return failed(`file_write: cannot write ${shown}: ${target.error}`);
     const { abs, existing } = target.value;
     const refused = existing ? refuseProtected(ctx, existing, "file_write", shown) : undefined;
-    if (refused) return refused;
-    if (existing?.isDirectory()) return `file_write: ${shown} is a directory`;
-    if (existing && !existing.isFile()) return `file_write: ${shown} is not a regular file`;
+    if (refused) return failed(refused);
+    if (existing?.isDirectory()) return failed(`file_write: ${shown} is a directory`);
+    if (existing && !existing.isFile()) return failed(`file_write: ${shown} is not a regular file`);
     try {
       fs.mkdirSync(path.dirname(abs), { recursive: true });
     } catch (e) {
-      return `file_write: cannot create the parent directory of ${shown}: ${fsErrorText(e)}`;
+      return failed(`file_write: cannot create the parent directory of ${shown}: ${fsErrorText(e)}`);
     }
     const written = atomicWriteFile(abs, ctx.change?.after ?? input.content, {
       ...preservedAttributes(existing),
       landing: judgeWriteLanding(abs),
     });
-    if (!written.ok) return `file_write: cannot write ${shown}: ${written.error}; nothing was changed`;
-    return `wrote ${written.value} bytes to ${shown} (${existing ? "replaced" : "created"})`;
+    if (!written.ok)
+      return failed(`file_write: cannot write ${shown}: ${written.error}; nothing was changed`);
+    return done(`wrote ${written.value} bytes to ${shown} (${existing ? "replaced" : "created"})`);
   },
 };
 

@@ -4,6 +4,7 @@
  */
 import { CLIP } from "./clip.js";
 import { declareText } from "./declare.js";
+import { done } from "./result.js";
 import type { Tool } from "./types.js";
 
 // An empty answer is almost always a slip; refusing it gives the model one more turn to answer.
@@ -27,6 +28,6 @@ export const finalTool: Tool<string> = {
   present: (answer: string) => ({ title: "Answer", keyArgument: answer, locations: [] }),
 
   async run(input) {
-    return input;
+    return done(input);
   },
 };

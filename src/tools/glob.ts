@@ -18,6 +18,7 @@ import { CLIP } from "./clip.js";
 import { declareInput, optStr, str } from "./declare.js";
 import { judgedPath, statPath } from "./fs-util.js";
 import { compileGlob, type GlobPath, matchSegment } from "./glob-pattern.js";
+import { done, failed, stoppedBy } from "./result.js";
 import type { Tool } from "./types.js";
 
 /** Paths listed at most; the rest are counted. */
@@ -83,18 +84,18 @@ export const globTool: Tool<GlobInput> = {
   async run(input, ctx, target) {
     const shownRoot = JSON.stringify(input.root);
     const judged = judgedPath(target.read, "glob");
-    if (!judged.ok) return judged.error;
+    if (!judged.ok) return failed(judged.error);
     // The judged root has every symlink resolved; below it the walk never follows one.
     const rootAbs = judged.value;
     const st = statPath(rootAbs);
-    if (!st.ok) return `glob: cannot read root ${shownRoot}: ${st.error}`;
-    if (!st.value.isDirectory()) return `glob: root ${shownRoot} is not a directory`;
+    if (!st.ok) return failed(`glob: cannot read root ${shownRoot}: ${st.error}`);
+    if (!st.value.isDirectory()) return failed(`glob: root ${shownRoot} is not a directory`);
     const skipped = new Set([...SKIPPED_DIRS, ...NOISE_DIRS.filter((d) => !input.pattern.includes(d))]);
     // Protected places are skipped as the sandbox hides them: their names are not listed.
     const hidden =
       ctx.mode === "unrestricted" ? new Set<string>() : new Set(hiddenPlacePaths(ctx).map(foldPath));
     const walked = await walk(rootAbs, input.alternatives, skipped, ctx.signal, hidden);
-    if (walked.rootElsewhere) return `glob: cannot read root ${shownRoot}: ${OPENED_ELSEWHERE}`;
+    if (walked.rootElsewhere) return failed(`glob: cannot read root ${shownRoot}: ${OPENED_ELSEWHERE}`);
     const found = walked.found.sort();
     const notes: string[] = [];
     if (found.length > MAX_GLOB_RESULTS) notes.push(`... and ${found.length - MAX_GLOB_RESULTS} more`);
@@ -108,10 +109,13 @@ export const globTool: Tool<GlobInput> = {
         `[${walked.elsewhere} directories were swapped for a symlink during the walk and were not listed]`,
       );
     if (walked.stopped) notes.push("[stopped early: the tool deadline was reached; the list is incomplete]");
-    if (found.length === 0) {
-      return [`no paths match ${JSON.stringify(input.pattern)} under ${shownRoot}`, ...notes].join("\n");
-    }
-    return [...found.slice(0, MAX_GLOB_RESULTS), ...notes].join("\n");
+    const text =
+      found.length === 0
+        ? [`no paths match ${JSON.stringify(input.pattern)} under ${shownRoot}`, ...notes].join("\n")
+        : [...found.slice(0, MAX_GLOB_RESULTS), ...notes].join("\n");
+    // An empty list is an answer; a walk the deadline cut short is not a whole one.
+    if (!walked.stopped) return done(text);
+    return failed(text, stoppedBy(ctx.signal));
   },
 };
 

@@ -23,7 +23,8 @@ import {
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
-import type { Tool } from "./types.js";
+import { done, failed, stoppedBy } from "./result.js";
+import type { Tool, ToolResult } from "./types.js";
 
 /** Hits printed at most; the rest are counted. */
 export const MAX_HITS = 500;
@@ -98,28 +99,28 @@ export const grepTool: Tool<GrepInput> = {
   async run(input, ctx, target) {
     const shown = JSON.stringify(input.path);
     const abs = judgedPath(target.read, "grep");
-    if (!abs.ok) return abs.error;
+    if (!abs.ok) return failed(abs.error);
     let fh: FileHandle;
     try {
       fh = await open(abs.value, OPEN_JUDGED_READ);
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
-      return `grep: cannot read ${shown}: ${why}`;
+      return failed(`grep: cannot read ${shown}: ${why}`);
     }
     try {
       const opened = judgeOpened(fh.fd, abs.value);
-      if (!opened.ok) return `grep: cannot read ${shown}: ${opened.error}`;
+      if (!opened.ok) return failed(`grep: cannot read ${shown}: ${opened.error}`);
       // fstat of the open descriptor: cheap, and nothing can change between the check and the read.
       const st = fs.fstatSync(fh.fd);
       const refused = refuseProtected(ctx, st, "grep", shown);
-      if (refused) return refused;
+      if (refused) return failed(refused);
       if (st.isDirectory()) {
-        return `grep: ${shown} is a directory; grep searches one file (use glob to find files first)`;
+        return failed(`grep: ${shown} is a directory; grep searches one file (use glob to find files first)`);
       }
-      if (!st.isFile()) return `grep: ${shown} is not a regular file`;
+      if (!st.isFile()) return failed(`grep: ${shown} is not a regular file`);
       return await search(fh, input, shown, ctx.signal, st.size);
     } catch (e) {
-      return `grep: cannot read ${shown}: ${fsErrorText(e)}`;
+      return failed(`grep: cannot read ${shown}: ${fsErrorText(e)}`);
     } finally {
       await fh.close();
     }
@@ -137,7 +138,7 @@ async function search(
   shown: string,
   signal: AbortSignal,
   size: number,
-): Promise<string> {
+): Promise<ToolResult> {
   // A small file gets buffers its size, not two full chunks: an agent greps many small files,
   // and 2 MiB of short-lived buffers per call kept a long run's RSS high. A file
   // that grows meanwhile is still read whole: the buffers grow as below.
@@ -163,7 +164,7 @@ async function search(
     if (first && (filled >= BINARY_SNIFF_BYTES || eof)) {
       first = false;
       if (looksBinary(buf.subarray(0, Math.min(filled, BINARY_SNIFF_BYTES)))) {
-        return `grep: ${shown} is a binary file, ${(await fh.stat()).size} bytes; not searched`;
+        return failed(`grep: ${shown} is a binary file, ${(await fh.stat()).size} bytes; not searched`);
       }
     }
     const end = eof ? filled : buf.lastIndexOf(10, filled - 1) + 1;
@@ -171,7 +172,9 @@ async function search(
       // Still sniffing, or no complete line yet: read more into the same buffer, growing it if full.
       if (filled === buf.length) {
         if (buf.length >= MAX_LINE_BYTES) {
-          return `grep: a line of ${shown} near byte ${pos - filled} is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB; this is not line-oriented text`;
+          return failed(
+            `grep: a line of ${shown} near byte ${pos - filled} is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB; this is not line-oriented text`,
+          );
         }
         bufs[cur] = Buffer.allocUnsafe(buf.length * 2);
         buf.copy(bufs[cur]!, 0, 0, filled);
@@ -193,7 +196,10 @@ async function search(
     cur = next;
     have = carry;
   }
-  return printer.finish(input.pattern, shown);
+  const text = printer.finish(input.pattern, shown);
+  // No match is an answer; a search the deadline cut short is not a whole one, whatever it found.
+  if (!printer.stopped) return done(text);
+  return failed(text, stoppedBy(signal));
 }
 
 interface Printer {

@@ -15,7 +15,8 @@ import { planRedirect } from "../net/redirect-headers.js";
 import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, oneOf, optMap, optStr, str } from "./declare.js";
-import type { Tool, ToolContext } from "./types.js";
+import { done, failed } from "./result.js";
+import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
 
 export const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"] as const;
 export type HttpMethod = (typeof METHODS)[number];
@@ -116,6 +117,10 @@ type Stop = { kind: "timeout"; ms: number } | { kind: "interrupted" };
 
 function stopText(stop: Stop): string {
   return stop.kind === "timeout" ? `timed out after ${stop.ms} ms` : "interrupted";
+}
+
+function stoppedDetails(stop: Stop): ToolDetails {
+  return { stopped: stop.kind === "timeout" ? "deadline" : "interrupted" };
 }
 
 interface Response {
@@ -354,7 +359,12 @@ function nextMethod(status: number, method: HttpMethod): HttpMethod {
   return method;
 }
 
-export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext): Promise<string> {
+/**
+ * Any response is the tool's work done, a 404 or a 500 included: the request was made and
+ * the status is the answer. Not reaching the server, a redirect not followed, or the
+ * deadline or an interrupt ending the exchange (even mid-body) is a failed call.
+ */
+export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext): Promise<ToolResult> {
   // One deadline over every hop: the tool's own timer, or the caller's signal.
   const ac = new AbortController();
   let stop: Stop = { kind: "interrupted" };
@@ -397,7 +407,7 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
   try {
     for (let redirects = 0; ; redirects++) {
       const agent = agentFor(url);
-      if (!agent.ok) return `http_request: ${agent.error}`;
+      if (!agent.ok) return failed(`http_request: ${agent.error}`);
       const sent = await sendOnce({
         method,
         url,
@@ -408,28 +418,41 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
         signal: ac.signal,
         stop: () => stop,
       });
-      if (!sent.ok) return `http_request: ${sent.error}`;
+      if (!sent.ok) {
+        const text = `http_request: ${sent.error}`;
+        return ac.signal.aborted ? failed(text, stoppedDetails(stop)) : failed(text);
+      }
       const location = headerValue(sent.headers.location);
-      if (!REDIRECT_STATUSES.has(sent.status) || !location)
-        return formatResponse(sent, method, url.href, redirects);
+      if (!REDIRECT_STATUSES.has(sent.status) || !location) {
+        const text = formatResponse(sent, method, url.href, redirects);
+        return sent.incomplete !== undefined && ac.signal.aborted
+          ? failed(text, stoppedDetails(stop))
+          : done(text);
+      }
 
       const hop = `HTTP ${sent.status} from ${url.href} to ${location}`;
       if (redirects >= MAX_REDIRECTS) {
-        return `http_request: stopped after ${MAX_REDIRECTS} redirects; redirect ${redirects + 1} (${hop}) not followed`;
+        return failed(
+          `http_request: stopped after ${MAX_REDIRECTS} redirects; redirect ${redirects + 1} (${hop}) not followed`,
+        );
       }
       let next: URL;
       try {
         next = new URL(location, url);
       } catch {
-        return `http_request: redirect ${redirects + 1} (${hop}) has an invalid Location`;
+        return failed(`http_request: redirect ${redirects + 1} (${hop}) has an invalid Location`);
       }
       if (next.protocol !== "http:" && next.protocol !== "https:") {
-        return `http_request: redirect ${redirects + 1} (${hop}) not followed: only http and https are supported`;
+        return failed(
+          `http_request: redirect ${redirects + 1} (${hop}) not followed: only http and https are supported`,
+        );
       }
       const method2 = nextMethod(sent.status, method);
       const decision = ctx.gate("http_request", JSON.stringify({ method: method2, url: next.href }));
       if (!decision.allow) {
-        return `http_request: redirect ${redirects + 1} (${sent.status} from ${url.href} to ${next.href}) denied by policy: ${decision.reason}`;
+        return failed(
+          `http_request: redirect ${redirects + 1} (${sent.status} from ${url.href} to ${next.href}) denied by policy: ${decision.reason}`,
+        );
       }
       const plan = planRedirect({
         from: url,
@@ -439,7 +462,7 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
         body,
         methodChanged: method2 !== method,
       });
-      if (!plan.ok) return `http_request: redirect ${redirects + 1} (${hop}) ${plan.error}`;
+      if (!plan.ok) return failed(`http_request: redirect ${redirects + 1} (${hop}) ${plan.error}`);
       headers = plan.headers;
       body = plan.body;
       method = method2;

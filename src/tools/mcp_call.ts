@@ -9,7 +9,8 @@ import type { Effects, Result } from "../core/types.js";
 import { checkArgs, compactSchema, type McpService, type McpToolInfo } from "../mcp/tools-info.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optObj, str } from "./declare.js";
-import type { Presentation, Tool, ToolContext } from "./types.js";
+import { done, failed, stoppedBy } from "./result.js";
+import type { Presentation, Tool, ToolContext, ToolResult } from "./types.js";
 
 export interface McpCallInput {
   server: string;
@@ -51,15 +52,23 @@ function present(input: McpCallInput): Presentation {
   };
 }
 
-async function run(input: McpCallInput, ctx: ToolContext): Promise<string> {
+/**
+ * The pool's error value covers both a call that never completed (no server, transport, the
+ * deadline) and a result the server marked `isError` (mcp/render.ts): either way the tool's
+ * work was not done.
+ */
+async function run(input: McpCallInput, ctx: ToolContext): Promise<ToolResult> {
   const mcp = ctx.services.mcp as McpService | undefined;
-  if (!mcp) return `${ERROR_PREFIX} no MCP servers are configured for this run`;
+  if (!mcp) return failed(`${ERROR_PREFIX} no MCP servers are configured for this run`);
   try {
     const result = await mcp.call(input.server, input.tool, input.args, ctx.signal);
-    return result.ok ? result.value : `${ERROR_PREFIX} ${result.error}`;
+    if (result.ok) return done(result.value);
+    // The run's signal says whether the deadline or an interrupt is what ended the call.
+    const text = `${ERROR_PREFIX} ${result.error}`;
+    return ctx.signal.aborted ? failed(text, stoppedBy(ctx.signal)) : failed(text);
   } catch (err) {
     // The pool returns errors as values; this is a last guard so a bug stays an observation.
-    return `${ERROR_PREFIX} ${err instanceof Error ? err.message : String(err)}`;
+    return failed(`${ERROR_PREFIX} ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

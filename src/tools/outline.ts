@@ -20,7 +20,8 @@ import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
 import { outlineMarkdown } from "./outline/markdown.js";
 import { outlineWithGrammar } from "./outline/treesitter.js";
-import type { Presentation, Tool, ToolContext } from "./types.js";
+import { done, failed, stoppedBy } from "./result.js";
+import type { Presentation, Tool, ToolContext, ToolResult } from "./types.js";
 
 /** Entries listed at most (seed: 400); the rest are counted in a closing marker. */
 export const MAX_OUTLINE_ENTRIES = 400;
@@ -52,16 +53,17 @@ function present(input: OutlineInput): Presentation {
   return { title: `Outline ${input.path}`, keyArgument: input.path, locations: [{ path: input.path }] };
 }
 
-async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promise<string> {
-  if (ctx.signal.aborted) return "error: outline aborted";
+async function run(input: OutlineInput, ctx: ToolContext, target: Target): Promise<ToolResult> {
+  if (ctx.signal.aborted) return failed("error: outline aborted", stoppedBy(ctx.signal));
   const judged = judgedPath(target.read, "outline");
-  if (!judged.ok) return `error: ${judged.error}`;
+  if (!judged.ok) return failed(`error: ${judged.error}`);
   const source = readSource(judged.value, input.path, ctx);
-  if (!source.ok) return `error: ${source.error}`;
+  if (!source.ok) return failed(`error: ${source.error}`);
   // The parse gets most of the tool's time, leaving room to fall back to the heuristic.
   const budget = Math.min(MAX_PARSE_MS, Math.floor(ctx.timeoutMs * PARSE_SHARE_OF_TIMEOUT));
   const text = await outlineSource(input.path, source.value, { deadlineAt: Date.now() + budget });
-  return clip(text, CLIP.outline);
+  // A grammar that failed or a parse out of time still outlines, by the heuristic: done.
+  return done(clip(text, CLIP.outline));
 }
 
 /** The file as text, or why it cannot be outlined (missing, directory, too large, binary). */

@@ -12,6 +12,7 @@
 import { clip } from "../core/clip.js";
 import { CLIP } from "./clip.js";
 import { type CallSpec, calls, declareInput, type InputOf } from "./declare.js";
+import { done } from "./result.js";
 import type { Tool } from "./types.js";
 
 export const MAX_PARALLEL_CALLS = 4;
@@ -69,7 +70,8 @@ export const parallelTool: Tool<ParallelInput> = {
         return `${header}\n${clip(body, Math.max(MIN_CHILD_CLIP_BYTES, budget - Buffer.byteLength(header) - 2))}`;
       }),
     );
-    return results.join("\n\n");
+    // Each child's outcome is reported under its own header; the fan-out itself did its work.
+    return done(results.join("\n\n"));
   },
 };
 

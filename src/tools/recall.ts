@@ -16,7 +16,8 @@ import { transcriptFiles } from "../store/session.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, optStr } from "./declare.js";
 import { fsErrorText } from "./fs-util.js";
-import type { Tool } from "./types.js";
+import { done, failed } from "./result.js";
+import type { Tool, ToolResult } from "./types.js";
 
 export const DEFAULT_RECALL_LIMIT = 8;
 export const MAX_RECALL_LIMIT = 20;
@@ -98,14 +99,14 @@ export const recallTool: Tool<RecallInput> = {
   },
 
   async run(input, ctx) {
-    if (!ctx.sessionPath) return "recall: this run has no session transcript to search";
+    if (!ctx.sessionPath) return failed("recall: this run has no session transcript to search");
     const lines = transcriptLines(ctx.sessionPath);
     try {
       return "query" in input
         ? byQuery(lines, input.query, input.limit)
         : bySeq(lines, input.seq, input.context);
     } catch (e) {
-      return `recall: cannot read the session transcript: ${fsErrorText(e)}`;
+      return failed(`recall: cannot read the session transcript: ${fsErrorText(e)}`);
     }
   },
 };
@@ -143,7 +144,8 @@ function isRecallTraffic(m: Message): boolean {
   return m.content.includes(`${RESULT_MARKER} `);
 }
 
-function byQuery(lines: Iterable<string | undefined>, query: string, limit: number): string {
+/** No message containing the query is an answer too, as grep's no match is. */
+function byQuery(lines: Iterable<string | undefined>, query: string, limit: number): ToolResult {
   const needle = query.toLowerCase();
   const hits: { m: Message; at: number }[] = [];
   let more = 0;
@@ -158,7 +160,7 @@ function byQuery(lines: Iterable<string | undefined>, query: string, limit: numb
     else more++;
   }
   if (hits.length === 0)
-    return `${RESULT_MARKER} no messages contain ${JSON.stringify(query)} (${count} searched)`;
+    return done(`${RESULT_MARKER} no messages contain ${JSON.stringify(query)} (${count} searched)`);
   const budget = Math.max(MIN_CONTENT_CHARS, Math.floor(CONTENT_BUDGET_CHARS / hits.length));
   const out = hits.map(({ m, at }) => render(m, excerpt(m.content, at, query.length, budget)));
   const head = `${RESULT_MARKER} ${hits.length + more} message(s) contain ${JSON.stringify(query)}`;
@@ -166,10 +168,10 @@ function byQuery(lines: Iterable<string | undefined>, query: string, limit: numb
     more > 0
       ? `[${more} later match(es) not shown; narrow the query or raise "limit" (at most ${MAX_RECALL_LIMIT})]`
       : undefined;
-  return [head, ...out, ...(tail ? [tail] : [])].join("\n");
+  return done([head, ...out, ...(tail ? [tail] : [])].join("\n"));
 }
 
-function bySeq(all: Iterable<string | undefined>, seq: number, context: number): string {
+function bySeq(all: Iterable<string | undefined>, seq: number, context: number): ToolResult {
   // Only the window around `seq` is kept; the rest is counted.
   const window = new Map<number, string | undefined>();
   let total = 0;
@@ -177,7 +179,7 @@ function bySeq(all: Iterable<string | undefined>, seq: number, context: number):
     total += 1;
     if (total >= seq - context && total <= seq + context) window.set(total, line);
   }
-  if (seq > total) return `recall: seq ${seq} is past the end; the transcript has ${total} messages`;
+  if (seq > total) return failed(`recall: seq ${seq} is past the end; the transcript has ${total} messages`);
   const from = Math.max(1, seq - context);
   const to = Math.min(total, seq + context);
   const neighbours = to - from;
@@ -197,7 +199,7 @@ function bySeq(all: Iterable<string | undefined>, seq: number, context: number):
     }
     out.push(render(m, excerpt(m.content, 0, 0, Math.floor(s === seq ? mainBudget : sideBudget))));
   }
-  return out.join("\n");
+  return done(out.join("\n"));
 }
 
 function render(m: Message, content: string): string {

@@ -11,7 +11,19 @@ export function failed(text: string, details?: ToolDetails): ToolResult {
   return details ? { text, failed: true, details } : { text, failed: true };
 }
 
-/** A result from a tool that still answers in plain text (a failure is not marked). */
+/**
+ * What ended a call whose signal fired: the caller aborts it with a TimeoutError for the
+ * deadline and with anything else for an interrupt.
+ */
+export function stoppedBy(signal: AbortSignal): ToolDetails {
+  const reason: unknown = signal.reason;
+  return { stopped: reason instanceof Error && reason.name === "TimeoutError" ? "deadline" : "interrupted" };
+}
+
+/**
+ * Every built-in tool now returns a ToolResult, so this passes its argument through; it
+ * stays for callers written when a tool could answer in plain text (a failure unmarked).
+ */
 export function asResult(r: ToolResult | string): ToolResult {
   return typeof r === "string" ? { text: r } : r;
 }

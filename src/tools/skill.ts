@@ -19,7 +19,8 @@ import {
 import type { SkillRegistry } from "../skills/registry.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str, strOr } from "./declare.js";
-import type { Presentation, Tool, ToolContext } from "./types.js";
+import { done, failed, stoppedBy } from "./result.js";
+import type { Presentation, Tool, ToolContext, ToolResult } from "./types.js";
 
 /** Largest file the action reads; the observation is clipped far below this anyway. */
 export const MAX_SKILL_READ_BYTES = 1024 * 1024;
@@ -90,34 +91,44 @@ function asRegistry(v: unknown): SkillRegistry | undefined {
   return r && typeof r.get === "function" && typeof r.list === "function" ? (r as SkillRegistry) : undefined;
 }
 
-async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
-  if (ctx.signal.aborted) return `${ERROR_PREFIX} read aborted`;
+async function run(input: SkillInput, ctx: ToolContext): Promise<ToolResult> {
+  if (ctx.signal.aborted) return failed(`${ERROR_PREFIX} read aborted`, stoppedBy(ctx.signal));
   const registry = asRegistry(ctx.services.skills);
   const skill = registry?.get(input.name);
   if (!skill)
-    return `${ERROR_PREFIX} unknown skill ${JSON.stringify(input.name)}; ${availableSkills(registry)}`;
+    return failed(
+      `${ERROR_PREFIX} unknown skill ${JSON.stringify(input.name)}; ${availableSkills(registry)}`,
+    );
 
   // Re-resolve the boundary now: the directory may have been replaced since discovery.
   const root = realpathOrUndefined(skill.dir);
   if (root === undefined)
-    return `${ERROR_PREFIX} skill ${JSON.stringify(skill.name)} directory is gone: ${skill.dir}`;
+    return failed(`${ERROR_PREFIX} skill ${JSON.stringify(skill.name)} directory is gone: ${skill.dir}`);
   const shown = input.path.split(path.sep).join("/");
   const writtenPrivate = privateName(input.path);
   const target = realpathOrUndefined(path.join(root, input.path));
   if (target === undefined && writtenPrivate) {
-    return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${writtenPrivate}`;
+    return failed(
+      `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${writtenPrivate}`,
+    );
   }
   if (target === undefined) {
-    return `${ERROR_PREFIX} no file ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`;
+    return failed(
+      `${ERROR_PREFIX} no file ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`,
+    );
   }
   if (!isInside(root, target)) {
-    return `${ERROR_PREFIX} ${JSON.stringify(shown)} resolves outside skill ${JSON.stringify(skill.name)}; refused`;
+    return failed(
+      `${ERROR_PREFIX} ${JSON.stringify(shown)} resolves outside skill ${JSON.stringify(skill.name)}; refused`,
+    );
   }
   // Hidden and secret-named files are never part of a skill's surface, in any policy mode
   //: checked on the path as written and on where it resolves to.
   const refused = writtenPrivate ?? privateName(path.relative(root, target));
   if (refused) {
-    return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${refused}`;
+    return failed(
+      `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} is refused: ${refused}`,
+    );
   }
   let isDir = false;
   try {
@@ -126,18 +137,22 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<string> {
     // readRegularFile below reports the problem.
   }
   if (isDir) {
-    return `${ERROR_PREFIX} ${JSON.stringify(shown)} is a directory in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`;
+    return failed(
+      `${ERROR_PREFIX} ${JSON.stringify(shown)} is a directory in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`,
+    );
   }
   const read = readRegularFile(target, MAX_SKILL_READ_BYTES, { singleLink: true });
   if (!read.ok)
-    return `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} ${read.error}`;
+    return failed(
+      `${ERROR_PREFIX} ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)} ${read.error}`,
+    );
   if (read.data.includes(0)) {
-    return `[skill ${skill.name}: ${shown}] binary file, ${read.data.length} bytes; not shown`;
+    return failed(`[skill ${skill.name}: ${shown}] binary file, ${read.data.length} bytes; not shown`);
   }
   // The directory lets the model run a script the skill bundles, with bash, under the policy
   // (docs/skills.md "Skills"): the skill's own files name paths relative to it.
   const header = `[skill ${skill.name}: ${shown}, ${read.data.length} bytes; skill directory: ${skill.dir}]\n`;
-  return clip(header + read.data.toString("utf8"), CLIP.skill);
+  return done(clip(header + read.data.toString("utf8"), CLIP.skill));
 }
 
 export const skillTool: Tool<SkillInput> = {

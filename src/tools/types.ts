@@ -143,7 +143,7 @@ export interface Tool<I = unknown> {
    * Runs the call. `target` holds the paths the gate resolved and allowed (see Target): a
    * file tool opens those, never its input's path strings.
    */
-  run(input: I, ctx: ToolContext, target: Target): Promise<ToolResult | string>;
+  run(input: I, ctx: ToolContext, target: Target): Promise<ToolResult>;
 }
 
 /** What a run has, for `enabledWhen`. */

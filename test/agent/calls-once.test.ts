@@ -127,7 +127,7 @@ describe("parallel: each child judged once", () => {
       ...TOOLS_BY_NAME.get("parallel")!,
       run: async (_input: unknown, ctx: { call: (a: string, r: string) => Promise<string> }) => {
         seen = await ctx.call("file_read", '{"path":".env"}');
-        return "done";
+        return { text: "done" };
       },
     } as AnyTool;
     const tools = new Map(env.tools);

@@ -9,7 +9,7 @@ import type { Target } from "../../src/core/types.js";
 import { judgeReadPath, judgeWritePath } from "../../src/policy/paths.js";
 import { resolvePhysical } from "../../src/policy/realpath.js";
 import type { GateSettings } from "../../src/policy/types.js";
-import type { AnyTool, BoundGate, ToolContext } from "../../src/tools/types.js";
+import type { AnyTool, BoundGate, ToolContext, ToolResult } from "../../src/tools/types.js";
 
 export { NO_TARGET } from "../../src/core/types.js";
 
@@ -60,7 +60,12 @@ export function unrestrictedTarget(tool: AnyTool, input: unknown, cwd: string): 
   };
 }
 
-/** Runs a tool as the pipeline would, with the unrestricted target of its input. */
-export function runTool<I>(tool: AnyTool, input: I, ctx: ToolContext): Promise<string> {
+/** Runs a tool as the pipeline would, with the unrestricted target of its input: its whole result. */
+export function runToolResult<I>(tool: AnyTool, input: I, ctx: ToolContext): Promise<ToolResult> {
   return tool.run(input, ctx, unrestrictedTarget(tool, input, ctx.cwd));
+}
+
+/** As runToolResult, the observation text only (what most tool tests compare). */
+export async function runTool<I>(tool: AnyTool, input: I, ctx: ToolContext): Promise<string> {
+  return (await runToolResult(tool, input, ctx)).text;
 }

@@ -106,7 +106,7 @@ it.skipIf(process.platform !== "linux" || !canJudgeDescriptors())(
       }
       const r = log.emit("race", "tool_call", `${tool.name} ${JSON.stringify(input)}`);
       if (!r.ok) throw new Error(r.error);
-      return tool.run(input as never, { ...ctx, mode }, { read, write });
+      return (await tool.run(input as never, { ...ctx, mode }, { read, write })).text;
     };
 
     swapper = spawn(

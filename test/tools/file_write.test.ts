@@ -100,7 +100,7 @@ describe("file_write", () => {
     // The race the pipeline cannot close: the final component swapped for a link.
     fs.rmSync(path.join(dir, "real.txt"));
     fs.symlinkSync("other.txt", path.join(dir, "real.txt"));
-    expect(await fileWriteTool.run(input, ctx, target)).toContain(
+    expect((await fileWriteTool.run(input, ctx, target)).text).toContain(
       "replaced by a symlink after the policy check",
     );
     expect(fs.readFileSync(path.join(dir, "other.txt"), "utf8")).toBe("other");

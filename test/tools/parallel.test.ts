@@ -144,7 +144,7 @@ describe("parallel run", () => {
         { action: "glob", input: { pattern: "boom/*" } },
       ],
     });
-    const out = await parallelTool.run(input, makeToolContext({ call }), NO_TARGET);
+    const out = (await parallelTool.run(input, makeToolContext({ call }), NO_TARGET)).text;
     expect(out).toBe(
       [
         '[1] file_read {"path":"a.txt"}\nfile_read result for {"path":"a.txt"}',
@@ -160,7 +160,7 @@ describe("parallel run", () => {
   it("clips each child to its share so every result keeps its head and tail", async () => {
     const call: ToolContext["call"] = async (_a, input) => `START ${input} ${"z".repeat(20_000)} END`;
     const input = parse({ calls: [read("a"), read("b"), read("c")] });
-    const out = await parallelTool.run(input, makeToolContext({ call }), NO_TARGET);
+    const out = (await parallelTool.run(input, makeToolContext({ call }), NO_TARGET)).text;
     expect(Buffer.byteLength(out)).toBeLessThanOrEqual(CLIP.parallel + 64);
     for (const p of ["a", "b", "c"]) expect(out).toContain(`START {"path":"${p}"}`);
     expect(out.match(/ END/g)).toHaveLength(3);
@@ -173,7 +173,7 @@ describe("final", () => {
     const r = finalTool.parse("The answer is 42.\n\n- detail");
     expect(r).toEqual({ ok: true, value: "The answer is 42.\n\n- detail" });
     if (r.ok)
-      expect(await finalTool.run(r.value, makeToolContext(), NO_TARGET)).toBe(
+      expect((await finalTool.run(r.value, makeToolContext(), NO_TARGET)).text).toBe(
         "The answer is 42.\n\n- detail",
       );
     expect(finalTool.effects("x")).toEqual({ capability: "native" });
