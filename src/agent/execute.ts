@@ -6,7 +6,7 @@
  */
 
 import type { Target } from "../core/types.js";
-import { asResult, failed } from "../tools/result.js";
+import { failed } from "../tools/result.js";
 import type { AnyTool, PlannedContent, ToolContext, ToolResult } from "../tools/types.js";
 
 /** Time a tool gets after its signal fires to clean up (bash needs 1 s for SIGKILL). */
@@ -47,7 +47,7 @@ export async function runToolWithDeadline(
         timeoutMs,
         ...(change ? { change } : {}),
       };
-      return asResult(await tool.run(input, ctx, target));
+      return await tool.run(input, ctx, target);
     } catch (e) {
       return failed(`${tool.name} error: ${(e as Error)?.message ?? String(e)}`);
     }

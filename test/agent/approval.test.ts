@@ -17,7 +17,7 @@ import {
   callSummary,
   needsApproval,
 } from "../../src/agent/approval.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import { type AgentEvent, wireEvent } from "../../src/agent/events.js";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
@@ -25,7 +25,7 @@ import { createAuditLog } from "../../src/store/audit.js";
 import { openCheckpointWriter, readCheckpoints, sha256 } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
-import { readyCall } from "../helpers/calls.js";
+import { preparedCall } from "../helpers/calls.js";
 import { scriptedBackend } from "../helpers/scripted-backend.js";
 import { type ScriptItem, step } from "../helpers/scripted-server.js";
 
@@ -119,7 +119,7 @@ describe("which calls ask", () => {
 
   it("the summary is the tool and its key argument on one line", () => {
     const summary = (action: string, input: string | object) =>
-      callSummary(readyCall(action, input, { mode: "unrestricted" }));
+      callSummary(preparedCall(action, input));
     expect(summary("bash", "npm test")).toBe("bash  npm test");
     expect(summary("file_edit", { path: "src/calc.py", old: "a", new: "b" })).toBe("file_edit  src/calc.py");
     expect(summary("http_request", { method: "POST", url: "https://x.test/a" })).toBe(
@@ -353,7 +353,9 @@ describe("file changes through the pipeline", () => {
     ]);
     await runGoal(h.deps, "change");
     const changed = h.events.filter((e) => e.type === "file_changed");
-    expect(changed).toEqual([
+    // Each event carries its call's record: the change reported is the one that call planned.
+    for (const e of changed) expect(e.call?.change?.shown).toBe(e.path);
+    expect(changed.map(wireEvent)).toEqual([
       { type: "file_changed", path: "notes.txt", before: "alpha\nbeta\n", after: "alpha\ngamma\n" },
       { type: "file_changed", path: "fresh.txt", before: null, after: "new file\n" },
     ]);

@@ -10,14 +10,14 @@ import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 
-/** A prepared record of `action raw`, judged in `mode` for a project at `cwd`. */
+/** A prepared record of `action raw`, judged in `mode` (default unrestricted: the consumer under test, not the gate, is the subject) for a project at `cwd`. */
 export function preparedCall(
   action: string,
   raw: string | object,
   opts: { cwd?: string; mode?: PolicyMode } = {},
 ): Prepared {
   const cwd = opts.cwd ?? os.tmpdir();
-  const settings = buildGateSettings(defaultConfig(), cwd, { mode: opts.mode ?? "guarded" });
+  const settings = buildGateSettings(defaultConfig(), cwd, { mode: opts.mode ?? "unrestricted" });
   const text = typeof raw === "string" ? raw : JSON.stringify(raw);
   return prepareCall(action, text, { settings, tools: TOOLS_BY_NAME });
 }
