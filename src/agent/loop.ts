@@ -34,8 +34,6 @@ import {
 import { followStep } from "./stream-final.js";
 import { splitThinking } from "./think.js";
 
-export type { RunStatus, RunStop } from "./run-stop.js";
-
 export interface RunResult {
   /** Why the run stopped; callers match on this, never on `error`'s text. */
   stop: RunStop;
