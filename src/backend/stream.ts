@@ -14,7 +14,6 @@
 
 import type { BackendApi } from "../config/schema.js";
 import { walkBraces } from "../core/json-braces.js";
-import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import type { Usage } from "./types.js";
 import { chatReasoning, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
