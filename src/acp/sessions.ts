@@ -19,6 +19,7 @@ import type {
 import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
+import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
@@ -75,8 +76,16 @@ const MODES: { id: PolicyMode; name: string; description: string }[] = [
 /** The config option that mirrors the mode, for editors that show config options rather than modes. */
 export const MODE_CONFIG_ID = "mode";
 
-/** How the loop words a run that used up agent.max_turns (src/agent/loop.ts). */
-const MAX_TURNS_ERROR = "no final answer within agent.max_turns";
+/**
+ * The stops ACP has a stopReason for. The others (backend, budget, malformed, not_recorded) are
+ * failures an editor should show as an error, with the message, not as a turn that ended.
+ */
+const ACP_STOP_REASONS: Partial<Record<RunStop, StopReason>> = {
+  final: "end_turn",
+  interrupted: "cancelled",
+  max_turns: "max_turn_requests",
+  refused: "refusal",
+};
 
 export interface AcpContext {
   config: Config;
@@ -485,15 +494,16 @@ export class AcpSessions {
     s.tokens.prompt += r.usage.prompt_tokens;
     s.tokens.completion += r.usage.completion_tokens;
     s.tokens.total += r.usage.total_tokens;
-    if (r.status === "final") return "end_turn";
+    if (r.stop === "final") return "end_turn";
     translator.close(r.error ?? r.status);
-    if (r.status === "interrupted") return "cancelled";
-    if (r.error?.startsWith(MAX_TURNS_ERROR)) return "max_turn_requests";
+    const reason = ACP_STOP_REASONS[r.stop];
+    if (reason) return reason;
     // The CLI's one-line message (`scoot: <error>`), as a JSON-RPC error.
     throw new AcpFailure(ACP_ERROR.internal, r.error ?? `run ended: ${r.status}`, {
       sessionId: id,
       runId: translator.runId ?? null,
       status: r.status,
+      stop: r.stop,
     });
   }
 

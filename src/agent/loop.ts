@@ -23,6 +23,7 @@ import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./ev
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
+import { type RunStatus, type RunStop, statusOf } from "./run-stop.js";
 import {
   parseStep,
   type ReplyContext,
@@ -34,9 +35,10 @@ import {
 import { followStep } from "./stream-final.js";
 import { splitThinking } from "./think.js";
 
-export type RunStatus = "final" | "failed" | "interrupted";
-
 export interface RunResult {
+  /** Why the run stopped; callers match on this, never on `error`'s text. */
+  stop: RunStop;
+  /** Derived from `stop` (`statusOf`): the coarse value older outputs carry. */
   status: RunStatus;
   answer?: string;
   error?: string;
@@ -182,7 +184,9 @@ async function askPhase(
   run: Run,
   turn: number,
   schema: object,
-): Promise<{ text: string; follower: Follower; ctx: ReplyContext } | { error: string } | NotRecorded> {
+): Promise<
+  { text: string; follower: Follower; ctx: ReplyContext } | { error: string; refused?: boolean } | NotRecorded
+> {
   const { deps } = run;
   run.emit({ type: "thinking", turn });
   const follower = deps.onEvent ? followStep(run.emit, turn) : undefined;
@@ -201,7 +205,8 @@ async function askPhase(
   });
   if (!reply.ok || deps.signal.aborted) follower?.settle(undefined, "the backend call did not complete");
   checkInterrupted(run);
-  if (!reply.ok) return { error: `backend failed: ${reply.error.message}` };
+  if (!reply.ok)
+    return { error: `backend failed: ${reply.error.message}`, refused: reply.error.refused === true };
   const r = reply.value;
   deps.fit?.calibrate(deps.history, r.usage);
   if (r.usage) {
@@ -363,20 +368,21 @@ function recordPhase(run: Run, action: string, observation: string): NotRecorded
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const started = Date.now();
   const run = openRun(deps, goal);
-  const result = (status: RunStatus, extra: { answer?: string; error?: string } = {}): RunResult => ({
-    status,
+  const result = (stop: RunStop, extra: { answer?: string; error?: string } = {}): RunResult => ({
+    stop,
+    status: statusOf(stop),
     ...extra,
     ...run.counts,
     usage: run.usage,
     wallMs: Date.now() - started,
   });
-  const fail = (raw: string): RunResult => {
+  const fail = (stop: Exclude<RunStop, "final" | "interrupted">, raw: string): RunResult => {
     // The message may echo model or server text; bound it.
     const message = clip(raw, STEP_ERROR_MAX_BYTES);
     run.emit({ type: "error", message });
     // Already failing; an audit problem here is reported by the caller's message.
     run.audit("system_error", message);
-    return result("failed", { error: message });
+    return result(stop, { error: message });
   };
   /** The one place a record that could not be written stops the run. */
   const unrecorded = (r: NotRecorded): RunResult => {
@@ -384,7 +390,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     // Best effort: a transcript failure may still leave the audit log writable.
     run.audit("system_error", message);
     run.emit({ type: "error", message });
-    return result("failed", { error: message });
+    return result("not_recorded", { error: message });
   };
   const schema = stepSchema([...deps.tools.keys()]);
   const maxTurns = deps.config.agent.max_turns;
@@ -404,14 +410,14 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       checkInterrupted(run);
       run.counts.turns = turn;
       const stopped = turnPhase(run);
-      if (stopped) return fail(stopped);
+      if (stopped) return fail("budget", stopped);
       const reply = await askPhase(run, turn, schema);
       if (isNotRecorded(reply)) return unrecorded(reply);
-      if ("error" in reply) return fail(reply.error);
+      if ("error" in reply) return fail(reply.refused ? "refused" : "backend", reply.error);
       const stepped = stepPhase(run, turn, reply.text, reply.follower, reply.ctx);
       if (stepped === "retry") continue;
       if (isNotRecorded(stepped)) return unrecorded(stepped);
-      if ("error" in stepped) return fail(stepped.error);
+      if ("error" in stepped) return fail("malformed", stepped.error);
       const { step, prepared } = stepped;
       if (prepared === undefined) {
         const logged = run.record("final", step.action_input);
@@ -424,7 +430,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const recorded = recordPhase(run, step.action, observation);
       if (recorded) return unrecorded(recorded);
     }
-    return fail(`no final answer within agent.max_turns = ${maxTurns} turns`);
+    return fail("max_turns", `no final answer within agent.max_turns = ${maxTurns} turns`);
   } catch (e) {
     if (e instanceof Interrupted || deps.signal.aborted) {
       run.emit({ type: "error", message: "interrupted", interrupted: true });

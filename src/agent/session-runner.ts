@@ -98,8 +98,10 @@ export interface AgentSession {
 
 export type Opened = { ok: true; value: AgentSession } | { ok: false; error: string };
 
+/** The session transcript could not be started: nothing was recorded, so nothing runs. */
 function failedBeforeStart(error: string): RunResult {
   return {
+    stop: "not_recorded",
     status: "failed",
     error,
     turns: 0,

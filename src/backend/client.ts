@@ -82,8 +82,11 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
   const timeoutMs = effectiveBackendTimeout({ backend: config });
   const sleep = opts.sleep ?? abortableSleep;
   const emit = (e: BackendEvent) => opts.onEvent?.(e);
-  const fail = (kind: BackendError["kind"], message: string, status?: number) =>
-    ({ ok: false, error: backendError(kind, shown, message, opts.token, status) }) as const;
+  const fail = (kind: BackendError["kind"], message: string, status?: number, refused?: true) =>
+    ({
+      ok: false,
+      error: { ...backendError(kind, shown, message, opts.token, status), ...(refused ? { refused } : {}) },
+    }) as const;
   const replyKind = api === "chat" ? "a chat completion" : "a Responses API reply";
 
   // Remembered for the process like the level: once a server shows it does not stream,
@@ -175,10 +178,16 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               "protocol",
               `${shown}: the reply stream ended without a complete reply: ${parsed.error}; the partial reply was discarded, not retried`,
               res.status,
+              parsed.refused,
             );
           }
           if (!parsed.ok)
-            return fail("protocol", protocolMessage(shown, replyKind, parsed.error), res.status);
+            return fail(
+              "protocol",
+              protocolMessage(shown, replyKind, parsed.error),
+              res.status,
+              parsed.refused,
+            );
           if (auto) level = tryLevel;
           const v = parsed.value as typeof parsed.value & { flooded?: boolean };
           if (v.flooded)

@@ -14,10 +14,9 @@
 
 import type { BackendApi } from "../config/schema.js";
 import { walkBraces } from "../core/json-braces.js";
-import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import type { Usage } from "./types.js";
-import { chatReasoning, excerpt, incompleteWords } from "./wire.js";
+import { chatReasoning, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
 
 /**
  * White space after a complete JSON object beyond which the reply is over (docs/context.md "Reasoning
@@ -88,7 +87,13 @@ export interface StreamDecoder {
   /** Text received so far (for the error message of a cut stream). */
   textSoFar(): string;
   /** At the end of the HTTP body: the whole reply, or why the stream is not one. */
-  finish(): Result<{ text: string; usage?: Usage; reasoning?: string; cutOff?: string; flooded?: boolean }>;
+  finish(): ReplyResult<{
+    text: string;
+    usage?: Usage;
+    reasoning?: string;
+    cutOff?: string;
+    flooded?: boolean;
+  }>;
 }
 
 export function createStreamDecoder(
@@ -250,7 +255,7 @@ export function createStreamDecoder(
         };
       }
       if (text === "" && refusal !== "")
-        return { ok: false, error: `the model refused: ${excerpt(refusal)}` };
+        return { ok: false, error: `the model refused: ${excerpt(refusal)}`, refused: true };
       return {
         ok: true,
         value: {

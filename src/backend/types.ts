@@ -69,6 +69,11 @@ export interface BackendError {
   message: string;
   /** The request URL without credentials. */
   url: string;
+  /**
+   * The server answered, but with the model's refusal (a `refusal` field or part) instead of
+   * text: the model declined, so retrying the same request or switching level will not help.
+   */
+  refused?: true;
 }
 
 /** What the client reports for trace and debug audit. No bodies, no headers, no token. */

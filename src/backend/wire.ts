@@ -97,6 +97,9 @@ export function buildBody(input: BodyInput): Record<string, unknown> {
   return mergeExtra(body, input.extra);
 }
 
+/** A parsed reply, or why the body is not one; `refused` when what came instead was the model's refusal. */
+export type ReplyResult<T> = { ok: true; value: T } | { ok: false; error: string; refused?: true };
+
 export interface ParsedReply {
   text: string;
   usage?: Usage;
@@ -179,7 +182,7 @@ function chatContent(content: unknown): string | undefined {
 }
 
 /** Reply text and usage, or what is wrong with the body (completes "a body that is not a ...: <error>"). */
-export function parseReply(api: BackendApi, body: string): Result<ParsedReply> {
+export function parseReply(api: BackendApi, body: string): ReplyResult<ParsedReply> {
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -210,7 +213,11 @@ export function parseReply(api: BackendApi, body: string): Result<ParsedReply> {
         typeof choice.message.refusal === "string" ? `; refusal: ${excerpt(choice.message.refusal)}` : "";
       const finish =
         typeof choice.finish_reason === "string" ? ` (finish_reason ${choice.finish_reason})` : "";
-      return { ok: false, error: `choices[0].message.content is not text${finish}${refusal}` };
+      return {
+        ok: false,
+        error: `choices[0].message.content is not text${finish}${refusal}`,
+        ...(refusal ? { refused: true as const } : {}),
+      };
     }
     return {
       ok: true,
@@ -253,6 +260,7 @@ export function parseReply(api: BackendApi, body: string): Result<ParsedReply> {
     return {
       ok: false,
       error: `no output_text in output${why}${refusal ? `; refusal: ${excerpt(refusal)}` : ""}`,
+      ...(refusal !== undefined ? { refused: true as const } : {}),
     };
   }
   return { ok: true, value: { text: texts.join(""), usage, ...extras } };

@@ -1,5 +1,6 @@
 /** `scoot -e "<goal>"`: one run; only the final answer on stdout (or a JSON result with --json). */
 import type { RunResult } from "../agent/loop.js";
+import { statusOf } from "../agent/run-stop.js";
 import { endProcess } from "../core/process-end.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
@@ -7,9 +8,11 @@ import { EXIT } from "./io.js";
 import { openCliAgent } from "./run-common.js";
 import { traceSummary } from "./trace.js";
 
-export function exitCodeFor(r: RunResult): number {
-  if (r.status === "final") return EXIT.ok;
-  if (r.status === "interrupted") return EXIT.interrupted;
+/** Exit codes follow the coarse status: scripts tell the stop reasons apart by `--json`'s `stop`. */
+export function exitCodeFor(r: Pick<RunResult, "stop">): number {
+  const status = statusOf(r.stop);
+  if (status === "final") return EXIT.ok;
+  if (status === "interrupted") return EXIT.interrupted;
   return EXIT.failed;
 }
 
@@ -54,6 +57,7 @@ export async function runEval(cli: Cli): Promise<number> {
       turns: result.turns,
       usage: { ...result.usage, context_window: agent.contextWindow() ?? null },
       status: result.status,
+      stop: result.stop,
       ...(result.error ? { error: result.error } : {}),
     };
     cli.io.out(`${JSON.stringify(out)}\n`);

@@ -8,6 +8,7 @@ export {
   type PolicyMode,
   type RunOptions,
   type RunOutcome,
+  type RunStop,
   type Scoot,
   type ScootOptions,
   version,

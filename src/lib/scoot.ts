@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/events.js";
+import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import { ensureHome, homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
@@ -20,6 +21,7 @@ import { loadResumeTarget } from "../store/resume-target.js";
 import { validateSessionId } from "../store/session.js";
 
 export type { AgentEvent } from "../agent/events.js";
+export type { RunStop } from "../agent/run-stop.js";
 export type { PolicyMode } from "../config/schema.js";
 
 export interface ScootOptions {
@@ -56,7 +58,9 @@ export interface RunOutcome {
   turns: number;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   status: "final" | "failed" | "interrupted";
-  /** Why the run failed or stopped (the CLI's one-line message). */
+  /** Why the run stopped, to match on (docs/editors.md "Library API"); `status` is derived from it. */
+  stop: RunStop;
+  /** Why the run failed or stopped (the CLI's one-line message), for people. */
   error?: string;
 }
 
@@ -217,6 +221,7 @@ export function createScoot(options: ScootOptions = {}): Scoot {
           turns: r.turns,
           usage: { ...r.usage },
           status: r.status,
+          stop: r.stop,
           ...(r.error ? { error: r.error } : {}),
         };
       } finally {

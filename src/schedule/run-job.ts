@@ -4,6 +4,7 @@
  * (or MCP connection) between firings and its memory stays flat.
  */
 import type { AgentEvent } from "../agent/events.js";
+import type { RunStop } from "../agent/run-stop.js";
 import { openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
@@ -18,7 +19,8 @@ export interface JobRunnerContext {
   log: (line: string) => void;
   /** The daemon's metrics listen to each run (docs/telemetry.md "Telemetry and metrics"). */
   onEvent?: (e: AgentEvent) => void;
-  onDone?: (job: Job, status: string) => void;
+  /** `stop` is the run's stop reason; undefined when the session could not be opened. */
+  onDone?: (job: Job, status: string, stop: RunStop | undefined) => void;
 }
 
 export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
@@ -36,17 +38,19 @@ export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
       ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     });
     if (!opened.ok) {
-      ctx.onDone?.(job, "failed");
+      ctx.onDone?.(job, "failed", undefined);
       return { status: "failed", error: opened.error };
     }
     const agent = opened.value;
     let status = "failed";
+    let stop: RunStop | undefined;
     try {
       const r = await agent.run(job.goal, signal);
       status = r.status;
-      return { status: r.status, error: r.error, turns: r.turns };
+      stop = r.stop;
+      return { status: r.status, stop: r.stop, error: r.error, turns: r.turns };
     } finally {
-      ctx.onDone?.(job, status);
+      ctx.onDone?.(job, status, stop);
       await agent.close();
     }
   };

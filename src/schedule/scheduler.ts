@@ -17,6 +17,7 @@
  *   in the job's session and the loop goes on. If a run ignores its abort signal, the loop
  *   stops waiting for it shortly after the deadline anyway.
  */
+import type { RunStop } from "../agent/run-stop.js";
 import type { Config } from "../config/schema.js";
 import { effectiveBackendTimeout, effectiveToolTimeout } from "../config/schema.js";
 import type { AuditLog } from "../store/audit.js";
@@ -41,6 +42,8 @@ export function jobDeadlineMs(config: Config): number {
 
 export interface JobOutcome {
   status: "final" | "failed" | "interrupted";
+  /** Why the run stopped; absent when no run started (the session could not be opened). */
+  stop?: RunStop;
   error?: string;
   turns?: number;
 }
@@ -123,6 +126,8 @@ export interface SchedulerOptions {
 /** How one firing ended: the status recorded in the state, and the audited problem if any. */
 interface Fired {
   status: string;
+  /** The run's own stop reason, when a run ended (not for a deadline, an abandoned run or a throw). */
+  stop?: RunStop;
   problem?: string;
 }
 
@@ -213,9 +218,10 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
       if (outcome.status !== "final") {
         // The loop has audited the cause already; this line ties it to the job firing.
         const detail = outcome.error ? `: ${outcome.error}` : "";
-        return problem(job, outcome.status, `job ${job.id} run ${outcome.status}${detail}`);
+        const fired = problem(job, outcome.status, `job ${job.id} run ${outcome.status}${detail}`);
+        return outcome.stop ? { ...fired, stop: outcome.stop } : fired;
       }
-      return { status: "final" };
+      return { status: "final", stop: "final" };
     } catch (e) {
       return problem(job, "error", `job ${job.id} run threw: ${(e as Error)?.message ?? String(e)}`);
     } finally {
@@ -260,6 +266,8 @@ export function createScheduler(opts: SchedulerOptions): Scheduler {
         const entry = state.jobs[job.id];
         if (entry) {
           entry.last_status = fired.status;
+          if (fired.stop) entry.last_stop = fired.stop;
+          else delete entry.last_stop;
           save();
         }
       }

@@ -21,6 +21,8 @@ export interface JobState {
   last_fire?: number;
   /** How the last firing ended: final, failed, interrupted, deadline, error. */
   last_status?: string;
+  /** Why the last firing's run stopped (a RunStop: final, max_turns, backend, ...); absent when no run ended. */
+  last_stop?: string;
 }
 
 export interface ScheduleState {
@@ -40,7 +42,8 @@ function isJobState(v: unknown): v is JobState {
     typeof s.trigger === "string" &&
     typeof s.since === "number" &&
     (s.last_fire === undefined || typeof s.last_fire === "number") &&
-    (s.last_status === undefined || typeof s.last_status === "string")
+    (s.last_status === undefined || typeof s.last_status === "string") &&
+    (s.last_stop === undefined || typeof s.last_stop === "string")
   );
 }
 

@@ -142,14 +142,20 @@ export function createMethods(ctx: MethodContext): Record<string, Method> {
       if (r.status === "final") {
         return {
           ok: true,
-          result: { session_id: sessionId, reply: r.answer ?? "", turns: r.turns, usage: r.usage },
+          result: {
+            session_id: sessionId,
+            reply: r.answer ?? "",
+            turns: r.turns,
+            usage: r.usage,
+            stop: r.stop,
+          },
         };
       }
       return {
         ok: false,
         code: "run_failed",
         message: r.error ?? `run ended: ${r.status}`,
-        extra: { session_id: sessionId, status: r.status, turns: r.turns },
+        extra: { session_id: sessionId, status: r.status, stop: r.stop, turns: r.turns },
       };
     } finally {
       await agent.close();

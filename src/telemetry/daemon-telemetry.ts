@@ -4,6 +4,7 @@
  * configured nothing is imported and nothing runs. Both loops stop when the daemon stops.
  */
 import type { AgentEvent } from "../agent/events.js";
+import type { RunStop } from "../agent/run-stop.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
 import type { Result } from "../core/types.js";
@@ -20,7 +21,7 @@ export interface DaemonTelemetry {
   /** For the job runner: undefined when no metrics are served. */
   observe?: {
     onEvent: (e: AgentEvent) => void;
-    onDone: (job: { id: string }, status: string) => void;
+    onDone: (job: { id: string }, status: string, stop: RunStop | undefined) => void;
   };
   /** Lines for the start-up log. */
   started: string[];
@@ -132,8 +133,8 @@ export async function startDaemonTelemetry(opts: {
         ? {
             observe: {
               onEvent: (e: AgentEvent) => counting.onAgentEvent(e),
-              onDone: (job: { id: string }, status: string) =>
-                counting.onJobDone(job.id, status, status !== "final"),
+              onDone: (job: { id: string }, status: string, stop: RunStop | undefined) =>
+                counting.onJobDone(job.id, status, stop, status !== "final"),
             },
           }
         : {}),

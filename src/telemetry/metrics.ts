@@ -15,6 +15,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import type { AgentEvent } from "../agent/events.js";
+import type { RunStop } from "../agent/run-stop.js";
 import type { Result } from "../core/types.js";
 import type { SourceItem } from "./audit-source.js";
 import type { Progress } from "./shipper.js";
@@ -29,7 +30,8 @@ export interface DaemonMetrics {
   registry: Registry;
   /** One agent event of a job run. */
   onAgentEvent(e: AgentEvent): void;
-  onJobDone(job: string, status: string, missed: boolean): void;
+  /** `stop` is the run's stop reason; undefined when no run started (counted as `not_started`). */
+  onJobDone(job: string, status: string, stop: RunStop | undefined, missed: boolean): void;
   /** Events read from the audit log. */
   onAuditItems(items: readonly SourceItem[]): void;
   onExportProgress(p: Progress): void;
@@ -54,8 +56,8 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
   );
   const runs = new prom.Counter({
     name: "scoot_runs_total",
-    help: "Job runs of this daemon by status (final = answered)",
-    labelNames: ["status"],
+    help: "Job runs of this daemon by status (final = answered) and stop reason (max_turns, backend, ...)",
+    labelNames: ["status", "stop"],
     ...on,
   });
   const toolCalls = new prom.Counter({
@@ -129,7 +131,7 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
     ...on,
   });
   for (const direction of ["in", "out"]) tokens.inc({ direction }, 0);
-  runs.inc({ status: "final" }, 0);
+  runs.inc({ status: "final", stop: "final" }, 0);
   let last: Progress = { exported: 0, gaps: 0, failures: 0, lag: 0 };
   return {
     registry,
@@ -144,8 +146,8 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
         if (!ok) backendErrors.inc({ outcome });
       }
     },
-    onJobDone(job, status, missed) {
-      runs.inc({ status });
+    onJobDone(job, status, stop, missed) {
+      runs.inc({ status, stop: stop ?? "not_started" });
       firings.inc({ job, status });
       if (missed) misses.inc({ job });
     },

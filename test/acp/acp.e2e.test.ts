@@ -344,7 +344,7 @@ describe("scoot acp", () => {
     }
   });
 
-  it("max turns answers max_turn_requests; a backend failure is a JSON-RPC error with the CLI's message", async () => {
+  it("max turns answers max_turn_requests, a refusal refusal; a backend failure is a JSON-RPC error with the CLI's message and stop", async () => {
     server.push(step("glob", JSON.stringify({ pattern: "*" })), {
       status: 401,
       body: { error: { message: "bad key" } },
@@ -361,6 +361,7 @@ describe("scoot acp", () => {
         (e: unknown) => e as acp.RequestError,
       );
     expect(err?.message).toMatch(/backend failed: .*401/);
+    expect(err?.data).toMatchObject({ status: "failed", stop: "backend" });
 
     server.push(step("glob", JSON.stringify({ pattern: "*" })));
     const limited = connect([], { SCOOT_AGENT_MAX_TURNS: "1" });
@@ -371,6 +372,21 @@ describe("scoot acp", () => {
       prompt: [{ type: "text", text: "go" }],
     });
     expect(r.stopReason).toBe("max_turn_requests");
+
+    // The server's reply is the model's refusal: a turn that ended, said as ACP says it.
+    server.push({
+      raw: JSON.stringify({
+        choices: [
+          { message: { role: "assistant", content: null, refusal: "I can't help" }, finish_reason: "stop" },
+        ],
+      }),
+      contentType: "application/json",
+    });
+    const refused = await limited.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: s2.sessionId,
+      prompt: [{ type: "text", text: "go" }],
+    });
+    expect(refused.stopReason).toBe("refusal");
   });
 
   it("two sessions prompt at once; each gets its own updates and answer", async () => {

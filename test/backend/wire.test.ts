@@ -164,10 +164,12 @@ describe("reply parsing", () => {
     ["refusal", chat({ content: null, refusal: "I cannot" }), "refusal: I cannot"],
     ["embedded error", JSON.stringify({ error: { message: "model crashed" } }), "model crashed"],
     ["array body", "[1,2]", "not an object"],
-  ])("chat: %s is an error", (_name, body, wanted) => {
+  ])("chat: %s is an error", (name, body, wanted) => {
     const r = parseReply("chat", body);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toContain(wanted);
+    // Only a refusal is marked as one: the run then stops as `refused`, not `backend`.
+    if (!r.ok) expect(r.refused === true).toBe(name === "refusal");
   });
 
   it("chat: usage is read, total computed when missing", () => {
@@ -212,10 +214,11 @@ describe("reply parsing", () => {
     ["no text", { output: output([{ type: "refusal", refusal: "no" }]) }, "refusal: no"],
     ["incomplete", { output: [], incomplete_details: { reason: "max_output_tokens" } }, "max_output_tokens"],
     ["failed", { status: "failed", output: [] }, "failed"],
-  ])("responses: %s is an error", (_name, json, wanted) => {
+  ])("responses: %s is an error", (name, json, wanted) => {
     const r = parseReply("responses", JSON.stringify(json));
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toContain(wanted);
+    if (!r.ok) expect(r.refused === true).toBe(name === "no text");
   });
 
   it("responses: usage input/output tokens map to prompt/completion", () => {

@@ -121,13 +121,28 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
 });
 
 describe("-e output and options", () => {
-  it("--json prints {session_id, answer, turns, usage, status}", async () => {
+  it("--json prints {session_id, answer, turns, usage, status, stop}", async () => {
     const r = await scoot([step("final", "done")], ["-e", "hi", "--json", "--session-id", "my-job.1"]);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j).toMatchObject({ session_id: "my-job.1", answer: "done", turns: 1, status: "final" });
+    expect(j).toMatchObject({
+      session_id: "my-job.1",
+      answer: "done",
+      turns: 1,
+      status: "final",
+      stop: "final",
+    });
     expect(j.usage.total_tokens).toBeGreaterThan(0);
     expect(sessionFiles()).toEqual(["my-job.1.jsonl"]);
+  });
+  it("--json says why a run stopped: stop max_turns beside status failed, exit 1", async () => {
+    const r = await scoot([step("glob", JSON.stringify({ pattern: "*" }))], ["-e", "hi", "--json"], {
+      SCOOT_AGENT_MAX_TURNS: "1",
+    });
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ answer: null, turns: 1, status: "failed", stop: "max_turns" });
+    expect(j.error).toContain("agent.max_turns");
   });
   it("--trace prints progress markers before blocking steps and a summary", async () => {
     const r = await scoot([step("bash", "echo traced"), step("final", "ok")], ["-e", "go", "--trace"]);

@@ -98,7 +98,12 @@ fs.writeFileSync("run-result.json", JSON.stringify({ out, events, policy: scoot.
       fs.readFileSync(path.join(consumer, "run-result.json"), "utf8"),
     );
     expect(policy).toBe("guarded");
-    expect(out).toMatchObject({ answer: "the file says forty-two", status: "final", turns: 2 });
+    expect(out).toMatchObject({
+      answer: "the file says forty-two",
+      status: "final",
+      stop: "final",
+      turns: 2,
+    });
     expect(out.sessionId).toMatch(/^lib-/);
     expect(out.runId).toMatch(/^run-/);
     expect(out.usage.total_tokens).toBeGreaterThan(0);
@@ -141,6 +146,7 @@ fs.writeFileSync("cancel-result.json", JSON.stringify({ out, tookMs }));
     expect(r.stdout).toBe("");
     const { out, tookMs } = JSON.parse(fs.readFileSync(path.join(consumer, "cancel-result.json"), "utf8"));
     expect(out.status).toBe("interrupted");
+    expect(out.stop).toBe("interrupted");
     expect(out.answer).toBeUndefined();
     expect(tookMs).toBeLessThan(20_000);
     expect(processesWith(tag)).toEqual([]);
@@ -169,6 +175,7 @@ fs.writeFileSync("close-result.json", JSON.stringify({ out, refused }));
     expect(r.code, r.stderr).toBe(0);
     const { out, refused } = JSON.parse(fs.readFileSync(path.join(consumer, "close-result.json"), "utf8"));
     expect(out.status).toBe("interrupted");
+    expect(out.stop).toBe("interrupted");
     expect(refused).toMatch(/closed/);
     expect(processesWith(tag)).toEqual([]);
   });
@@ -191,13 +198,16 @@ try { createScoot({ home: process.env.T_HOME, configFile: "/nonexistent/scoot.to
     expect(r.stderr).toContain("config file /nonexistent/scoot.toml does not exist");
     fs.writeFileSync(
       path.join(consumer, "typed.ts"),
-      `import { createScoot, type RunOutcome } from "scoot";
+      `import { createScoot, type RunOutcome, type RunStop } from "scoot";
 const scoot = createScoot({ policy: "readonly" });
 const out: RunOutcome = await scoot.run("x", { sessionId: "s1", signal: new AbortController().signal });
 const answer: string | undefined = out.answer;
 // @ts-expect-error the status is a closed set
 const wrong: "done" = out.status;
-export { answer, wrong };
+const stop: RunStop = out.stop;
+// @ts-expect-error the stop reason is a closed set too
+const wrongStop: "stopped" = out.stop;
+export { answer, wrong, stop, wrongStop };
 `,
     );
     const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");

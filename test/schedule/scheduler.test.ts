@@ -75,7 +75,9 @@ function harness(
   return { scheduler, fired, logs, setNow: (ms) => (now = ms) };
 }
 
-function savedState(): { jobs: Record<string, { last_fire?: number; since: number; last_status?: string }> } {
+function savedState(): {
+  jobs: Record<string, { last_fire?: number; since: number; last_status?: string; last_stop?: string }>;
+} {
   return JSON.parse(fs.readFileSync(stateFile, "utf8"));
 }
 
@@ -197,7 +199,7 @@ describe("failures, deadlines and order", () => {
     const order: string[] = [];
     const runJob: JobRunner = async (job) => {
       order.push(job.id);
-      if (job.id === "fails") return { status: "failed", error: "backend failed: boom" };
+      if (job.id === "fails") return { status: "failed", stop: "backend", error: "backend failed: boom" };
       if (job.id === "throws") throw new Error("kaput");
       return { status: "final" };
     };
@@ -220,6 +222,10 @@ describe("failures, deadlines and order", () => {
     ]);
     expect(auditFor("fine")).toEqual([]);
     expect(savedState().jobs.throws!.last_status).toBe("error");
+    // The state says why each run stopped; a run that threw has no stop of its own.
+    expect(savedState().jobs.fails).toMatchObject({ last_status: "failed", last_stop: "backend" });
+    expect(savedState().jobs.fine).toMatchObject({ last_status: "final", last_stop: "final" });
+    expect(savedState().jobs.throws!.last_stop).toBeUndefined();
   });
 
   it("a run past its deadline is aborted and audited; the tick goes on", async () => {

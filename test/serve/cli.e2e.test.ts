@@ -85,7 +85,11 @@ describe("serve", () => {
     server.push(step("glob", JSON.stringify({ pattern: "*.md" })), step("final", "found nothing much"));
     const s = converse();
     const run = await s.send({ id: 1, method: "run", params: { goal: "look around" } });
-    expect(run).toMatchObject({ id: 1, ok: true, result: { reply: "found nothing much", turns: 2 } });
+    expect(run).toMatchObject({
+      id: 1,
+      ok: true,
+      result: { reply: "found nothing much", turns: 2, stop: "final" },
+    });
     const sessionId = (run.result as { session_id: string }).session_id;
     expect(sessionId).toMatch(/^serve-\d+-\d+-1$/);
 
@@ -113,7 +117,12 @@ describe("serve", () => {
     expect(events.every((e) => e.session_id === sessionId)).toBe(true);
 
     const second = await s.send({ id: 4, method: "run", params: { goal: "again" } });
-    expect(second).toMatchObject({ id: 4, ok: false, error: { code: "run_failed" } });
+    // The script is used up, so the backend call fails: the error says why by `stop`.
+    expect(second).toMatchObject({
+      id: 4,
+      ok: false,
+      error: { code: "run_failed", status: "failed", stop: "backend" },
+    });
     expect((second.error as { session_id: string }).session_id).toMatch(/^serve-\d+-\d+-2$/);
 
     const end = await s.end();

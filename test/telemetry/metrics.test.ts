@@ -169,7 +169,7 @@ describe("the daemon's /metrics", () => {
     expect(types.get("scoot_runs_total")).toBe("counter");
     expect(types.get("scoot_backend_request_duration_seconds")).toBe("histogram");
     expect(types.get("scoot_audit_export_lag_events")).toBe("gauge");
-    expect(value(samples, "scoot_runs_total", { status: "final" })).toBeGreaterThanOrEqual(1);
+    expect(value(samples, "scoot_runs_total", { status: "final", stop: "final" })).toBeGreaterThanOrEqual(1);
     expect(
       value(samples, "scoot_tool_calls_total", { tool: "glob", decision: "allow" }),
     ).toBeGreaterThanOrEqual(1);
