@@ -11,6 +11,7 @@ import { presentRecorded } from "../agent/calls.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import type { Message } from "../store/session.js";
+import { FINAL_ACTION } from "../tools/final.js";
 import { toolCallView } from "./tool-kind.js";
 
 const OBSERVATION_PREFIX = "Observation from ";
@@ -64,7 +65,7 @@ export function replayUpdates(messages: readonly Message[], cwd: string): Sessio
     } else if (m.role === "assistant") {
       const step = stepOf(m.content);
       if (!step) continue;
-      if (step.action === "final") {
+      if (step.action === FINAL_ACTION) {
         out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.input } });
         continue;
       }

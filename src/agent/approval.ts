@@ -6,6 +6,7 @@
  * `serve`, jobs, no terminal) there is no approver and nothing waits.
  */
 import type { Capability } from "../core/types.js";
+import type { AnyTool } from "../tools/types.js";
 import type { Ready } from "./call-record.js";
 
 /** `always` on a refusal: "reject always", the same key is refused without asking again. */
@@ -49,31 +50,9 @@ export function callSummary(request: Pick<Ready, "action" | "presentation">): st
   return shown ? `${request.action}  ${shown}` : request.action;
 }
 
-/**
- * A command that is one plain program with plain arguments: no separators, pipes,
- * substitutions, redirections, quotes, escapes, globs-with-braces or variable expansion. Only
- * such a command lets "always" cover its program: `npm test; curl … | sh` must never ride on
- * an "always" given to `npm test` (test/agent/approval.test.ts has the attacks).
- */
-const PLAIN_COMMAND = /^[A-Za-z0-9 _\-./=:,@%+]+$/;
-/** A program word: no `=` (a leading `VAR=value` changes how the program runs). */
-const PLAIN_PROGRAM = /^[A-Za-z0-9_\-./+]+$/;
-
-/**
- * What "always" remembers for a bash call: `bash:<program>` for a plain command (all
- * `npm …`), else `bash:<the exact command>` so only that same command is allowed again.
- */
-export function bashRememberKey(command: string): string {
-  const trimmed = command.trim();
-  const program = trimmed.split(" ")[0] ?? "";
-  if (PLAIN_COMMAND.test(trimmed) && PLAIN_PROGRAM.test(program)) return `bash:${program}`;
-  return `bash:${command}`;
-}
-
-/** The remembered-key of a call: the tool name, or the bash program (see bashRememberKey). */
-export function rememberKeyFor(action: string, input: unknown): string {
-  if (action === "bash" && typeof input === "string") return bashRememberKey(input);
-  return action;
+/** What "always" remembers for a call: the tool's own scope (bash: its program), else the tool. */
+export function rememberKeyFor(tool: Pick<AnyTool, "name" | "approvalScope">, input: unknown): string {
+  return tool.approvalScope?.(input) ?? tool.name;
 }
 
 /** A remembered answer: "always" (allow) or "reject always" (refuse). */

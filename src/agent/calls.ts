@@ -85,7 +85,7 @@ export function prepareCall(
     input,
     effects,
     presentation: tool.present(input),
-    rememberKey: rememberKeyFor(action, input),
+    rememberKey: rememberKeyFor(tool, input),
   };
   const verdict = (env.judge ?? decide)(effects, env.settings);
   if (!verdict.allow) return { kind: "denied", ...valid, reason: verdict.reason };

@@ -15,6 +15,7 @@ import type { GateSettings } from "../policy/types.js";
 import type { AuditKind, AuditLog } from "../store/audit.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
+import { FINAL_ACTION } from "../tools/final.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
@@ -275,13 +276,13 @@ function stepPhase(
   if (kept) return kept;
   if (step.ok) for (const note of step.value.notes) run.emit({ type: "step_note", turn, note });
   follower?.settle(
-    step.ok && step.value.action === "final" ? step.value.action_input : undefined,
+    step.ok && step.value.action === FINAL_ACTION ? step.value.action_input : undefined,
     step.ok ? "the step is not a final answer" : `invalid step: ${step.error}`,
   );
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
   const s = step.value;
   const prepared =
-    s.action === "final" ? undefined : run.calls.prepare(s.action, s.action_input, { input: s.input });
+    s.action === FINAL_ACTION ? undefined : run.calls.prepare(s.action, s.action_input, { input: s.input });
   if (prepared?.kind === "invalid") {
     // A fan-out with an invalid child is an invalid step: nothing ran, nothing was judged.
     return malformed(run, turn, `invalid action_input for ${s.action}: ${prepared.error}`) ?? "retry";

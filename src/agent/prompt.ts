@@ -2,6 +2,7 @@
 import type { PolicyMode } from "../config/schema.js";
 import { defuseMarkers } from "../core/markers.js";
 import { redact } from "../core/redact.js";
+import { FINAL_ACTION } from "../tools/final.js";
 import type { AnyTool } from "../tools/types.js";
 
 export const OBSERVATION_OPEN = "<<<UNTRUSTED_OBSERVATION";
@@ -44,7 +45,7 @@ export function buildSystemPrompt(p: PromptParts): string {
     "Every reply must be exactly one JSON object and nothing else:",
     '{"thought": "one line of reasoning", "action": "<action>", "action_input": "<input as a string>"}',
     "For JSON-shaped inputs, action_input is the JSON text of the input object (an object is also accepted).",
-    'When the goal is reached, reply with action "final" and the answer for the user as action_input.',
+    `When the goal is reached, reply with action "${FINAL_ACTION}" and the answer for the user as action_input.`,
     "",
     "## Actions",
     actions,

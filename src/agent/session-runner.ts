@@ -220,7 +220,8 @@ async function toolsFor(
   if (mcpTools.size === 0) return { tools, mcpTools };
   const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
   const checked = new Map(tools);
-  checked.set("mcp_call", mcpCallWithSchemas(mcpTools) as unknown as AnyTool);
+  const withSchemas = mcpCallWithSchemas(mcpTools);
+  checked.set(withSchemas.name, withSchemas as unknown as AnyTool);
   return { tools: checked, mcpTools };
 }
 

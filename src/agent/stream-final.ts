@@ -10,6 +10,8 @@
  * compares what was handed on with the validated step: it completes a prefix, or withdraws
  * the text (the step was invalid, or the stream failed) so the caller can say so.
  */
+
+import { FINAL_ACTION } from "../tools/final.js";
 import type { Listener } from "./events.js";
 
 export interface StreamFollowerEvents {
@@ -97,7 +99,7 @@ export class StepStreamReader {
   private thoughtPending = "";
 
   private flushAnswer(): void {
-    if (this.broken || !this.answerIsString || this.action !== "final" || !this.thoughtDone) return;
+    if (this.broken || !this.answerIsString || this.action !== FINAL_ACTION || !this.thoughtDone) return;
     const full =
       this.answer + (this.key === "action_input" && this.frame.kind === "string" ? this.current : "");
     if (!this.answerComplete && this.handedOn === "" && full.trim() === "") return;

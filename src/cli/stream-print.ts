@@ -12,6 +12,7 @@
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import { redact } from "../core/redact.js";
+import { FINAL_ACTION } from "../tools/final.js";
 import type { Io } from "./io.js";
 import { traceLine } from "./trace.js";
 
@@ -77,7 +78,7 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
       // Any other line ends the thought shown so far.
       closeThought();
       if (!opts.trace) return;
-      if (e.type === "step" && e.action === "final") {
+      if (e.type === "step" && e.action === FINAL_ACTION) {
         // The answer itself goes to stdout once; the trace only marks the step.
         if (thoughtTurn !== e.turn) io.err(`${traceLine(e)?.split("\n")[0]}\n`);
         io.err("[trace] action: final (the answer is on stdout)\n");

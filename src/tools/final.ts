@@ -8,14 +8,17 @@ import { done } from "./result.js";
 import type { Tool } from "./types.js";
 
 // An empty answer is almost always a slip; refusing it gives the model one more turn to answer.
-export const INPUT = declareText("final", {
+/** The action that ends a run with an answer: a step, not a call (the pipeline never runs it). */
+export const FINAL_ACTION = "final";
+
+export const INPUT = declareText(FINAL_ACTION, {
   shape: "answer text",
   example: "The answer.",
   nonEmpty: "answer text",
 });
 
 export const finalTool: Tool<string> = {
-  name: "final",
+  name: FINAL_ACTION,
   describe: "Give the answer to the user and stop. action_input is the answer text itself.",
   inputShape: INPUT.inputShape,
   clipBytes: CLIP.final,

@@ -117,6 +117,11 @@ export interface Tool<I = unknown> {
   effects(input: I): Effects;
   /** How the call shows itself (title, key argument, locations); see Presentation. */
   present(input: I): Presentation;
+  /**
+   * What an "always" (or "reject always") answer to this call covers, when narrower than the
+   * tool: e.g. `bash:npm` for a plain `npm …` command. Default: the tool's name.
+   */
+  approvalScope?: (input: I) => string;
   /** When the tool is offered at all (default: always). */
   enabledWhen?: (run: RunFeatures) => boolean;
   /** Listed in the prompt's "prefer the structured tools over bash" rule. */

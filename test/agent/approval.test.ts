@@ -13,7 +13,6 @@ import {
   type ApprovalRequest,
   type Approver,
   approvalMemory,
-  bashRememberKey,
   callSummary,
   needsApproval,
 } from "../../src/agent/approval.js";
@@ -24,6 +23,7 @@ import { buildGateSettings } from "../../src/policy/settings.js";
 import { createAuditLog } from "../../src/store/audit.js";
 import { openCheckpointWriter, readCheckpoints, sha256 } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
+import { bashRememberKey } from "../../src/tools/bash.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { preparedCall } from "../helpers/calls.js";
 import { scriptedBackend } from "../helpers/scripted-backend.js";
@@ -118,8 +118,7 @@ describe("which calls ask", () => {
   });
 
   it("the summary is the tool and its key argument on one line", () => {
-    const summary = (action: string, input: string | object) =>
-      callSummary(preparedCall(action, input));
+    const summary = (action: string, input: string | object) => callSummary(preparedCall(action, input));
     expect(summary("bash", "npm test")).toBe("bash  npm test");
     expect(summary("file_edit", { path: "src/calc.py", old: "a", new: "b" })).toBe("file_edit  src/calc.py");
     expect(summary("http_request", { method: "POST", url: "https://x.test/a" })).toBe(

@@ -5,6 +5,8 @@
  * events. What needs the real binary (argv, exit codes, signals, stdout/stderr, the home on
  * disk) stays in the end-to-end tests that spawn `dist/scoot.mjs` (test/helpers/cli.ts).
  */
+import path from "node:path";
+import { type Approver, approvalMemory } from "../../src/agent/approval.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { type RunDeps, type RunResult, runGoal } from "../../src/agent/loop.js";
 import { buildSystemPrompt } from "../../src/agent/prompt.js";
@@ -12,6 +14,7 @@ import { traceLine } from "../../src/cli/trace.js";
 import { type AuditLevel, type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import type { AuditKind } from "../../src/store/audit.js";
+import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
 import { enabledTools } from "../../src/tools/registry.js";
 import type { AnyTool } from "../../src/tools/types.js";
@@ -44,6 +47,10 @@ export interface LoopOptions {
   tools?: ReadonlyMap<string, AnyTool>;
   /** The environment tools' child processes get (default: only PATH). */
   childEnv?: NodeJS.ProcessEnv;
+  /** Who answers approval questions (a keyboard over a fake terminal, the editor's approver). */
+  approver?: Approver;
+  /** Checkpoint file changes for undo under this state directory (real files). */
+  checkpointsIn?: string;
 }
 
 export interface LoopHarness {
@@ -92,6 +99,18 @@ export function loopHarness(script: ScriptItem[], opts: LoopOptions): LoopHarnes
     signal: new AbortController().signal,
     history,
     onEvent: (e) => void events.push(e),
+    ...(opts.approver ? { approval: { approver: opts.approver, memory: approvalMemory() } } : {}),
+    ...(opts.checkpointsIn
+      ? {
+          checkpoints: openCheckpointWriter(
+            opts.checkpointsIn,
+            sessionId,
+            path.join(opts.checkpointsIn, "sessions"),
+            CHECKPOINT_LIMITS,
+            opts.cwd,
+          ),
+        }
+      : {}),
   };
   return {
     deps,

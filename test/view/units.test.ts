@@ -8,8 +8,8 @@ import { historyFile, loadHistory, saveHistory } from "../../src/cli/repl/histor
 import { PASTED_NEWLINE, pasteFilter, restoreNewlines } from "../../src/cli/repl/paste.js";
 import { keyArgument, preview } from "../../src/cli/view/summary.js";
 import { renderUnifiedDiff } from "../../src/core/unified-diff.js";
-import { removeDir, tempDir } from "../helpers/cli.js";
 import { preparedCall } from "../helpers/calls.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
 
 let dir: string | undefined;
 afterEach(() => {

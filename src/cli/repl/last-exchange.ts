@@ -6,6 +6,7 @@
 import { SUMMARY_MARKER } from "../../agent/compact.js";
 import { OBSERVATION_OPEN } from "../../agent/prompt.js";
 import type { Message } from "../../store/session.js";
+import { FINAL_ACTION } from "../../tools/final.js";
 
 const CORRECTION_START = "Your last reply was not a valid step";
 
@@ -24,7 +25,9 @@ function finalAnswer(m: Message): string | undefined {
   if (m.role !== "assistant") return undefined;
   try {
     const step = JSON.parse(m.content) as { action?: unknown; action_input?: unknown };
-    return step.action === "final" && typeof step.action_input === "string" ? step.action_input : undefined;
+    return step.action === FINAL_ACTION && typeof step.action_input === "string"
+      ? step.action_input
+      : undefined;
   } catch {
     return undefined;
   }
