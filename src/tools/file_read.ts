@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
+import { readThroughEditor } from "./editor-read.js";
 import {
   BINARY_SNIFF_BYTES,
   formatBytes,
@@ -94,7 +95,7 @@ export const fileReadTool: Tool<FileReadInput> = {
       }
       // An editor's buffer of the judged file, unsaved changes included (docs/editors.md "Editors (ACP)").
       if (ctx.services.editorBuffers) {
-        const text = await ctx.services.editorBuffers.read(judged.value, ctx.signal);
+        const { text } = await readThroughEditor(ctx.services.editorBuffers, judged.value, fd, ctx.signal);
         if (text !== undefined && Buffer.byteLength(text) <= MAX_READ_BYTES)
           return windowed
             ? textWindow(text, shown, input.offset ?? 1, input.limit)
