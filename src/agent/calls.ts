@@ -250,7 +250,10 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   };
 
   const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
-    const change = planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd);
+    // Only a content-replacing tool has a change to plan (a read never reads its file twice).
+    const change = ready.tool.proposedContent
+      ? planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd)
+      : undefined;
     if (change) ready.change = change;
     const approved: Approved = { kind: "approved", ready };
     const setup = deps.approval;
