@@ -5,10 +5,10 @@
  * changed since is named and undo stops (exit 1) unless `--force`.
  */
 
-import path from "node:path";
 import { showSessionDiff, type UndoGuard, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import type { HomePaths } from "../config/home.js";
 import { tokenFilePath } from "../config/secrets.js";
+import { shownPath } from "../core/inside.js";
 import type { Result } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
@@ -95,7 +95,7 @@ function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<Und
     value: {
       judge(file) {
         // Judged as the model's own write would be: relative to the root it ran in.
-        const asked = file.startsWith(`${root}/`) ? path.relative(root, file) : file;
+        const asked = shownPath(file, root);
         const d = decide({ capability: "write", writePaths: [asked] }, settings);
         if (!d.allow) return d.reason;
         // The gate resolves links: a target other than the recorded file leads elsewhere.

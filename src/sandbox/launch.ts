@@ -11,6 +11,7 @@ import path from "node:path";
 import { resolveHomeDir } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
+import { isInside } from "../core/inside.js";
 import { credentialPointerPaths, scootPlaces } from "../policy/protected-places.js";
 import { bwrapArgv, hiddenPlaces } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
@@ -151,7 +152,7 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
   const root = path.resolve(ctx.cwd);
   // A binary the command itself could have written, or one swapped since it passed its
   // trial, is refused in every setting: running it would be running the attacker's program.
-  const untrusted = isInsideDir(fs.realpathSync(probe.bwrap), realOr(root))
+  const untrusted = isInside(fs.realpathSync(probe.bwrap), realOr(root))
     ? `${probe.bwrap} lies inside the project, where a command can replace it`
     : checkPinned(probe);
   if (untrusted) {
@@ -196,9 +197,4 @@ function realOr(p: string): string {
   } catch {
     return path.resolve(p);
   }
-}
-
-function isInsideDir(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
