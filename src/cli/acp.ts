@@ -2,8 +2,7 @@ import { AcpSessions } from "../acp/sessions.js";
 import { consoleToStderr } from "../core/console-guard.js";
 import { endProcess } from "../core/process-end.js";
 import { scootVersion } from "../core/version.js";
-import { auditOptions, createAuditLog } from "../store/audit.js";
-import { guardAuditLog } from "../store/guarded-stores.js";
+import { openHomeAudit } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -30,7 +29,7 @@ export async function runAcp(cli: Cli): Promise<number> {
     retries,
     unattended,
     approval,
-    audit: guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit),
+    audit: openHomeAudit(config, paths, "at first write"),
     log,
   });
   let interrupted = false;

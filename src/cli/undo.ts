@@ -13,8 +13,7 @@ import type { Result } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
 import { buildGateSettings } from "../policy/settings.js";
-import { auditOptions, openAuditLog } from "../store/audit.js";
-import { guardAuditLog } from "../store/guarded-stores.js";
+import { openHomeAudit } from "../store/guarded-stores.js";
 import { claimSession, validateSessionId } from "../store/session.js";
 import { latestSessionOfProject, projectRoot, sessionExists } from "../store/session-meta.js";
 import { flagBool, flagString } from "./args.js";
@@ -87,9 +86,9 @@ function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<Und
     tokenFile: tokenFilePath(config, paths.root),
     scootHome: paths.root,
   });
-  const opened = openAuditLog(auditOptions(config.audit, paths.audit));
+  const opened = openHomeAudit(config, paths);
   if (!opened.ok) return { ok: false, error: `cannot open the audit log: ${opened.error}` };
-  const audit = guardAuditLog(opened.value, paths.audit);
+  const audit = opened.value;
   return {
     ok: true,
     value: {
