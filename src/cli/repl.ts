@@ -11,6 +11,7 @@
 import readline from "node:readline";
 import type { Readable } from "node:stream";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import { createStopControl } from "../core/stop.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { listSessions } from "../store/session.js";
 import { readSessionMeta, sessionExists } from "../store/session-meta.js";
@@ -132,12 +133,16 @@ export async function runRepl(cli: Cli): Promise<number> {
     cli.io.err(had ? "^C\n" : "\n(type /exit or press Ctrl-D to leave)\n");
     rl.prompt();
   });
-  // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal.
+  // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal, each time.
   const onSigint = () => {
     if (current) current.abort(new Error("interrupted"));
     else rl.close();
   };
-  if (!interactive) process.on("SIGINT", onSigint);
+  const control = createStopControl({
+    signals: interactive ? [] : ["SIGINT"],
+    onFirst: onSigint,
+    onAgain: onSigint,
+  });
 
   /** Switches to another session; on failure the current one stays. */
   const switchTo = async (resumeId: string | undefined): Promise<void> => {
@@ -333,7 +338,7 @@ export async function runRepl(cli: Cli): Promise<number> {
       if (interactive) rl.prompt();
     }
   } finally {
-    if (!interactive) process.off("SIGINT", onSigint);
+    control.dispose();
     rl.close();
     if (interactive) {
       process.stdout.write(PASTE_OFF);
