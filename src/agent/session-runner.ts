@@ -278,6 +278,8 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   });
   if (atRoot.readonlyFix) gateSettings.readonlyFix = atRoot.readonlyFix;
   services.identities = gateSettings;
+  // bash's sandbox and glob hide the places the gate refuses, resolved once here.
+  if (services.sandbox) services.sandbox.places = gateSettings;
   const stores = openStores(opts);
   if (!stores.ok) {
     await pool?.close();
