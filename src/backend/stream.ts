@@ -54,6 +54,15 @@ export function isEventStream(contentType: string | string[] | undefined): boole
   return typeof v === "string" && v.toLowerCase().split(";")[0]!.trim() === "text/event-stream";
 }
 
+/** One event's data decoded as JSON, or why the stream is broken. */
+function decodeEvent(ev: SseEvent): Result<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(ev.data) };
+  } catch {
+    return { ok: false, error: `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")` };
+  }
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -129,19 +138,20 @@ export function createStreamDecoder(
     onReasoning?.(t);
   };
 
+  /** An event's data as a JSON object; undefined for anything else (a non-JSON event fails the stream). */
+  const eventObject = (ev: SseEvent): Record<string, unknown> | undefined => {
+    const decoded = decodeEvent(ev);
+    if (!decoded.ok) failure = decoded.error;
+    return decoded.ok && isObject(decoded.value) ? decoded.value : undefined;
+  };
+
   const chatEvent = (ev: SseEvent) => {
     if (ev.data.trim() === "[DONE]") {
       ended = true;
       return;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(ev.data);
-    } catch {
-      failure = `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")`;
-      return;
-    }
-    if (!isObject(json)) return;
+    const json = eventObject(ev);
+    if (!json) return;
     if (json.error !== undefined && json.error !== null) {
       failure = `the stream carries an error: ${errorText(json.error)}`;
       return;
@@ -161,14 +171,8 @@ export function createStreamDecoder(
   };
 
   const responsesEvent = (ev: SseEvent) => {
-    let json: unknown;
-    try {
-      json = JSON.parse(ev.data);
-    } catch {
-      failure = `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")`;
-      return;
-    }
-    if (!isObject(json)) return;
+    const json = eventObject(ev);
+    if (!json) return;
     const type = typeof json.type === "string" ? json.type : ev.event;
     switch (type) {
       case "response.output_text.delta":
