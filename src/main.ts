@@ -7,7 +7,7 @@ import { parseArgs, USAGE } from "./cli/args.js";
 import { unknownCommandMessage } from "./cli/command-hint.js";
 import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
-import { installProcessEnd, settleBeforeExit } from "./core/process-end.js";
+import { installProcessEnd } from "./core/process-end.js";
 import { scootVersion } from "./core/version.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -60,9 +60,6 @@ function exitAfterFlush(code: number): void {
   process.stderr.write("", done);
 }
 
-// Whatever ends the process (a return, a forced end on a signal, a crash), what modules
-// registered is settled first: open audit logs are flushed and closed.
-process.on("exit", settleBeforeExit);
 // A signal path that must end now (src/cli/run.ts, src/cli/acp.ts) ends here, at once.
 installProcessEnd((code) => process.exit(code));
 

@@ -16,6 +16,7 @@
 
 import { clip } from "../core/clip.js";
 import { readCurrent } from "../core/file-state.js";
+import { isInside, shownPath } from "../core/inside.js";
 import type { Decision, Effects, Result, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { secretLikeName } from "../policy/paths.js";
@@ -229,9 +230,9 @@ function unrecordedChild(action: string): string {
  */
 function secretOf(abs: string, settings: GateSettings): boolean {
   const root = settings.projectRoot;
-  const rel = abs.startsWith(`${root}/`) ? abs.slice(root.length + 1) : abs;
+  const rel = shownPath(abs, root);
   if (secretLikeName(rel) !== undefined) return true;
-  return settings.secretPaths.some((p) => abs === p || abs.startsWith(`${p}/`));
+  return settings.secretPaths.some((p) => isInside(abs, p));
 }
 
 export function createCallPipeline(deps: PipelineDeps): CallPipeline {

@@ -5,8 +5,8 @@
  * gives the "after". Reads only the judged target and never follows a symlink there (the
  * tool would refuse one too).
  */
-import path from "node:path";
 import { readCurrent } from "../core/file-state.js";
+import { shownPath } from "../core/inside.js";
 import type { Result, Target } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
 
@@ -20,11 +20,6 @@ export interface FileChange {
   mode?: number;
   /** What the call will write, or the observation of a call that will fail (then it writes nothing). */
   after: Result<string>;
-}
-
-export function shownPath(abs: string, cwd: string): string {
-  const rel = path.relative(cwd, abs);
-  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : abs;
 }
 
 /** The change a content-replacing call is about to make, or undefined for other calls. */

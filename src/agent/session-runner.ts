@@ -23,9 +23,8 @@ import type { GateSettings } from "../policy/types.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
-import { auditOptions, openAuditLog } from "../store/audit.js";
 import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../store/checkpoints.js";
-import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
+import { guardSession, openHomeAudit } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
 import { projectRoot, recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
@@ -231,10 +230,10 @@ async function toolsFor(
  */
 function openStores(opts: AgentSessionOptions) {
   const { paths, sessionId } = opts;
-  const opened = openAuditLog(auditOptions(opts.config.audit, paths.audit));
-  if (!opened.ok) return opened;
   // Guarded: no write through a symlink or special file planted in the home (test/hostile2/home-files.test.ts).
-  const audit = guardAuditLog(opened.value, paths.audit);
+  const opened = openHomeAudit(opts.config, paths);
+  if (!opened.ok) return opened;
+  const audit = opened.value;
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
   // One live process per session id (docs/sessions.md "Sessions and audit"): a second one is refused, not interleaved.
   const claim = claimSession(paths.sessions, sessionId);
@@ -282,6 +281,8 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   });
   if (atRoot.readonlyFix) gateSettings.readonlyFix = atRoot.readonlyFix;
   services.identities = gateSettings;
+  // bash's sandbox and glob hide the places the gate refuses, resolved once here.
+  if (services.sandbox) services.sandbox.places = gateSettings;
   const stores = openStores(opts);
   if (!stores.ok) {
     await pool?.close();

@@ -3,6 +3,7 @@
  * print: the last run's file changes reverted, or the session's changes as diffs.
  */
 import type { HomePaths } from "../config/home.js";
+import { shownPath } from "../core/inside.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import { type CheckpointEntry, readCheckpoints } from "../store/checkpoints.js";
@@ -29,8 +30,10 @@ export interface UndoIo {
 
 /** A path relative to the project when inside it (checkpoints hold resolved paths). */
 function shown(file: string, cwd: string): string {
-  for (const root of [cwd, projectRoot(cwd)])
-    if (file.startsWith(`${root}/`)) return file.slice(root.length + 1);
+  for (const root of [cwd, projectRoot(cwd)]) {
+    const rel = shownPath(file, root);
+    if (rel !== file) return rel;
+  }
   return file;
 }
 
@@ -47,7 +50,7 @@ export function gateUndoGuard(settings: GateSettings, record: (msg: string) => v
   const root = settings.projectRoot;
   return {
     judge(file) {
-      const asked = file.startsWith(`${root}/`) ? file.slice(root.length + 1) : file;
+      const asked = shownPath(file, root);
       const d = decide({ capability: "write", writePaths: [asked] }, settings);
       if (!d.allow) return d.reason;
       // The gate resolves links: a target other than the recorded file leads elsewhere.

@@ -14,6 +14,7 @@
 
 import type { BackendApi } from "../config/schema.js";
 import { walkBraces } from "../core/json-braces.js";
+import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import type { Usage } from "./types.js";
 import { chatReasoning, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
@@ -51,6 +52,15 @@ export function streamFields(api: BackendApi): Record<string, unknown> {
 export function isEventStream(contentType: string | string[] | undefined): boolean {
   const v = Array.isArray(contentType) ? contentType[0] : contentType;
   return typeof v === "string" && v.toLowerCase().split(";")[0]!.trim() === "text/event-stream";
+}
+
+/** One event's data decoded as JSON, or why the stream is broken. */
+function decodeEvent(ev: SseEvent): Result<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(ev.data) };
+  } catch {
+    return { ok: false, error: `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")` };
+  }
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -134,19 +144,20 @@ export function createStreamDecoder(
     onReasoning?.(t);
   };
 
+  /** An event's data as a JSON object; undefined for anything else (a non-JSON event fails the stream). */
+  const eventObject = (ev: SseEvent): Record<string, unknown> | undefined => {
+    const decoded = decodeEvent(ev);
+    if (!decoded.ok) failure = decoded.error;
+    return decoded.ok && isObject(decoded.value) ? decoded.value : undefined;
+  };
+
   const chatEvent = (ev: SseEvent) => {
     if (ev.data.trim() === "[DONE]") {
       ended = true;
       return;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(ev.data);
-    } catch {
-      failure = `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")`;
-      return;
-    }
-    if (!isObject(json)) return;
+    const json = eventObject(ev);
+    if (!json) return;
     if (json.error !== undefined && json.error !== null) {
       failure = `the stream carries an error: ${errorText(json.error)}`;
       return;
@@ -166,14 +177,8 @@ export function createStreamDecoder(
   };
 
   const responsesEvent = (ev: SseEvent) => {
-    let json: unknown;
-    try {
-      json = JSON.parse(ev.data);
-    } catch {
-      failure = `a stream event is not JSON (starts with "${excerpt(ev.data, 60)}")`;
-      return;
-    }
-    if (!isObject(json)) return;
+    const json = eventObject(ev);
+    if (!json) return;
     const type = typeof json.type === "string" ? json.type : ev.event;
     switch (type) {
       case "response.output_text.delta":

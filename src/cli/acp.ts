@@ -1,9 +1,9 @@
 import { AcpSessions } from "../acp/sessions.js";
 import { consoleToStderr } from "../core/console-guard.js";
 import { endProcess } from "../core/process-end.js";
+import { createStopControl } from "../core/stop.js";
 import { scootVersion } from "../core/version.js";
-import { auditOptions, createAuditLog } from "../store/audit.js";
-import { guardAuditLog } from "../store/guarded-stores.js";
+import { openHomeAudit } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -30,25 +30,21 @@ export async function runAcp(cli: Cli): Promise<number> {
     retries,
     unattended,
     approval,
-    audit: guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit),
+    audit: openHomeAudit(config, paths, "at first write"),
     log,
   });
-  let interrupted = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (interrupted) return;
-    interrupted = true;
-    log(`${sig}: stopping (running prompts are cancelled)`);
-    void sessions.closeAll().then(() => endProcess(EXIT.interrupted));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const control = createStopControl({
+    onFirst: (sig) => {
+      log(`${sig}: stopping (running prompts are cancelled)`);
+      void sessions.closeAll().then(() => endProcess(EXIT.interrupted));
+    },
+  });
   const { serveAcp } = await import("../acp/server.js");
   try {
     await serveAcp({ sessions, version: scootVersion(), input: process.stdin, output: process.stdout, log });
   } finally {
     await sessions.closeAll();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    control.dispose();
   }
-  return interrupted ? EXIT.interrupted : EXIT.ok;
+  return control.stop.aborted ? EXIT.interrupted : EXIT.ok;
 }

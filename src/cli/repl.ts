@@ -11,6 +11,7 @@
 import readline from "node:readline";
 import type { Readable } from "node:stream";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import { createStopControl } from "../core/stop.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { listSessions } from "../store/session.js";
 import { readSessionMeta, sessionExists } from "../store/session-meta.js";
@@ -57,6 +58,15 @@ function preview(text: string, max = PREVIEW_CHARS): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
+/** What the REPL's steps share. `active` is the session goals go to; /new and /resume switch it. */
+interface Repl {
+  cli: Cli;
+  interactive: boolean;
+  active: CliAgent;
+  /** The running goal's controller; undefined at the prompt. */
+  current?: AbortController;
+}
+
 export async function runRepl(cli: Cli): Promise<number> {
   if (cli.args.words.length > 0) {
     cli.io.err(`scoot repl: unexpected argument "${cli.args.words[0]}"\n`);
@@ -65,21 +75,60 @@ export async function runRepl(cli: Cli): Promise<number> {
   const interactive = Boolean(process.stdin.isTTY);
   // The approver asks through the readline interface made below, once there is one.
   let rlRef: readline.Interface | undefined;
-  const approver = interactive
-    ? keyboardApprover({
-        question: (prompt, signal) => (rlRef ? askLine(rlRef, prompt, signal) : Promise.resolve(undefined)),
-        write: (text) => process.stderr.write(text),
-        color: useColor(process.stderr, cli.env),
-      })
-    : undefined;
+  const approver = interactive ? terminalApprover(cli, () => rlRef) : undefined;
   const opened = await openCliAgent(cli, "repl", { answers: true, thoughts: true }, approver);
   if (!opened.ok) return opened.exitCode;
-  let active: CliAgent = opened;
-  const trace = opened.trace;
-  const history = historyFile(opened.stateDir);
-  const warn = (w: string) => cli.io.err(`scoot: warning: ${w}\n`);
+  const repl: Repl = { cli, interactive, active: opened };
+  const editor = openLineEditor(cli, interactive, historyFile(opened.stateDir));
+  const { rl } = editor;
+  rlRef = rl;
+  if (interactive) cli.io.err(banner(repl.active));
+  showResumed(cli, repl.active);
+  cancelOnCtrlC(repl, rl);
+  // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal, each time.
+  const onSigint = () => {
+    if (repl.current) repl.current.abort(new Error("interrupted"));
+    else rl.close();
+  };
+  const control = createStopControl({
+    signals: interactive ? [] : ["SIGINT"],
+    onFirst: onSigint,
+    onAgain: onSigint,
+  });
+  const commands = replCommands(repl);
+  try {
+    await readGoals(repl, rl, commands, opened.trace);
+  } finally {
+    control.dispose();
+    closeLineEditor(editor, interactive);
+    const id = repl.active.agent.sessionId;
+    await repl.active.agent.close();
+    if (sessionExists(repl.active.sessionsDir, id)) cli.io.err(`resume with: scoot --resume ${id}\n`);
+  }
+  return EXIT.ok;
+}
 
-  // On a terminal, input passes the bracketed-paste filter; readline edits what comes out.
+/** Approval questions at the keyboard, asked through the REPL's own line editor once it exists. */
+function terminalApprover(cli: Cli, rl: () => readline.Interface | undefined) {
+  return keyboardApprover({
+    question: (prompt, signal) => {
+      const editor = rl();
+      return editor ? askLine(editor, prompt, signal) : Promise.resolve(undefined);
+    },
+    write: (text) => process.stderr.write(text),
+    color: useColor(process.stderr, cli.env),
+  });
+}
+
+interface LineEditor {
+  rl: readline.Interface;
+  /** The bracketed-paste filter stdin passes through on a terminal. */
+  filter?: ReturnType<typeof pasteFilter>;
+}
+
+/** The line editor: on a terminal, input passes the bracketed-paste filter and the history persists. */
+function openLineEditor(cli: Cli, interactive: boolean, history: string): LineEditor {
+  const warn = (w: string) => cli.io.err(`scoot: warning: ${w}\n`);
   let input: Readable = process.stdin;
   const filter = interactive ? pasteFilter() : undefined;
   if (filter) {
@@ -102,26 +151,37 @@ export async function runRepl(cli: Cli): Promise<number> {
       const problem = saveHistory(history, entries);
       if (problem) warn(problem);
     });
+  return { rl, ...(filter ? { filter } : {}) };
+}
 
-  rlRef = rl;
-  const banner = () =>
-    `scoot REPL — session ${active.agent.sessionId}, policy ${active.agent.mode}, model ${active.agent.model()}. /help for commands, /exit or Ctrl-D to leave.\n`;
-  if (interactive) cli.io.err(banner());
-  const showResumed = (agent: CliAgent) => {
-    const last = agent.resumed ? lastExchange(agent.resumed) : undefined;
-    if (!last) return;
-    cli.io.err(`last goal: ${preview(last.goal, RESUMED_SHOWN_CHARS)}\n`);
-    cli.io.err(
-      `answer: ${last.answer === undefined ? "(none)" : preview(last.answer, RESUMED_SHOWN_CHARS)}\n`,
-    );
-  };
-  showResumed(active);
+/** Closes the line editor and gives the terminal back as it was. */
+function closeLineEditor(editor: LineEditor, interactive: boolean): void {
+  editor.rl.close();
+  if (!interactive) return;
+  process.stdout.write(PASTE_OFF);
+  if (editor.filter) process.stdin.unpipe(editor.filter);
+  process.stdin.setRawMode(false);
+  process.stdin.pause();
+}
 
-  let current: AbortController | undefined;
+function banner(active: CliAgent): string {
+  return `scoot REPL — session ${active.agent.sessionId}, policy ${active.agent.mode}, model ${active.agent.model()}. /help for commands, /exit or Ctrl-D to leave.\n`;
+}
+
+/** The last goal and answer of a resumed session, cut short, before the prompt. */
+function showResumed(cli: Cli, agent: CliAgent): void {
+  const last = agent.resumed ? lastExchange(agent.resumed) : undefined;
+  if (!last) return;
+  cli.io.err(`last goal: ${preview(last.goal, RESUMED_SHOWN_CHARS)}\n`);
+  cli.io.err(`answer: ${last.answer === undefined ? "(none)" : preview(last.answer, RESUMED_SHOWN_CHARS)}\n`);
+}
+
+/** Ctrl-C on a terminal: cancels the running goal, or discards the half-typed line. */
+function cancelOnCtrlC(repl: Repl, rl: readline.Interface): void {
   rl.on("SIGINT", () => {
-    if (current) {
-      cli.io.err("\nscoot: cancelling this goal\n");
-      current.abort(new Error("interrupted"));
+    if (repl.current) {
+      repl.cli.io.err("\nscoot: cancelling this goal\n");
+      repl.current.abort(new Error("interrupted"));
       return;
     }
     // The half-typed line is discarded, not kept under the cursor for the next goal.
@@ -129,88 +189,130 @@ export async function runRepl(cli: Cli): Promise<number> {
     const had = editor.line.length > 0;
     editor.line = "";
     editor.cursor = 0;
-    cli.io.err(had ? "^C\n" : "\n(type /exit or press Ctrl-D to leave)\n");
+    repl.cli.io.err(had ? "^C\n" : "\n(type /exit or press Ctrl-D to leave)\n");
     rl.prompt();
   });
-  // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal.
-  const onSigint = () => {
-    if (current) current.abort(new Error("interrupted"));
-    else rl.close();
-  };
-  if (!interactive) process.on("SIGINT", onSigint);
+}
 
-  /** Switches to another session; on failure the current one stays. */
-  const switchTo = async (resumeId: string | undefined): Promise<void> => {
-    let target: Parameters<CliAgent["reopen"]>[0] = {};
-    if (resumeId !== undefined) {
-      if (resumeId === active.agent.sessionId) {
-        cli.io.err(`scoot: already in session ${resumeId}\n`);
-        return;
-      }
-      const loaded = loadResumeTarget(active.sessionsDir, resumeId);
-      if (!loaded.ok) {
-        cli.io.err(`scoot: ${loaded.error}\n`);
-        return;
-      }
-      target = { resume: loaded.value };
+/** Each line until /exit or the end of input: a slash command, or a goal for the active session. */
+async function readGoals(
+  repl: Repl,
+  rl: readline.Interface,
+  commands: ReplCommand[],
+  trace: boolean | undefined,
+): Promise<void> {
+  const { cli, interactive } = repl;
+  const lines = rl[Symbol.asyncIterator]();
+  if (interactive) rl.prompt();
+  for (;;) {
+    const next = await lines.next();
+    if (next.done) break;
+    const goal = restoreNewlines(next.value).trim();
+    if (goal === "") {
+      if (interactive) rl.prompt();
+      continue;
     }
-    const next = await active.reopen(target);
-    if (!next.ok) {
-      cli.io.err(`scoot: ${next.error}\n`);
+    if (isCommandLine(goal)) {
+      const outcome = await runCommandLine(goal, commands, cli.io);
+      if (outcome === "exit") break;
+      if (interactive) rl.prompt();
+      continue;
+    }
+    await runGoal(repl, goal, trace);
+    if (interactive) rl.prompt();
+  }
+}
+
+/** One goal in the active session; Ctrl-C cancels it through `repl.current`. */
+async function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<void> {
+  const { cli } = repl;
+  repl.current = new AbortController();
+  const result = await repl.active.agent.run(goal, repl.current.signal);
+  repl.current = undefined;
+  repl.active.finish(result);
+  if (trace) cli.io.err(`${traceSummary(result)}\n`);
+  if (result.status !== "final")
+    cli.io.err(`scoot: ${result.status === "interrupted" ? "goal cancelled" : result.error}\n`);
+}
+
+/** Switches to another session (a new one when `resumeId` is undefined); on failure the current one stays. */
+async function switchTo(repl: Repl, resumeId: string | undefined): Promise<void> {
+  const { cli } = repl;
+  let target: Parameters<CliAgent["reopen"]>[0] = {};
+  if (resumeId !== undefined) {
+    if (resumeId === repl.active.agent.sessionId) {
+      cli.io.err(`scoot: already in session ${resumeId}\n`);
       return;
     }
-    await active.agent.close();
-    active = next.value;
-    cli.io.err(
-      resumeId === undefined
-        ? `new session ${active.agent.sessionId}\n`
-        : `resumed session ${active.agent.sessionId}\n`,
-    );
-    showResumed(active);
-  };
-
-  const showSessions = () => {
-    const { sessions } = listSessions(active.sessionsDir);
-    if (sessions.length === 0) {
-      cli.io.err("no sessions yet\n");
+    const loaded = loadResumeTarget(repl.active.sessionsDir, resumeId);
+    if (!loaded.ok) {
+      cli.io.err(`scoot: ${loaded.error}\n`);
       return;
     }
-    for (const s of sessions.slice(0, SESSIONS_SHOWN)) {
-      const mark = s.id === active.agent.sessionId ? "*" : " ";
-      const project = readSessionMeta(active.sessionsDir, s.id)?.project_root ?? "-";
-      cli.io.out(
-        `${mark} ${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${project}\t${preview(s.firstUser)}\n`,
-      );
-    }
-  };
+    target = { resume: loaded.value };
+  }
+  const next = await repl.active.reopen(target);
+  if (!next.ok) {
+    cli.io.err(`scoot: ${next.error}\n`);
+    return;
+  }
+  await repl.active.agent.close();
+  repl.active = next.value;
+  cli.io.err(
+    resumeId === undefined
+      ? `new session ${repl.active.agent.sessionId}\n`
+      : `resumed session ${repl.active.agent.sessionId}\n`,
+  );
+  showResumed(cli, repl.active);
+}
 
-  const status = () => {
-    const { agent, stats } = active;
-    const window = agent.contextWindow();
-    const used = stats.contextTokens;
-    const context = window
-      ? `${compactCount(used)} of ${compactCount(window)} tokens (${Math.round((100 * used) / window)}%)`
-      : `${compactCount(used)} tokens (window not known yet)`;
-    const u = stats.usage;
+/** `/sessions`: the newest sessions, the active one marked. */
+function showSessions(repl: Repl): void {
+  const { cli, active } = repl;
+  const { sessions } = listSessions(active.sessionsDir);
+  if (sessions.length === 0) {
+    cli.io.err("no sessions yet\n");
+    return;
+  }
+  for (const s of sessions.slice(0, SESSIONS_SHOWN)) {
+    const mark = s.id === active.agent.sessionId ? "*" : " ";
+    const project = readSessionMeta(active.sessionsDir, s.id)?.project_root ?? "-";
     cli.io.out(
-      [
-        `session   ${agent.sessionId}`,
-        `model     ${agent.model()}`,
-        `mode      ${agent.mode}`,
-        `approval  ${active.approval}`,
-        `context   ${context}, ${agent.historyBytes()} bytes kept`,
-        `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
-        "",
-      ].join("\n"),
+      `${mark} ${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${project}\t${preview(s.firstUser)}\n`,
     );
-  };
+  }
+}
 
+/** `/status`: model, mode, approval, context use and tokens of the active session. */
+function showStatus(repl: Repl): void {
+  const { agent, stats } = repl.active;
+  const window = agent.contextWindow();
+  const used = stats.contextTokens;
+  const context = window
+    ? `${compactCount(used)} of ${compactCount(window)} tokens (${Math.round((100 * used) / window)}%)`
+    : `${compactCount(used)} tokens (window not known yet)`;
+  const u = stats.usage;
+  repl.cli.io.out(
+    [
+      `session   ${agent.sessionId}`,
+      `model     ${agent.model()}`,
+      `mode      ${agent.mode}`,
+      `approval  ${repl.active.approval}`,
+      `context   ${context}, ${agent.historyBytes()} bytes kept`,
+      `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
+      "",
+    ].join("\n"),
+  );
+}
+
+/** The slash commands; each acts on the session active when it runs. */
+function replCommands(repl: Repl): ReplCommand[] {
+  const { cli } = repl;
   const undoIo: UndoIo = {
     ...cli.io,
     raw: (t) => process.stdout.write(t),
     color: useColor(process.stdout, cli.env),
   };
-
   const commands: ReplCommand[] = [
     { name: "/help", usage: "/help", help: "this help", argument: "none", run: (c) => c.out(help()) },
     {
@@ -218,7 +320,7 @@ export async function runRepl(cli: Cli): Promise<number> {
       usage: "/status",
       help: "model, mode, approval, context use, tokens",
       argument: "none",
-      run: status,
+      run: () => showStatus(repl),
     },
     {
       name: "/model",
@@ -226,10 +328,10 @@ export async function runRepl(cli: Cli): Promise<number> {
       help: "send the next goals to model <name>",
       argument: "optional",
       run(c) {
-        if (c.arg === "") return c.out(`model ${active.agent.model()} (usage: /model <name>)\n`);
+        if (c.arg === "") return c.out(`model ${repl.active.agent.model()} (usage: /model <name>)\n`);
         if (!MODEL_NAME.test(c.arg))
           return c.err(`scoot: "${c.arg}" is not a model name (one printable word)\n`);
-        active.agent.setModel(c.arg);
+        repl.active.agent.setModel(c.arg);
         c.err(`model ${c.arg} for the next goals\n`);
       },
     },
@@ -239,9 +341,9 @@ export async function runRepl(cli: Cli): Promise<number> {
       help: "start a new context in the same session file",
       argument: "none",
       run(c) {
-        active.agent.clear();
-        active.stats.contextTokens = 0;
-        c.err(`context cleared; session ${active.agent.sessionId} goes on in the same file\n`);
+        repl.active.agent.clear();
+        repl.active.stats.contextTokens = 0;
+        c.err(`context cleared; session ${repl.active.agent.sessionId} goes on in the same file\n`);
       },
     },
     {
@@ -250,7 +352,7 @@ export async function runRepl(cli: Cli): Promise<number> {
       help: "summarise the conversation so far to free context",
       argument: "none",
       run(c) {
-        const r = active.agent.compact();
+        const r = repl.active.agent.compact();
         if (!r.ok) return c.err(`scoot: cannot compact: ${r.error}\n`);
         if (!r.value) return c.err("nothing to compact yet\n");
         c.err(
@@ -263,21 +365,21 @@ export async function runRepl(cli: Cli): Promise<number> {
       usage: "/new",
       help: "start a fresh session",
       argument: "none",
-      run: () => switchTo(undefined),
+      run: () => switchTo(repl, undefined),
     },
     {
       name: "/sessions",
       usage: "/sessions",
       help: "the newest sessions (id, modified, messages, project, first goal)",
       argument: "none",
-      run: showSessions,
+      run: () => showSessions(repl),
     },
     {
       name: "/resume",
       usage: "/resume <id>",
       help: "continue session <id> (its history comes back; see /sessions)",
       argument: "required",
-      run: (c) => switchTo(c.arg),
+      run: (c) => switchTo(repl, c.arg),
     },
     {
       name: "/undo",
@@ -286,10 +388,10 @@ export async function runRepl(cli: Cli): Promise<number> {
       argument: "optional",
       run(c) {
         if (c.arg !== "" && c.arg !== "--force") return c.err("usage: /undo [--force]\n");
-        undoLastRun(undoIo, active.paths, active.agent.sessionId, cli.cwd, {
+        undoLastRun(undoIo, repl.active.paths, repl.active.agent.sessionId, cli.cwd, {
           force: c.arg === "--force",
           what: "/undo",
-          guard: active.agent.undoGuard(),
+          guard: repl.active.agent.undoGuard(),
         });
       },
     },
@@ -298,52 +400,12 @@ export async function runRepl(cli: Cli): Promise<number> {
       usage: "/diff",
       help: "the file changes of this session",
       argument: "none",
-      run: () => showSessionDiff(undoIo, active.paths, active.agent.sessionId, cli.cwd),
+      run: () => showSessionDiff(undoIo, repl.active.paths, repl.active.agent.sessionId, cli.cwd),
     },
     { name: "/exit", usage: "/exit", help: "leave (or Ctrl-D)", argument: "none", run: () => "exit" },
     { name: "/quit", usage: "/quit", help: "leave", argument: "none", run: () => "exit" },
   ];
   const help = () =>
     `Type a goal and press Enter; goals in one session build on each other. Ctrl-C cancels the running goal\nor discards the line being typed; a pasted block of lines is one goal.\n${commandList(commands)}`;
-
-  const lines = rl[Symbol.asyncIterator]();
-  if (interactive) rl.prompt();
-  try {
-    for (;;) {
-      const next = await lines.next();
-      if (next.done) break;
-      const goal = restoreNewlines(next.value).trim();
-      if (goal === "") {
-        if (interactive) rl.prompt();
-        continue;
-      }
-      if (isCommandLine(goal)) {
-        const outcome = await runCommandLine(goal, commands, cli.io);
-        if (outcome === "exit") break;
-        if (interactive) rl.prompt();
-        continue;
-      }
-      current = new AbortController();
-      const result = await active.agent.run(goal, current.signal);
-      current = undefined;
-      active.finish(result);
-      if (trace) cli.io.err(`${traceSummary(result)}\n`);
-      if (result.status !== "final")
-        cli.io.err(`scoot: ${result.status === "interrupted" ? "goal cancelled" : result.error}\n`);
-      if (interactive) rl.prompt();
-    }
-  } finally {
-    if (!interactive) process.off("SIGINT", onSigint);
-    rl.close();
-    if (interactive) {
-      process.stdout.write(PASTE_OFF);
-      if (filter) process.stdin.unpipe(filter);
-      process.stdin.setRawMode(false);
-      process.stdin.pause();
-    }
-    const id = active.agent.sessionId;
-    await active.agent.close();
-    if (sessionExists(active.sessionsDir, id)) cli.io.err(`resume with: scoot --resume ${id}\n`);
-  }
-  return EXIT.ok;
+  return commands;
 }

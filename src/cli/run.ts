@@ -2,6 +2,7 @@
 import type { RunResult } from "../agent/loop.js";
 import { statusOf } from "../agent/run-stop.js";
 import { endProcess } from "../core/process-end.js";
+import { createStopControl } from "../core/stop.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -27,25 +28,16 @@ export async function runEval(cli: Cli): Promise<number> {
   const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false });
   if (!opened.ok) return opened.exitCode;
   const { agent, trace, finish } = opened;
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts += 1;
-    if (interrupts === 1) {
-      cli.io.err("\nscoot: interrupted; stopping the running step (Ctrl-C again to force)\n");
-      controller.abort(new Error("interrupted"));
-    } else {
-      endProcess(EXIT.interrupted);
-    }
-  };
-  process.on("SIGINT", onSigint);
-  process.on("SIGTERM", onSigint);
+  const control = createStopControl({
+    onFirst: () => cli.io.err("\nscoot: interrupted; stopping the running step (Ctrl-C again to force)\n"),
+    onAgain: () => endProcess(EXIT.interrupted),
+    error: () => new Error("interrupted"),
+  });
   let result: RunResult;
   try {
-    result = await agent.run(goal, controller.signal);
+    result = await agent.run(goal, control.stop);
   } finally {
-    process.off("SIGINT", onSigint);
-    process.off("SIGTERM", onSigint);
+    control.dispose();
     await agent.close();
   }
   finish(result);

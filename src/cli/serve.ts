@@ -6,6 +6,7 @@
  */
 import os from "node:os";
 import { consoleToStderr } from "../core/console-guard.js";
+import { createStopControl } from "../core/stop.js";
 import { refuseProjectRoot } from "../policy/project-root.js";
 import { createMethods } from "../serve/methods.js";
 import { serveLines } from "../serve/server.js";
@@ -49,16 +50,10 @@ export async function runServe(cli: Cli): Promise<number> {
         }
       : undefined,
   });
-  const controller = new AbortController();
-  let interrupted = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (interrupted) return;
-    interrupted = true;
-    log(`${sig}: stopping (the request in hand is aborted and answered)`);
-    controller.abort(new Error("interrupted"));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const control = createStopControl({
+    onFirst: (sig) => log(`${sig}: stopping (the request in hand is aborted and answered)`),
+    error: () => new Error("interrupted"),
+  });
   try {
     await serveLines({
       input: process.stdin,
@@ -66,12 +61,11 @@ export async function runServe(cli: Cli): Promise<number> {
       // the second pass in io.out then finds nothing left to replace.
       write: (line) => cli.io.out(line),
       methods,
-      signal: controller.signal,
+      signal: control.stop,
       log,
     });
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    control.dispose();
   }
-  return interrupted ? EXIT.interrupted : EXIT.ok;
+  return control.stop.aborted ? EXIT.interrupted : EXIT.ok;
 }

@@ -5,16 +5,15 @@
  * changed since is named and undo stops (exit 1) unless `--force`.
  */
 
-import path from "node:path";
 import { showSessionDiff, type UndoGuard, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import type { HomePaths } from "../config/home.js";
 import { tokenFilePath } from "../config/secrets.js";
+import { shownPath } from "../core/inside.js";
 import type { Result } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
 import { buildGateSettings } from "../policy/settings.js";
-import { auditOptions, openAuditLog } from "../store/audit.js";
-import { guardAuditLog } from "../store/guarded-stores.js";
+import { openHomeAudit } from "../store/guarded-stores.js";
 import { claimSession, validateSessionId } from "../store/session.js";
 import { latestSessionOfProject, projectRoot, sessionExists } from "../store/session-meta.js";
 import { flagBool, flagString } from "./args.js";
@@ -87,15 +86,15 @@ function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<Und
     tokenFile: tokenFilePath(config, paths.root),
     scootHome: paths.root,
   });
-  const opened = openAuditLog(auditOptions(config.audit, paths.audit));
+  const opened = openHomeAudit(config, paths);
   if (!opened.ok) return { ok: false, error: `cannot open the audit log: ${opened.error}` };
-  const audit = guardAuditLog(opened.value, paths.audit);
+  const audit = opened.value;
   return {
     ok: true,
     value: {
       judge(file) {
         // Judged as the model's own write would be: relative to the root it ran in.
-        const asked = file.startsWith(`${root}/`) ? path.relative(root, file) : file;
+        const asked = shownPath(file, root);
         const d = decide({ capability: "write", writePaths: [asked] }, settings);
         if (!d.allow) return d.reason;
         // The gate resolves links: a target other than the recorded file leads elsewhere.

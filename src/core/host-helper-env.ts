@@ -7,6 +7,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { isInside } from "./inside.js";
 
 /** Search-path variables whose entries are filtered like PATH. */
 const FILTERED_SEARCH_PATHS = ["PATH", "PYTHONPATH"] as const;
@@ -34,17 +35,12 @@ function realOrResolved(p: string): string {
   }
 }
 
-function inside(p: string, root: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
-
 /** True when a search-path entry is safe for a host helper. */
 export function safeSearchEntry(entry: string, projectRoot: string): boolean {
   if (entry === "" || !path.isAbsolute(entry)) return false;
   const root = path.resolve(projectRoot);
-  if (inside(path.resolve(entry), root)) return false;
-  return !inside(realOrResolved(entry), realOrResolved(root));
+  if (isInside(path.resolve(entry), root)) return false;
+  return !isInside(realOrResolved(entry), realOrResolved(root));
 }
 
 export function helperSearchPath(value: string, projectRoot: string): string {

@@ -28,6 +28,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { onProcessEnd } from "./process-end.js";
 
 export const LOCK_WAIT_MS = 5_000;
 /** A lock file whose content is not an owner token (empty, garbage) is abandoned after this. */
@@ -213,7 +214,7 @@ function ownerFile(lockFile: string): { path: string; token: string; ino: number
   owners.set(lockFile, entry);
   if (!ownersExitHook) {
     ownersExitHook = true;
-    process.on("exit", () => {
+    onProcessEnd(() => {
       for (const o of owners.values()) fs.rmSync(o.path, { force: true });
     });
   }

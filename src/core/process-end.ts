@@ -11,6 +11,8 @@ type Settle = () => void;
 interface EndState {
   settlers: Set<Settle>;
   endNow?: (code: number) => void;
+  /** Whether the process's exit hook that runs the settle steps is in place. */
+  hooked?: boolean;
 }
 
 // The entry and the app are bundled apart (scripts/bundle.mjs), each with its own copy of
@@ -21,9 +23,15 @@ const state: EndState = slots[SLOT] ?? { settlers: new Set() };
 slots[SLOT] = state;
 const settlers = state.settlers;
 
-/** Runs `settle` when the process ends, however it ends (main runs it from its exit hook). */
+/**
+ * Runs `settle` when the process ends, however it ends. The one exit hook is installed with the
+ * first step, so a process without main (a test, a library host) settles too.
+ */
 export function onProcessEnd(settle: Settle): void {
   settlers.add(settle);
+  if (state.hooked) return;
+  state.hooked = true;
+  process.on("exit", settleBeforeExit);
 }
 
 /** Every registered settle step; one that throws does not keep the others from running. */

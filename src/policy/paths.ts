@@ -33,6 +33,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import { isInside } from "../core/inside.js";
 import type { Decision } from "../core/types.js";
 import { foldSegment } from "./fold.js";
 import { persistenceRefusal } from "./persistence-places.js";
@@ -200,12 +201,6 @@ export function escapesLexically(p: string): boolean {
     if (depth < 0) return true;
   }
   return false;
-}
-
-function isInside(child: string, parent: string): boolean {
-  if (child === parent) return true;
-  const prefix = parent.endsWith("/") ? parent : `${parent}/`;
-  return child.startsWith(prefix);
 }
 
 function isInsideFolded(child: string, parent: string): boolean {

@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { PolicyMode } from "../config/schema.js";
+import { isInside } from "../core/inside.js";
 import { DEFAULT_HOME_NAME } from "./protected-places.js";
 
 function real(p: string): string {
@@ -16,11 +17,6 @@ function real(p: string): string {
   } catch {
     return path.resolve(p);
   }
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 const FIX =

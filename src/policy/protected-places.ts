@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/schema.js";
+import { isInside } from "../core/inside.js";
 
 /** One hidden entry under the user's home, with the reason it is there (README table). */
 export interface HomeEntry {
@@ -160,8 +161,7 @@ function coversWork(p: string, bounds: PointerBounds): boolean {
   if (p === path.parse(p).root) return true;
   for (const w of [bounds.userHome, bounds.projectRoot]) {
     if (w === undefined) continue;
-    const rel = path.relative(p, path.resolve(w));
-    if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))) return true;
+    if (isInside(w, p)) return true;
   }
   return false;
 }

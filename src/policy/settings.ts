@@ -18,10 +18,38 @@ import { resolvePhysical } from "./realpath.js";
 import type { GateSettings } from "./types.js";
 
 /** `~` and `~/x` in configured paths mean the user's home; relative paths the project root. */
-function absolutePath(p: string, root: string): string {
-  if (p === "~") return os.homedir();
-  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
+function absolutePath(p: string, root: string, userHome: string): string {
+  if (p === "~") return userHome;
+  if (p.startsWith("~/")) return path.join(userHome, p.slice(2));
   return path.resolve(root, p);
+}
+
+/** The places the gate refuses, as absolute paths; see GateSettings for what each list holds. */
+export type ProtectedPlaces = Pick<GateSettings, "secretPaths" | "protectedPaths">;
+
+/**
+ * The secret and protected places of a configuration in a project root, resolved once: the
+ * gate's settings hold them, and the sandbox hides the same places.
+ */
+export function protectedPlaces(
+  config: Config,
+  projectRoot: string,
+  opts: { tokenFile?: string; scootHome?: string; env: NodeJS.ProcessEnv; userHome: string },
+): ProtectedPlaces & { own: string[]; stores: string[] } {
+  const root = path.resolve(projectRoot);
+  const { env, userHome } = opts;
+  const secrets = new Set<string>();
+  for (const p of config.tools.secret_paths) {
+    if (typeof p === "string" && p.trim() !== "") secrets.add(absolutePath(p.trim(), root, userHome));
+  }
+  if (opts.tokenFile) secrets.add(path.resolve(root, opts.tokenFile));
+  // Relative values resolve against Scoot's own working directory, as the CLIs reading them would.
+  for (const p of credentialPointerPaths(env, process.cwd(), { userHome, projectRoot: root })) secrets.add(p);
+  const own = opts.scootHome
+    ? scootPlaces({ config, scootHome: opts.scootHome, userHome, env, projectRoot: root })
+    : [];
+  const stores = credentialStorePaths(userHome);
+  return { secretPaths: [...secrets], protectedPaths: [...own, ...stores], own, stores };
 }
 
 /**
@@ -57,19 +85,13 @@ export function buildGateSettings(
   },
 ): GateSettings {
   const root = path.resolve(projectRoot);
-  const secrets = new Set<string>();
-  for (const p of config.tools.secret_paths) {
-    if (typeof p === "string" && p.trim() !== "") secrets.add(absolutePath(p.trim(), root));
-  }
-  if (opts.tokenFile) secrets.add(path.resolve(root, opts.tokenFile));
-  const userHome = os.homedir();
-  const env = opts.env ?? process.env;
-  // Relative values resolve against Scoot's own working directory, as the CLIs reading them would.
-  for (const p of credentialPointerPaths(env, process.cwd(), { userHome, projectRoot: root })) secrets.add(p);
-  const own = opts.scootHome
-    ? scootPlaces({ config, scootHome: opts.scootHome, userHome, env, projectRoot: root })
-    : [];
-  const stores = credentialStorePaths(userHome);
+  const places = protectedPlaces(config, root, {
+    tokenFile: opts.tokenFile,
+    scootHome: opts.scootHome,
+    env: opts.env ?? process.env,
+    userHome: os.homedir(),
+  });
+  const { secretPaths, protectedPaths, own, stores } = places;
   const homeFiles = opts.scootHome ? HOME_FILES.map((f) => path.join(opts.scootHome!, f)) : [];
   const ownFiles = own.filter(
     (p) => !homeFiles.includes(p) && p !== opts.scootHome && !p.endsWith(`/${DEFAULT_HOME_NAME}`),
@@ -80,11 +102,17 @@ export function buildGateSettings(
     projectRoot: root,
     confineWrites: config.tools.confine_writes,
     blockInternalHttp: config.tools.block_internal_http,
-    secretPaths: [...secrets],
-    protectedPaths: [...own, ...stores],
+    secretPaths,
+    protectedPaths,
     readableInside: [...(opts.skillDirs ?? [])],
     // state/ (transcripts, checkpoints) last: the shared file budget goes to secrets first.
-    protectedIdentities: collectIdentities([...secrets, ...ownFiles, ...homeFiles, ...stores, ...stateDir]),
+    protectedIdentities: collectIdentities([
+      ...secretPaths,
+      ...ownFiles,
+      ...homeFiles,
+      ...stores,
+      ...stateDir,
+    ]),
     // Only entries that pass validation exist for the gate: a rejected entry is an unknown
     // server, denied and audited here rather than failing later inside the MCP pool. A caller
     // that validated them already (the session runner) passes the result.

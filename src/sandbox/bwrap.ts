@@ -12,6 +12,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { isInside } from "../core/inside.js";
 import { CREDENTIAL_STORES, type HomeEntry } from "../policy/protected-places.js";
 import { persistenceMountArgs } from "./persistence-mounts.js";
 
@@ -67,11 +68,6 @@ export const USERNS_LOCK: readonly string[] = ["--unshare-user", "--disable-user
 interface Hidden {
   path: string;
   dir: boolean;
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 /** The real location of an existing path, or undefined when nothing is there to hide. */

@@ -11,7 +11,8 @@ import path from "node:path";
 import { resolveHomeDir } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
-import { credentialPointerPaths, scootPlaces } from "../policy/protected-places.js";
+import { isInside } from "../core/inside.js";
+import { type ProtectedPlaces, protectedPlaces } from "../policy/settings.js";
 import { bwrapArgv, hiddenPlaces } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
@@ -27,6 +28,11 @@ export interface SandboxService {
   tokenFile: string;
   /** Loaded skills' folders (shown read-only inside the sandbox). */
   skillDirs?: readonly string[];
+  /**
+   * The gate's resolved secret and protected places: the sandbox hides what the gate refuses.
+   * Absent (a tool context built without a session), they are resolved from the context.
+   */
+  places?: ProtectedPlaces;
   /** `--unattended` runs and scheduled jobs. */
   unattended: boolean;
   /** One line for `--trace` (the `auto` fallback). */
@@ -51,13 +57,6 @@ export type ShellLaunch =
 export function sandboxApplies(mode: PolicyMode, unattended: boolean): boolean {
   if (mode === "guarded") return true;
   return mode === "unrestricted" && unattended;
-}
-
-/** `~` and `~/x` mean the user's home, relative paths the project root (as the gate reads them). */
-function absolute(p: string, root: string, home: string): string {
-  if (p === "~") return home;
-  if (p.startsWith("~/")) return path.join(home, p.slice(2));
-  return path.resolve(root, p);
 }
 
 function describeMissing(probe: Extract<Probe, { ok: false }>): string {
@@ -85,26 +84,24 @@ function serviceOf(ctx: Omit<LaunchContext, "mode">): SandboxService {
 /** What the sandbox hides, as the layout takes it: one computation for bash and for glob. */
 function protectedLayout(ctx: Omit<LaunchContext, "mode">, service: SandboxService, root: string) {
   const userHome = ctx.childEnv.HOME || os.homedir();
-  const secretPaths = ctx.config.tools.secret_paths
-    .filter((p) => typeof p === "string" && p.trim() !== "")
-    .map((p) => absolute(p.trim(), root, userHome));
-  // The places Scoot's own credential-pointing variables name (KUBECONFIG and friends) are
-  // hidden like the stores; the variables themselves may still reach the command.
-  secretPaths.push(...credentialPointerPaths(ctx.childEnv, process.cwd(), { userHome, projectRoot: root }));
+  // The places Scoot's own credential-pointing variables name (KUBECONFIG and friends) are among
+  // the secrets, hidden like the stores; the variables themselves may still reach the command.
+  const places =
+    service.places ??
+    protectedPlaces(ctx.config, root, {
+      tokenFile: service.tokenFile,
+      scootHome: service.scootHome,
+      env: ctx.childEnv,
+      userHome,
+    });
   return {
     projectRoot: root,
     cwd: root,
     userHome,
     scootHome: service.scootHome,
     tokenFile: service.tokenFile,
-    ownPlaces: scootPlaces({
-      config: ctx.config,
-      scootHome: service.scootHome,
-      userHome,
-      env: ctx.childEnv,
-      projectRoot: root,
-    }),
-    secretPaths,
+    ownPlaces: places.protectedPaths,
+    secretPaths: places.secretPaths,
   };
 }
 
@@ -151,7 +148,7 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
   const root = path.resolve(ctx.cwd);
   // A binary the command itself could have written, or one swapped since it passed its
   // trial, is refused in every setting: running it would be running the attacker's program.
-  const untrusted = isInsideDir(fs.realpathSync(probe.bwrap), realOr(root))
+  const untrusted = isInside(fs.realpathSync(probe.bwrap), realOr(root))
     ? `${probe.bwrap} lies inside the project, where a command can replace it`
     : checkPinned(probe);
   if (untrusted) {
@@ -196,9 +193,4 @@ function realOr(p: string): string {
   } catch {
     return path.resolve(p);
   }
-}
-
-function isInsideDir(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }

@@ -10,6 +10,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { isInside } from "../core/inside.js";
 import { PERSISTENCE_PLACES } from "../policy/persistence-places.js";
 
 /** Git dirs looked for under `modules/` (submodules, whose names may hold slashes), this deep. */
@@ -21,11 +22,6 @@ export const MAX_GIT_DIRS = 64;
 const GIT_DIR_PLACES = PERSISTENCE_PLACES.filter((r) => r.scope === "repository").map((r) =>
   path.basename(r.path),
 );
-
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
 
 function lstat(p: string): fs.Stats | undefined {
   try {

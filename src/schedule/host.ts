@@ -6,8 +6,7 @@
 import type { HomePaths } from "../config/home.js";
 import { ensureDir } from "../config/home.js";
 import type { Config } from "../config/schema.js";
-import { auditOptions, createAuditLog } from "../store/audit.js";
-import { guardAuditLog } from "../store/guarded-stores.js";
+import { openHomeAudit } from "../store/guarded-stores.js";
 import { type JobSet, jobWarnings, validateJobs } from "./jobs.js";
 import { agentJobRunner, type JobRunnerContext } from "./run-job.js";
 import { createScheduler, jobDeadlineMs, type Scheduler } from "./scheduler.js";
@@ -35,7 +34,7 @@ export function hostScheduler(opts: {
   const jobs = validateJobs(config);
   for (const w of jobWarnings(jobs)) log(`warning: ${w}`);
   if (jobs.jobs.length === 0) log("warning: schedule: no valid jobs; the scheduler will only poll");
-  const audit = guardAuditLog(createAuditLog(auditOptions(config.audit, paths.audit)), paths.audit);
+  const audit = openHomeAudit(config, paths, "at first write");
   const deadlineMs = jobDeadlineMs(config);
   const scheduler = createScheduler({
     jobs: jobs.jobs,

@@ -3,6 +3,10 @@
  * N times or forever. A stop request (SIGTERM/SIGINT) lets the current tick finish; a second
  * one aborts the running job so a stuck run cannot hold the stop hostage.
  */
+import {
+  type StopControl as CoreStopControl,
+  createStopControl as createCoreStopControl,
+} from "../core/stop.js";
 import type { Scheduler, TickReport } from "./scheduler.js";
 
 export interface StopControl {
@@ -17,39 +21,21 @@ export interface StopControl {
   dispose(): void;
 }
 
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
-
+/** The loop's stop: the core controller, with the loop's words for what each request does. */
 export function createStopControl(log: (line: string) => void, installSignals = true): StopControl {
-  const stop = new AbortController();
-  const abortJob = new AbortController();
-  let reason: string | undefined;
-  const request = (why: string) => {
-    if (!stop.signal.aborted) {
-      reason = why;
-      log(`${why}: stopping after the current tick (send it again to abort the running job)`);
-      stop.abort(new Error(why));
-    } else if (!abortJob.signal.aborted) {
-      log(`${why} again: aborting the running job`);
-      abortJob.abort(new Error(why));
-    }
-  };
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  if (installSignals) {
-    for (const sig of STOP_SIGNALS) {
-      const h = () => request(sig);
-      handlers.set(sig, h);
-      process.on(sig, h);
-    }
-  }
-  return {
-    stop: stop.signal,
-    abortJob: abortJob.signal,
-    reason: () => reason,
-    request,
-    dispose() {
-      for (const [sig, h] of handlers) process.off(sig, h);
-      handlers.clear();
+  const control: CoreStopControl = createCoreStopControl({
+    ...(installSignals ? {} : { signals: [] }),
+    onFirst: (why) => log(`${why}: stopping after the current tick (send it again to abort the running job)`),
+    onAgain: (why) => {
+      if (!control.again.aborted) log(`${why} again: aborting the running job`);
     },
+  });
+  return {
+    stop: control.stop,
+    abortJob: control.again,
+    reason: control.reason,
+    request: control.request,
+    dispose: control.dispose,
   };
 }
 

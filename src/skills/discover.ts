@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Config } from "../config/schema.js";
+import { isInside } from "../core/inside.js";
 import { credentialStorePaths, DEFAULT_HOME_NAME } from "../policy/protected-places.js";
 import {
   type FrontMatterResult,
@@ -14,7 +15,7 @@ import {
   type SkillMeta,
   type SkillProblem,
 } from "./frontmatter.js";
-import { isHidden, isInside, realpathOrUndefined } from "./fsutil.js";
+import { isHidden, realpathOrUndefined } from "./fsutil.js";
 
 /** Entries looked at per root; a mistaken extra path such as `/` must stay cheap. */
 export const MAX_ENTRIES_PER_ROOT = 1000;
@@ -130,7 +131,7 @@ export function scanSkillDir(dir: string): ScannedSkill {
   const real = realpathOrUndefined(dir) ?? path.resolve(dir);
   const file = path.join(real, SKILL_FILE);
   const realFile = realpathOrUndefined(file);
-  if (realFile !== undefined && !isInside(real, realFile)) {
+  if (realFile !== undefined && !isInside(realFile, real)) {
     // The `skill` action would refuse to read it, so the skill could never be used.
     return {
       dir: real,
@@ -205,13 +206,13 @@ export function unsafeSkillDir(dir: string, opts: DiscoverOptions): string | und
     ...credentialStorePaths(opts.homeDir).map((p): [string, string] => [real2(p), "a credential store"]),
   ];
   for (const [place, what] of named) {
-    if (isInside(real, place)) return `it is or contains ${what} (${place})`;
+    if (isInside(place, real)) return `it is or contains ${what} (${place})`;
   }
   for (const p of credentialStorePaths(opts.homeDir)) {
-    if (isInside(real2(p), real)) return `it lies inside a credential store (${real2(p)})`;
+    if (isInside(real, real2(p))) return `it lies inside a credential store (${real2(p)})`;
   }
   for (const h of homes) {
-    if (isInside(h, real) && !isInside(path.join(h, "skills"), real)) {
+    if (isInside(real, h) && !isInside(real, path.join(h, "skills"))) {
       return `it lies inside Scoot's home outside its skills/ folder (${h})`;
     }
   }

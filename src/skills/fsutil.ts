@@ -70,13 +70,6 @@ export function hardLinkError(nlink: number): string {
   return `has ${nlink} hard links; refused (a hard link can name a file outside the skill; copy the file instead)`;
 }
 
-/** True when `p` is `root` or below it. Both must already be realpaths. */
-export function isInside(root: string, p: string): boolean {
-  if (p === root) return true;
-  const withSep = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(withSep);
-}
-
 /** realpath that answers with undefined instead of throwing (missing, loop, permission). */
 export function realpathOrUndefined(p: string): string | undefined {
   try {

@@ -308,6 +308,30 @@ function linkProblem(
   return { liveIsRetired: twin !== undefined };
 }
 
+/** One walk over the files: what it reads, and what it has found so far. The steps below share it. */
+interface Walk {
+  live: string;
+  opts: VerifyOptions;
+  key: Buffer | undefined;
+  files: ReturnType<typeof auditFiles>;
+  retired: number[];
+  links: ReturnType<typeof linkProblem>;
+  gapRead: { gaps: GapRecord[]; poisoned: string[] };
+  gaps: GapRecord[];
+  sidecar: Sidecar;
+  record: ReturnType<typeof readChainRecord>;
+  report: VerifyReport;
+  /** Gap bounds are range-checked (readGaps): each number maps to the last record covering it. */
+  cover: Map<number, GapRecord>;
+  w: Window;
+  /** The hash of the line before the previous one (an insertion shows as a link skipping one). */
+  prevPrevHash: string | undefined;
+  /** The sidecar's recorded head was met on the walk. */
+  headSeen: boolean;
+  /** The head given by the caller (`--head`) was met on the walk. */
+  externalSeen: boolean;
+}
+
 function verifyOnce(
   live: string,
   opts: VerifyOptions,
@@ -315,6 +339,18 @@ function verifyOnce(
   liveFd: number | undefined,
   sidecarRead?: Sidecar,
 ): VerifyReport {
+  const v = openWalk(live, opts, retired, liveFd, sidecarRead);
+  return checkBeforeWalk(v) ?? walkLines(v) ?? checkAfterWalk(v) ?? v.report;
+}
+
+/** The files to walk (retired generations, then the live file), the gap records, the sidecar. */
+function openWalk(
+  live: string,
+  opts: VerifyOptions,
+  retired: number[],
+  liveFd: number | undefined,
+  sidecarRead: Sidecar | undefined,
+): Walk {
   const files = auditFiles(live);
   const key = opts.key;
   const gens = opts.liveOnly ? [] : retired;
@@ -323,48 +359,130 @@ function verifyOnce(
   if (liveFd !== undefined && !links.liveIsRetired) sources.push({ file: live, fd: liveFd });
   const gapRead = opts.liveOnly ? { gaps: [] as GapRecord[], poisoned: [] as string[] } : readGaps(live);
   const { gaps } = gapRead;
-  const sidecar: Sidecar = sidecarRead ?? readSidecar(files);
-  const sidecarNext = sidecar.next;
-  const record = readChainRecord(live);
-  const report: VerifyReport = {
-    ok: true,
-    files: sources.map((s) => s.file),
-    events: 0,
-    unchained: 0,
-    gaps: gaps.map((g) => ({ gap_from: g.gap_from, gap_to: g.gap_to })),
-    notes: [],
-    hmac: key !== undefined,
-  };
-  const fail = (l: Line, kind: BreakKind, detail: string): VerifyReport => {
-    report.ok = false;
-    report.break = { file: l.file, line: l.lineNo, kind, detail };
-    return report;
-  };
-  const failAt = (file: string, kind: BreakKind, detail: string): VerifyReport => {
-    report.ok = false;
-    report.break = { file, line: 1, kind, detail };
-    return report;
-  };
-  const early = checkBeforeWalk();
-  if (early) return early;
-  /** Gap bounds are range-checked (readGaps): each number maps to the last record covering it. */
   const cover = new Map<number, GapRecord>();
   for (const g of gaps) for (let n = g.gap_from; n <= g.gap_to; n++) cover.set(n, g);
-  const gapCovering = (n: number) => cover.get(n);
-  /** More numbers missing between two files than gaps and crashes can explain: named at once. */
-  const tooManyMissing = (from: number, to: number): string | undefined =>
-    to - from - 1 > cover.size + MAX_UNUSED_NUMBERS
-      ? `generation numbers ${from + 1}..${to - 1} are missing (${to - from - 1} numbers) and the gap records cover at most ${cover.size}`
-      : undefined;
-  const legacyAllowed = record.state === "ok" ? record.record.legacy : 0;
-  let headSeen = false;
-  let externalSeen = false;
-  /** The gap record the chain may resume after: the last one covering `n`. Undefined if forged. */
-  const authenticGap = (g: GapRecord): boolean => !key || g.mac === gapMac(g, key);
+  return {
+    live,
+    opts,
+    key,
+    files,
+    retired,
+    links,
+    gapRead,
+    gaps,
+    sidecar: sidecarRead ?? readSidecar(files),
+    record: readChainRecord(live),
+    report: {
+      ok: true,
+      files: sources.map((s) => s.file),
+      events: 0,
+      unchained: 0,
+      gaps: gaps.map((g) => ({ gap_from: g.gap_from, gap_to: g.gap_to })),
+      notes: [],
+      hmac: key !== undefined,
+    },
+    cover,
+    w: new Window(linesOf(sources, key)),
+    prevPrevHash: undefined,
+    headSeen: false,
+    externalSeen: false,
+  };
+}
 
-  const w = new Window(linesOf(sources, key));
+function fail(v: Walk, l: Line, kind: BreakKind, detail: string): VerifyReport {
+  v.report.ok = false;
+  v.report.break = { file: l.file, line: l.lineNo, kind, detail };
+  return v.report;
+}
+
+function failAt(v: Walk, file: string, kind: BreakKind, detail: string): VerifyReport {
+  v.report.ok = false;
+  v.report.break = { file, line: 1, kind, detail };
+  return v.report;
+}
+
+function gapCovering(v: Walk, n: number): GapRecord | undefined {
+  return v.cover.get(n);
+}
+
+/** More numbers missing between two files than gaps and crashes can explain: named at once. */
+function tooManyMissing(v: Walk, from: number, to: number): string | undefined {
+  return to - from - 1 > v.cover.size + MAX_UNUSED_NUMBERS
+    ? `generation numbers ${from + 1}..${to - 1} are missing (${to - from - 1} numbers) and the gap records cover at most ${v.cover.size}`
+    : undefined;
+}
+
+/** A gap record the chain may resume after: with a key, its mac must be this key's. */
+function authenticGap(v: Walk, g: GapRecord): boolean {
+  return !v.key || g.mac === gapMac(g, v.key);
+}
+
+/** What can be judged before reading a line: the chain record, links, numbers, the sidecar. */
+function checkBeforeWalk(v: Walk): VerifyReport | undefined {
+  const { live, record, key, links, gapRead, opts, sidecar, files, retired, gaps } = v;
+  const recordFile = chainRecordFile(live);
+  if (record.state === "bad")
+    return failAt(
+      v,
+      recordFile,
+      "chain_record",
+      `${record.problem}. Fix: restore it from a backup; it was not written by scoot`,
+    );
+  if (record.state === "ok") {
+    const mismatch = modeMismatch(record.record as ChainRecord, key, live);
+    if (mismatch) return failAt(v, recordFile, "chain_record", mismatch);
+  }
+  if (links.problem) return failAt(v, links.problem.file, "hard_link", links.problem.detail);
+  for (const n of numberedSiblings(live))
+    if (!isGenerationNumber(n))
+      return failAt(
+        v,
+        `${live}.${n}`,
+        "bad_number",
+        `generation number ${n} is outside 1..${MAX_GENERATION}: scoot never wrote this file. Fix: move it out of logs/`,
+      );
+  if (gapRead.poisoned.length > 0)
+    return failAt(
+      v,
+      files.gaps,
+      "bad_number",
+      `${gapRead.poisoned[0]}: not written by scoot. Fix: remove that record (or restore the file from a backup)`,
+    );
+  if (opts.liveOnly) return undefined;
+  if (sidecar.problem)
+    return failAt(
+      v,
+      files.genSidecar,
+      "bad_number",
+      `${sidecar.problem}: not written by scoot, not obeyed. Fix: write the number after the newest retired generation (or restore the file)`,
+    );
+  if (
+    key &&
+    sidecar.next !== undefined &&
+    sidecar.head !== undefined &&
+    sidecar.mac !== sidecarMac(sidecar.next, sidecar.head, key)
+  )
+    return failAt(
+      v,
+      files.genSidecar,
+      "tail_lost",
+      `${path.basename(files.genSidecar)} has no valid mac for this key: the recorded head was rewritten`,
+    );
+  if (sidecar.next === undefined && (retired.length > 0 || gaps.length > 0))
+    return failAt(
+      v,
+      files.genSidecar,
+      "tail_lost",
+      `${path.basename(files.genSidecar)} is missing though generations were retired: the head of the retired generations cannot be checked`,
+    );
+  return undefined;
+}
+
+/** Every line in order: each must chain to the one before it; the first break ends the walk. */
+function walkLines(v: Walk): VerifyReport | undefined {
+  const { w, report, opts, sidecar, record, live } = v;
+  const legacyAllowed = record.state === "ok" ? record.record.legacy : 0;
   let prev: Line | undefined;
-  let prevPrevHash: string | undefined;
   let chainStarted = false;
   for (let l = w.shift(); l !== undefined; l = w.shift()) {
     const next = w.peek(0);
@@ -374,267 +492,230 @@ function verifyOnce(
       } else if (prevOf(next) === l.hash) {
         report.notes.push(`${where(l)}: torn line, repaired by the next writer (chained over)`);
       } else {
-        return fail(l, "torn", `${where(l)} is not a complete event and is not the last line`);
+        return fail(v, l, "torn", `${where(l)} is not a complete event and is not the last line`);
       }
-      prevPrevHash = prev?.hash;
+      v.prevPrevHash = prev?.hash;
       prev = l;
       continue;
     }
-    if (sidecar.head !== undefined && l.hash === sidecar.head) headSeen = true;
-    if (opts.head !== undefined && l.hash === opts.head) externalSeen = true;
+    if (sidecar.head !== undefined && l.hash === sidecar.head) v.headSeen = true;
+    if (opts.head !== undefined && l.hash === opts.head) v.externalSeen = true;
     const p = prevOf(l);
     if (p === undefined) {
       // Only as many lines as the chain record counts may predate the chain (doctor, which
       // sees the live file alone, allows them when the record counts any).
       if (!chainStarted && (report.unchained < legacyAllowed || (opts.liveOnly && legacyAllowed > 0))) {
         report.unchained += 1;
-        prevPrevHash = prev?.hash;
+        v.prevPrevHash = prev?.hash;
         prev = l;
         continue;
       }
       if (!chainStarted)
         return fail(
+          v,
           l,
           "unchained",
           `${where(l)} has no chain link (prev), but ${path.basename(chainRecordFile(live))} says ${legacyAllowed === 0 ? "every line is chained" : `only the first ${legacyAllowed} line(s) predate the chain`}: chain links were stripped`,
         );
       if (next && prev && prevOf(next) === prev.hash)
         return fail(
+          v,
           l,
           "inserted",
           `${where(l)} was inserted: it has no chain link and the next line skips it`,
         );
-      return fail(l, "edited", `${where(l)} has lost its chain link (prev)`);
+      return fail(v, l, "edited", `${where(l)} has lost its chain link (prev)`);
     }
     chainStarted = true;
     report.events += 1;
 
     if (l.firstOfFile && !opts.liveOnly) {
-      const verdict = checkFileStart(l, prev, p);
+      const verdict = checkFileStart(v, l, prev, p);
       if (verdict) return verdict;
     } else if (l.firstOfFile && opts.liveOnly && prev === undefined) {
       // doctor: where the live file picks up from the retired one is verify's job.
     } else if (prev && p !== prev.hash) {
-      return classify(l, prev, p);
+      return classify(v, l, prev, p);
     }
-    prevPrevHash = prev?.hash;
+    v.prevPrevHash = prev?.hash;
     prev = l;
   }
   if (prev) report.head = prev.hash;
-  const late = checkAfterWalk(prev !== undefined);
-  if (late) return late;
-  return report;
+  return undefined;
+}
 
-  /** What can be judged before reading a line: the chain record, links, numbers, the sidecar. */
-  function checkBeforeWalk(): VerifyReport | undefined {
-    const recordFile = chainRecordFile(live);
-    if (record.state === "bad")
+/** After the walk: the record must exist for a non-empty log, and the heads must be in it. */
+function checkAfterWalk(v: Walk): VerifyReport | undefined {
+  const { record, live, opts, sidecar, files, gaps, report } = v;
+  // The walk set a head when the log has any line.
+  if (record.state === "missing" && report.head !== undefined)
+    return failAt(
+      v,
+      chainRecordFile(live),
+      "chain_record",
+      `${path.basename(chainRecordFile(live))} is missing, so the chain's mode and start are unknown (stripped chain links would pass). A log written before scoot kept this record gets it from the next run`,
+    );
+  if (!opts.liveOnly && sidecar.head !== undefined && !v.headSeen) {
+    const newest = (sidecar.next ?? 1) - 1;
+    const gap = gapCovering(v, newest);
+    if (!(gap && gap.last === sidecar.head))
       return failAt(
-        recordFile,
-        "chain_record",
-        `${record.problem}. Fix: restore it from a backup; it was not written by scoot`,
-      );
-    if (record.state === "ok") {
-      const mismatch = modeMismatch(record.record as ChainRecord, key, live);
-      if (mismatch) return failAt(recordFile, "chain_record", mismatch);
-    }
-    if (links.problem) return failAt(links.problem.file, "hard_link", links.problem.detail);
-    for (const n of numberedSiblings(live))
-      if (!isGenerationNumber(n))
-        return failAt(
-          `${live}.${n}`,
-          "bad_number",
-          `generation number ${n} is outside 1..${MAX_GENERATION}: scoot never wrote this file. Fix: move it out of logs/`,
-        );
-    if (gapRead.poisoned.length > 0)
-      return failAt(
-        files.gaps,
-        "bad_number",
-        `${gapRead.poisoned[0]}: not written by scoot. Fix: remove that record (or restore the file from a backup)`,
-      );
-    if (opts.liveOnly) return undefined;
-    if (sidecar.problem)
-      return failAt(
-        files.genSidecar,
-        "bad_number",
-        `${sidecar.problem}: not written by scoot, not obeyed. Fix: write the number after the newest retired generation (or restore the file)`,
-      );
-    if (
-      key &&
-      sidecar.next !== undefined &&
-      sidecar.head !== undefined &&
-      sidecar.mac !== sidecarMac(sidecar.next, sidecar.head, key)
-    )
-      return failAt(
+        v,
         files.genSidecar,
         "tail_lost",
-        `${path.basename(files.genSidecar)} has no valid mac for this key: the recorded head was rewritten`,
+        `the head recorded in ${path.basename(files.genSidecar)} (the last line of generation ${newest}) is not in the log: ${path.basename(live)}.${newest} and what followed it were removed`,
       );
-    if (sidecar.next === undefined && (retired.length > 0 || gaps.length > 0))
+  }
+  if (opts.head !== undefined && !v.externalSeen) {
+    if (gaps.some((g) => g.last === opts.head))
+      report.notes.push("the given head is in a generation removed by retention (gap record)");
+    else
       return failAt(
-        files.genSidecar,
+        v,
+        live,
         "tail_lost",
-        `${path.basename(files.genSidecar)} is missing though generations were retired: the head of the retired generations cannot be checked`,
+        `the given head ${opts.head} is not the hash of any line in the log: lines at or before it were removed`,
       );
+  }
+  return undefined;
+}
+
+/** The first line of a file: the link from the previous file, or from retention gaps. */
+function checkFileStart(v: Walk, l: Line, before: Line | undefined, p: string): VerifyReport | undefined {
+  const { live, report } = v;
+  const myNumber = l.gen ?? v.sidecar.next;
+  const fromNumber = before?.gen ?? 0;
+  const tooMany = myNumber === undefined ? undefined : tooManyMissing(v, fromNumber, myNumber);
+  if (tooMany) return fail(v, l, "generation_missing", tooMany);
+  if (before && p === before.hash) {
+    if (l.gen !== undefined)
+      for (let n = fromNumber + 1; n < l.gen; n++)
+        if (!gapCovering(v, n))
+          report.notes.push(`generation number ${n} was never used (a rotation was interrupted)`);
     return undefined;
   }
-
-  /** After the walk: the record must exist for a non-empty log, and the heads must be in it. */
-  function checkAfterWalk(anyLine: boolean): VerifyReport | undefined {
-    if (record.state === "missing" && anyLine)
-      return failAt(
-        chainRecordFile(live),
-        "chain_record",
-        `${path.basename(chainRecordFile(live))} is missing, so the chain's mode and start are unknown (stripped chain links would pass). A log written before scoot kept this record gets it from the next run`,
+  if (!before && p === GENESIS) return undefined;
+  // Something is missing before this line: only a recorded eviction may explain it.
+  const missing: number[] = [];
+  if (myNumber !== undefined) for (let n = fromNumber + 1; n < myNumber; n++) missing.push(n);
+  const covering = missing.map((n) => gapCovering(v, n));
+  const resumeAt = missing.filter((_, i) => covering[i]).at(-1);
+  const lastGap = resumeAt === undefined ? undefined : gapCovering(v, resumeAt);
+  if (resumeAt !== undefined && lastGap) {
+    if (!authenticGap(v, lastGap)) return notAuthentic(v, l, lastGap);
+    if (lastGap.last === undefined || lastGap.last === p) {
+      // The chain resumes right after that evicted generation: numbers above it held nothing.
+      for (const n of missing) if (n > resumeAt) report.notes.push(neverUsed(n));
+      const hole = checkGapChain(
+        v,
+        missing.filter((n) => n < resumeAt),
       );
-    if (!opts.liveOnly && sidecar.head !== undefined && !headSeen) {
-      const newest = (sidecar.next ?? 1) - 1;
-      const gap = gapCovering(newest);
-      if (!(gap && gap.last === sidecar.head))
-        return failAt(
-          files.genSidecar,
-          "tail_lost",
-          `the head recorded in ${path.basename(files.genSidecar)} (the last line of generation ${newest}) is not in the log: ${path.basename(live)}.${newest} and what followed it were removed`,
-        );
-    }
-    if (opts.head !== undefined && !externalSeen) {
-      if (gaps.some((g) => g.last === opts.head))
-        report.notes.push("the given head is in a generation removed by retention (gap record)");
-      else
-        return failAt(
-          live,
-          "tail_lost",
-          `the given head ${opts.head} is not the hash of any line in the log: lines at or before it were removed`,
-        );
-    }
-    return undefined;
-  }
-
-  /** The first line of a file: the link from the previous file, or from retention gaps. */
-  function checkFileStart(l: Line, before: Line | undefined, p: string): VerifyReport | undefined {
-    const myNumber = l.gen ?? sidecarNext;
-    const fromNumber = before?.gen ?? 0;
-    const tooMany = myNumber === undefined ? undefined : tooManyMissing(fromNumber, myNumber);
-    if (tooMany) return fail(l, "generation_missing", tooMany);
-    if (before && p === before.hash) {
-      if (l.gen !== undefined)
-        for (let n = fromNumber + 1; n < l.gen; n++)
-          if (!gapCovering(n))
-            report.notes.push(`generation number ${n} was never used (a rotation was interrupted)`);
+      if (hole) return hole(l);
+      const removed = missing.filter((_, i) => covering[i]);
+      report.notes.push(
+        `${removed.length} generation(s) ${removed[0]}..${removed.at(-1)} removed by retention (gap records)`,
+      );
       return undefined;
     }
-    if (!before && p === GENESIS) return undefined;
-    // Something is missing before this line: only a recorded eviction may explain it.
-    const missing: number[] = [];
-    if (myNumber !== undefined) for (let n = fromNumber + 1; n < myNumber; n++) missing.push(n);
-    const covering = missing.map((n) => gapCovering(n));
-    const resumeAt = missing.filter((_, i) => covering[i]).at(-1);
-    const lastGap = resumeAt === undefined ? undefined : gapCovering(resumeAt);
-    if (resumeAt !== undefined && lastGap) {
-      if (!authenticGap(lastGap)) return notAuthentic(l, lastGap);
-      if (lastGap.last === undefined || lastGap.last === p) {
-        // The chain resumes right after that evicted generation: numbers above it held nothing.
-        for (const n of missing) if (n > resumeAt) report.notes.push(neverUsed(n));
-        const hole = checkGapChain(missing.filter((n) => n < resumeAt));
-        if (hole) return hole(l);
-        const removed = missing.filter((_, i) => covering[i]);
-        report.notes.push(
-          `${removed.length} generation(s) ${removed[0]}..${removed.at(-1)} removed by retention (gap records)`,
-        );
-        return undefined;
-      }
-    }
-    const unrecorded = missing.filter((_, i) => !covering[i]);
-    if (unrecorded.length > 0 || (missing.length > 0 && lastGap)) {
-      const named = unrecorded.length > 0 ? unrecorded : [missing[missing.length - 1]!];
-      return fail(
-        l,
-        "generation_missing",
-        `generation ${named.map((n) => `${path.basename(live)}.${n}`).join(", ")} is missing without a gap record (${where(l)} does not chain to what is left)`,
-      );
-    }
-    if (!before)
-      return fail(
-        l,
-        "deleted",
-        `lines were deleted before ${where(l)} (the first event does not start the chain)`,
-      );
-    return classify(l, before, p);
   }
-
-  function neverUsed(n: number): string {
-    return `generation number ${n} was never used (a rotation was interrupted)`;
-  }
-
-  function notAuthentic(l: Line, g: GapRecord): VerifyReport {
+  const unrecorded = missing.filter((_, i) => !covering[i]);
+  if (unrecorded.length > 0 || (missing.length > 0 && lastGap)) {
+    const named = unrecorded.length > 0 ? unrecorded : [missing[missing.length - 1]!];
     return fail(
+      v,
       l,
-      "gap_not_authentic",
-      `the gap record for generation ${g.gap_from} has no valid mac: it was not written with this key`,
+      "generation_missing",
+      `generation ${named.map((n) => `${path.basename(live)}.${n}`).join(", ")} is missing without a gap record (${where(l)} does not chain to what is left)`,
     );
   }
+  if (!before)
+    return fail(
+      v,
+      l,
+      "deleted",
+      `lines were deleted before ${where(l)} (the first event does not start the chain)`,
+    );
+  return classify(v, l, before, p);
+}
 
-  /**
-   * Numbers below the resume point with no gap record: a rotation killed before its link never
-   * used them, which the records on both sides prove (the evicted file after the hole starts
-   * where the one before it ended). Anything else is a generation deleted without a record.
-   */
-  function checkGapChain(uncoveredCandidates: number[]): ((l: Line) => VerifyReport) | undefined {
-    for (const n of uncoveredCandidates) {
-      if (gapCovering(n)) continue;
-      let lo: GapRecord | undefined;
-      for (let k = n - 1; k >= 1 && k >= n - 1 - cover.size && !lo; k--) lo = gapCovering(k);
-      let hi: GapRecord | undefined;
-      for (let k = n + 1; !hi && k <= n + uncoveredCandidates.length + 1; k++) hi = gapCovering(k);
-      for (const g of [lo, hi]) if (g && !authenticGap(g)) return (l) => notAuthentic(l, g);
-      const bridged = hi?.first !== undefined && hi.first === (lo ? lo.last : GENESIS);
-      if (bridged) {
-        report.notes.push(neverUsed(n));
-        continue;
-      }
-      return (l) =>
-        fail(
-          l,
-          "generation_missing",
-          `generation ${path.basename(live)}.${n} is missing without a gap record (the evicted generations around it do not chain)`,
-        );
-    }
-    return undefined;
-  }
+function neverUsed(n: number): string {
+  return `generation number ${n} was never used (a rotation was interrupted)`;
+}
 
-  /** Names what happened when `l`'s link does not match the line before it. */
-  function classify(l: Line, before: Line, p: string): VerifyReport {
-    for (let i = 0; i < LOOKAHEAD_LINES; i++) {
-      const ahead = w.peek(i);
-      if (!ahead) break;
-      if (ahead.hash === p)
-        return fail(
-          l,
-          "reordered",
-          `${where(l)} is out of order: it follows ${where(ahead)}, which comes after it`,
-        );
+function notAuthentic(v: Walk, l: Line, g: GapRecord): VerifyReport {
+  return fail(
+    v,
+    l,
+    "gap_not_authentic",
+    `the gap record for generation ${g.gap_from} has no valid mac: it was not written with this key`,
+  );
+}
+
+/**
+ * Numbers below the resume point with no gap record: a rotation killed before its link never
+ * used them, which the records on both sides prove (the evicted file after the hole starts
+ * where the one before it ended). Anything else is a generation deleted without a record.
+ */
+function checkGapChain(v: Walk, uncoveredCandidates: number[]): ((l: Line) => VerifyReport) | undefined {
+  for (const n of uncoveredCandidates) {
+    if (gapCovering(v, n)) continue;
+    let lo: GapRecord | undefined;
+    for (let k = n - 1; k >= 1 && k >= n - 1 - v.cover.size && !lo; k--) lo = gapCovering(v, k);
+    let hi: GapRecord | undefined;
+    for (let k = n + 1; !hi && k <= n + uncoveredCandidates.length + 1; k++) hi = gapCovering(v, k);
+    for (const g of [lo, hi]) if (g && !authenticGap(v, g)) return (l) => notAuthentic(v, l, g);
+    const bridged = hi?.first !== undefined && hi.first === (lo ? lo.last : GENESIS);
+    if (bridged) {
+      v.report.notes.push(neverUsed(n));
+      continue;
     }
-    const next = w.peek(0);
-    if (next && prevOf(next) === before.hash)
-      return fail(l, "inserted", `${where(l)} was inserted: the next line chains to ${where(before)}`);
-    if (prevPrevHash !== undefined && p === prevPrevHash)
-      return fail(
-        before,
-        "inserted",
-        `${where(before)} was inserted: ${where(l)} chains to the line before it`,
+    return (l) =>
+      fail(
+        v,
+        l,
+        "generation_missing",
+        `generation ${path.basename(v.live)}.${n} is missing without a gap record (the evicted generations around it do not chain)`,
       );
-    const a = seqOf(before);
-    const b = seqOf(l);
-    if (a.session !== undefined && a.session === b.session && a.seq !== undefined && b.seq !== undefined) {
-      if (b.seq > a.seq + 1)
-        return fail(
-          l,
-          "deleted",
-          `event(s) deleted before ${where(l)} (seq ${a.seq + 1}..${b.seq - 1} are gone)`,
-        );
-    }
-    return fail(before, "edited", `${where(before)} was edited: ${where(l)} no longer chains to it`);
   }
+  return undefined;
+}
+
+/** Names what happened when `l`'s link does not match the line before it. */
+function classify(v: Walk, l: Line, before: Line, p: string): VerifyReport {
+  const { w } = v;
+  for (let i = 0; i < LOOKAHEAD_LINES; i++) {
+    const ahead = w.peek(i);
+    if (!ahead) break;
+    if (ahead.hash === p)
+      return fail(
+        v,
+        l,
+        "reordered",
+        `${where(l)} is out of order: it follows ${where(ahead)}, which comes after it`,
+      );
+  }
+  const next = w.peek(0);
+  if (next && prevOf(next) === before.hash)
+    return fail(v, l, "inserted", `${where(l)} was inserted: the next line chains to ${where(before)}`);
+  if (v.prevPrevHash !== undefined && p === v.prevPrevHash)
+    return fail(
+      v,
+      before,
+      "inserted",
+      `${where(before)} was inserted: ${where(l)} chains to the line before it`,
+    );
+  const a = seqOf(before);
+  const b = seqOf(l);
+  if (a.session !== undefined && a.session === b.session && a.seq !== undefined && b.seq !== undefined) {
+    if (b.seq > a.seq + 1)
+      return fail(
+        v,
+        l,
+        "deleted",
+        `event(s) deleted before ${where(l)} (seq ${a.seq + 1}..${b.seq - 1} are gone)`,
+      );
+  }
+  return fail(v, before, "edited", `${where(before)} was edited: ${where(l)} no longer chains to it`);
 }
 
 /** One line for humans. */

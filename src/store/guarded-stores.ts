@@ -6,9 +6,41 @@
  * file without following links; the check here names the problem before any write.
  */
 
+import type { HomePaths } from "../config/home.js";
+import type { Config } from "../config/schema.js";
 import { appendTargetProblem } from "../core/safe-open.js";
-import { type AuditLog, auditFiles } from "./audit.js";
+import type { Result } from "../core/types.js";
+import { type AuditLog, auditFiles, auditOptions, createAuditLog, openAuditLog } from "./audit.js";
 import type { SessionWriter } from "./session.js";
+
+/** When the audit key is read: now (a missing or bad key refuses the command) or at the first write. */
+export type AuditKeyLoad = "now" | "at first write";
+
+/**
+ * The home's audit log, as the config sets it up, guarded against links planted at its files.
+ * A command that must not start without a usable key loads it now; a long-lived server that
+ * should start anyway (and fail the first write that needs it) loads it at the first write.
+ */
+export function openHomeAudit(
+  config: Pick<Config, "audit">,
+  paths: Pick<HomePaths, "audit">,
+): Result<AuditLog>;
+export function openHomeAudit(
+  config: Pick<Config, "audit">,
+  paths: Pick<HomePaths, "audit">,
+  key: "at first write",
+): AuditLog;
+export function openHomeAudit(
+  config: Pick<Config, "audit">,
+  paths: Pick<HomePaths, "audit">,
+  key: AuditKeyLoad = "now",
+): Result<AuditLog> | AuditLog {
+  const opts = auditOptions(config.audit, paths.audit);
+  if (key === "at first write") return guardAuditLog(createAuditLog(opts), paths.audit);
+  const opened = openAuditLog(opts);
+  if (!opened.ok) return opened;
+  return { ok: true, value: guardAuditLog(opened.value, paths.audit) };
+}
 
 export function guardAuditLog(inner: AuditLog, file: string): AuditLog {
   return {

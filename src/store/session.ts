@@ -12,6 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type HeldLock, tryLock } from "../core/lock.js";
+import { onProcessEnd } from "../core/process-end.js";
 import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import { fileSize, needsLeadingNewline, numberedSiblings } from "./jsonl.js";
@@ -128,7 +129,7 @@ let claimExitHook = false;
 function releaseClaimsAtExit(): void {
   if (claimExitHook) return;
   claimExitHook = true;
-  process.on("exit", () => {
+  onProcessEnd(() => {
     for (const c of claims.values()) c.lock.release();
     claims.clear();
   });

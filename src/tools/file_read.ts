@@ -7,20 +7,19 @@
  */
 import * as fs from "node:fs";
 import { promisify } from "node:util";
-import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import { readThroughEditor } from "./editor-read.js";
 import {
   BINARY_SNIFF_BYTES,
+  checkOpenedFile,
   formatBytes,
   fsErrorText,
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,
+  openFailure,
   readPrefix,
-  refuseProtected,
-  SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
 import { done, failed, stoppedBy } from "./result.js";
 import type { Tool, ToolDetails, ToolResult } from "./types.js";
@@ -68,20 +67,15 @@ export const fileReadTool: Tool<FileReadInput> = {
     try {
       fd = fs.openSync(judged.value, OPEN_JUDGED_READ);
     } catch (e) {
-      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
-      return failed(`file_read: cannot read ${shown}: ${why}`);
+      return failed(`file_read: cannot read ${shown}: ${openFailure(e)}`);
     }
     try {
-      // The gate judges what was opened: a swap after the decision is caught here, unread.
-      const opened = judgeOpened(fd, judged.value);
-      if (!opened.ok) return failed(`file_read: cannot read ${shown}: ${opened.error}`);
-      // Stat what was opened, not the name: nothing can change between the check and the read.
-      const st = fs.fstatSync(fd);
-      const refused = refuseProtected(ctx, st, "file_read", shown);
-      if (refused) return failed(refused);
-      if (st.isDirectory()) return failed(`file_read: ${shown} is a directory; use glob to list its files`);
-      if (!st.isFile()) return failed(`file_read: ${shown} is not a regular file (device, socket or pipe)`);
-      const size = st.size;
+      const checked = checkOpenedFile(fd, judged.value, ctx, "file_read", shown, {
+        directory: "use glob to list its files",
+        special: " (device, socket or pipe)",
+      });
+      if (!checked.ok) return failed(checked.error);
+      const size = checked.value.size;
       const windowed = input.offset !== undefined || input.limit !== undefined;
       if (!windowed && size > MAX_READ_BYTES) {
         return failed(

@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
 import { isProtectedIdentity, protectedIdentityText } from "../policy/identity.js";
+import { judgeOpened } from "../policy/opened.js";
 import type { ToolContext } from "./types.js";
 
 /** How many leading bytes decide "binary" (the same window git and grep use, roughly). */
@@ -35,6 +36,47 @@ export const SWAPPED_FOR_SYMLINK =
   "it was replaced by a symlink after the policy check; not followed (try again)";
 
 export { fsErrorText };
+
+/** Why opening a judged path failed, for "cannot read …: <why>". */
+export function openFailure(e: unknown): string {
+  return (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
+}
+
+/** How a reading tool words the refusals of `checkOpenedFile` (the tool's name leads each). */
+export interface OpenedWords {
+  /** What follows "<shown> is a directory; ". */
+  directory: string;
+  /** What follows "<shown> is not a regular file" (a FIFO or device would block or never end). */
+  special?: string;
+  /** How the path is shown in the protected-file denial, when not as `shown`. */
+  protectedShown?: string;
+}
+
+/**
+ * The checks a reading tool makes on the descriptor it opened for its judged path, in order:
+ * the gate judges what was opened (a swap after the decision is caught here, unread), a
+ * protected file under another name is refused, and only a regular file goes on. The stats are
+ * the descriptor's, so nothing can change between the check and the read. A refusal is the
+ * tool's message, its name first.
+ */
+export function checkOpenedFile(
+  fd: number,
+  judged: string,
+  ctx: Pick<ToolContext, "services">,
+  tool: string,
+  shown: string,
+  words: OpenedWords,
+): Result<fs.Stats> {
+  const opened = judgeOpened(fd, judged);
+  if (!opened.ok) return { ok: false, error: `${tool}: cannot read ${shown}: ${opened.error}` };
+  const st = fs.fstatSync(fd);
+  const refused = refuseProtected(ctx, st, tool, words.protectedShown ?? shown);
+  if (refused) return { ok: false, error: refused };
+  if (st.isDirectory()) return { ok: false, error: `${tool}: ${shown} is a directory; ${words.directory}` };
+  if (!st.isFile())
+    return { ok: false, error: `${tool}: ${shown} is not a regular file${words.special ?? ""}` };
+  return { ok: true, value: st };
+}
 
 /**
  * True when the bytes look binary: a NUL byte, or a sequence that is not valid UTF-8. A multi-byte

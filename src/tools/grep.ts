@@ -10,17 +10,16 @@ import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import type { Result } from "../core/types.js";
-import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, str } from "./declare.js";
 import {
   BINARY_SNIFF_BYTES,
+  checkOpenedFile,
   fsErrorText,
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,
-  refuseProtected,
-  SWAPPED_FOR_SYMLINK,
+  openFailure,
 } from "./fs-util.js";
 import { compileLineRegex, type LineMatcher } from "./line-regex.js";
 import { done, failed, stoppedBy } from "./result.js";
@@ -104,21 +103,14 @@ export const grepTool: Tool<GrepInput> = {
     try {
       fh = await open(abs.value, OPEN_JUDGED_READ);
     } catch (e) {
-      const why = (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);
-      return failed(`grep: cannot read ${shown}: ${why}`);
+      return failed(`grep: cannot read ${shown}: ${openFailure(e)}`);
     }
     try {
-      const opened = judgeOpened(fh.fd, abs.value);
-      if (!opened.ok) return failed(`grep: cannot read ${shown}: ${opened.error}`);
-      // fstat of the open descriptor: cheap, and nothing can change between the check and the read.
-      const st = fs.fstatSync(fh.fd);
-      const refused = refuseProtected(ctx, st, "grep", shown);
-      if (refused) return failed(refused);
-      if (st.isDirectory()) {
-        return failed(`grep: ${shown} is a directory; grep searches one file (use glob to find files first)`);
-      }
-      if (!st.isFile()) return failed(`grep: ${shown} is not a regular file`);
-      return await search(fh, input, shown, ctx.signal, st.size);
+      const checked = checkOpenedFile(fh.fd, abs.value, ctx, "grep", shown, {
+        directory: "grep searches one file (use glob to find files first)",
+      });
+      if (!checked.ok) return failed(checked.error);
+      return await search(fh, input, shown, ctx.signal, checked.value.size);
     } catch (e) {
       return failed(`grep: cannot read ${shown}: ${fsErrorText(e)}`);
     } finally {

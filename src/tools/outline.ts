@@ -11,10 +11,9 @@
 import * as fs from "node:fs";
 import { clip } from "../core/clip.js";
 import type { Effects, Result, Target } from "../core/types.js";
-import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
-import { judgedPath, OPEN_JUDGED_READ, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
+import { checkOpenedFile, judgedPath, OPEN_JUDGED_READ, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
 import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
@@ -79,16 +78,13 @@ function readSource(file: string, shown: string, ctx: Pick<ToolContext, "service
     return { ok: false, error: `cannot read ${shown}: ${code ?? String(e)}` };
   }
   try {
-    const opened = judgeOpened(fd, file);
-    if (!opened.ok) return { ok: false, error: `cannot read ${shown}: ${opened.error}` };
-    const st = fs.fstatSync(fd);
-    const refused = refuseProtected(ctx, st, "outline", JSON.stringify(shown));
-    if (refused) return { ok: false, error: refused.replace(/^outline: /, "") };
-    if (st.isDirectory()) {
-      return { ok: false, error: `${shown} is a directory; outline takes one file (use glob to list files)` };
-    }
-    // A FIFO or device would block or never end.
-    if (!st.isFile()) return { ok: false, error: `${shown} is not a regular file` };
+    const checked = checkOpenedFile(fd, file, ctx, "outline", shown, {
+      directory: "outline takes one file (use glob to list files)",
+      protectedShown: JSON.stringify(shown),
+    });
+    // Outline's errors are worded without the tool's name.
+    if (!checked.ok) return { ok: false, error: checked.error.replace(/^outline: /, "") };
+    const st = checked.value;
     if (st.size > MAX_OUTLINE_FILE_BYTES) {
       return {
         ok: false,

@@ -7,15 +7,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { clip } from "../core/clip.js";
+import { isInside } from "../core/inside.js";
 import type { Effects } from "../core/types.js";
 import { secretLikeName } from "../policy/paths.js";
-import {
-  isHidden,
-  isInside,
-  listSkillFiles,
-  readRegularFile,
-  realpathOrUndefined,
-} from "../skills/fsutil.js";
+import { isHidden, listSkillFiles, readRegularFile, realpathOrUndefined } from "../skills/fsutil.js";
 import type { SkillRegistry } from "../skills/registry.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str, strOr } from "./declare.js";
@@ -117,7 +112,7 @@ async function run(input: SkillInput, ctx: ToolContext): Promise<ToolResult> {
       `${ERROR_PREFIX} no file ${JSON.stringify(shown)} in skill ${JSON.stringify(skill.name)}; its files: ${fileList(root)}`,
     );
   }
-  if (!isInside(root, target)) {
+  if (!isInside(target, root)) {
     return failed(
       `${ERROR_PREFIX} ${JSON.stringify(shown)} resolves outside skill ${JSON.stringify(skill.name)}; refused`,
     );

@@ -6,9 +6,9 @@
  * for each file change, and one usage line per goal. Nothing here touches stdout: the answer
  * stays alone there.
  */
-import path from "node:path";
 import type { AgentEvent } from "../../agent/events.js";
 import type { RunResult } from "../../agent/loop.js";
+import { shownPath } from "../../core/inside.js";
 import { redact } from "../../core/redact.js";
 import { terminalText } from "../../core/terminal-text.js";
 import { renderUnifiedDiff } from "../../core/unified-diff.js";
@@ -99,10 +99,7 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
     screen.status(undefined);
   };
   const line = (text: string) => screen.styled(`${text}\n`);
-  const shown = (p: string) => {
-    const rel = path.relative(opts.cwd, p);
-    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p;
-  };
+  const shown = (p: string) => shownPath(p, opts.cwd);
 
   return {
     listener(e) {
