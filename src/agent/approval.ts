@@ -6,7 +6,6 @@
  * `serve`, jobs, no terminal) there is no approver and nothing waits.
  */
 import type { Capability } from "../core/types.js";
-import type { AnyTool } from "../tools/types.js";
 import type { Ready } from "./call-record.js";
 
 /** `always` on a refusal: "reject always", the same key is refused without asking again. */
@@ -48,11 +47,6 @@ export function callSummary(request: Pick<Ready, "action" | "presentation">): st
   const arg = request.presentation.keyArgument.replace(/\s*\n\s*/g, " ⏎ ");
   const shown = arg.length > SUMMARY_ARG_MAX ? `${arg.slice(0, SUMMARY_ARG_MAX - 1)}…` : arg;
   return shown ? `${request.action}  ${shown}` : request.action;
-}
-
-/** What "always" remembers for a call: the tool's own scope (bash: its program), else the tool. */
-export function rememberKeyFor(tool: Pick<AnyTool, "name" | "approvalScope">, input: unknown): string {
-  return tool.approvalScope?.(input) ?? tool.name;
 }
 
 /** A remembered answer: "always" (allow) or "reject always" (refuse). */

@@ -30,7 +30,6 @@ import {
   type Approver,
   needsApproval,
   refusalObservation,
-  rememberKeyFor,
 } from "./approval.js";
 import { type Prepared, type Ready, rawPresentation } from "./call-record.js";
 import type { AgentEvent } from "./events.js";
@@ -86,7 +85,8 @@ export function prepareCall(
     input,
     effects,
     presentation: tool.present(input),
-    rememberKey: rememberKeyFor(tool, input),
+    // What "always" covers: the tool's own scope (bash: its program), else the tool.
+    rememberKey: tool.approvalScope?.(input) ?? tool.name,
   };
   const verdict = (env.judge ?? decide)(effects, env.settings);
   if (!verdict.allow) return { kind: "denied", ...valid, reason: verdict.reason };

@@ -34,7 +34,9 @@ async function filesRunBy(work: () => Promise<unknown>): Promise<string[]> {
     for (const script of result) {
       const at = script.url.indexOf("/src/");
       if (at === -1 || !script.url.startsWith("file:")) continue;
-      if (script.functions.some((f) => (f.ranges[0]?.count ?? 0) > 0)) files.add(script.url.slice(at + 1));
+      // The module's own top level (the range from offset 0) ran when it loaded, not in the step.
+      const ran = script.functions.some((f) => f.ranges[0]!.startOffset > 0 && f.ranges[0]!.count > 0);
+      if (ran) files.add(script.url.slice(at + 1));
     }
     return [...files].sort();
   } finally {

@@ -62,7 +62,7 @@ describe("tool names are spelled only in src/tools/", () => {
     const sample = [
       'if (action === "bash") run();',
       'const t = tools.get("file_read");',
-      "// a comment about `grep` and \"glob\"",
+      '// a comment about `grep` and "glob"',
       'const s = { action: "final", status: "final" };',
       'if (r.status === "final") done();',
       'if (step.action === "final") answer();',
@@ -91,7 +91,10 @@ describe("tool names are spelled only in src/tools/", () => {
     // Each allowed place still needs its exception, or it should leave the list.
     for (const [rel, name] of Object.entries(ALLOWED)) {
       const own = toolNameLiterals(rel, fs.readFileSync(rel, "utf8"));
-      expect(own.some((h) => h.name === name), rel).toBe(true);
+      expect(
+        own.some((h) => h.name === name),
+        rel,
+      ).toBe(true);
     }
   });
 });
