@@ -23,7 +23,7 @@ import type { GateSettings } from "../policy/types.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { makeSkillRegistry } from "../skills/registry.js";
-import { auditOptions, openAuditLog } from "../store/audit.js";
+import { auditOptions, openAuditLog } from "../store/audit-writer.js";
 import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../store/checkpoints.js";
 import { guardAuditLog, guardSession } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";

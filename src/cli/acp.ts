@@ -2,7 +2,7 @@ import { AcpSessions } from "../acp/sessions.js";
 import { consoleToStderr } from "../core/console-guard.js";
 import { endProcess } from "../core/process-end.js";
 import { scootVersion } from "../core/version.js";
-import { auditOptions, createAuditLog } from "../store/audit.js";
+import { auditOptions, createAuditLog } from "../store/audit-writer.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { flagBool } from "./args.js";
 import type { Cli } from "./context.js";

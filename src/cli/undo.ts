@@ -13,7 +13,7 @@ import type { Result } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
 import { buildGateSettings } from "../policy/settings.js";
-import { auditOptions, openAuditLog } from "../store/audit.js";
+import { auditOptions, openAuditLog } from "../store/audit-writer.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { claimSession, validateSessionId } from "../store/session.js";
 import { latestSessionOfProject, projectRoot, sessionExists } from "../store/session-meta.js";

@@ -6,7 +6,7 @@
 import type { HomePaths } from "../config/home.js";
 import { ensureDir } from "../config/home.js";
 import type { Config } from "../config/schema.js";
-import { auditOptions, createAuditLog } from "../store/audit.js";
+import { auditOptions, createAuditLog } from "../store/audit-writer.js";
 import { guardAuditLog } from "../store/guarded-stores.js";
 import { type JobSet, jobWarnings, validateJobs } from "./jobs.js";
 import { agentJobRunner, type JobRunnerContext } from "./run-job.js";

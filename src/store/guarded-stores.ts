@@ -7,7 +7,8 @@
  */
 
 import { appendTargetProblem } from "../core/safe-open.js";
-import { type AuditLog, auditFiles } from "./audit.js";
+import { auditFiles } from "./audit-rotation.js";
+import type { AuditLog } from "./audit-writer.js";
 import type { SessionWriter } from "./session.js";
 
 export function guardAuditLog(inner: AuditLog, file: string): AuditLog {
