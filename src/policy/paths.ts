@@ -36,6 +36,7 @@ import path from "node:path";
 import type { Decision } from "../core/types.js";
 import { foldSegment } from "./fold.js";
 import { persistenceRefusal } from "./persistence-places.js";
+import { seenPaths } from "./realpath.js";
 import type { GateSettings } from "./types.js";
 
 /** Path segments that are secrets themselves or directories full of them (compared lower-case). */
@@ -259,9 +260,11 @@ function secretReason(
 
 /** Whether the located path is one of `places` or inside one, by its written or real location. */
 function insideAny(loc: Located, places: readonly string[], settings: GateSettings): boolean {
+  // The places share their leading directories (the home, ~/.config): each is looked at once.
+  const seen = seenPaths();
   for (const sp of places) {
     const spAbs = path.resolve(sp);
-    const spReal = settings.realpath(spAbs);
+    const spReal = settings.realpath(spAbs, seen);
     for (const cand of [loc.lexical, loc.physical]) {
       if (cand === undefined) continue;
       if (isInsideFolded(cand, spAbs) || (spReal !== undefined && isInsideFolded(cand, spReal))) return true;
