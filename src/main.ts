@@ -23,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const asksHelp = args.flags.help === true || (args.words[0] === "help" && args.flags.eval === undefined);
   if (asksHelp) return printHelp(helpTopic(args.words, args.flags.help === true));
+  const { setFlagsFromString } = await import("node:v8");
+  setFlagsFromString("--semi-space-growth-factor=1");
   const { dispatch } = await import("./app.js");
   return dispatch(args);
 }

@@ -209,10 +209,6 @@ function isInside(child: string, parent: string): boolean {
   return child.startsWith(prefix);
 }
 
-function isInsideFolded(child: string, parent: string): boolean {
-  return isInside(child.toLowerCase(), parent.toLowerCase());
-}
-
 /** Where a path points: lexically (for matching) and physically (symlinks followed). */
 interface Located {
   /** Normalised against the project root (or home for `~`), no symlink followed. */
@@ -262,12 +258,18 @@ function secretReason(
 function insideAny(loc: Located, places: readonly string[], settings: GateSettings): boolean {
   // The places share their leading directories (the home, ~/.config): each is looked at once.
   const seen = seenPaths();
+  // Folded once here, not once per place: a decision checks dozens of places.
+  const cands =
+    loc.physical === undefined
+      ? [loc.lexical.toLowerCase()]
+      : [loc.lexical.toLowerCase(), loc.physical.toLowerCase()];
   for (const sp of places) {
     const spAbs = path.resolve(sp);
     const spReal = settings.realpath(spAbs, seen);
-    for (const cand of [loc.lexical, loc.physical]) {
-      if (cand === undefined) continue;
-      if (isInsideFolded(cand, spAbs) || (spReal !== undefined && isInsideFolded(cand, spReal))) return true;
+    const absFolded = spAbs.toLowerCase();
+    const realFolded = spReal?.toLowerCase();
+    for (const cand of cands) {
+      if (isInside(cand, absFolded) || (realFolded !== undefined && isInside(cand, realFolded))) return true;
     }
   }
   return false;
