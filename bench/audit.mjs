@@ -17,7 +17,7 @@ import { createBeforeLog } from "./lib/audit-before.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { createAuditLog } = await import(path.join(here, "..", "dist", "store", "audit.js"));
+const { createAuditLog } = await import(path.join(here, "..", "dist", "store", "audit-writer.js"));
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 5);
 const EVENTS = 4_000;
 const MAX_FILE_BYTES = 256 * 1024;

@@ -15,6 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const BENCHES = [
   "startup.mjs",
   "loop.mjs",
+  "peer.mjs",
   "context.mjs",
   "stream.mjs",
   "audit.mjs",

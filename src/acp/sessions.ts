@@ -25,7 +25,7 @@ import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveUnattended } from "../policy/modes.js";
 import { refuseProjectRoot } from "../policy/project-root.js";
-import type { AuditLog } from "../store/audit.js";
+import type { AuditLog } from "../store/audit-writer.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";

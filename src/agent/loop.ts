@@ -12,7 +12,7 @@ import type { Backend, Usage } from "../backend/types.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { clip } from "../core/clip.js";
 import type { GateSettings } from "../policy/types.js";
-import type { AuditKind, AuditLog } from "../store/audit.js";
+import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";

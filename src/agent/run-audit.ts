@@ -4,7 +4,7 @@
  */
 
 import type { Result } from "../core/types.js";
-import type { AuditKind, AuditLog } from "../store/audit.js";
+import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 
 export type RunAudit = (kind: AuditKind, msg: string) => Result<void>;
 

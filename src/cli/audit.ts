@@ -1,7 +1,9 @@
 /** `scoot audit show <session-id>`: that session's events from every retained generation, oldest first. */
-import { auditOptions, formatEvent, streamAuditEvents } from "../store/audit.js";
+
 import { loadAuditKey } from "../store/audit-chain.js";
+import { formatEvent, streamAuditEvents } from "../store/audit-readers.js";
 import { describeReport, type VerifyReport, verifyAudit } from "../store/audit-verify.js";
+import { auditOptions } from "../store/audit-writer.js";
 import { validateSessionId } from "../store/session.js";
 import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";

@@ -1,9 +1,9 @@
 /** Doctor checks of the audit record: the HMAC key file and the live chain. */
 import fs from "node:fs";
 import type { Config } from "../config/schema.js";
-import { auditOptions } from "../store/audit.js";
 import { loadAuditKey } from "../store/audit-chain.js";
 import { verifyAudit } from "../store/audit-verify.js";
+import { auditOptions } from "../store/audit-writer.js";
 import type { Check } from "./doctor-check.js";
 
 export function auditChecks(config: Config, live: string): Check[] {

@@ -8,7 +8,7 @@ import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { redact } from "../core/redact.js";
-import { auditFiles, readGaps } from "../store/audit.js";
+import { auditFiles, readGaps } from "../store/audit-rotation.js";
 import { flagBool, flagString } from "./args.js";
 import { applyBackendFlags } from "./backend-flags.js";
 import type { Cli } from "./context.js";

@@ -27,10 +27,17 @@ export async function runSessionsList(cli: Cli): Promise<number> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const dir = loaded.value.paths.sessions;
-  const { sessions, warnings } = listSessions(dir);
-  // The project a session was started in (docs/sessions.md "Resuming a session"); older sessions have none.
+  const { sessions, warnings, metaIds } = listSessions(dir);
+  // The project a session was started in (docs/sessions.md "Resuming a session"); older sessions
+  // have none, and the directory listing already said so: thousands of failed opens cost more
+  // than the listing itself.
   const skipped: string[] = [];
-  const projects = new Map(sessions.map((s) => [s.id, readSessionMeta(dir, s.id, skipped)?.project_root]));
+  const projects = new Map(
+    sessions.map((s) => [
+      s.id,
+      metaIds.has(s.id) ? readSessionMeta(dir, s.id, skipped)?.project_root : undefined,
+    ]),
+  );
   const project = (id: string) => projects.get(id);
   for (const w of [...warnings, ...skipped]) cli.io.err(`scoot: warning: ${w}\n`);
   if (flagBool(cli.args, "json")) {

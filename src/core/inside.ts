@@ -19,6 +19,16 @@ export function isInside(child: string, parent: string): boolean {
   return below(parent, child) !== undefined;
 }
 
+/**
+ * `isInside` for paths already resolved (absolute, no `..`, no trailing slash but `/` itself):
+ * a prefix test, for the gate's hot loop over dozens of places per decision.
+ */
+export function isInsideResolved(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith("/") ? parent : `${parent}/`;
+  return child.startsWith(prefix);
+}
+
 /** `abs` relative to `cwd` when it lies below it; otherwise (outside, or `cwd` itself) `abs`. */
 export function shownPath(abs: string, cwd: string): string {
   const rel = below(cwd, abs);

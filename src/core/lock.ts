@@ -106,7 +106,9 @@ interface Judged {
 
 function read(file: string): { st: fs.BigIntStats; text: string; identity: string } | undefined {
   try {
-    const st = fs.statSync(file, { bigint: true });
+    // Looked at before every take, and usually absent: no exception for that.
+    const st = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+    if (st === undefined) return undefined;
     const text = fs.readFileSync(file, "utf8").trim();
     const digest = createHash("sha256").update(text).digest("hex").slice(0, 16);
     return { st, text, identity: `${st.dev}-${st.ino}-${st.ctimeNs}-${digest}` };

@@ -42,6 +42,9 @@ const LOOKALIKE: Record<string, string> = {
   τ: "t",
 };
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const NOT_LETTERS = /[^A-Za-z]+/g;
+
 /** The letters one original character contributes to the normalised form. */
 function fold(ch: string): string {
   let out = "";
@@ -54,6 +57,10 @@ function fold(ch: string): string {
 
 /** Replaces every normalised occurrence of the marker word; other text is kept byte for byte. */
 export function defuseMarkers(text: string): string {
+  // ASCII text (most tool output) normalises to its letters in lower case: when those hold no
+  // marker word there is nothing to replace, and no per-character work is needed to know it.
+  if (ASCII_ONLY.test(text) && !text.replace(NOT_LETTERS, "").toLowerCase().includes(MARKER_WORD))
+    return text;
   const letters: string[] = [];
   const start: number[] = [];
   const end: number[] = [];

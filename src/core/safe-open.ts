@@ -91,13 +91,14 @@ export function readHomeFile(file: string, opts: { maxBytes?: number; noFollow: 
  * through a link planted in the home.
  */
 export function appendTargetProblem(file: string): string | undefined {
-  let st: fs.Stats;
+  let st: fs.Stats | undefined;
   try {
-    st = fs.lstatSync(file);
+    // Checked before every append: a missing file (the gap record, mostly) is no exception.
+    st = fs.lstatSync(file, { throwIfNoEntry: false });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     return `cannot inspect ${file}: ${(e as Error).message}`;
   }
+  if (st === undefined) return undefined;
   if (st.isSymbolicLink()) return `${file} is a symlink; Scoot does not write through it (remove it)`;
   if (!st.isFile()) return `${file} is ${kindOf(st)}, not a regular file; refused`;
   return undefined;

@@ -33,10 +33,11 @@
  */
 import os from "node:os";
 import path from "node:path";
-import { isInside } from "../core/inside.js";
+import { isInside, isInsideResolved } from "../core/inside.js";
 import type { Decision } from "../core/types.js";
 import { foldSegment } from "./fold.js";
 import { persistenceRefusal } from "./persistence-places.js";
+import { seenPaths } from "./realpath.js";
 import type { GateSettings } from "./types.js";
 
 /** Path segments that are secrets themselves or directories full of them (compared lower-case). */
@@ -203,10 +204,6 @@ export function escapesLexically(p: string): boolean {
   return false;
 }
 
-function isInsideFolded(child: string, parent: string): boolean {
-  return isInside(child.toLowerCase(), parent.toLowerCase());
-}
-
 /** Where a path points: lexically (for matching) and physically (symlinks followed). */
 interface Located {
   /** Normalised against the project root (or home for `~`), no symlink followed. */
@@ -254,12 +251,24 @@ function secretReason(
 
 /** Whether the located path is one of `places` or inside one, by its written or real location. */
 function insideAny(loc: Located, places: readonly string[], settings: GateSettings): boolean {
+  // The places share their leading directories (the home, ~/.config): each is looked at once.
+  const seen = seenPaths();
+  // Folded once here, not once per place: a decision checks dozens of places.
+  const cands =
+    loc.physical === undefined
+      ? [loc.lexical.toLowerCase()]
+      : [loc.lexical.toLowerCase(), loc.physical.toLowerCase()];
   for (const sp of places) {
     const spAbs = path.resolve(sp);
-    const spReal = settings.realpath(spAbs);
-    for (const cand of [loc.lexical, loc.physical]) {
-      if (cand === undefined) continue;
-      if (isInsideFolded(cand, spAbs) || (spReal !== undefined && isInsideFolded(cand, spReal))) return true;
+    const spReal = settings.realpath(spAbs, seen);
+    const absFolded = spAbs.toLowerCase();
+    const realFolded = spReal?.toLowerCase();
+    for (const cand of cands) {
+      if (
+        isInsideResolved(cand, absFolded) ||
+        (realFolded !== undefined && isInsideResolved(cand, realFolded))
+      )
+        return true;
     }
   }
   return false;

@@ -19,12 +19,49 @@ import path from "node:path";
 /** Same order of magnitude as the kernel's own limit (40 on Linux). */
 export const MAX_SYMLINK_HOPS = 40;
 
-export function resolvePhysical(p: string): string | undefined {
-  // Lexical first, like every file tool: `x/../link` is `link`, whether or not `x` exists.
-  return walk("/", path.resolve(p), { left: MAX_SYMLINK_HOPS });
+/**
+ * What one run of resolutions saw of each path it looked at: the lstat (null: missing) or the
+ * link's target text. Shared by resolutions made together, in one synchronous stretch (the
+ * gate's protected places, which share their leading directories), so `/root` is looked at
+ * once rather than once per place; never kept past that stretch.
+ */
+export interface SeenPaths {
+  stats: Map<string, fs.Stats | null>;
+  links: Map<string, string>;
 }
 
-function walk(base: string, p: string, hops: { left: number }): string | undefined {
+export function seenPaths(): SeenPaths {
+  return { stats: new Map(), links: new Map() };
+}
+
+export function resolvePhysical(p: string, seen?: SeenPaths): string | undefined {
+  // Lexical first, like every file tool: `x/../link` is `link`, whether or not `x` exists.
+  return walk("/", path.resolve(p), { left: MAX_SYMLINK_HOPS }, seen);
+}
+
+/** lstat without an exception for a missing name (building one costs more than the call). */
+function lstatOf(p: string, seen: SeenPaths | undefined): fs.Stats | null {
+  const known = seen?.stats.get(p);
+  if (known !== undefined) return known;
+  const st = fs.lstatSync(p, { throwIfNoEntry: false }) ?? null;
+  seen?.stats.set(p, st);
+  return st;
+}
+
+function readlinkOf(p: string, seen: SeenPaths | undefined): string {
+  const known = seen?.links.get(p);
+  if (known !== undefined) return known;
+  const target = fs.readlinkSync(p);
+  seen?.links.set(p, target);
+  return target;
+}
+
+function walk(
+  base: string,
+  p: string,
+  hops: { left: number },
+  seen: SeenPaths | undefined,
+): string | undefined {
   let cur = p.startsWith("/") ? "/" : base;
   let missing = false;
   for (const seg of p.split("/")) {
@@ -38,13 +75,16 @@ function walk(base: string, p: string, hops: { left: number }): string | undefin
       cur = next;
       continue;
     }
-    let st: fs.Stats;
+    let st: fs.Stats | null;
     try {
-      st = fs.lstatSync(next);
+      st = lstatOf(next, seen);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT" && (e as NodeJS.ErrnoException).code !== "ENOTDIR") {
         return undefined; // EACCES and friends: we cannot see where this leads
       }
+      st = null;
+    }
+    if (st === null) {
       missing = true;
       cur = next;
       continue;
@@ -53,14 +93,14 @@ function walk(base: string, p: string, hops: { left: number }): string | undefin
       if (--hops.left < 0) return undefined;
       let target: string;
       try {
-        target = fs.readlinkSync(next);
+        target = readlinkOf(next, seen);
       } catch {
         return undefined;
       }
-      const resolved = walk(cur, target, hops);
+      const resolved = walk(cur, target, hops, seen);
       if (resolved === undefined) return undefined;
       cur = resolved;
-      missing = !exists(cur);
+      missing = !exists(cur, seen);
       continue;
     }
     cur = next;
@@ -68,10 +108,9 @@ function walk(base: string, p: string, hops: { left: number }): string | undefin
   return cur;
 }
 
-function exists(p: string): boolean {
+function exists(p: string, seen: SeenPaths | undefined): boolean {
   try {
-    fs.lstatSync(p);
-    return true;
+    return lstatOf(p, seen) !== null;
   } catch {
     return false;
   }

@@ -1,4 +1,5 @@
 import type { PolicyMode } from "../config/schema.js";
+import type { SeenPaths } from "./realpath.js";
 
 /** Settings the gate reads; built once from the loaded configuration. */
 export interface GateSettings {
@@ -28,7 +29,8 @@ export interface GateSettings {
   mcpAllowed: Record<string, string[]>;
   /**
    * Resolves a path the way the filesystem would (symlinks followed) for the nearest
-   * existing ancestor. Injected so the decision function itself does no I/O.
+   * existing ancestor. Injected so the decision function itself does no I/O. `seen`: what
+   * resolutions made together (one decision) already looked at, reused rather than asked again.
    */
-  realpath: (p: string) => string | undefined;
+  realpath: (p: string, seen?: SeenPaths) => string | undefined;
 }

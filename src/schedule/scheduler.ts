@@ -20,7 +20,7 @@
 import type { RunStop } from "../agent/run-stop.js";
 import type { Config } from "../config/schema.js";
 import { effectiveBackendTimeout, effectiveToolTimeout } from "../config/schema.js";
-import type { AuditLog } from "../store/audit.js";
+import type { AuditLog } from "../store/audit-writer.js";
 import { nextCronAfter } from "./cron.js";
 import { type Job, triggerKey } from "./jobs.js";
 import { type JobState, loadState, type ScheduleState, saveState } from "./state.js";

@@ -16,7 +16,7 @@ import type { AgentEvent } from "../agent/events.js";
 import { openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
-import { readAuditEvents } from "../store/audit.js";
+import { readAuditEvents } from "../store/audit-readers.js";
 import { loadResumeTarget, type ResumeTarget } from "../store/resume-target.js";
 import { listSessions, readSession, sessionPath, validateSessionId } from "../store/session.js";
 import { sessionExists } from "../store/session-meta.js";

@@ -13,6 +13,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { acquireLock, type HeldLock } from "../core/lock.js";
+import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
+import { isGenerationNumber, MAX_GENERATION } from "./audit-numbers.js";
+import { type ChainRecord, chainRecordFile, modeMismatch, readChainRecord } from "./audit-record.js";
 import {
   auditFiles,
   type GapRecord,
@@ -21,10 +24,7 @@ import {
   retiredGenerations,
   type Sidecar,
   sidecarMac,
-} from "./audit.js";
-import { GENESIS, gapMac, linkHash } from "./audit-chain.js";
-import { isGenerationNumber, MAX_GENERATION } from "./audit-numbers.js";
-import { type ChainRecord, chainRecordFile, modeMismatch, readChainRecord } from "./audit-record.js";
+} from "./audit-rotation.js";
 import { numberedSiblings } from "./jsonl.js";
 import { MAX_RECORD_LINE_BYTES, readByteLinesSync } from "./lines.js";
 

@@ -10,7 +10,8 @@ import type { HomePaths } from "../config/home.js";
 import type { Config } from "../config/schema.js";
 import { appendTargetProblem } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
-import { type AuditLog, auditFiles, auditOptions, createAuditLog, openAuditLog } from "./audit.js";
+import { auditFiles } from "./audit-rotation.js";
+import { type AuditLog, auditOptions, createAuditLog, openAuditLog } from "./audit-writer.js";
 import type { SessionWriter } from "./session.js";
 
 /** When the audit key is read: now (a missing or bad key refuses the command) or at the first write. */

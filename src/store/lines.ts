@@ -110,7 +110,8 @@ class LineSplitter {
     const spanning = !over && this.pieces.length > 0;
     if (spanning) this.pieces.push(chunk.subarray(from, to));
     const data = over ? undefined : spanning ? Buffer.concat(this.pieces) : chunk;
-    this.pieces = [];
+    // Most lines fit in their chunk: no new array per line (thousands of transcripts listed).
+    if (this.pieces.length > 0) this.pieces = [];
     this.held = 0;
     this.discarding = false;
     return spanning

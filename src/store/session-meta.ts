@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
-import { listSessions, sessionPath } from "./session.js";
+import { listSessions, SESSION_META_SUFFIX, sessionPath } from "./session.js";
 
 /** A sidecar larger than this is not ours: it is skipped. */
 export const MAX_META_BYTES = 64 * 1024;
@@ -19,7 +19,7 @@ export interface SessionMeta {
 }
 
 export function metaPath(sessionsDir: string, id: string): string {
-  return path.join(sessionsDir, `${id}.meta.json`);
+  return path.join(sessionsDir, `${id}${SESSION_META_SUFFIX}`);
 }
 
 /** The canonical form of a project directory (symlinks resolved) so two spellings match. */

@@ -222,6 +222,9 @@ export async function* streamSession(file: string): AsyncGenerator<JsonlItem<Mes
   for (const f of transcriptFiles(file)) yield* readJsonl(f, isMessage);
 }
 
+/** The sidecar session-meta.ts writes beside a transcript: `<id>.meta.json`. */
+export const SESSION_META_SUFFIX = ".meta.json";
+
 export interface SessionSummary {
   id: string;
   modified: number;
@@ -244,21 +247,74 @@ function startsWith(data: Buffer, start: number, end: number, prefix: Buffer): b
  * through the full parser, which names it in a warning if it is bad.
  */
 function isWriterRecord(data: Buffer, start: number, end: number): boolean {
-  let e = end;
-  if (e > start && data[e - 1] === 13) e -= 1; // "\r\n" line ends
-  if (e - start < 2 || data[e - 1] !== 0x7d || data[e - 2] !== 0x22) return false;
+  return writerRole(data, start, end) !== -1;
+}
+
+/** The index in ROLE_PREFIXES of a writer record's role; -1 for any other line. */
+function writerRole(data: Buffer, start: number, end: number): number {
+  const e = contentEnd(data, start, end) + 2;
+  if (e - start < 2 || data[e - 1] !== 0x7d || data[e - 2] !== 0x22) return -1;
   let backslashes = 0;
   for (let i = e - 3; i >= start && data[i] === 0x5c; i--) backslashes += 1;
-  if (backslashes % 2 !== 0) return false;
-  for (const p of ROLE_PREFIXES) if (e - 2 - start >= p.length && startsWith(data, start, e, p)) return true;
-  return false;
+  if (backslashes % 2 !== 0) return -1;
+  for (let r = 0; r < ROLE_PREFIXES.length; r++) {
+    const p = ROLE_PREFIXES[r]!;
+    if (e - 2 - start >= p.length && startsWith(data, start, e, p)) return r;
+  }
+  return -1;
+}
+
+/** Where a writer record's content string ends (its closing quote), "\r\n" line ends allowed. */
+function contentEnd(data: Buffer, start: number, end: number): number {
+  return (end > start && data[end - 1] === 13 ? end - 1 : end) - 2;
+}
+
+/** ROLE_PREFIXES' index of "user". */
+const USER_ROLE = 1;
+
+/**
+ * True when `data[from, to)` is the body of a JSON string: no raw quote or control
+ * character, and only the escapes JSON has. A writer record with such a body is exactly a
+ * line JSON.parse reads as a message, so it can be counted without building the string.
+ */
+function isJsonStringBody(data: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const b = data[i]!;
+    if (b === 0x22 || b < 0x20) return false;
+    if (b !== 0x5c) continue;
+    const x = data[++i];
+    if (i >= to) return false;
+    if (x === 0x75) {
+      if (i + 4 >= to) return false;
+      for (let k = 1; k <= 4; k++) if (!isHexDigit(data[i + k]!)) return false;
+      i += 4;
+    } else if (
+      !(
+        x === 0x22 ||
+        x === 0x5c ||
+        x === 0x2f ||
+        x === 0x62 ||
+        x === 0x66 ||
+        x === 0x6e ||
+        x === 0x72 ||
+        x === 0x74
+      )
+    )
+      return false;
+  }
+  return true;
+}
+
+function isHexDigit(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
 }
 
 /**
- * The first user message and the message count of one transcript, read line by line: lines
- * up to the first user message are parsed, later ones are only counted (`sessions
- * list` reads what it prints and keeps nothing of the file). `parts` are the files to read,
- * the rotated part first.
+ * The first user message and the message count of one transcript, read line by line: only
+ * the first user message is parsed; the lines before it (the system prompt) are checked as
+ * bytes, which tells a valid one from a bad one as the parser would, and later ones are only
+ * counted (`sessions list` reads what it prints and keeps nothing of the file). `parts` are
+ * the files to read, the rotated part first.
  */
 function summariseTranscript(parts: string[], warnings: string[]): { messages: number; firstUser: string } {
   let messages = 0;
@@ -268,6 +324,17 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
       if (firstUser !== undefined && data !== undefined && isWriterRecord(data, start, end)) {
         messages += 1;
         return true;
+      }
+      if (firstUser === undefined && data !== undefined) {
+        const role = writerRole(data, start, end);
+        if (
+          role !== -1 &&
+          role !== USER_ROLE &&
+          isJsonStringBody(data, start + ROLE_PREFIXES[role]!.length, contentEnd(data, start, end))
+        ) {
+          messages += 1;
+          return true;
+        }
       }
       const text = data?.toString("utf8", start, end);
       const item = jsonlItem({ number, text, bytes, unterminated }, f, isMessage);
@@ -294,16 +361,23 @@ export function listSessions(
   sessionsDir: string,
   /** The listing's clock, for the index's racy window only (tests list "later" with it). */
   now = Date.now(),
-): { sessions: SessionSummary[]; warnings: string[] } {
+): {
+  sessions: SessionSummary[];
+  warnings: string[];
+  /** Sessions whose `<id>.meta.json` was in the directory: the others need no open to learn they have none. */
+  metaIds: ReadonlySet<string>;
+} {
   let names: string[];
   try {
     names = fs.readdirSync(sessionsDir);
   } catch {
-    return { sessions: [], warnings: [] };
+    return { sessions: [], warnings: [], metaIds: new Set() };
   }
   removeStaleIndexTemps(sessionsDir, names);
   const retired = new Map<string, number[]>();
+  const metaIds = new Set<string>();
   for (const n of names) {
+    if (n.endsWith(SESSION_META_SUFFIX)) metaIds.add(n.slice(0, -SESSION_META_SUFFIX.length));
     const m = /^(.*\.jsonl)\.(\d+)$/.exec(n);
     if (!m) continue;
     const list = retired.get(m[1]!) ?? [];
@@ -373,7 +447,7 @@ export function listSessions(
     }
   }
   nextIndex.finish();
-  return { sessions, warnings };
+  return { sessions, warnings, metaIds };
 }
 
 /** How many numbers of a live file's stat listSessions keeps for its stamp. */

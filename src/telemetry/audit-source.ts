@@ -17,8 +17,9 @@
  */
 import fs from "node:fs";
 import { openStoreFileSync } from "../core/safe-open.js";
-import { type AuditEvent, readGaps, retiredGenerations } from "../store/audit.js";
 import { linkHash } from "../store/audit-chain.js";
+import type { AuditEvent } from "../store/audit-readers.js";
+import { readGaps, retiredGenerations } from "../store/audit-rotation.js";
 import { lastLineOf, readTextIfExists } from "../store/jsonl.js";
 import { readByteLinesFromSync } from "../store/lines.js";
 import { type Cursor, START } from "./cursor.js";

@@ -10,7 +10,7 @@ import type { Config } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { scootVersion } from "../core/version.js";
 import { sleep } from "../schedule/loop.js";
-import { readGaps } from "../store/audit.js";
+import { readGaps } from "../store/audit-rotation.js";
 import { endCursor, readBatch } from "./audit-source.js";
 import type { Cursor } from "./cursor.js";
 import { parseListen } from "./settings.js";

@@ -11,7 +11,7 @@
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
 import type { AuditLevel } from "../config/schema.js";
 import { redact } from "../core/redact.js";
-import { type AuditKind, KIND_LEVEL } from "../store/audit.js";
+import { type AuditKind, KIND_LEVEL } from "../store/audit-writer.js";
 import type { SourceItem } from "./audit-source.js";
 
 /** The OpenTelemetry severity numbers (logs data model) of Scoot's audit levels. */

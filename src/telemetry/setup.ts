@@ -9,8 +9,8 @@ import type { Config } from "../config/schema.js";
 import { type HeldLock, tryLock } from "../core/lock.js";
 import type { Result } from "../core/types.js";
 import { scootVersion } from "../core/version.js";
-import { auditOptions } from "../store/audit.js";
 import { loadAuditKey } from "../store/audit-chain.js";
+import { auditOptions } from "../store/audit-writer.js";
 import { CURSOR_FILE } from "./cursor.js";
 import { resolveTelemetry, type TelemetrySettings } from "./settings.js";
 

@@ -48,6 +48,14 @@ export interface CompileOptions {
   engine?: "auto" | "each";
 }
 
+/**
+ * Patterns compiled lately. A model greps for the same few patterns turn after turn, and
+ * compiling costs far more than a small scan; a compiled RE2JS is immutable, and each call
+ * still builds its own matcher (and DFA table) from it.
+ */
+const compiled = new Map<string, RE2JS>();
+const MAX_COMPILED = 16;
+
 /** Compiles `pattern` or says, in words, what is wrong with it. */
 export function compileLineRegex(pattern: string, opts: CompileOptions = {}): Result<LineMatcher> {
   if (pattern.length > MAX_PATTERN_CHARS) {
@@ -58,12 +66,20 @@ export function compileLineRegex(pattern: string, opts: CompileOptions = {}): Re
   }
   const unsupported = unsupportedFeature(pattern);
   if (unsupported) return { ok: false, error: unsupported };
-  let re: RE2JS;
-  try {
-    re = re2js().RE2JS.compile(pattern);
-  } catch (e) {
-    const msg = (e instanceof Error ? e.message : String(e)).replace(/^error parsing regexp: /, "");
-    return { ok: false, error: `invalid pattern: ${msg}` };
+  let re = compiled.get(pattern);
+  if (re) {
+    // Most recently used last: the oldest entry is the one dropped.
+    compiled.delete(pattern);
+    compiled.set(pattern, re);
+  } else {
+    try {
+      re = re2js().RE2JS.compile(pattern);
+    } catch (e) {
+      const msg = (e instanceof Error ? e.message : String(e)).replace(/^error parsing regexp: /, "");
+      return { ok: false, error: `invalid pattern: ${msg}` };
+    }
+    compiled.set(pattern, re);
+    if (compiled.size > MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
   }
   const test = (line: string) => re.test(line);
   if (opts.engine === "each") return { ok: true, value: eachLineMatcher(test) };

@@ -20,7 +20,7 @@ import { type AgentEvent, wireEvent } from "../../src/agent/events.js";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
-import { createAuditLog } from "../../src/store/audit.js";
+import { createAuditLog } from "../../src/store/audit-writer.js";
 import { openCheckpointWriter, readCheckpoints, sha256 } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
 import { bashRememberKey } from "../../src/tools/bash.js";

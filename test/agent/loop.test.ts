@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runGoal } from "../../src/agent/loop.js";
 import type { PolicyMode } from "../../src/config/schema.js";
-import type { AuditKind } from "../../src/store/audit.js";
+import type { AuditKind } from "../../src/store/audit-writer.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { loopHarness } from "../helpers/loop.js";
 import { type ScriptItem, step } from "../helpers/scripted-server.js";

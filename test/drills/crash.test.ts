@@ -21,8 +21,9 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAuditLog, readAuditEvents } from "../../src/store/audit.js";
+import { readAuditEvents } from "../../src/store/audit-readers.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
+import { createAuditLog } from "../../src/store/audit-writer.js";
 import { type CliResult, collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 import {

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { AuditEvent } from "../../src/store/audit.js";
+import type { AuditEvent } from "../../src/store/audit-readers.js";
 
 // ---------------------------------------------------------------------------------------
 // Seeded randomness

@@ -2,7 +2,7 @@
 // argv: <audit file> <writer id> <count> <max_file_bytes> <max_retained> [pad bytes] [kill at]
 // `kill at` is `<rotation step>:<n>`: the process SIGKILLs itself the n-th time a rotation
 // reaches that step (sidecar, link, unlink, gap, evict), for the crash drill.
-import { createAuditLog } from "../../dist/store/audit.js";
+import { createAuditLog } from "../../dist/store/audit-writer.js";
 
 const [file, writer, count, maxFileBytes, maxRetained, pad = "0", killAt = ""] = process.argv.slice(2);
 const [killStep, killNth] = killAt.split(":");

@@ -13,7 +13,7 @@ import { buildSystemPrompt } from "../../src/agent/prompt.js";
 import { traceLine } from "../../src/cli/trace.js";
 import { type AuditLevel, type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
-import type { AuditKind } from "../../src/store/audit.js";
+import type { AuditKind } from "../../src/store/audit-writer.js";
 import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../../src/store/checkpoints.js";
 import type { Message } from "../../src/store/session.js";
 import { enabledTools } from "../../src/tools/registry.js";

@@ -5,7 +5,7 @@
  * the loop asks of them and in which order, and can make one kind of audit write fail.
  */
 import type { AuditLevel } from "../../src/config/schema.js";
-import { ALWAYS_WRITTEN, type AuditKind, type AuditLog, KIND_LEVEL } from "../../src/store/audit.js";
+import { ALWAYS_WRITTEN, type AuditKind, type AuditLog, KIND_LEVEL } from "../../src/store/audit-writer.js";
 import type { Message, SessionWriter } from "../../src/store/session.js";
 
 export interface MemoryAuditRecord {

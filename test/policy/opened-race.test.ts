@@ -14,7 +14,7 @@ import { canJudgeDescriptors } from "../../src/core/fd-path.js";
 import { judgeReadPath, judgeWritePath } from "../../src/policy/paths.js";
 import { resolvePhysical } from "../../src/policy/realpath.js";
 import type { GateSettings } from "../../src/policy/types.js";
-import { createAuditLog } from "../../src/store/audit.js";
+import { createAuditLog } from "../../src/store/audit-writer.js";
 import { fileEditTool } from "../../src/tools/file_edit.js";
 import { fileReadTool } from "../../src/tools/file_read.js";
 import { fileWriteTool } from "../../src/tools/file_write.js";

@@ -14,7 +14,8 @@ import {
   jobDeadlineMs,
   type Scheduler,
 } from "../../src/schedule/scheduler.js";
-import { createAuditLog, readAuditEvents } from "../../src/store/audit.js";
+import { readAuditEvents } from "../../src/store/audit-readers.js";
+import { createAuditLog } from "../../src/store/audit-writer.js";
 
 let dir: string;
 let stateFile: string;

@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readAuditEvents, readGaps, retiredGenerations } from "../../src/store/audit.js";
+import { readAuditEvents } from "../../src/store/audit-readers.js";
+import { readGaps, retiredGenerations } from "../../src/store/audit-rotation.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
 import { REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
 

@@ -9,8 +9,9 @@ import { createHash, createHmac } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createAuditLog, retiredGenerations } from "../../src/store/audit.js";
+import { retiredGenerations } from "../../src/store/audit-rotation.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
+import { createAuditLog } from "../../src/store/audit-writer.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 
 let home: string;

@@ -4,16 +4,11 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AuditLevel } from "../../src/config/schema.js";
 import { registerSecret, resetSecretsForTest } from "../../src/core/redact.js";
-import {
-  type AuditKind,
-  createAuditLog,
-  openAuditLog,
-  readAuditEvents,
-  readGaps,
-  retiredGenerations,
-} from "../../src/store/audit.js";
 import { GENESIS } from "../../src/store/audit-chain.js";
+import { readAuditEvents } from "../../src/store/audit-readers.js";
+import { readGaps, retiredGenerations } from "../../src/store/audit-rotation.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
+import { type AuditKind, createAuditLog, openAuditLog } from "../../src/store/audit-writer.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
 let dir: string;

@@ -127,4 +127,35 @@ describe("listing", () => {
     expect(sessions.map((s) => s.id)).toEqual(["newer", "older"]);
     expect(sessions[1]).toMatchObject({ messages: 2, firstUser: "first goal" });
   });
+  it("counts and warns about lines before the first user message exactly as parsing them would", () => {
+    // The lines before the first user message are checked as bytes, not parsed: each of these
+    // is shaped like a writer record, and only the valid ones may count.
+    const lines = [
+      String.raw`{"role":"system","content":"escapes \\ \" \/ \b \f \n \r \t \u00e9 fine"}`,
+      String.raw`{"role":"system","content":"bad escape \q"}`,
+      String.raw`{"role":"system","content":"short \u00e"}`,
+      `{"role":"system","content":"raw\tcontrol"}`,
+      `{"role":"system","content":"inner "quote"}`,
+      String.raw`{"role":"assistant","content":"{\"thought\":\"t\"}"}`,
+      `{"role":"user","content":"the goal"}`,
+      `{"role":"assistant","content":"after"}`,
+    ];
+    fs.writeFileSync(path.join(dir, "edge.jsonl"), `${lines.join("\n")}\n`);
+    const parsed = lines.filter((l) => {
+      try {
+        JSON.parse(l);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    const { sessions, warnings } = listSessions(dir);
+    expect(sessions[0]).toMatchObject({ id: "edge", messages: parsed.length, firstUser: "the goal" });
+    expect(warnings.map((w) => w.replace(/^.*:(\d+): /, "$1 "))).toEqual([
+      "2 skipped a line that is not valid JSON",
+      "3 skipped a line that is not valid JSON",
+      "4 skipped a line that is not valid JSON",
+      "5 skipped a line that is not valid JSON",
+    ]);
+  });
 });

@@ -1,0 +1,204 @@
+#!/usr/bin/env node
+/**
+ * Scoot beside a peer agent, pi (`@mariozechner/pi-coding-agent`), in the same 50-turn run
+ * against the same scripted server: two reads in three turns, a directory listing in the
+ * third, on a small tree. Both clients ask to stream and get the reply as one burst of SSE
+ * chunks; Scoot is scripted with its JSON steps, pi with native tool calls. The figure is each
+ * agent's own cost per tool turn (the server's last reply byte to the next request).
+ *
+ * pi is installed from the npm registry at bench time into a directory under the OS temp
+ * dir (never into this repository); when that fails the peer is skipped with the reason.
+ * pi's grep and find need ripgrep and fd, which it would download, so the mix leaves them out.
+ * Aim: Scoot ≤ 0.5x pi.
+ *
+ *   npm run build && node bench/peer.mjs [runs]
+ */
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { iqr, median, publish, row } from "./lib/report.mjs";
+import { startBenchServer } from "./lib/server.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 7);
+const TURNS = 50;
+const PEER = "@mariozechner/pi-coding-agent";
+const PEER_DIR = path.join(os.tmpdir(), "scoot-bench-peer-pi");
+
+/** Installs pi (or finds it installed); the path of its CLI, or why not. */
+function installPeer() {
+  fs.mkdirSync(PEER_DIR, { recursive: true });
+  const r = spawnSync(
+    "npm",
+    [
+      "install",
+      "--prefix",
+      PEER_DIR,
+      "--no-audit",
+      "--no-fund",
+      "--ignore-scripts",
+      "--loglevel=error",
+      PEER,
+    ],
+    { encoding: "utf8", timeout: 300_000 },
+  );
+  if (r.error) return { error: `npm install ${PEER}: ${r.error.message}` };
+  if (r.status !== 0)
+    return { error: `npm install ${PEER} exited ${r.status}: ${r.stderr.trim().split("\n").at(-1)}` };
+  const pkgDir = path.join(PEER_DIR, "node_modules", ...PEER.split("/"));
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
+    return { cli: path.join(pkgDir, pkg.bin.pi), version: pkg.version };
+  } catch (e) {
+    return { error: `${PEER} installed without a readable package.json: ${e.message}` };
+  }
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-peer-"));
+const project = path.join(work, "project");
+const home = path.join(work, "home");
+const piHome = path.join(work, "pi");
+for (let d = 0; d < 5; d++) {
+  fs.mkdirSync(path.join(project, `pkg${d}`), { recursive: true });
+  for (let f = 0; f < 10; f++) {
+    const lines = Array.from(
+      { length: 60 },
+      (_, i) => `export function f${d}_${f}_${i}() { return ${i}; } // note ${i % 7}`,
+    );
+    fs.writeFileSync(path.join(project, `pkg${d}`, `m${f}.ts`), `${lines.join("\n")}\n`);
+  }
+}
+
+/** The same work for both: [Scoot's step, pi's tool call] per turn. */
+const turns = Array.from({ length: TURNS - 1 }, (_, i) => {
+  const d = i % 5;
+  const f = i % 10;
+  if (i % 3 === 2)
+    return [
+      { action: "glob", input: { pattern: `pkg${d}/*` } },
+      { name: "ls", arguments: { path: `pkg${d}` } },
+    ];
+  return [
+    { action: "file_read", input: { path: `pkg${d}/m${f}.ts`, limit: 20 } },
+    { name: "read", arguments: { path: `pkg${d}/m${f}.ts`, limit: 20 } },
+  ];
+});
+const scootScript = [
+  ...turns.map(([s]) =>
+    JSON.stringify({ thought: "next", action: s.action, action_input: JSON.stringify(s.input) }),
+  ),
+  JSON.stringify({ thought: "done", action: "final", action_input: "done" }),
+];
+const piScript = [...turns.map(([, p]) => ({ toolCall: p })), "done"];
+
+function run(cmd, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: project, env, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+const peer = installPeer();
+const server = await startBenchServer([], { sse: true });
+const scootEnv = {
+  ...process.env,
+  SCOOT_HOME: home,
+  SCOOT_BACKEND_BASE_URL: server.url,
+  SCOOT_AGENT_MAX_TURNS: String(TURNS + 5),
+  SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "0",
+};
+let piEnv;
+if (peer.cli) {
+  fs.mkdirSync(piHome, { recursive: true });
+  const models = {
+    providers: {
+      bench: {
+        baseUrl: server.url,
+        api: "openai-completions",
+        apiKey: "bench",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: "bench", contextWindow: 1_000_000, maxTokens: 4096 }],
+      },
+    },
+  };
+  fs.writeFileSync(path.join(piHome, "models.json"), JSON.stringify(models));
+  piEnv = {
+    ...process.env,
+    PI_CODING_AGENT_DIR: piHome,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    HOME: work,
+  };
+}
+const piArgs = [
+  "-p",
+  "--no-session",
+  "--provider",
+  "bench",
+  "--model",
+  "bench",
+  "--tools",
+  "read,ls",
+  "benchmark goal",
+];
+
+const scootGap = [];
+const piGap = [];
+let peerProblem = peer.error;
+for (let r = 0; r < RUNS; r++) {
+  server.reset(scootScript);
+  await run(process.execPath, [CLI, "-e", "benchmark goal"], scootEnv);
+  scootGap.push(median(server.gaps()));
+  if (peerProblem) continue;
+  server.reset(piScript);
+  try {
+    await run(process.execPath, [peer.cli, ...piArgs], piEnv);
+    const gaps = server.gaps();
+    if (gaps.length < TURNS - 2) throw new Error(`pi made ${gaps.length + 1} requests of ${TURNS}`);
+    piGap.push(median(gaps));
+  } catch (e) {
+    peerProblem = `pi ${peer.version} did not finish the scripted run: ${e.message.slice(0, 300)}`;
+  }
+}
+await server.close();
+fs.rmSync(work, { recursive: true, force: true });
+
+const own = median(scootGap);
+if (peerProblem) {
+  console.error(`peer skipped: ${peerProblem}`);
+  publish([
+    row({
+      bench: "peer",
+      figure: `own cost per tool turn (${TURNS}-turn run, read/list, SSE); peer skipped: ${peerProblem.replaceAll("|", "/")}`,
+      value: own,
+      valueSpread: iqr(scootGap),
+      unit: "ms",
+      aim: "≤ 0.5x pi",
+    }),
+  ]);
+} else {
+  const base = median(piGap);
+  publish([
+    row({
+      bench: "peer",
+      figure: `own cost per tool turn (${TURNS}-turn run, read/list, SSE) vs pi ${peer.version}`,
+      value: own,
+      valueSpread: iqr(scootGap),
+      baseline: base,
+      baselineSpread: iqr(piGap),
+      unit: "ms",
+      ratio: own / base,
+      aim: "≤ 0.5x pi",
+      met: own / base <= 0.5,
+    }),
+  ]);
+}
