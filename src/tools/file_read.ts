@@ -98,6 +98,13 @@ export const fileReadTool: Tool<FileReadInput> = {
       // A window may be far into a file of any size: asynchronous chunks that stop at the
       // deadline. A whole read is bounded (1 MiB) and stays synchronous: it is the common case
       // and an async round trip per call costs more than the read itself.
+      if (windowed && size <= MAX_READ_BYTES && !ctx.signal.aborted) {
+        // A window of a small file is cut from the whole text, read in one synchronous go like a
+        // whole read: the chunked, deadline-aware walk is for large files.
+        const { buf, got } = readBounded(fd, size);
+        if (got <= MAX_READ_BYTES)
+          return textWindow(buf.toString("utf8", 0, got), shown, input.offset ?? 1, input.limit);
+      }
       if (windowed) return await readWindow(fd, shown, size, input.offset ?? 1, input.limit, ctx.signal);
       return done(readWhole(fd, shown, size));
     } catch (e) {
@@ -134,8 +141,8 @@ async function readAt(fd: number, pos: number, n: number): Promise<Buffer> {
   return buf.subarray(0, got);
 }
 
-function readWhole(fd: number, shown: string, size: number): string {
-  // Read what is there now (the size may have changed since stat), but never past the limit.
+/** What the file holds now, read synchronously up to one byte past the limit (the size may have changed since stat). */
+function readBounded(fd: number, size: number): { buf: Buffer; got: number } {
   const buf = Buffer.alloc(Math.min(size, MAX_READ_BYTES) + 1);
   let got = 0;
   while (got < buf.length) {
@@ -143,6 +150,11 @@ function readWhole(fd: number, shown: string, size: number): string {
     if (r === 0) break;
     got += r;
   }
+  return { buf, got };
+}
+
+function readWhole(fd: number, shown: string, size: number): string {
+  const { buf, got } = readBounded(fd, size);
   if (got === 0) return `(${shown} is empty, 0 bytes)`;
   const text = buf.toString("utf8", 0, Math.min(got, MAX_READ_BYTES));
   if (got > MAX_READ_BYTES)
