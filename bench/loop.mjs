@@ -16,6 +16,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 import { startBenchServer } from "./lib/server.mjs";
+import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.mjs");
@@ -27,16 +28,7 @@ const TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-loop-"));
 const project = path.join(work, "project");
 const home = path.join(work, "home");
-for (let d = 0; d < 5; d++) {
-  fs.mkdirSync(path.join(project, `pkg${d}`), { recursive: true });
-  for (let f = 0; f < 10; f++) {
-    const lines = Array.from(
-      { length: 60 },
-      (_, i) => `export function f${d}_${f}_${i}() { return ${i}; } // note ${i % 7}`,
-    );
-    fs.writeFileSync(path.join(project, `pkg${d}`, `m${f}.ts`), `${lines.join("\n")}\n`);
-  }
-}
+writeBenchTree(project);
 
 const step = (action, input) =>
   JSON.stringify({ thought: "next", action, action_input: JSON.stringify(input) });

@@ -20,6 +20,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 import { startBenchServer } from "./lib/server.mjs";
+import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.mjs");
@@ -61,16 +62,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-peer-"));
 const project = path.join(work, "project");
 const home = path.join(work, "home");
 const piHome = path.join(work, "pi");
-for (let d = 0; d < 5; d++) {
-  fs.mkdirSync(path.join(project, `pkg${d}`), { recursive: true });
-  for (let f = 0; f < 10; f++) {
-    const lines = Array.from(
-      { length: 60 },
-      (_, i) => `export function f${d}_${f}_${i}() { return ${i}; } // note ${i % 7}`,
-    );
-    fs.writeFileSync(path.join(project, `pkg${d}`, `m${f}.ts`), `${lines.join("\n")}\n`);
-  }
-}
+writeBenchTree(project);
 
 /** The same work for both: [Scoot's step, pi's tool call] per turn. */
 const turns = Array.from({ length: TURNS - 1 }, (_, i) => {

@@ -24,6 +24,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 import { startBenchServer } from "./lib/server.mjs";
+import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.mjs");
@@ -107,16 +108,7 @@ function writeRepeated(file, total, makeChunk) {
 async function benchTurns() {
   const project = path.join(work, "project");
   const home = path.join(work, "home-turns");
-  for (let d = 0; d < 5; d++) {
-    fs.mkdirSync(path.join(project, `pkg${d}`), { recursive: true });
-    for (let f = 0; f < 10; f++) {
-      const lines = Array.from(
-        { length: 60 },
-        (_, i) => `export function f${d}_${f}_${i}() { return ${i}; } // note ${i % 7}`,
-      );
-      fs.writeFileSync(path.join(project, `pkg${d}`, `m${f}.ts`), `${lines.join("\n")}\n`);
-    }
-  }
+  writeBenchTree(project);
   const step = (i, action, input) =>
     JSON.stringify({
       thought: `turn ${i}: looking at the next module`,

@@ -3,8 +3,10 @@
  * or not bash ran sandboxed: a pid echoed from inside the sandbox is a PID-namespace pid and
  * means nothing on the host, while /proc on the host lists every process with its real pid.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
+import { REPO_ROOT } from "./cli.js";
 
 /** Live (not zombie) processes whose command line contains `needle`. */
 export function processesWith(needle: string): number[] {
@@ -50,4 +52,36 @@ export function bwrapWorks(): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Starts test/helpers/dir-swapper.mjs, which swaps `sub` for a link to `outside` and back as
+ * fast as it can; resolves once it has swapped. `stop()` ends it and gives the swap count.
+ */
+export async function startDirSwapper(sub: string, outside: string): Promise<{ stop(): Promise<number> }> {
+  const swapper = spawn(
+    process.execPath,
+    [path.join(REPO_ROOT, "test/helpers/dir-swapper.mjs"), sub, outside],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  let out = "";
+  swapper.stdout!.setEncoding("utf8").on("data", (d: string) => {
+    out += d;
+  });
+  await new Promise<void>((resolve) => {
+    const check = () => (out.includes("ready") ? resolve() : setTimeout(check, 5));
+    check();
+  });
+  return {
+    async stop() {
+      if (swapper.exitCode === null) {
+        const exited = new Promise<void>((resolve) => swapper.once("exit", () => resolve()));
+        swapper.kill("SIGTERM");
+        await exited;
+      }
+      return Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
+    },
+  };
 }

@@ -6,7 +6,6 @@
  * audit log (fdatasync), then run. No read may return the outside file, no file may appear
  * outside. Linux only (descriptors are judged through /proc).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -22,7 +21,8 @@ import { globTool } from "../../src/tools/glob.js";
 import { grepTool } from "../../src/tools/grep.js";
 import { outlineTool } from "../../src/tools/outline.js";
 import type { AnyTool } from "../../src/tools/types.js";
-import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+import { startDirSwapper } from "../helpers/procs.js";
 import { makeToolContext } from "../helpers/tool-context.js";
 
 const READS = 200;
@@ -32,7 +32,6 @@ const SECRET = "OUTSIDE-SECRET-7c1d";
 let base: string;
 let project: string;
 let outside: string;
-let swapper: ChildProcess | undefined;
 beforeEach(() => {
   base = fs.realpathSync(tempDir("scoot-race-"));
   project = path.join(base, "project");
@@ -50,11 +49,7 @@ beforeEach(() => {
   // A name only the outside directory holds: a glob that lists it walked outside.
   fs.writeFileSync(path.join(outside, "OUTSIDE-name.txt"), "");
 });
-afterEach(() => {
-  swapper?.kill("SIGKILL");
-  swapper = undefined;
-  removeDir(base);
-});
+afterEach(() => removeDir(base));
 
 /** glob's input as its declaration parses it (defaults and alternatives filled in). */
 function globInput(raw: { pattern: string; root?: string }): unknown {
@@ -109,21 +104,7 @@ it.skipIf(process.platform !== "linux" || !canJudgeDescriptors())(
       return (await tool.run(input as never, { ...ctx, mode }, { read, write })).text;
     };
 
-    swapper = spawn(
-      process.execPath,
-      [path.join(REPO_ROOT, "test/helpers/dir-swapper.mjs"), path.join(project, "sub"), outside],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    let out = "";
-    swapper.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-    });
-    await new Promise<void>((resolve) => {
-      const check = () => (out.includes("ready") ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    const swapper = await startDirSwapper(path.join(project, "sub"), outside);
 
     const leaked: string[] = [];
     const readers: [AnyTool, unknown][] = [
@@ -146,9 +127,7 @@ it.skipIf(process.platform !== "linux" || !canJudgeDescriptors())(
     }
     log.close();
 
-    swapper.kill("SIGTERM");
-    await new Promise<void>((resolve) => swapper!.once("exit", () => resolve()));
-    const swaps = Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
+    const swaps = await swapper.stop();
     expect(swaps).toBeGreaterThan(0);
     expect(leaked).toEqual([]);
     // Nothing written outside, and the outside file is untouched.

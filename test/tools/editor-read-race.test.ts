@@ -5,7 +5,6 @@
  * it hands over the outside file now and then (16 of 200 reads did). With them, no read may
  * return outside text; without the racer, the editor's unsaved text is what the model reads.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -16,7 +15,8 @@ import { buildGateSettings } from "../../src/policy/settings.js";
 import { readThroughEditor } from "../../src/tools/editor-read.js";
 import { fileReadTool } from "../../src/tools/file_read.js";
 import type { EditorBuffers } from "../../src/tools/types.js";
-import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { removeDir, tempDir } from "../helpers/cli.js";
+import { startDirSwapper } from "../helpers/procs.js";
 import { makeToolContext } from "../helpers/tool-context.js";
 
 const READS = 200;
@@ -25,7 +25,6 @@ const SECRET = "OUTSIDE-SECRET-e41a";
 let base: string;
 let project: string;
 let outside: string;
-let swapper: ChildProcess | undefined;
 beforeEach(() => {
   base = fs.realpathSync(tempDir("scoot-editor-race-"));
   project = path.join(base, "project");
@@ -35,11 +34,7 @@ beforeEach(() => {
   fs.writeFileSync(path.join(project, "sub", "f.txt"), "inside text\n");
   fs.writeFileSync(path.join(outside, "f.txt"), `${SECRET}\n`);
 });
-afterEach(() => {
-  swapper?.kill("SIGKILL");
-  swapper = undefined;
-  removeDir(base);
-});
+afterEach(() => removeDir(base));
 
 /** An editor that reads by path, as editors do, and marks what it served as its buffer. */
 const pathReadingEditor: EditorBuffers = {
@@ -89,19 +84,7 @@ describe.skipIf(process.platform !== "linux" || !canJudgeDescriptors())("reads t
   });
 
   it(`${READS} reads under a directory swap: no read returns the outside file`, async () => {
-    swapper = spawn(
-      process.execPath,
-      [path.join(REPO_ROOT, "test/helpers/dir-swapper.mjs"), path.join(project, "sub"), outside],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let out = "";
-    swapper.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-    });
-    await new Promise<void>((resolve) => {
-      const check = () => (out.includes("ready") ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    const swapper = await startDirSwapper(path.join(project, "sub"), outside);
     const leaked: string[] = [];
     let fromEditor = 0;
     for (let i = 0; i < READS; i++) {
@@ -109,9 +92,7 @@ describe.skipIf(process.platform !== "linux" || !canJudgeDescriptors())("reads t
       if (text.includes(SECRET)) leaked.push(text);
       if (text.includes("BUFFER")) fromEditor += 1;
     }
-    swapper.kill("SIGTERM");
-    await new Promise<void>((resolve) => swapper!.once("exit", () => resolve()));
-    const swaps = Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
+    const swaps = await swapper.stop();
     expect(swaps).toBeGreaterThan(0);
     expect(leaked).toEqual([]);
     // Reads that won the race still count as reads: each is the file, from disk or from the editor.
