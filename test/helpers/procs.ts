@@ -54,6 +54,14 @@ export function bwrapWorks(): boolean {
   }
 }
 
+const runningSwappers = new Set<ReturnType<typeof spawn>>();
+
+/** Kills every swapper a test started and did not stop (a failed assertion on the way): none outlives it. */
+export function killSwappers(): void {
+  for (const s of runningSwappers) s.kill("SIGKILL");
+  runningSwappers.clear();
+}
+
 /**
  * Starts test/helpers/dir-swapper.mjs, which swaps `sub` for a link to `outside` and back as
  * fast as it can; resolves once it has swapped. `stop()` ends it and gives the swap count.
@@ -66,6 +74,8 @@ export async function startDirSwapper(sub: string, outside: string): Promise<{ s
       stdio: ["ignore", "pipe", "inherit"],
     },
   );
+  runningSwappers.add(swapper);
+  swapper.once("exit", () => runningSwappers.delete(swapper));
   let out = "";
   swapper.stdout!.setEncoding("utf8").on("data", (d: string) => {
     out += d;

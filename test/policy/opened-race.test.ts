@@ -22,7 +22,7 @@ import { grepTool } from "../../src/tools/grep.js";
 import { outlineTool } from "../../src/tools/outline.js";
 import type { AnyTool } from "../../src/tools/types.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { startDirSwapper } from "../helpers/procs.js";
+import { killSwappers, startDirSwapper } from "../helpers/procs.js";
 import { makeToolContext } from "../helpers/tool-context.js";
 
 const READS = 200;
@@ -49,7 +49,10 @@ beforeEach(() => {
   // A name only the outside directory holds: a glob that lists it walked outside.
   fs.writeFileSync(path.join(outside, "OUTSIDE-name.txt"), "");
 });
-afterEach(() => removeDir(base));
+afterEach(() => {
+  killSwappers();
+  removeDir(base);
+});
 
 /** glob's input as its declaration parses it (defaults and alternatives filled in). */
 function globInput(raw: { pattern: string; root?: string }): unknown {

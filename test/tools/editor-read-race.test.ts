@@ -16,7 +16,7 @@ import { readThroughEditor } from "../../src/tools/editor-read.js";
 import { fileReadTool } from "../../src/tools/file_read.js";
 import type { EditorBuffers } from "../../src/tools/types.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { startDirSwapper } from "../helpers/procs.js";
+import { killSwappers, startDirSwapper } from "../helpers/procs.js";
 import { makeToolContext } from "../helpers/tool-context.js";
 
 const READS = 200;
@@ -34,7 +34,10 @@ beforeEach(() => {
   fs.writeFileSync(path.join(project, "sub", "f.txt"), "inside text\n");
   fs.writeFileSync(path.join(outside, "f.txt"), `${SECRET}\n`);
 });
-afterEach(() => removeDir(base));
+afterEach(() => {
+  killSwappers();
+  removeDir(base);
+});
 
 /** An editor that reads by path, as editors do, and marks what it served as its buffer. */
 const pathReadingEditor: EditorBuffers = {
