@@ -230,7 +230,7 @@ function openStores(opts: AgentSessionOptions) {
   const { paths, sessionId } = opts;
   const opened = openAuditLog(auditOptions(opts.config.audit, paths.audit));
   if (!opened.ok) return opened;
-  // Guarded: no write through a symlink or special file planted in the home (test/hostile2/home-files.test.ts).
+  // Guarded: no write through a symlink or special file planted in the home (test/store/home-files.test.ts).
   const audit = guardAuditLog(opened.value, paths.audit);
   fs.mkdirSync(paths.sessions, { recursive: true, mode: 0o700 });
   // One live process per session id (docs/sessions.md "Sessions and audit"): a second one is refused, not interleaved.

@@ -8,7 +8,7 @@
  *  - `audit show` on a log larger than Node's longest string prints every event of the session
  *    with a peak RSS far below the file size.
  * (A named pipe would show the same more directly, but store files that are FIFOs are refused:
- * issue 17 item 7, test/hostile2/home-files.test.ts.)
+ * test/store/home-files.test.ts.)
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
