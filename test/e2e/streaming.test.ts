@@ -11,6 +11,7 @@ import {
   type ScriptItem,
   startScriptedServer,
   step,
+  stepText,
 } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -33,7 +34,7 @@ const PAUSE_MS = 2_000;
 const ANSWER = 'The answer is 42.\nIt "quotes", uses a tab\tand a face 😀 — done.';
 
 function finalStepText(answer = ANSWER, thought = "I know this one"): string {
-  return JSON.stringify({ thought, action: "final", action_input: answer });
+  return stepText("final", answer, thought);
 }
 
 /** Splits the step text at `at` (inside the answer's JSON string) into two pieces. */
