@@ -11,6 +11,7 @@ import { replayUpdates } from "../../src/acp/replay.js";
 import { toolCallView } from "../../src/acp/tool-kind.js";
 import { UpdateTranslator } from "../../src/acp/updates.js";
 import { validateMcpServers } from "../../src/config/mcp-servers.js";
+import { needsBuiltCli } from "../helpers/cli.js";
 
 describe("tool call kinds come from the tool's effects", () => {
   it.each([
@@ -355,10 +356,9 @@ describe("agent events → session updates", () => {
 
 describe("the ACP SDK is loaded only by `scoot acp`", () => {
   it("the bundle imports it dynamically, nowhere statically", () => {
-    const dist = path.join("dist");
-    if (!fs.existsSync(path.join(dist, "scoot-app.mjs"))) throw new Error("run npm run build first");
-    const app = fs.readFileSync(path.join(dist, "scoot-app.mjs"), "utf8");
-    const entry = fs.readFileSync(path.join(dist, "scoot.mjs"), "utf8");
+    const [entryFile = "", appFile = ""] = needsBuiltCli("scoot.mjs", "scoot-app.mjs");
+    const app = fs.readFileSync(appFile, "utf8");
+    const entry = fs.readFileSync(entryFile, "utf8");
     expect(app).toMatch(/await import\("@agentclientprotocol\/sdk"\)/);
     expect(app).not.toMatch(/^import[^;]*from\s*"@agentclientprotocol\//m);
     expect(entry).not.toContain("@agentclientprotocol");

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { waitFor } from "../drills/lib.js";
-import { collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { builtFile, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 let home: string;
@@ -75,7 +75,7 @@ describe("a session id in use by a live run", () => {
     const dir = path.join(home, "sessions");
     fs.mkdirSync(dir);
     const script = `
-      const m = await import(${JSON.stringify(path.join(REPO_ROOT, "dist", "store", "session.js"))});
+      const m = await import(${JSON.stringify(builtFile("store/session.js"))});
       const a = m.claimSession(${JSON.stringify(dir)}, "x");
       const b = m.claimSession(${JSON.stringify(dir)}, "x");
       console.log(JSON.stringify({ a: a.ok, b: b.ok }));

@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cleanEnv, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { builtFile, cleanEnv, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 
 let home: string;
 beforeEach(() => {
@@ -146,7 +146,7 @@ describe("audit show on a log larger than Node's longest string", () => {
       if (haveTime) {
         const r = spawnSync(
           TIME,
-          ["-f", "%M", process.execPath, path.resolve("dist/scoot.mjs"), "audit", "show", "s1"],
+          ["-f", "%M", process.execPath, builtFile("scoot.mjs"), "audit", "show", "s1"],
           {
             env: cleanEnv({ SCOOT_HOME: home }),
             encoding: "utf8",

@@ -23,8 +23,31 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The one guard of a test that uses the build (`dist/`): the bundled bin by default, or the named
+ * files under dist/ (a per-module copy such as `store/session.js`). Returns their absolute paths.
+ * A missing file fails the test with the reason printed (a skip would let a suite that was never
+ * built pass without covering the binary; `npm test` builds first).
+ */
+export function needsBuiltCli(...files: string[]): string[] {
+  const wanted = files.length > 0 ? files : ["scoot.mjs", "scoot-app.mjs"];
+  const paths = wanted.map((f) => path.join(REPO_ROOT, "dist", f));
+  const missing = paths.filter((p) => !fs.existsSync(p));
+  if (missing.length > 0) {
+    const reason = `${missing.map((p) => path.relative(REPO_ROOT, p)).join(", ")} missing: run "npm run build" first (npm test does)`;
+    console.error(`needs the built CLI: ${reason}`);
+    throw new Error(reason);
+  }
+  return paths;
+}
+
+/** One dist/ file's absolute path, after the guard. */
+export function builtFile(file: string): string {
+  return needsBuiltCli(file)[0] as string;
+}
+
 function assertBuilt(): void {
-  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+  needsBuiltCli();
 }
 
 /** A clean environment: no inherited SCOOT_* or token variables leak into tests. */

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { needsBuiltCli, REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg } from "../helpers/procs.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -18,8 +18,7 @@ let home: string;
 let server: ScriptedServer;
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(REPO_ROOT, "dist", "lib", "index.js")))
-    throw new Error('dist/lib is missing: run "npm run build" first (npm test does)');
+  needsBuiltCli("lib/index.js");
   consumer = tempDir("scoot-lib-consumer-");
   home = tempDir("scoot-lib-home-");
   const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", consumer], {
