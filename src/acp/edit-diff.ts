@@ -13,8 +13,6 @@ import { TOOLS_BY_NAME } from "../tools/registry.js";
 /** Files larger than this are not sent whole to the editor; the edited piece is. */
 export const DIFF_MAX_FILE_BYTES = 512 * 1024;
 
-export type EditDiff = Diff;
-
 interface WriteInput {
   path: string;
   content: string;
@@ -51,7 +49,7 @@ function singlePlace(text: string, old: string): number | undefined {
 }
 
 /** The diff a write tool call is about to make, or undefined for any other call. */
-export function editDiff(action: string, input: string, cwd: string): EditDiff | undefined {
+export function editDiff(action: string, input: string, cwd: string): Diff | undefined {
   if (action !== "file_write" && action !== "file_edit") return undefined;
   const parsed = TOOLS_BY_NAME.get(action)?.parse(input);
   if (!parsed?.ok) return undefined;

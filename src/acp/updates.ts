@@ -8,10 +8,10 @@
  * Calls a tool makes itself (parallel children, redirect hops) that the gate denies get their
  * own failed tool call, so every denial is visible.
  */
-import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { Diff, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { AgentEvent } from "../agent/events.js";
 import { redact } from "../core/redact.js";
-import { type EditDiff, editDiff } from "./edit-diff.js";
+import { editDiff } from "./edit-diff.js";
 import { toolCallView } from "./tool-kind.js";
 
 interface OpenCall {
@@ -19,7 +19,7 @@ interface OpenCall {
   action: string;
   input: string;
   /** The change a write is about to make, shown from the moment the gate allowed it. */
-  diff?: EditDiff;
+  diff?: Diff;
 }
 
 const text = (t: string): ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];

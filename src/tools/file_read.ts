@@ -7,13 +7,13 @@
  */
 import * as fs from "node:fs";
 import { promisify } from "node:util";
+import { fsErrorText } from "../core/fs-errors.js";
 import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import {
   BINARY_SNIFF_BYTES,
   formatBytes,
-  fsErrorText,
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,

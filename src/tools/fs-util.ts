@@ -34,8 +34,6 @@ export const OPEN_JUDGED_READ = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW 
 export const SWAPPED_FOR_SYMLINK =
   "it was replaced by a symlink after the policy check; not followed (try again)";
 
-export { fsErrorText };
-
 /**
  * True when the bytes look binary: a NUL byte, or a sequence that is not valid UTF-8. A multi-byte
  * character cut off at the end of the sample is fine (the sample is usually a prefix).
