@@ -205,7 +205,8 @@ describe("scoot acp", () => {
   });
 
   it("session/cancel during `sleep 30` answers cancelled within seconds and leaves no process", async () => {
-    const tag = uniqueSleepArg(30);
+    const sleepS = 30;
+    const tag = uniqueSleepArg(sleepS);
     server.push(step("bash", `sleep ${tag}`));
     const { c } = await start(["--policy", "unrestricted"]);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
@@ -222,7 +223,8 @@ describe("scoot acp", () => {
     const r = await pending;
     const tookMs = Date.now() - t0;
     expect(r.stopReason).toBe("cancelled");
-    expect(tookMs).toBeLessThan(10_000);
+    // Relative to the sleep it cuts short: waiting for it would take its whole 30 s.
+    expect(tookMs).toBeLessThan((sleepS * 1000) / 3);
     expect(processesWith(tag)).toEqual([]);
     expect(of("tool_call_update").at(-1)!.status).toBe("failed");
     const audit = auditEvents(home).filter((e) => e.session_id === sessionId);

@@ -128,7 +128,29 @@ describe("audit show on a log larger than Node's longest string", () => {
   if (!haveTime)
     console.log(`skipping the peak-RSS check: ${TIME} is missing (Debian: apt-get install time)`);
 
+  /** Peak RSS (KiB) of `node dist/scoot.mjs <args>` under /usr/bin/time. */
+  const timed = (args: string[]) => {
+    const r = spawnSync(TIME, ["-f", "%M", process.execPath, builtFile("scoot.mjs"), ...args], {
+      env: cleanEnv({ SCOOT_HOME: home }),
+      encoding: "utf8",
+      maxBuffer: 1 << 24,
+      timeout: 60_000,
+    });
+    const errLines = r.stderr.trim().split("\n");
+    const peakKb = Number(errLines.pop());
+    return { code: r.status, stdout: r.stdout, stderr: errLines.join("\n"), peakKb };
+  };
+
   it("prints every event of the session with memory far below the file size", async () => {
+    // The same command on a small log, measured the same way in this run: Node's own footprint
+    // differs between versions (the limit below is this baseline plus a margin, not a fixed size).
+    let baselineKb = Number.NaN;
+    if (haveTime) {
+      fs.writeFileSync(path.join(home, "logs", "audit.jsonl"), `${event(0, "s1")}\n`);
+      const base = timed(["audit", "show", "s1"]);
+      expect(base.code, base.stderr).toBe(0);
+      baselineKb = base.peakKb;
+    }
     const log = path.join(home, "logs", "audit.jsonl");
     // Events, a sparse hole (one ~576 MB line of zeros: no disk, no write time), events.
     const head = Array.from({ length: 400 }, (_, i) => event(i, i % 4 === 0 ? "s1" : "other"));
@@ -144,21 +166,7 @@ describe("audit show on a log larger than Node's longest string", () => {
       let stderr: string;
       let peakKb = Number.NaN;
       if (haveTime) {
-        const r = spawnSync(
-          TIME,
-          ["-f", "%M", process.execPath, builtFile("scoot.mjs"), "audit", "show", "s1"],
-          {
-            env: cleanEnv({ SCOOT_HOME: home }),
-            encoding: "utf8",
-            maxBuffer: 1 << 24,
-            timeout: 60_000,
-          },
-        );
-        code = r.status;
-        stdout = r.stdout;
-        const errLines = r.stderr.trim().split("\n");
-        peakKb = Number(errLines.pop());
-        stderr = errLines.join("\n");
+        ({ code, stdout, stderr, peakKb } = timed(["audit", "show", "s1"]));
       } else {
         ({ code, stdout, stderr } = await runCli(["audit", "show", "s1"], { home, timeoutMs: 60_000 }));
       }
@@ -176,7 +184,8 @@ describe("audit show on a log larger than Node's longest string", () => {
       expect(stderr).toContain(
         `${log}:401: skipped a line of ${hole} bytes, longer than the 32 MiB a record may have`,
       );
-      if (haveTime) expect(peakKb * 1024).toBeLessThan(200 * 1024 * 1024);
+      // Holding the file would add its 576 MB; reading it line by line adds a few record buffers.
+      if (haveTime) expect((peakKb - baselineKb) * 1024).toBeLessThan(128 * 1024 * 1024);
     } finally {
       fs.rmSync(log, { force: true });
     }

@@ -117,7 +117,8 @@ fs.writeFileSync("run-result.json", JSON.stringify({ out, events, policy: scoot.
   });
 
   it("an AbortSignal cancels like Ctrl-C: the tool's process is gone, the run audited as interrupted", async () => {
-    const tag = uniqueSleepArg(30);
+    const sleepS = 30;
+    const tag = uniqueSleepArg(sleepS);
     server.push({ reply: { thought: "wait", action: "bash", action_input: `sleep ${tag}` } });
     const r = await runConsumer(
       "cancel.mjs",
@@ -141,7 +142,8 @@ fs.writeFileSync("cancel-result.json", JSON.stringify({ out, tookMs }));
     const { out, tookMs } = JSON.parse(fs.readFileSync(path.join(consumer, "cancel-result.json"), "utf8"));
     expect(out.status).toBe("interrupted");
     expect(out.answer).toBeUndefined();
-    expect(tookMs).toBeLessThan(20_000);
+    // Relative to the sleep it cuts short: waiting for it would take its whole 30 s.
+    expect(tookMs).toBeLessThan((sleepS * 1000 * 2) / 3);
     expect(processesWith(tag)).toEqual([]);
     const audit = auditEvents(home).filter((e) => e.session_id === out.sessionId);
     expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes(tag))).toBe(true);
