@@ -1,8 +1,11 @@
-/** `scoot policy check` through the real CLI: the agent's own gate with the loaded configuration. */
+/**
+ * `scoot policy check`: the agent's own gate with the loaded configuration. The cases run the
+ * CLI's routing in process (test/helpers/cli.ts runInProcess); one runs the built binary.
+ */
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { type CliResult, removeDir, runCli, runInProcess, tempDir } from "../helpers/cli.js";
 
 let home: string;
 let project: string;
@@ -16,9 +19,24 @@ afterEach(() => {
 });
 
 const check = (args: string[], env: Record<string, string> = {}) =>
-  runCli(["policy", "check", ...args], { home, cwd: project, env });
+  runInProcess(["policy", "check", ...args], { home, cwd: project, env });
+
+const decides = (r: CliResult, mode: string, code: number, reason: RegExp | undefined) => {
+  expect(r.code, r.stderr).toBe(code);
+  expect(r.stdout).toContain(`mode=${mode}\n`);
+  expect(r.stdout).toContain(code === 0 ? "decision=allow" : "decision=deny");
+  if (reason) expect(r.stdout).toMatch(new RegExp(`reason=.*${reason.source}`));
+};
 
 describe("decisions and exit codes", () => {
+  it("the built binary decides as the in-process routing does", async () => {
+    const args = ["policy", "check", "bash", "RM  -RF   /"];
+    const child = await runCli(args, { home, cwd: project });
+    decides(child, "guarded", 1, /recursive delete/);
+    const inProcess = await runInProcess(args, { home, cwd: project });
+    expect(child).toEqual(inProcess);
+  });
+
   it.each([
     [["bash", "git status"], "guarded", 0, undefined],
     [["bash", "rm -rf build/cache"], "guarded", 0, undefined],
@@ -41,11 +59,7 @@ describe("decisions and exit codes", () => {
     [["teleport", "x"], "guarded", 1, /unknown action/],
     [["file_read", "{not json"], "guarded", 1, /invalid input for file_read/],
   ])("%j (%s) exits %i", async (args, mode, code, reason) => {
-    const r = await check(args);
-    expect(r.code, r.stderr).toBe(code);
-    expect(r.stdout).toContain(`mode=${mode}\n`);
-    expect(r.stdout).toContain(code === 0 ? "decision=allow" : "decision=deny");
-    if (reason) expect(r.stdout).toMatch(new RegExp(`reason=.*${reason.source}`));
+    decides(await check(args), mode, code, reason);
   });
 });
 

@@ -128,3 +128,30 @@ export function demoProject(): string {
   fs.writeFileSync(path.join(project, "README.md"), "# Demo\nSome text.\n");
   return project;
 }
+
+/**
+ * Runs `scoot <args>` in this process: the routing main.ts runs (src/entry.ts), with the same
+ * redacting writers, a clean environment and the temporary home, but no process start. For tables
+ * of many cases; keep one case of each table on `runCli` so the built binary stays covered.
+ * Only for commands that finish by returning (no signal handlers, no process.exit, no stdin).
+ */
+export async function runInProcess(
+  args: string[],
+  opts: Omit<CliOptions, "input" | "timeoutMs"> = {},
+): Promise<CliResult> {
+  const { runArgv } = await import("../../src/entry.js");
+  const { neutralisedIo } = await import("../../src/cli/io.js");
+  let stdout = "";
+  let stderr = "";
+  const io = neutralisedIo({
+    out: (t) => {
+      stdout += t;
+    },
+    err: (t) => {
+      stderr += t;
+    },
+  });
+  const env = cleanEnv({ ...(opts.home ? { SCOOT_HOME: opts.home } : {}), ...opts.env });
+  const code = await runArgv(args, { env, io, cwd: opts.cwd ?? os.tmpdir() });
+  return { code, signal: null, stdout, stderr };
+}
