@@ -4,22 +4,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CliResult, removeDir, runCli, runInProcess, tempDir } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { type CliResult, runCli, runInProcess } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
-let project: string;
-beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-});
-afterEach(() => {
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 const check = (args: string[], env: Record<string, string> = {}) =>
-  runInProcess(["policy", "check", ...args], { home, cwd: project, env });
+  runInProcess(["policy", "check", ...args], { home: scene.home, cwd: scene.project, env });
 
 const decides = (r: CliResult, mode: string, code: number, reason: RegExp | undefined) => {
   expect(r.code, r.stderr).toBe(code);
@@ -31,9 +23,9 @@ const decides = (r: CliResult, mode: string, code: number, reason: RegExp | unde
 describe("decisions and exit codes", () => {
   it("the built binary decides as the in-process routing does", async () => {
     const args = ["policy", "check", "bash", "RM  -RF   /"];
-    const child = await runCli(args, { home, cwd: project });
+    const child = await runCli(args, { home: scene.home, cwd: scene.project });
     decides(child, "guarded", 1, /recursive delete/);
-    const inProcess = await runInProcess(args, { home, cwd: project });
+    const inProcess = await runInProcess(args, { home: scene.home, cwd: scene.project });
     expect(child).toEqual(inProcess);
   });
 
@@ -65,47 +57,47 @@ describe("decisions and exit codes", () => {
 
 describe("the loaded configuration is what the gate sees", () => {
   it("tools.policy is the default mode, and an env override wins", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\npolicy = "readonly"\n');
     expect((await check(["bash", "ls"])).stdout).toContain("mode=readonly");
     expect((await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "guarded" })).stdout).toContain(
       "decision=allow",
     );
   });
   it("an environment typo keeps the file's mode; a file typo is readonly", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\npolicy = "readonly"\n');
     const typo = await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "readonyl" });
     expect(typo.stdout).toContain("mode=readonly\ndecision=deny");
     expect(typo.stderr).toContain(
       'SCOOT_TOOLS_POLICY ignored: unknown policy "readonyl"; keeping "readonly"',
     );
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "guardd"\n');
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\npolicy = "guardd"\n');
     const fileTypo = await check(["bash", "ls"]);
     expect(fileTypo.stdout).toContain("mode=readonly\ndecision=deny");
     expect(fileTypo.stderr).toContain('unknown policy "guardd"; using "readonly"');
   });
   it("tools.secret_paths and the token file are secret", async () => {
-    fs.writeFileSync(path.join(project, "notes.txt"), "x");
+    fs.writeFileSync(path.join(scene.project, "notes.txt"), "x");
     fs.writeFileSync(
-      path.join(home, "config.toml"),
-      `[tools]\nsecret_paths = [${JSON.stringify(path.join(project, "notes.txt"))}]\n`,
+      path.join(scene.home, "config.toml"),
+      `[tools]\nsecret_paths = [${JSON.stringify(path.join(scene.project, "notes.txt"))}]\n`,
     );
     expect((await check(["file_read", '{"path":"notes.txt"}'])).code).toBe(1);
-    const token = JSON.stringify({ path: path.join(home, "token") });
+    const token = JSON.stringify({ path: path.join(scene.home, "token") });
     expect((await check(["file_read", token])).stdout).toMatch(/decision=deny/);
   });
   it("confine_writes = false lets guarded write outside the project", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), "[tools]\nconfine_writes = false\n");
+    fs.writeFileSync(path.join(scene.home, "config.toml"), "[tools]\nconfine_writes = false\n");
     const r = await check(["file_write", '{"path":"/tmp/scoot-anywhere.txt","content":"x"}']);
     expect(r.stdout).toContain("decision=allow");
   });
   it("a symlink in the project that leads outside is refused as a write target", async () => {
-    fs.symlinkSync(home, path.join(project, "link"));
+    fs.symlinkSync(scene.home, path.join(scene.project, "link"));
     const r = await check(["file_write", '{"path":"link/x.txt","content":"x"}']);
     expect(r.code).toBe(1);
   });
   it("MCP allowlists come from [[mcp.servers]]", async () => {
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       '[[mcp.servers]]\nname = "demo"\ncommand = "node"\nallowed_tools = ["lookup"]\n',
     );
     expect((await check(["mcp_call", '{"server":"demo","tool":"lookup","args":{}}'])).code).toBe(0);
@@ -169,7 +161,7 @@ describe("parallel is judged with its children", () => {
   });
 
   it("allows a parallel whose children are all allowed", async () => {
-    fs.writeFileSync(path.join(project, "README.md"), "# r\n");
+    fs.writeFileSync(path.join(scene.project, "README.md"), "# r\n");
     const r = await check([
       "parallel",
       par(read("README.md"), { action: "glob", input: { pattern: "*.md" } }),

@@ -5,15 +5,12 @@
  * the requests around it are answered normally.
  */
 import fs from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES } from "../../src/serve/protocol.js";
-import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
-beforeEach(() => {
-  home = tempDir("scoot-h2-serve-");
-});
-afterEach(() => removeDir(home));
+const scene = useScene({ home: "scoot-h2-serve-" });
 
 function peakRssBytes(pid: number): number | undefined {
   try {
@@ -38,7 +35,7 @@ function write(stream: NodeJS.WritableStream, data: string | Buffer): Promise<vo
  * Node 20, more on Node 24), so the limit is this baseline plus a share of the line.
  */
 async function baselinePeakRss(): Promise<number | undefined> {
-  const child = spawnCli(["serve"], { home });
+  const child = spawnCli(["serve"], { home: scene.home });
   let answered = 0;
   const two = new Promise<void>((resolve) => {
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
@@ -60,7 +57,7 @@ async function baselinePeakRss(): Promise<number | undefined> {
 describe("item 6: serve caps a request line while reading it", () => {
   it("a 100 MB line is answered invalid_request and serving goes on", async () => {
     const baseline = await baselinePeakRss();
-    const child = spawnCli(["serve"], { home });
+    const child = spawnCli(["serve"], { home: scene.home });
     let stdout = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
       stdout += d;

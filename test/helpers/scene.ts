@@ -1,0 +1,69 @@
+/**
+ * The lifecycle most CLI tests share: a fresh Scoot home (SCOOT_HOME) and project directory per
+ * test, and the scripted model server a test started, closed after it (before its directories go).
+ * One call in the file (or a describe) replaces the let/beforeEach/afterEach block:
+ *
+ *   const scene = useScene({ home: "scoot-h2-tok-", project: "demo" });
+ *   ...
+ *   scene.server = await startScriptedServer([step("final", "ok")]);
+ *   await runCli(["-e", "x"], { home: scene.home, cwd: scene.project, env: { SCOOT_BACKEND_BASE_URL: scene.server.url } });
+ *
+ * `each` (the default) makes new directories for every test; `all` once for the file or describe.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { demoProject, removeDir, tempDir } from "./cli.js";
+import type { ScriptedServer } from "./scripted-server.js";
+
+export interface Scene {
+  /** The home of this test (SCOOT_HOME). */
+  readonly home: string;
+  /** The project directory of this test (the CLI's cwd); throws when the scene has none. */
+  readonly project: string;
+  /** The scripted model server this test started, if any: closed when the test ends. */
+  server: ScriptedServer | undefined;
+}
+
+export interface SceneOptions {
+  /** The home's temp-dir prefix. */
+  home?: string;
+  /** A temp-dir prefix for an empty project, "demo" for test/helpers/cli.ts demoProject(), false for none. */
+  project?: string | false;
+  scope?: "each" | "all";
+}
+
+export function useScene(opts: SceneOptions = {}): Scene {
+  let home: string | undefined;
+  let project: string | undefined;
+  const scene = {
+    get home(): string {
+      if (home === undefined) throw new Error("scene.home is made before each test (useScene)");
+      return home;
+    },
+    get project(): string {
+      if (project === undefined) throw new Error("this scene has no project (useScene({ project }))");
+      return project;
+    },
+    server: undefined as ScriptedServer | undefined,
+  };
+  const setUp = () => {
+    home = tempDir(opts.home ?? "scoot-home-");
+    const p = opts.project ?? false;
+    project = p === false ? undefined : p === "demo" ? demoProject() : tempDir(p);
+  };
+  const tearDown = async () => {
+    await scene.server?.close();
+    scene.server = undefined;
+    if (home !== undefined) removeDir(home);
+    if (project !== undefined) removeDir(project);
+    home = undefined;
+    project = undefined;
+  };
+  if (opts.scope === "all") {
+    beforeAll(setUp);
+    afterAll(tearDown);
+  } else {
+    beforeEach(setUp);
+    afterEach(tearDown);
+  }
+  return scene;
+}
