@@ -10,9 +10,10 @@
  *
  * `each` (the default) makes new directories for every test; `all` once for the file or describe.
  */
+import fs from "node:fs";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { demoProject, removeDir, tempDir } from "./cli.js";
-import type { ScriptedServer } from "./scripted-server.js";
+import { type ScriptedServer, startScriptedServer } from "./scripted-server.js";
 
 export interface Scene {
   /** The home of this test (SCOOT_HOME). */
@@ -21,6 +22,11 @@ export interface Scene {
   readonly project: string;
   /** The scripted model server this test started, if any: closed when the test ends. */
   server: ScriptedServer | undefined;
+  /**
+   * The scripted model server the scene started (`model: true`), empty: a test pushes its steps.
+   * A test may replace it (close it first); the one set last is closed when the test ends.
+   */
+  model: ScriptedServer;
 }
 
 export interface SceneOptions {
@@ -28,13 +34,25 @@ export interface SceneOptions {
   home?: string;
   /** A temp-dir prefix for an empty project, "demo" for test/helpers/cli.ts demoProject(), false for none. */
   project?: string | false;
+  /** The project's real path (a test that compares it with what the CLI resolves). */
+  realProject?: boolean;
+  /** Start an empty scripted model server for each test (or the file, with `all`): `scene.model`. */
+  model?: boolean;
   scope?: "each" | "all";
 }
 
 export function useScene(opts: SceneOptions = {}): Scene {
   let home: string | undefined;
   let project: string | undefined;
+  let model: ScriptedServer | undefined;
   const scene = {
+    get model(): ScriptedServer {
+      if (model === undefined) throw new Error("this scene has no model server (useScene({ model: true }))");
+      return model;
+    },
+    set model(s: ScriptedServer) {
+      model = s;
+    },
     get home(): string {
       if (home === undefined) throw new Error("scene.home is made before each test (useScene)");
       return home;
@@ -45,14 +63,18 @@ export function useScene(opts: SceneOptions = {}): Scene {
     },
     server: undefined as ScriptedServer | undefined,
   };
-  const setUp = () => {
+  const setUp = async () => {
     home = tempDir(opts.home ?? "scoot-home-");
     const p = opts.project ?? false;
     project = p === false ? undefined : p === "demo" ? demoProject() : tempDir(p);
+    if (project !== undefined && opts.realProject) project = fs.realpathSync(project);
+    if (opts.model) model = await startScriptedServer();
   };
   const tearDown = async () => {
     await scene.server?.close();
     scene.server = undefined;
+    await model?.close();
+    model = undefined;
     if (home !== undefined) removeDir(home);
     if (project !== undefined) removeDir(project);
     home = undefined;
