@@ -11,6 +11,7 @@
  * `each` (the default) makes new directories for every test; `all` once for the file or describe.
  */
 import fs from "node:fs";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { demoProject, removeDir, tempDir } from "./cli.js";
 import { type ScriptedServer, startScriptedServer } from "./scripted-server.js";
@@ -18,6 +19,8 @@ import { type ScriptedServer, startScriptedServer } from "./scripted-server.js";
 export interface Scene {
   /** The home of this test (SCOOT_HOME). */
   readonly home: string;
+  /** With `nested`: the directory holding the home (`<base>/home`), for files beside it. */
+  readonly base: string;
   /** The project directory of this test (the CLI's cwd); throws when the scene has none. */
   readonly project: string;
   /** The scripted model server this test started, if any: closed when the test ends. */
@@ -30,8 +33,10 @@ export interface Scene {
 }
 
 export interface SceneOptions {
-  /** The home's temp-dir prefix. */
+  /** The home's temp-dir prefix (with `nested`, the base's). */
   home?: string;
+  /** The home is `<base>/home` (mode 0700) inside a fresh base directory, removed whole. */
+  nested?: boolean;
   /** A temp-dir prefix for an empty project, "demo" for test/helpers/cli.ts demoProject(), false for none. */
   project?: string | false;
   /** The project's real path (a test that compares it with what the CLI resolves). */
@@ -43,6 +48,7 @@ export interface SceneOptions {
 
 export function useScene(opts: SceneOptions = {}): Scene {
   let home: string | undefined;
+  let base: string | undefined;
   let project: string | undefined;
   let model: ScriptedServer | undefined;
   const scene = {
@@ -57,6 +63,10 @@ export function useScene(opts: SceneOptions = {}): Scene {
       if (home === undefined) throw new Error("scene.home is made before each test (useScene)");
       return home;
     },
+    get base(): string {
+      if (base === undefined) throw new Error("this scene has no base (useScene({ nested: true }))");
+      return base;
+    },
     get project(): string {
       if (project === undefined) throw new Error("this scene has no project (useScene({ project }))");
       return project;
@@ -64,7 +74,11 @@ export function useScene(opts: SceneOptions = {}): Scene {
     server: undefined as ScriptedServer | undefined,
   };
   const setUp = async () => {
-    home = tempDir(opts.home ?? "scoot-home-");
+    if (opts.nested) {
+      base = tempDir(opts.home ?? "scoot-test-");
+      home = path.join(base, "home");
+      fs.mkdirSync(home, { mode: 0o700 });
+    } else home = tempDir(opts.home ?? "scoot-home-");
     const p = opts.project ?? false;
     project = p === false ? undefined : p === "demo" ? demoProject() : tempDir(p);
     if (project !== undefined && opts.realProject) project = fs.realpathSync(project);
@@ -75,9 +89,11 @@ export function useScene(opts: SceneOptions = {}): Scene {
     scene.server = undefined;
     await model?.close();
     model = undefined;
-    if (home !== undefined) removeDir(home);
+    if (base !== undefined) removeDir(base);
+    else if (home !== undefined) removeDir(home);
     if (project !== undefined) removeDir(project);
     home = undefined;
+    base = undefined;
     project = undefined;
   };
   if (opts.scope === "all") {
