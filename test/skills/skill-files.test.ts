@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
-import { type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const scene = useScene({ home: "scoot-h2-sk-" });
 let outside: string;
@@ -33,9 +33,7 @@ afterEach(async () => {
 });
 
 function skillStep(p: string): ScriptItem {
-  return {
-    reply: { thought: "read", action: "skill", action_input: JSON.stringify({ name: "demo", path: p }) },
-  };
+  return step("skill", { name: "demo", path: p }, "read");
 }
 
 describe("item 13: skill reads", () => {
