@@ -51,3 +51,13 @@ export function bwrapWorks(): boolean {
     return false;
   }
 }
+
+/** Whether openssl runs here (the HTTPS tests make self-signed certificates with it). */
+export function hasOpenssl(): boolean {
+  try {
+    execFileSync("openssl", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
