@@ -5,7 +5,7 @@
  */
 import type { ParsedArgs } from "./cli/args.js";
 import { unknownCommandMessage } from "./cli/command-hint.js";
-import type { Cli } from "./cli/context.js";
+import type { Cli, Surroundings } from "./cli/context.js";
 import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { registerSecretEnv } from "./core/redact.js";
@@ -47,13 +47,16 @@ function findCommand(words: string[]): { key: string; rest: string[] } | undefin
   return undefined;
 }
 
-export async function dispatch(args: ParsedArgs): Promise<number> {
-  registerSecretEnv(process.env);
-  const base = { env: process.env, io: processIo, cwd: process.cwd() };
+/** `base` is the process's own streams, environment and directory unless a caller (a test) passes others. */
+export async function dispatch(
+  args: ParsedArgs,
+  base: Surroundings = { env: process.env, io: processIo, cwd: process.cwd() },
+): Promise<number> {
+  registerSecretEnv(base.env);
 
   if (typeof args.flags.eval === "string") {
     if (args.words.length > 0) {
-      processIo.err(`scoot: -e takes the goal as its one value; unexpected "${args.words.join(" ")}"\n`);
+      base.io.err(`scoot: -e takes the goal as its one value; unexpected "${args.words.join(" ")}"\n`);
       return EXIT.usage;
     }
     const { runEval } = await import("./cli/run.js");
@@ -65,7 +68,7 @@ export async function dispatch(args: ParsedArgs): Promise<number> {
   }
   const found = findCommand(args.words);
   if (!found) {
-    processIo.err(unknownCommandMessage(args.words, Object.keys(COMMAND_HELP)));
+    base.io.err(unknownCommandMessage(args.words, Object.keys(COMMAND_HELP)));
     return EXIT.usage;
   }
   const handler = await COMMANDS[found.key]!();

@@ -230,7 +230,7 @@ async function toolsFor(
  */
 function openStores(opts: AgentSessionOptions) {
   const { paths, sessionId } = opts;
-  // Guarded: no write through a symlink or special file planted in the home (test/hostile2/home-files.test.ts).
+  // Guarded: no write through a symlink or special file planted in the home (test/store/home-files.test.ts).
   const opened = openHomeAudit(opts.config, paths);
   if (!opened.ok) return opened;
   const audit = opened.value;

@@ -12,6 +12,9 @@ export interface Cli {
   cwd: string;
 }
 
+/** What a command runs with besides its arguments: the process's own, or a test's. */
+export type Surroundings = Omit<Cli, "args">;
+
 export interface Loaded extends LoadedConfig {
   paths: HomePaths;
 }

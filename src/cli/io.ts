@@ -32,13 +32,19 @@ function watchStdout(): void {
   });
 }
 
+/** Writers that get every text redacted and with control characters neutralised. */
+export function neutralisedIo(write: { out(text: string): void; err(text: string): void }): Io {
+  return {
+    out: (text) => write.out(terminalText(redact(text))),
+    err: (text) => write.err(terminalText(redact(text))),
+  };
+}
+
 export const processIo: Io = {
-  out: (text) => {
-    process.stdout.write(terminalText(redact(text)));
-  },
-  err: (text) => {
-    process.stderr.write(terminalText(redact(text)));
-  },
+  ...neutralisedIo({
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  }),
   drain: () => {
     watchStdout();
     if (stdoutGone) return Promise.resolve(false);

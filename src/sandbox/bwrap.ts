@@ -13,10 +13,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { isInside } from "../core/inside.js";
-import { CREDENTIAL_STORES, type HomeEntry } from "../policy/protected-places.js";
+import { CREDENTIAL_STORES } from "../policy/protected-places.js";
 import { persistenceMountArgs } from "./persistence-mounts.js";
-
-export { CREDENTIAL_STORES, type HomeEntry };
 
 /** The sandbox's scratch directory: private and empty for every call. */
 const PRIVATE_TMP = "/tmp";

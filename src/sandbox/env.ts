@@ -26,8 +26,6 @@ export interface EnvRule {
   matches(name: string, value: string): boolean;
 }
 
-export { ORDINARY_NAMES, SECRET_NAME_SUBSTRINGS, SECRET_NAME_WORDS, SECRET_NAMES };
-
 /** Variables that point at a host socket (agents, buses, displays, container engines). */
 export const SOCKET_VARIABLES: readonly string[] = [
   "SSH_AUTH_SOCK",

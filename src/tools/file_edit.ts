@@ -7,6 +7,7 @@
  */
 import * as fs from "node:fs";
 import { atomicWriteFile } from "../core/atomic-write.js";
+import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
 import { judgeOpened, judgeWriteLanding } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
@@ -14,7 +15,6 @@ import { declareInput, type InputOf, str } from "./declare.js";
 import { inspectWriteTarget, preservedAttributes } from "./file_write.js";
 import {
   formatBytes,
-  fsErrorText,
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,

@@ -7,6 +7,7 @@
  */
 import * as fs from "node:fs";
 import { promisify } from "node:util";
+import { fsErrorText } from "../core/fs-errors.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
 import { readThroughEditor } from "./editor-read.js";
@@ -14,7 +15,6 @@ import {
   BINARY_SNIFF_BYTES,
   checkOpenedFile,
   formatBytes,
-  fsErrorText,
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,

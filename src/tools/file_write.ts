@@ -10,11 +10,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { atomicWriteFile } from "../core/atomic-write.js";
+import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
 import { judgeWriteLanding } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
-import { fsErrorText, judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
+import { judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 

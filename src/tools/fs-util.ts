@@ -35,8 +35,6 @@ export const OPEN_JUDGED_READ = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW 
 export const SWAPPED_FOR_SYMLINK =
   "it was replaced by a symlink after the policy check; not followed (try again)";
 
-export { fsErrorText };
-
 /** Why opening a judged path failed, for "cannot read …: <why>". */
 export function openFailure(e: unknown): string {
   return (e as NodeJS.ErrnoException).code === "ELOOP" ? SWAPPED_FOR_SYMLINK : fsErrorText(e);

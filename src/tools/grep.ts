@@ -9,13 +9,13 @@
 import * as fs from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
+import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, str } from "./declare.js";
 import {
   BINARY_SNIFF_BYTES,
   checkOpenedFile,
-  fsErrorText,
   judgedPath,
   looksBinary,
   OPEN_JUDGED_READ,

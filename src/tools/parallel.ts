@@ -11,7 +11,7 @@
  */
 import { clip } from "../core/clip.js";
 import { CLIP } from "./clip.js";
-import { type CallSpec, calls, declareInput, type InputOf } from "./declare.js";
+import { calls, declareInput, type InputOf } from "./declare.js";
 import { done } from "./result.js";
 import type { Tool } from "./types.js";
 
@@ -20,9 +20,6 @@ export const MAX_PARALLEL_CALLS = 4;
 const MAX_HEADER_INPUT_CHARS = 160;
 /** Smallest share of the observation a child keeps, however many there are. */
 const MIN_CHILD_CLIP_BYTES = 256;
-
-/** One child call: its action and action_input text (objects re-serialised to JSON). */
-export type ParallelCall = CallSpec;
 
 /** The one declaration: the `calls` field checks the shape; each child's own declaration checks its input. */
 export const INPUT = declareInput("parallel", {

@@ -10,12 +10,12 @@
  * itself.
  */
 
+import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
 import { readLinesSync } from "../store/lines.js";
 import { transcriptFiles } from "../store/session.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optInt, optStr } from "./declare.js";
-import { fsErrorText } from "./fs-util.js";
 import { done, failed } from "./result.js";
 import type { Tool, ToolResult } from "./types.js";
 

@@ -9,29 +9,25 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agentStream } from "../helpers/acp-agent.js";
 import { auditEvents } from "../helpers/audit-file.js";
-import { REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { REPO_ROOT, runCli, spawnCli } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const EVERYTHING = path.join(REPO_ROOT, "test", "mcp", "fixtures", "everything-stdio.mjs");
 
-let home: string;
-let project: string;
-let server: ScriptedServer;
+const scene = useScene({
+  home: "scoot-acp-home-",
+  project: "scoot-acp-project-",
+  realProject: true,
+  model: true,
+});
 let child: ChildProcess | undefined;
 let connection: acp.ClientConnection | undefined;
 let stderr = "";
 let updates: acp.SessionNotification[] = [];
 
 beforeEach(async () => {
-  home = tempDir("scoot-acp-home-");
-  project = fs.realpathSync(tempDir("scoot-acp-project-"));
-  server = await startScriptedServer();
   updates = [];
   stderr = "";
 });
@@ -40,17 +36,14 @@ afterEach(async () => {
   connection = undefined;
   if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   child = undefined;
-  await server.close();
-  removeDir(home);
-  removeDir(project);
 });
 
 /** Spawns `scoot acp` and connects the SDK's client to it. */
 function connect(args: string[] = [], env: Record<string, string> = {}): acp.ClientConnection {
   child = spawnCli(["acp", ...args], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0", ...env },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_BACKEND_MAX_RETRIES: "0", ...env },
   });
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
@@ -97,7 +90,7 @@ const textOf = (u: { content: acp.ContentBlock }) => (u.content.type === "text" 
 describe("scoot acp", () => {
   it('session/new refuses a project root of / or Scoot\'s home (docs/safety.md "Dangerous project roots")', async () => {
     const { c } = await start();
-    for (const cwd of ["/", fs.realpathSync(home)]) {
+    for (const cwd of ["/", fs.realpathSync(scene.home)]) {
       let failure = "";
       try {
         await c.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
@@ -107,16 +100,16 @@ describe("scoot acp", () => {
       expect(failure).toContain(`refusing to run in ${cwd}`);
       expect(failure).toContain("-32602");
     }
-    const ok = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const ok = await c.agent.request(acp.methods.agent.session.new, { cwd: scene.project, mcpServers: [] });
     expect(ok.sessionId).toBeTruthy();
   });
 
   it("initializes, reads a file in a prompt, answers, and a second prompt sees the first", async () => {
     fs.writeFileSync(
-      path.join(project, "notes.txt"),
+      path.join(scene.project, "notes.txt"),
       "the launch code is tangerine\nkey sk-liveSECRETvalue123\n",
     );
-    server.push(
+    scene.model.push(
       step("file_read", JSON.stringify({ path: "notes.txt" }), "read the notes"),
       step("final", "The code is tangerine."),
       step("final", "You asked about the code before."),
@@ -127,7 +120,10 @@ describe("scoot acp", () => {
     expect(init.agentCapabilities?.loadSession).toBe(true);
     expect(init.agentCapabilities?.promptCapabilities?.embeddedContext).toBe(true);
 
-    const created = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const created = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: scene.project,
+      mcpServers: [],
+    });
     expect(created.modes?.currentModeId).toBe("guarded");
     expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly", "guarded", "unrestricted"]);
     const sessionId = created.sessionId;
@@ -148,7 +144,7 @@ describe("scoot acp", () => {
     const call = of("tool_call")[0]!;
     expect(call.kind).toBe("read");
     expect(call.title).toBe("Read notes.txt");
-    expect(call.locations).toEqual([{ path: path.join(project, "notes.txt") }]);
+    expect(call.locations).toEqual([{ path: path.join(scene.project, "notes.txt") }]);
     expect(call.rawInput).toEqual({ path: "notes.txt" });
     const done = of("tool_call_update").at(-1)!;
     expect(done.toolCallId).toBe(call.toolCallId);
@@ -164,37 +160,40 @@ describe("scoot acp", () => {
     });
     expect(second.stopReason).toBe("end_turn");
     // The model saw the first prompt and its answer in the second request.
-    const last = JSON.stringify(server.completions().at(-1)!.body);
+    const last = JSON.stringify(scene.model.completions().at(-1)!.body);
     expect(last).toContain("what is the launch code?");
     expect(last).toContain("The code is tangerine.");
 
     // Audited and transcribed like a CLI run: two runs, each with its own run id.
-    const runs = auditEvents(home).filter((e) => e.session_id === sessionId && e.kind === "run");
+    const runs = auditEvents(scene.home).filter((e) => e.session_id === sessionId && e.kind === "run");
     expect(runs).toHaveLength(2);
     expect(new Set(runs.map((r) => r.run_id)).size).toBe(2);
-    const transcript = fs.readFileSync(path.join(home, "state", "sessions", `${sessionId}.jsonl`), "utf8");
+    const transcript = fs.readFileSync(
+      path.join(scene.home, "state", "sessions", `${sessionId}.jsonl`),
+      "utf8",
+    );
     expect(transcript).toContain("what did I ask?");
   });
 
   it("takes embedded text resources and resource links as part of the goal", async () => {
-    server.push(step("final", "seen"));
+    scene.model.push(step("final", "seen"));
     const { c } = await start();
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     const r = await c.agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [
         { type: "text", text: "summarise" },
-        { type: "resource", resource: { uri: `file://${project}/a.md`, text: "alpha beta" } },
-        { type: "resource_link", name: "b.md", uri: `file://${project}/b.md` },
+        { type: "resource", resource: { uri: `file://${scene.project}/a.md`, text: "alpha beta" } },
+        { type: "resource_link", name: "b.md", uri: `file://${scene.project}/b.md` },
       ],
     });
     expect(r.stopReason).toBe("end_turn");
-    const sent = JSON.stringify(server.completions()[0]!.body);
+    const sent = JSON.stringify(scene.model.completions()[0]!.body);
     expect(sent).toContain("alpha beta");
-    expect(sent).toContain(`${project}/b.md`);
+    expect(sent).toContain(`${scene.project}/b.md`);
     // An image is refused with a clear JSON-RPC error, not silently dropped.
     await expect(
       c.agent.request(acp.methods.agent.session.prompt, {
@@ -205,11 +204,12 @@ describe("scoot acp", () => {
   });
 
   it("session/cancel during `sleep 30` answers cancelled within seconds and leaves no process", async () => {
-    const tag = uniqueSleepArg(30);
-    server.push(step("bash", `sleep ${tag}`));
+    const sleepS = 30;
+    const tag = uniqueSleepArg(sleepS);
+    scene.model.push(step("bash", `sleep ${tag}`));
     const { c } = await start(["--policy", "unrestricted"]);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     const pending = c.agent.request(acp.methods.agent.session.prompt, {
@@ -222,16 +222,20 @@ describe("scoot acp", () => {
     const r = await pending;
     const tookMs = Date.now() - t0;
     expect(r.stopReason).toBe("cancelled");
-    expect(tookMs).toBeLessThan(10_000);
+    // Relative to the sleep it cuts short: waiting for it would take its whole 30 s.
+    expect(tookMs).toBeLessThan((sleepS * 1000) / 3);
     expect(processesWith(tag)).toEqual([]);
     expect(of("tool_call_update").at(-1)!.status).toBe("failed");
-    const audit = auditEvents(home).filter((e) => e.session_id === sessionId);
+    const audit = auditEvents(scene.home).filter((e) => e.session_id === sessionId);
     expect(audit.some((e) => e.kind === "system_error" && e.msg === "interrupted")).toBe(true);
   });
 
   it("under --unattended an editor cannot lift the operator's ceiling with set_mode", async () => {
     const { c } = await start(["--unattended"]);
-    const created = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const created = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: scene.project,
+      mcpServers: [],
+    });
     // Default edge.max_job_policy is readonly; guarded runs as readonly when unattended.
     expect(created.modes?.currentModeId).toBe("readonly");
     expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly"]);
@@ -245,10 +249,10 @@ describe("scoot acp", () => {
 
   it("SIGTERM during a prompt stops the tool and exits 130", async () => {
     const tag = uniqueSleepArg(30);
-    server.push(step("bash", `sleep ${tag}`));
+    scene.model.push(step("bash", `sleep ${tag}`));
     const { c } = await start(["--policy", "unrestricted"]);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     void c.agent
@@ -263,9 +267,12 @@ describe("scoot acp", () => {
   });
 
   it("set_mode readonly makes a following bash step a failed update naming the policy (audited)", async () => {
-    server.push(step("bash", "touch made-by-bash"), step("final", "could not"));
+    scene.model.push(step("bash", "touch made-by-bash"), step("final", "could not"));
     const { c } = await start(["--policy", "unrestricted"]);
-    const created = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const created = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: scene.project,
+      mcpServers: [],
+    });
     expect(created.modes?.currentModeId).toBe("unrestricted");
     const { sessionId } = created;
     await c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "readonly" });
@@ -281,11 +288,11 @@ describe("scoot acp", () => {
     );
     expect(failed).toBeDefined();
     expect(JSON.stringify(failed!.content)).toMatch(/denied by policy: .*readonly/);
-    expect(fs.existsSync(path.join(project, "made-by-bash"))).toBe(false);
-    const audit = auditEvents(home).filter((e) => e.session_id === sessionId);
+    expect(fs.existsSync(path.join(scene.project, "made-by-bash"))).toBe(false);
+    const audit = auditEvents(scene.home).filter((e) => e.session_id === sessionId);
     expect(audit.find((e) => e.kind === "mode")?.msg).toContain("unrestricted -> readonly");
     // The agent's own logger and each session's share one hash chain.
-    const verify = await runCli(["audit", "verify"], { home });
+    const verify = await runCli(["audit", "verify"], { home: scene.home });
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect(audit.some((e) => e.kind === "policy_deny")).toBe(true);
     await expect(
@@ -294,10 +301,10 @@ describe("scoot acp", () => {
   });
 
   it("session/load replays the stored conversation and continues it", async () => {
-    server.push(step("final", "first answer"));
+    scene.model.push(step("final", "first answer"));
     const first = await start();
     const { sessionId } = await first.c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     await first.c.agent.request(acp.methods.agent.session.prompt, {
@@ -309,9 +316,13 @@ describe("scoot acp", () => {
     await new Promise((r) => child!.on("close", r));
 
     updates = [];
-    server.push(step("final", "second answer"));
+    scene.model.push(step("final", "second answer"));
     const second = await start();
-    await second.c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    await second.c.agent.request(acp.methods.agent.session.load, {
+      sessionId,
+      cwd: scene.project,
+      mcpServers: [],
+    });
     expect(
       updates
         .filter((u) => u.update.sessionUpdate.endsWith("message_chunk"))
@@ -325,11 +336,11 @@ describe("scoot acp", () => {
       prompt: [{ type: "text", text: "and again" }],
     });
     expect(r.stopReason).toBe("end_turn");
-    expect(JSON.stringify(server.completions().at(-1)!.body)).toContain("first question");
+    expect(JSON.stringify(scene.model.completions().at(-1)!.body)).toContain("first question");
     await expect(
       second.c.agent.request(acp.methods.agent.session.load, {
         sessionId: "acp-nope",
-        cwd: project,
+        cwd: scene.project,
         mcpServers: [],
       }),
     ).rejects.toThrow(/no session "acp-nope"/);
@@ -337,7 +348,7 @@ describe("scoot acp", () => {
       await expect(
         second.c.agent.request(acp.methods.agent.session.load, {
           sessionId: hostile,
-          cwd: project,
+          cwd: scene.project,
           mcpServers: [],
         }),
       ).rejects.toThrow(/invalid session id/);
@@ -345,13 +356,13 @@ describe("scoot acp", () => {
   });
 
   it("max turns answers max_turn_requests, a refusal refusal; a backend failure is a JSON-RPC error with the CLI's message and stop", async () => {
-    server.push(step("glob", JSON.stringify({ pattern: "*" })), {
+    scene.model.push(step("glob", JSON.stringify({ pattern: "*" })), {
       status: 401,
       body: { error: { message: "bad key" } },
     });
     const { c } = await start();
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     const err = await c.agent
@@ -363,10 +374,13 @@ describe("scoot acp", () => {
     expect(err?.message).toMatch(/backend failed: .*401/);
     expect(err?.data).toMatchObject({ status: "failed", stop: "backend" });
 
-    server.push(step("glob", JSON.stringify({ pattern: "*" })));
+    scene.model.push(step("glob", JSON.stringify({ pattern: "*" })));
     const limited = connect([], { SCOOT_AGENT_MAX_TURNS: "1" });
     await limited.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-    const s2 = await limited.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const s2 = await limited.agent.request(acp.methods.agent.session.new, {
+      cwd: scene.project,
+      mcpServers: [],
+    });
     const r = await limited.agent.request(acp.methods.agent.session.prompt, {
       sessionId: s2.sessionId,
       prompt: [{ type: "text", text: "go" }],
@@ -374,7 +388,7 @@ describe("scoot acp", () => {
     expect(r.stopReason).toBe("max_turn_requests");
 
     // The server's reply is the model's refusal: a turn that ended, said as ACP says it.
-    server.push({
+    scene.model.push({
       raw: JSON.stringify({
         choices: [
           { message: { role: "assistant", content: null, refusal: "I can't help" }, finish_reason: "stop" },
@@ -390,10 +404,10 @@ describe("scoot acp", () => {
   });
 
   it("two sessions prompt at once; each gets its own updates and answer", async () => {
-    server.push(step("final", "same answer"), step("final", "same answer"));
+    scene.model.push(step("final", "same answer"), step("final", "same answer"));
     const { c } = await start();
-    const a = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
-    const b = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const a = await c.agent.request(acp.methods.agent.session.new, { cwd: scene.project, mcpServers: [] });
+    const b = await c.agent.request(acp.methods.agent.session.new, { cwd: scene.project, mcpServers: [] });
     expect(a.sessionId).not.toBe(b.sessionId);
     const ask = (sessionId: string) =>
       c.agent.request(acp.methods.agent.session.prompt, {
@@ -410,7 +424,7 @@ describe("scoot acp", () => {
       expect(answer).toBe("same answer");
     }
     // A second prompt in a session while one runs is refused, not interleaved.
-    server.push({ ...step("final", "slow"), delayMs: 1500 } as ScriptItem);
+    scene.model.push({ ...step("final", "slow"), delayMs: 1500 } as ScriptItem);
     const slow = ask(a.sessionId);
     await new Promise((r) => setTimeout(r, 300));
     await expect(ask(a.sessionId)).rejects.toThrow(/already running a prompt/);
@@ -418,11 +432,11 @@ describe("scoot acp", () => {
   });
 
   it("a session that cannot open (an unsafe token file) is a JSON-RPC error naming the fix", async () => {
-    fs.writeFileSync(path.join(home, "token"), "tok\n", { mode: 0o644 });
-    fs.chmodSync(path.join(home, "token"), 0o644);
+    fs.writeFileSync(path.join(scene.home, "token"), "tok\n", { mode: 0o644 });
+    fs.chmodSync(path.join(scene.home, "token"), 0o644);
     const { c } = await start();
     await expect(
-      c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] }),
+      c.agent.request(acp.methods.agent.session.new, { cwd: scene.project, mcpServers: [] }),
     ).rejects.toThrow(/must be 0600.*chmod 600/);
   });
 
@@ -432,17 +446,20 @@ describe("scoot acp", () => {
       c.agent.request(acp.methods.agent.session.new, { cwd: "rel/dir", mcpServers: [] }),
     ).rejects.toThrow(/cwd must be an absolute path/);
     await expect(
-      c.agent.request(acp.methods.agent.session.new, { cwd: path.join(project, "missing"), mcpServers: [] }),
+      c.agent.request(acp.methods.agent.session.new, {
+        cwd: path.join(scene.project, "missing"),
+        mcpServers: [],
+      }),
     ).rejects.toThrow(/cannot be used/);
   });
 
   it("streams the thought and the answer in pieces when the backend streams; stdout is protocol only", async () => {
-    await server.close();
-    server = await startScriptedServer([], { streaming: "sse", ssePieces: 6 });
-    server.push(step("final", "a streamed answer in several pieces", "thinking it over carefully"));
+    await scene.model.close();
+    scene.model = await startScriptedServer([], { streaming: "sse", ssePieces: 6 });
+    scene.model.push(step("final", "a streamed answer in several pieces", "thinking it over carefully"));
     const { c } = await start();
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     const r = await c.agent.request(acp.methods.agent.session.prompt, {
@@ -469,12 +486,12 @@ describe("scoot acp", () => {
 
   it("connects the editor's MCP servers; only tools the configuration allows can be called", async () => {
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       ["[[mcp.servers]]", 'name = "every"', 'command = "/bin/false"', 'allowed_tools = ["echo"]', ""].join(
         "\n",
       ),
     );
-    server.push(
+    scene.model.push(
       {
         reply: {
           thought: "t",
@@ -499,7 +516,7 @@ describe("scoot acp", () => {
       env: [],
     });
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [stdioServer("every"), stdioServer("other")],
     });
     const r = await c.agent.request(acp.methods.agent.session.prompt, {
@@ -514,7 +531,7 @@ describe("scoot acp", () => {
     expect(ends[1]!.status).toBe("failed");
     expect(JSON.stringify(ends[1]!.content)).toMatch(/denied by policy: .*allowed_tools/);
     expect(stderr).toContain('mcp server "other" from the editor has no [[mcp.servers]] entry');
-    const audit = auditEvents(home).filter((e) => e.session_id === sessionId);
+    const audit = auditEvents(scene.home).filter((e) => e.session_id === sessionId);
     expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes("via editor"))).toBe(true);
     expect(audit.some((e) => e.kind === "policy_deny" && e.msg.includes("other"))).toBe(true);
     // The editor's servers live as long as the agent: closing it leaves no server process.

@@ -11,12 +11,16 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agentStream, closeAgent } from "../helpers/acp-agent.js";
 import { auditEvents } from "../helpers/audit-file.js";
-import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { step } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer;
+const scene = useScene({
+  home: "scoot-acp-ap-home-",
+  project: "scoot-acp-ap-project-",
+  realProject: true,
+  model: true,
+});
 let child: ChildProcess | undefined;
 let connection: acp.ClientConnection | undefined;
 let updates: acp.SessionUpdate[] = [];
@@ -27,18 +31,12 @@ let answer: (signal: AbortSignal) => Promise<acp.RequestPermissionOutcome> | acp
 const choose = (optionId: string) => () => ({ outcome: "selected" as const, optionId });
 
 beforeEach(async () => {
-  home = tempDir("scoot-acp-ap-home-");
-  project = fs.realpathSync(tempDir("scoot-acp-ap-project-"));
-  server = await startScriptedServer();
   updates = [];
   asked = [];
   answer = choose("allow_once");
 });
 afterEach(async () => {
   await stop();
-  await server.close();
-  removeDir(home);
-  removeDir(project);
 });
 
 async function stop(): Promise<void> {
@@ -50,9 +48,9 @@ async function stop(): Promise<void> {
 
 async function start(args: string[] = [], env: Record<string, string> = {}): Promise<acp.ClientConnection> {
   child = spawnCli(["acp", ...args], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0", ...env },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_BACKEND_MAX_RETRIES: "0", ...env },
   });
   child.stderr!.resume();
   connection = acp
@@ -73,27 +71,28 @@ async function start(args: string[] = [], env: Record<string, string> = {}): Pro
 }
 
 async function newSession(c: acp.ClientConnection): Promise<string> {
-  return (await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] })).sessionId;
+  return (await c.agent.request(acp.methods.agent.session.new, { cwd: scene.project, mcpServers: [] }))
+    .sessionId;
 }
 const ask = (c: acp.ClientConnection, sessionId: string, text: string) =>
   c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
 const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
   updates.filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 const transcript = (id: string) =>
-  fs.readFileSync(path.join(home, "state", "sessions", `${id}.jsonl`), "utf8");
+  fs.readFileSync(path.join(scene.home, "state", "sessions", `${id}.jsonl`), "utf8");
 
 describe("permission through the editor", () => {
   it("reject leaves the file untouched; the model and the transcript get the refusal", async () => {
-    fs.writeFileSync(path.join(project, "keep.txt"), "original\n");
+    fs.writeFileSync(path.join(scene.project, "keep.txt"), "original\n");
     answer = choose("reject_once");
-    server.push(
+    scene.model.push(
       step("file_write", JSON.stringify({ path: "keep.txt", content: "clobbered\n" })),
       step("final", "you refused"),
     );
     const c = await start();
     const sessionId = await newSession(c);
     expect((await ask(c, sessionId, "overwrite keep.txt")).stopReason).toBe("end_turn");
-    expect(fs.readFileSync(path.join(project, "keep.txt"), "utf8")).toBe("original\n");
+    expect(fs.readFileSync(path.join(scene.project, "keep.txt"), "utf8")).toBe("original\n");
     expect(asked).toHaveLength(1);
     const req = asked[0]!;
     expect(req.sessionId).toBe(sessionId);
@@ -108,7 +107,12 @@ describe("permission through the editor", () => {
     expect(req.toolCall.toolCallId).toBe(call.toolCallId);
     expect(req.toolCall).toMatchObject({ title: "Write keep.txt", kind: "edit" });
     expect(req.toolCall.content).toEqual([
-      { type: "diff", path: path.join(project, "keep.txt"), oldText: "original\n", newText: "clobbered\n" },
+      {
+        type: "diff",
+        path: path.join(scene.project, "keep.txt"),
+        oldText: "original\n",
+        newText: "clobbered\n",
+      },
     ]);
     const ended = of("tool_call_update")
       .filter((u) => u.toolCallId === call.toolCallId)
@@ -116,16 +120,16 @@ describe("permission through the editor", () => {
     expect(ended.status).toBe("failed");
     expect(JSON.stringify(ended.content)).toMatch(/refused by the user/);
     expect(transcript(sessionId)).toMatch(/not run: the user refused this file_write call/);
-    expect(JSON.stringify(server.completions().at(-1)!.body)).toMatch(
+    expect(JSON.stringify(scene.model.completions().at(-1)!.body)).toMatch(
       /the user refused this file_write call/,
     );
-    const approvals = auditEvents(home, { sessionId }).filter((e) => e.kind === "approval");
+    const approvals = auditEvents(scene.home, { sessionId }).filter((e) => e.kind === "approval");
     expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
   });
 
   it("allow always asks once for that tool, and the choice survives a restart of the agent", async () => {
     answer = choose("allow_always");
-    server.push(
+    scene.model.push(
       step("file_write", JSON.stringify({ path: "a.txt", content: "a" })),
       step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
       step("final", "wrote both"),
@@ -134,29 +138,32 @@ describe("permission through the editor", () => {
     const sessionId = await newSession(c);
     expect((await ask(c, sessionId, "write two files")).stopReason).toBe("end_turn");
     expect(asked).toHaveLength(1);
-    expect(fs.readFileSync(path.join(project, "b.txt"), "utf8")).toBe("b");
+    expect(fs.readFileSync(path.join(scene.project, "b.txt"), "utf8")).toBe("b");
 
     await stop();
     answer = choose("reject_once");
     c = await start();
-    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
-    server.push(step("file_write", JSON.stringify({ path: "c.txt", content: "c" })), step("final", "ok"));
+    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: scene.project, mcpServers: [] });
+    scene.model.push(
+      step("file_write", JSON.stringify({ path: "c.txt", content: "c" })),
+      step("final", "ok"),
+    );
     await ask(c, sessionId, "and a third");
     expect(asked).toHaveLength(1);
-    expect(fs.readFileSync(path.join(project, "c.txt"), "utf8")).toBe("c");
+    expect(fs.readFileSync(path.join(scene.project, "c.txt"), "utf8")).toBe("c");
     // A different tool is still asked.
-    server.push(
+    scene.model.push(
       step("file_edit", JSON.stringify({ path: "c.txt", old: "c", new: "d" })),
       step("final", "refused"),
     );
     await ask(c, sessionId, "edit it");
     expect(asked).toHaveLength(2);
-    expect(fs.readFileSync(path.join(project, "c.txt"), "utf8")).toBe("c");
+    expect(fs.readFileSync(path.join(scene.project, "c.txt"), "utf8")).toBe("c");
   });
 
   it("reject always refuses the same tool again without asking", async () => {
     answer = choose("reject_always");
-    server.push(
+    scene.model.push(
       step("file_write", JSON.stringify({ path: "a.txt", content: "a" })),
       step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
       step("final", "refused twice"),
@@ -165,8 +172,8 @@ describe("permission through the editor", () => {
     const sessionId = await newSession(c);
     await ask(c, sessionId, "write two files");
     expect(asked).toHaveLength(1);
-    expect(fs.existsSync(path.join(project, "a.txt"))).toBe(false);
-    expect(fs.existsSync(path.join(project, "b.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.project, "a.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.project, "b.txt"))).toBe(false);
     expect(transcript(sessionId)).toMatch(/reject always/);
   });
 
@@ -179,7 +186,7 @@ describe("permission through the editor", () => {
           resolve({ outcome: "cancelled" });
         });
       });
-    server.push(step("file_write", JSON.stringify({ path: "never.txt", content: "x" })));
+    scene.model.push(step("file_write", JSON.stringify({ path: "never.txt", content: "x" })));
     const c = await start();
     const sessionId = await newSession(c);
     const pending = ask(c, sessionId, "write it");
@@ -191,33 +198,39 @@ describe("permission through the editor", () => {
     const waitCancel = Date.now() + 5_000;
     while (!cancelled && Date.now() < waitCancel) await new Promise((r) => setTimeout(r, 20));
     expect(cancelled).toBe(true);
-    expect(fs.existsSync(path.join(project, "never.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.project, "never.txt"))).toBe(false);
   });
 
   it("reads never ask; --approval never and --unattended never ask, the gate alone decides", async () => {
-    fs.writeFileSync(path.join(project, "r.txt"), "read me\n");
-    server.push(step("file_read", JSON.stringify({ path: "r.txt" })), step("final", "read"));
+    fs.writeFileSync(path.join(scene.project, "r.txt"), "read me\n");
+    scene.model.push(step("file_read", JSON.stringify({ path: "r.txt" })), step("final", "read"));
     let c = await start();
     let sessionId = await newSession(c);
     await ask(c, sessionId, "read it");
     expect(asked).toHaveLength(0);
     await stop();
 
-    server.push(step("file_write", JSON.stringify({ path: "n.txt", content: "n" })), step("final", "ok"));
+    scene.model.push(
+      step("file_write", JSON.stringify({ path: "n.txt", content: "n" })),
+      step("final", "ok"),
+    );
     c = await start(["--approval", "never"]);
     sessionId = await newSession(c);
     await ask(c, sessionId, "write it");
     expect(asked).toHaveLength(0);
-    expect(fs.existsSync(path.join(project, "n.txt"))).toBe(true);
+    expect(fs.existsSync(path.join(scene.project, "n.txt"))).toBe(true);
     await stop();
 
-    server.push(step("file_write", JSON.stringify({ path: "u.txt", content: "u" })), step("final", "ok"));
+    scene.model.push(
+      step("file_write", JSON.stringify({ path: "u.txt", content: "u" })),
+      step("final", "ok"),
+    );
     c = await start(["--unattended", "--policy", "unrestricted"], {
       SCOOT_EDGE_MAX_JOB_POLICY: "unrestricted",
     });
     sessionId = await newSession(c);
     await ask(c, sessionId, "write it");
     expect(asked).toHaveLength(0);
-    expect(fs.existsSync(path.join(project, "u.txt"))).toBe(true);
+    expect(fs.existsSync(path.join(scene.project, "u.txt"))).toBe(true);
   });
 });

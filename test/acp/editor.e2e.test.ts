@@ -11,11 +11,15 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agentStream, closeAgent } from "../helpers/acp-agent.js";
 import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { step } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer;
+const scene = useScene({
+  home: "scoot-acp-ed-home-",
+  project: "scoot-acp-ed-project-",
+  realProject: true,
+  model: true,
+});
 let child: ChildProcess | undefined;
 let connection: acp.ClientConnection | undefined;
 let stderr = "";
@@ -23,9 +27,6 @@ let stderr = "";
 let events: ({ kind: "update"; n: acp.SessionNotification } | { kind: "answer"; method: string })[] = [];
 
 beforeEach(async () => {
-  home = tempDir("scoot-acp-ed-home-");
-  project = fs.realpathSync(tempDir("scoot-acp-ed-project-"));
-  server = await startScriptedServer();
   events = [];
   stderr = "";
   buffers = new Map();
@@ -33,9 +34,6 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await stop();
-  await server.close();
-  removeDir(home);
-  removeDir(project);
 });
 
 async function stop(): Promise<void> {
@@ -55,9 +53,9 @@ async function start(
   clientCapabilities: acp.ClientCapabilities = {},
 ): Promise<acp.ClientConnection> {
   child = spawnCli(["acp", ...args], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
   });
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
@@ -92,7 +90,7 @@ const updatesOf = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
     .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 
 async function newSession(c: acp.ClientConnection): Promise<string> {
-  const r = await c.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+  const r = await c.agent.request(acp.methods.agent.session.new, { cwd: scene.project, mcpServers: [] });
   return r.sessionId;
 }
 
@@ -123,17 +121,17 @@ describe("modes that persist", () => {
     c = await start(["--policy", "unrestricted"]);
     const loaded = await c.agent.request(acp.methods.agent.session.load, {
       sessionId,
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     expect(loaded.modes?.currentModeId).toBe("readonly");
-    server.push(
+    scene.model.push(
       step("file_write", JSON.stringify({ path: "made.txt", content: "x" })),
       step("final", "could not write"),
     );
     const r = await ask(c, sessionId, "write made.txt");
     expect(r.stopReason).toBe("end_turn");
-    expect(fs.existsSync(path.join(project, "made.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.project, "made.txt"))).toBe(false);
     const failed = updatesOf("tool_call_update").find((u) => u.status === "failed");
     expect(JSON.stringify(failed?.content)).toMatch(/denied by policy: .*readonly/);
   });
@@ -164,7 +162,7 @@ describe("modes that persist", () => {
     c = await start(["--unattended"]);
     const loaded = await c.agent.request(acp.methods.agent.session.load, {
       sessionId,
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     expect(loaded.modes?.currentModeId).toBe("readonly");
@@ -178,31 +176,33 @@ describe("every session loads", () => {
     const sessionId = await newSession(c);
     await stop();
     c = await start();
-    const listed = await c.agent.request(acp.methods.agent.session.list, { cwd: project });
+    const listed = await c.agent.request(acp.methods.agent.session.list, { cwd: scene.project });
     expect(listed.sessions.map((s) => s.sessionId)).toContain(sessionId);
-    expect(listed.sessions.find((s) => s.sessionId === sessionId)?.cwd).toBe(project);
+    expect(listed.sessions.find((s) => s.sessionId === sessionId)?.cwd).toBe(scene.project);
     const loaded = await c.agent.request(acp.methods.agent.session.load, {
       sessionId,
-      cwd: project,
+      cwd: scene.project,
       mcpServers: [],
     });
     expect(loaded.modes?.currentModeId).toBe("guarded");
-    server.push(step("final", "hello"));
+    scene.model.push(step("final", "hello"));
     expect((await ask(c, sessionId, "hi")).stopReason).toBe("end_turn");
-    const other = await c.agent.request(acp.methods.agent.session.list, { cwd: path.join(project, "..") });
+    const other = await c.agent.request(acp.methods.agent.session.list, {
+      cwd: path.join(scene.project, ".."),
+    });
     expect(other.sessions.map((s) => s.sessionId)).not.toContain(sessionId);
   });
 
   it("loading replays the tool calls and their results", async () => {
-    fs.writeFileSync(path.join(project, "a.txt"), "alpha\n");
+    fs.writeFileSync(path.join(scene.project, "a.txt"), "alpha\n");
     let c = await start();
     const sessionId = await newSession(c);
-    server.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "it says alpha"));
+    scene.model.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "it says alpha"));
     await ask(c, sessionId, "what is in a.txt?");
     await stop();
     events = [];
     c = await start();
-    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: scene.project, mcpServers: [] });
     const replayed = events
       .flatMap((e) => (e.kind === "update" ? [e.n.update] : []))
       .filter((u) => u.sessionUpdate !== "available_commands_update");
@@ -218,7 +218,7 @@ describe("every session loads", () => {
   });
 
   it("offers /compact, which summarises the conversation without the model", async () => {
-    fs.writeFileSync(path.join(project, "a.txt"), "alpha\n".repeat(200));
+    fs.writeFileSync(path.join(scene.project, "a.txt"), "alpha\n".repeat(200));
     const c = await start();
     const sessionId = await newSession(c);
     const until = Date.now() + 5000;
@@ -226,11 +226,11 @@ describe("every session loads", () => {
       await new Promise((r) => setTimeout(r, 20));
     const names = updatesOf("available_commands_update")[0]!.availableCommands.map((x) => x.name);
     expect(names).toContain("compact");
-    server.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "it says alpha"));
+    scene.model.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "it says alpha"));
     await ask(c, sessionId, "what is in a.txt?");
-    server.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "still alpha"));
+    scene.model.push(step("file_read", JSON.stringify({ path: "a.txt" })), step("final", "still alpha"));
     await ask(c, sessionId, "and now?");
-    const asked = server.completions().length;
+    const asked = scene.model.completions().length;
     events = [];
     const r = await ask(c, sessionId, "/compact");
     expect(r.stopReason).toBe("end_turn");
@@ -238,7 +238,7 @@ describe("every session loads", () => {
       .map((u) => (u.content.type === "text" ? u.content.text : ""))
       .join("");
     expect(text).toMatch(/^compacted \d+ messages: \d+ → \d+ bytes$/);
-    expect(server.completions()).toHaveLength(asked);
+    expect(scene.model.completions()).toHaveLength(asked);
     events = [];
     await ask(c, sessionId, "/compact now");
     expect(JSON.stringify(updatesOf("agent_message_chunk"))).toContain("/compact takes no argument");
@@ -249,16 +249,16 @@ describe("every session loads", () => {
     const sessionId = await newSession(c);
     await c.agent.request(acp.methods.agent.session.close, { sessionId });
     await expect(ask(c, sessionId, "hi")).rejects.toThrow(/no session/);
-    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: scene.project, mcpServers: [] });
   });
 });
 
 describe("tool calls an editor can show", () => {
   it("a file_edit call carries a diff block; bash's rawInput is an object", async () => {
-    fs.writeFileSync(path.join(project, "README.md"), "# Title\nold line\n");
+    fs.writeFileSync(path.join(scene.project, "README.md"), "# Title\nold line\n");
     const c = await start(["--policy", "unrestricted"]);
     const sessionId = await newSession(c);
-    server.push(
+    scene.model.push(
       step("file_edit", JSON.stringify({ path: "README.md", old: "old line", new: "new line" })),
       step("bash", "echo hi"),
       step("final", "done"),
@@ -268,7 +268,7 @@ describe("tool calls an editor can show", () => {
     expect(edit).toMatchObject({
       title: "Edit README.md",
       kind: "edit",
-      locations: [{ path: path.join(project, "README.md") }],
+      locations: [{ path: path.join(scene.project, "README.md") }],
     });
     const diffs = updatesOf("tool_call_update")
       .filter((u) => u.toolCallId === edit!.toolCallId)
@@ -276,11 +276,11 @@ describe("tool calls an editor can show", () => {
       .filter((b) => b.type === "diff");
     expect(diffs[0]).toEqual({
       type: "diff",
-      path: path.join(project, "README.md"),
+      path: path.join(scene.project, "README.md"),
       oldText: "# Title\nold line\n",
       newText: "# Title\nnew line\n",
     });
-    expect(fs.readFileSync(path.join(project, "README.md"), "utf8")).toBe("# Title\nnew line\n");
+    expect(fs.readFileSync(path.join(scene.project, "README.md"), "utf8")).toBe("# Title\nnew line\n");
     expect(bash).toMatchObject({ title: "Run echo hi", kind: "execute", rawInput: { command: "echo hi" } });
   });
 });
@@ -306,46 +306,46 @@ describe("editor capabilities", () => {
       .join("");
     expect(text).toMatch(/policy mode: guarded/);
     expect(text).toMatch(/session: acp-/);
-    expect(server.completions()).toHaveLength(0);
+    expect(scene.model.completions()).toHaveLength(0);
   });
 
   it("reads go through the editor's buffer when it offers fs.readTextFile (unsaved text is seen)", async () => {
-    const file = path.join(project, "app.ts");
+    const file = path.join(scene.project, "app.ts");
     fs.writeFileSync(file, "const saved = 1;\n");
     buffers.set(file, "const unsaved = 2;\nline two\n");
     const c = await start([], { fs: { readTextFile: true } });
     const sessionId = await newSession(c);
-    server.push(
+    scene.model.push(
       step("file_read", JSON.stringify({ path: "app.ts" })),
       step("file_read", JSON.stringify({ path: "app.ts", offset: 2, limit: 1 })),
       step("final", "read"),
     );
     expect((await ask(c, sessionId, "read app.ts")).stopReason).toBe("end_turn");
     expect(bufferReads).toEqual([file, file]);
-    const sent = JSON.stringify(server.completions().map((r) => r.body));
+    const sent = JSON.stringify(scene.model.completions().map((r) => r.body));
     expect(sent).toContain("const unsaved = 2;");
     expect(sent).not.toContain("const saved = 1;");
     expect(sent).toMatch(/app\.ts.{0,8} lines 2-2 of 2\]\\nline two/);
   });
 
   it("without fs.readTextFile offered, reads come from the disk and the editor is not asked", async () => {
-    const file = path.join(project, "app.ts");
+    const file = path.join(scene.project, "app.ts");
     fs.writeFileSync(file, "const saved = 1;\n");
     buffers.set(file, "const unsaved = 2;\n");
     const c = await start();
     const sessionId = await newSession(c);
-    server.push(step("file_read", JSON.stringify({ path: "app.ts" })), step("final", "read"));
+    scene.model.push(step("file_read", JSON.stringify({ path: "app.ts" })), step("final", "read"));
     await ask(c, sessionId, "read app.ts");
     expect(bufferReads).toEqual([]);
-    expect(JSON.stringify(server.completions().map((r) => r.body))).toContain("const saved = 1;");
+    expect(JSON.stringify(scene.model.completions().map((r) => r.body))).toContain("const saved = 1;");
   });
 
   it("/diff shows the session's file changes and /undo reverts them, without the model", async () => {
-    const file = path.join(project, "notes.md");
+    const file = path.join(scene.project, "notes.md");
     fs.writeFileSync(file, "before\n");
     const c = await start();
     const sessionId = await newSession(c);
-    server.push(
+    scene.model.push(
       step("file_write", JSON.stringify({ path: "notes.md", content: "after\n" })),
       step("final", "ok"),
     );
@@ -366,24 +366,24 @@ describe("editor capabilities", () => {
     expect(undone).toMatch(/bash/);
     expect(fs.readFileSync(file, "utf8")).toBe("before\n");
     expect(await answerOf("/undo now")).toBe("usage: /undo [--force]");
-    expect(server.completions()).toHaveLength(2);
+    expect(scene.model.completions()).toHaveLength(2);
   });
 
   it("/undo --force does not write through a directory the model swapped for a symlink, and names it", async () => {
     const outside = fs.realpathSync(tempDir("scoot-acp-ed-outside-"));
     try {
       fs.writeFileSync(path.join(outside, "notes.md"), "the user's own file\n");
-      fs.mkdirSync(path.join(project, "sub"));
-      fs.writeFileSync(path.join(project, "sub", "notes.md"), "project\n");
+      fs.mkdirSync(path.join(scene.project, "sub"));
+      fs.writeFileSync(path.join(scene.project, "sub", "notes.md"), "project\n");
       const c = await start();
       const sessionId = await newSession(c);
-      server.push(
+      scene.model.push(
         step("file_write", JSON.stringify({ path: "sub/notes.md", content: "attacker\n" })),
         step("bash", `rm -rf sub && ln -s ${outside} sub`),
         step("final", "ok"),
       );
       await ask(c, sessionId, "rewrite notes");
-      expect(fs.lstatSync(path.join(project, "sub")).isSymbolicLink()).toBe(true);
+      expect(fs.lstatSync(path.join(scene.project, "sub")).isSymbolicLink()).toBe(true);
       events = [];
       expect((await ask(c, sessionId, "/undo --force")).stopReason).toBe("end_turn");
       const answer = updatesOf("agent_message_chunk")

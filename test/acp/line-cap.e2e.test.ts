@@ -3,19 +3,16 @@
  * the connection and the agent exits 0 with nothing said. The built CLI must answer the
  * request with a JSON-RPC error, say so on stderr, and keep serving the next request.
  */
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
+import { expect, it } from "vitest";
+import { collect, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
-beforeEach(() => {
-  home = tempDir("scoot-acp-cap-");
-});
-afterEach(() => removeDir(home));
+const scene = useScene({ home: "scoot-acp-cap-" });
 
 const MIB = 1024 * 1024;
 
 it("a 33 MiB line gets a JSON-RPC error and a stderr line; the next request is still answered", async () => {
-  const child = spawnCli(["acp"], { home });
+  const child = spawnCli(["acp"], { home: scene.home });
   const big = `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"pad":"${"a".repeat(33 * MIB)}"}}\n`;
   child.stdin!.write(big);
   const next = `${JSON.stringify({ jsonrpc: "2.0", id: 8, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
@@ -34,7 +31,7 @@ it("a 33 MiB line gets a JSON-RPC error and a stderr line; the next request is s
 });
 
 it("a 33 MiB line with no request id still gets a stderr line, never a silent exit 0", async () => {
-  const child = spawnCli(["acp"], { home });
+  const child = spawnCli(["acp"], { home: scene.home });
   child.stdin!.write(`${"x".repeat(33 * MIB)}\n`);
   const r = await collect(child, { input: "", timeoutMs: 60_000 });
   expect(r.stderr).toMatch(/over the 33554432-byte line limit; dropped\. Fix: send smaller messages/);

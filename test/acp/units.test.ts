@@ -13,6 +13,7 @@ import type { Prepared } from "../../src/agent/call-record.js";
 import { planFileChange } from "../../src/agent/file-change.js";
 import { validateMcpServers } from "../../src/config/mcp-servers.js";
 import { preparedCall } from "../helpers/calls.js";
+import { needsBuiltCli } from "../helpers/cli.js";
 
 /** The editor's view of a call, from the record the pipeline prepares for it. */
 function view(action: string, input: string) {
@@ -376,10 +377,9 @@ describe("agent events → session updates", () => {
 
 describe("the ACP SDK is loaded only by `scoot acp`", () => {
   it("the bundle imports it dynamically, nowhere statically", () => {
-    const dist = path.join("dist");
-    if (!fs.existsSync(path.join(dist, "scoot-app.mjs"))) throw new Error("run npm run build first");
-    const app = fs.readFileSync(path.join(dist, "scoot-app.mjs"), "utf8");
-    const entry = fs.readFileSync(path.join(dist, "scoot.mjs"), "utf8");
+    const [entryFile = "", appFile = ""] = needsBuiltCli("scoot.mjs", "scoot-app.mjs");
+    const app = fs.readFileSync(appFile, "utf8");
+    const entry = fs.readFileSync(entryFile, "utf8");
     expect(app).toMatch(/await import\("@agentclientprotocol\/sdk"\)/);
     expect(app).not.toMatch(/^import[^;]*from\s*"@agentclientprotocol\//m);
     expect(entry).not.toContain("@agentclientprotocol");

@@ -5,6 +5,7 @@
  * "behaviour unchanged".
  */
 import type { Message } from "../../src/store/session.js";
+import { stepText } from "../helpers/scripted-server.js";
 
 export interface CompactCase {
   name: string;
@@ -27,12 +28,7 @@ function rng(seed: number): () => number {
   };
 }
 
-const step = (thought: string, action: string, input: unknown) =>
-  JSON.stringify({
-    thought,
-    action,
-    action_input: typeof input === "string" ? input : JSON.stringify(input),
-  });
+const step = (thought: string, action: string, input: unknown) => stepText(action, input, thought);
 
 /** One assistant step and its observation, chosen by `r`, covering every branch of the digest. */
 function turn(i: number, r: number): Message[] {

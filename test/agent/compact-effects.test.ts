@@ -2,14 +2,11 @@
 import { expect, it } from "vitest";
 import { extractiveSummary } from "../../src/agent/compact.js";
 import type { Message } from "../../src/store/session.js";
+import { stepText } from "../helpers/scripted-server.js";
 
 const step = (action: string, input: unknown): Message => ({
   role: "assistant",
-  content: JSON.stringify({
-    thought: `do ${action}`,
-    action,
-    action_input: typeof input === "string" ? input : JSON.stringify(input),
-  }),
+  content: stepText(action, input),
 });
 const obs = (text: string): Message => ({ role: "user", content: `Observation from x:\n${text}` });
 

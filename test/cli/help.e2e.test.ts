@@ -1,14 +1,27 @@
 /**
- * Per-command help and the answer to unknown command words, through the real built CLI
- * (docs/commands.md "Help" and "Unknown commands").
+ * Per-command help and the answer to unknown command words (docs/commands.md "Help" and "Unknown
+ * commands"): the tables run the CLI's routing in process (test/helpers/cli.ts runInProcess); one
+ * case of each, and the neutralised and redacted echoes, run the built binary.
  */
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/app.js";
 import { COMMAND_HELP } from "../../src/cli/help.js";
-import { runCli, tempDir } from "../helpers/cli.js";
+import { type CliResult, runCli, runInProcess, tempDir } from "../helpers/cli.js";
 
 const home = tempDir();
 const names = Object.keys(COMMAND_HELP);
+
+function isCommandHelp(r: CliResult, name: string): void {
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(new RegExp(`^scoot ${name} — `));
+  expect(r.stdout).toContain("\nUsage:\n");
+  for (const usage of COMMAND_HELP[name]!.usage) expect(r.stdout).toContain(usage);
+  expect(r.stdout).toContain("\nOptions:\n");
+  expect(r.stdout).toContain(`\nExample:\n  ${COMMAND_HELP[name]!.example}\n`);
+  expect(COMMAND_HELP[name]!.example).toMatch(/(^|\| )scoot /);
+  expect(r.stdout).toContain(`More: docs/`);
+}
 
 describe("per-command help", () => {
   it("covers every command the dispatcher knows, and no other", () => {
@@ -25,27 +38,24 @@ describe("per-command help", () => {
     ]),
   )("scoot %s %s prints usage, options and an example on stdout, exit 0", async (a, b) => {
     const name = a === "help" && b !== "--help" && b !== "-h" ? b : a;
-    const r = await runCli([a, b], { home });
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^scoot ${name} — `));
-    expect(r.stdout).toContain("\nUsage:\n");
-    for (const usage of COMMAND_HELP[name]!.usage) expect(r.stdout).toContain(usage);
-    expect(r.stdout).toContain("\nOptions:\n");
-    expect(r.stdout).toContain(`\nExample:\n  ${COMMAND_HELP[name]!.example}\n`);
-    expect(COMMAND_HELP[name]!.example).toMatch(/(^|\| )scoot /);
-    expect(r.stdout).toContain(`More: docs/`);
+    isCommandHelp(await runInProcess([a, b], { home }), name);
+  });
+
+  it("the built binary prints the same help", async () => {
+    const child = await runCli(["policy", "--help"], { home });
+    isCommandHelp(child, "policy");
+    expect(child).toEqual(await runInProcess(["policy", "--help"], { home }));
   });
 
   it("a subcommand's --help is its command's help", async () => {
-    const r = await runCli(["audit", "verify", "--help"], { home });
+    const r = await runInProcess(["audit", "verify", "--help"], { home });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("scoot audit verify [--json] [--head H]");
   });
 
   it("scoot help and scoot --help print the overview with the docs pages", async () => {
-    const a = await runCli(["help"], { home });
-    const b = await runCli(["--help"], { home });
+    const a = await runInProcess(["help"], { home });
+    const b = await runInProcess(["--help"], { home });
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
     expect(a.stdout).toContain(
@@ -55,7 +65,7 @@ describe("per-command help", () => {
   });
 
   it("help for a command that does not exist is a usage error", async () => {
-    const r = await runCli(["help", "frobnicate"], { home });
+    const r = await runInProcess(["help", "frobnicate"], { home });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe('scoot: unknown command "frobnicate"; did you mean scoot -e "frobnicate"?\n');
@@ -80,10 +90,20 @@ describe("unknown command words", () => {
     [["audit", "bogus"], 'scoot: unknown command "audit bogus" (see scoot audit --help)\n'],
     [["policy"], 'scoot: unknown command "policy" (see scoot policy --help)\n'],
   ])("scoot %j answers on stderr, exit 2", async (args, message) => {
-    const r = await runCli(args, { home });
+    const r = await runInProcess(args, { home });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(message);
+  });
+
+  it("the built binary answers the same", async () => {
+    const child = await runCli(["sesions"], { home });
+    expect(child.code).toBe(2);
+    expect(child.stdout).toBe("");
+    expect(child.stderr).toBe(
+      'scoot: unknown command "sesions"; did you mean scoot sessions? (see scoot --help)\n',
+    );
+    expect(child).toEqual(await runInProcess(["sesions"], { home }));
   });
 
   it("a goal with terminal controls is echoed neutralised", async () => {

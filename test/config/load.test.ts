@@ -1,18 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { defaultConfig } from "../../src/config/schema.js";
-import { removeDir, tempDir } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
-beforeEach(() => {
-  home = tempDir();
-});
-afterEach(() => removeDir(home));
+const scene = useScene({ home: "scoot-test-" });
 
 function load(env: NodeJS.ProcessEnv = {}) {
-  return loadConfig(home, env);
+  return loadConfig(scene.home, env);
 }
 function ok(env: NodeJS.ProcessEnv = {}) {
   const r = load(env);
@@ -20,7 +16,7 @@ function ok(env: NodeJS.ProcessEnv = {}) {
   return r.value;
 }
 function write(name: string, text: string): string {
-  const file = path.join(home, name);
+  const file = path.join(scene.home, name);
   fs.writeFileSync(file, text);
   return file;
 }
@@ -43,7 +39,7 @@ describe("file load order and per-key merge", () => {
     write("config.json", '{"backend":{"model":"from-json"}}');
     const v = ok();
     expect(v.config.backend.model).toBe("from-toml");
-    expect(v.file).toBe(path.join(home, "config.toml"));
+    expect(v.file).toBe(path.join(scene.home, "config.toml"));
   });
   it("config.json is the fallback", () => {
     write("config.json", '{"backend":{"model":"from-json"}}');

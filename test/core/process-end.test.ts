@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { endProcess, onProcessEnd, settleBeforeExit } from "../../src/core/process-end.js";
+import { builtFile } from "../helpers/cli.js";
 
 const SRC = path.resolve(import.meta.dirname, "../../src");
 
@@ -50,8 +51,7 @@ describe("process end", () => {
   });
 
   it("a second copy of the module (the entry and the app are bundled apart) shares the state", async () => {
-    const copy = path.resolve(import.meta.dirname, "../../dist/core/process-end.js");
-    if (!fs.existsSync(copy)) throw new Error(`${copy} is missing: run npm run build first`);
+    const copy = builtFile("core/process-end.js");
     const other = (await import(copy)) as typeof import("../../src/core/process-end.js");
     let settled = 0;
     other.onProcessEnd(() => {

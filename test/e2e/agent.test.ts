@@ -6,44 +6,31 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { collect, demoProject, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { collect, runCli, spawnCli } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
-
-beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = demoProject();
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-home-", project: "demo" });
 
 async function scoot(script: ScriptItem[], args: string[], env: Record<string, string> = {}) {
-  server = await startScriptedServer(script);
-  return runCli(args, { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url, ...env } });
+  scene.server = await startScriptedServer(script);
+  return runCli(args, {
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
+  });
 }
 
 /** Transcripts only: `<id>.meta.json` sidecars sit beside them (docs/sessions.md "Resuming a session"). */
 function sessionFiles(): string[] {
-  return fs.readdirSync(path.join(home, "state", "sessions")).filter((f) => /\.jsonl(\.\d+)?$/.test(f));
+  return fs.readdirSync(path.join(scene.home, "state", "sessions")).filter((f) => /\.jsonl(\.\d+)?$/.test(f));
 }
 function transcript(id: string): { role: string; content: string }[] {
   return fs
-    .readFileSync(path.join(home, "state", "sessions", `${id}.jsonl`), "utf8")
+    .readFileSync(path.join(scene.home, "state", "sessions", `${id}.jsonl`), "utf8")
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
@@ -60,10 +47,10 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     const r = await scoot(multiToolScript(), ["-e", "count the ts files"], { SCOOT_BACKEND_API: api });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("There are 2 TypeScript files; b.ts has a TODO.\n");
-    const paths = server!.completions().map((q) => q.path);
+    const paths = scene.server!.completions().map((q) => q.path);
     expect(paths).toEqual(Array(4).fill(api === "chat" ? "/v1/chat/completions" : "/v1/responses"));
     // The observation of glob reached the model in the next request.
-    const second = JSON.stringify(server!.completions()[1]!.body);
+    const second = JSON.stringify(scene.server!.completions()[1]!.body);
     expect(second).toContain("src/a.ts");
     expect(second).toContain("UNTRUSTED_OBSERVATION");
 
@@ -85,7 +72,7 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     expect(t[1]!.content).toBe("count the ts files");
     expect(t[3]!.content).toContain("src/b.ts");
 
-    const events = auditEvents(home);
+    const events = auditEvents(scene.home);
     expect(events.map((e) => e.kind)).toEqual([
       "run",
       ...Array(3).fill(["thought", "tool_call", "observation"]).flat(),
@@ -102,15 +89,15 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     expect(events[2]!.msg).toContain("glob");
 
     // The inspection commands read it back.
-    const list = await runCli(["sessions", "list", "--json"], { home });
+    const list = await runCli(["sessions", "list", "--json"], { home: scene.home });
     expect(JSON.parse(list.stdout)[0]).toMatchObject({
       id,
       messages: 9,
       first_user_message: "count the ts files",
     });
-    const show = await runCli(["session", "show", id], { home });
+    const show = await runCli(["session", "show", id], { home: scene.home });
     expect(show.stdout.trim().split("\n")).toHaveLength(9);
-    const audit = await runCli(["audit", "show", id], { home });
+    const audit = await runCli(["audit", "show", id], { home: scene.home });
     expect(
       audit.stdout
         .trim()
@@ -158,7 +145,7 @@ describe("-e output and options", () => {
     expect(r.stdout).toBe("ok\n");
   });
   it("an empty goal is a usage error", async () => {
-    const r = await runCli(["-e", "  "], { home });
+    const r = await runCli(["-e", "  "], { home: scene.home });
     expect(r.code).toBe(2);
   });
 });
@@ -170,7 +157,7 @@ describe("limits and failures", () => {
       ["-e", "go"],
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(server!.completions()).toHaveLength(3);
+    expect(scene.server!.completions()).toHaveLength(3);
   });
   it("auto structured output falls back when the backend rejects json_schema", async () => {
     // Plain JSON: with streaming on, a 400 is first retried without `stream` (test/e2e/streaming.test.ts).
@@ -180,15 +167,15 @@ describe("limits and failures", () => {
       { SCOOT_BACKEND_STREAM: "false" },
     );
     expect(r.code, r.stderr).toBe(0);
-    const formats = server!
-      .completions()
+    const formats = scene
+      .server!.completions()
       .map((q) => (q.body as { response_format?: { type: string } }).response_format?.type);
     expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
   });
   it("a backend that is down gives one clear line and exit 1", async () => {
     const r = await runCli(["-e", "go", "--retries", "0"], {
-      home,
-      cwd: project,
+      home: scene.home,
+      cwd: scene.project,
       env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
     });
     expect(r.code).toBe(1);
@@ -203,22 +190,22 @@ describe("limits and failures", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("401");
     expect(r.stderr).not.toContain("sk-abcdefghijklmnop0000");
-    expect(server!.completions()).toHaveLength(1);
+    expect(scene.server!.completions()).toHaveLength(1);
   });
 });
 
 describe("policy in runs", () => {
   it("--unattended --policy unrestricted still denies bash under the default ceiling", async () => {
-    const marker = path.join(project, "pwned");
+    const marker = path.join(scene.project, "pwned");
     const r = await scoot(
       [step("bash", `touch ${marker}`), step("final", "ok")],
       ["-e", "go", "--unattended", "--policy", "unrestricted"],
     );
     expect(r.code).toBe(0);
     expect(fs.existsSync(marker)).toBe(false);
-    const deny = auditEvents(home).find((e) => e.kind === "policy_deny");
+    const deny = auditEvents(scene.home).find((e) => e.kind === "policy_deny");
     expect(deny?.msg).toMatch(/readonly/);
-    expect(JSON.stringify(server!.completions()[1]!.body)).toContain("denied by policy (readonly)");
+    expect(JSON.stringify(scene.server!.completions()[1]!.body)).toContain("denied by policy (readonly)");
   });
 });
 
@@ -234,16 +221,16 @@ describe("secrets", () => {
     expect(r.stdout).not.toContain(token);
     const all = [
       ...fs
-        .readdirSync(path.join(home, "state", "sessions"))
-        .map((f) => path.join(home, "state", "sessions", f)),
-      path.join(home, "logs", "audit.jsonl"),
+        .readdirSync(path.join(scene.home, "state", "sessions"))
+        .map((f) => path.join(scene.home, "state", "sessions", f)),
+      path.join(scene.home, "logs", "audit.jsonl"),
     ]
       .map((f) => fs.readFileSync(f, "utf8"))
       .join("\n");
     expect(all).not.toContain(token);
     expect(all).toContain("[REDACTED]");
     // The bearer header was sent to the backend (it is the backend's token).
-    expect(server!.completions()[0]!.headers.authorization).toBe(`Bearer ${token}`);
+    expect(scene.server!.completions()[0]!.headers.authorization).toBe(`Bearer ${token}`);
     // The child saw no OPENAI_API_KEY.
     const probe = await scoot(
       [step("bash", "echo KEY=$" + "{OPENAI_API_KEY:-absent}"), step("final", "ok")],
@@ -253,14 +240,14 @@ describe("secrets", () => {
       },
     );
     expect(probe.code).toBe(0);
-    expect(JSON.stringify(server!.completions()[1]!.body)).toContain("KEY=absent");
+    expect(JSON.stringify(scene.server!.completions()[1]!.body)).toContain("KEY=absent");
   });
 });
 
 describe("fail closed on audit", () => {
   it("when the audit log cannot be written, no tool runs and the run fails", async () => {
-    fs.mkdirSync(path.join(home, "logs", "audit.jsonl"), { recursive: true });
-    const marker = path.join(project, "ran");
+    fs.mkdirSync(path.join(scene.home, "logs", "audit.jsonl"), { recursive: true });
+    const marker = path.join(scene.project, "ran");
     const r = await scoot([step("bash", `touch ${marker}`), step("final", "x")], ["-e", "go"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot write the audit log/);
@@ -273,8 +260,12 @@ describe("interruption", () => {
   it("SIGINT during a long bash kills its process group, audits it and exits 130", async () => {
     // Found by a tag in its command line: sandboxed or not, the host sees its real pid.
     const sleepArg = uniqueSleepArg(300);
-    server = await startScriptedServer([step("bash", `sleep ${sleepArg} & wait`)]);
-    const child = spawnCli(["-e", "go"], { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    scene.server = await startScriptedServer([step("bash", `sleep ${sleepArg} & wait`)]);
+    const child = spawnCli(["-e", "go"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
     const done = collect(child, { timeoutMs: 30_000 });
     expect(await waitForProcess(`sleep ${sleepArg}`, 10_000)).toBe(true);
     child.kill("SIGINT");
@@ -283,6 +274,6 @@ describe("interruption", () => {
     const left = processesWith(`sleep ${sleepArg}`);
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
-    expect(auditEvents(home).at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
+    expect(auditEvents(scene.home).at(-1)).toMatchObject({ kind: "system_error", msg: "interrupted" });
   });
 });

@@ -9,32 +9,32 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 /** Any uid that is neither root nor the test's user. */
 const OTHER_UID = 12345;
 const isRoot = process.getuid?.() === 0;
 if (!isRoot) console.log("agents-md-owner: skipped, chown to another uid needs root");
 
-let home: string;
+const scene = useScene({ home: "scoot-home-" });
 let shared: string;
-let server: ScriptedServer | undefined;
 beforeEach(() => {
-  home = tempDir("scoot-home-");
   shared = tempDir("scoot-shared-");
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
   removeDir(shared);
 });
 
 async function firstPrompt(cwd: string) {
-  server = await startScriptedServer([step("final", "done")]);
-  const r = await runCli(["-e", "g", "--trace"], { home, cwd, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+  scene.server = await startScriptedServer([step("final", "done")]);
+  const r = await runCli(["-e", "g", "--trace"], {
+    home: scene.home,
+    cwd,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+  });
   expect(r.code, r.stderr).toBe(0);
-  const body = server.completions()[0]!.body as { messages: { content: string }[] };
+  const body = scene.server.completions()[0]!.body as { messages: { content: string }[] };
   return { prompt: body.messages[0]!.content, stderr: r.stderr };
 }
 

@@ -4,49 +4,32 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { removeDir, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 import { hasTmux, openTerminal, type Terminal } from "../helpers/terminal.js";
 
 if (!hasTmux) console.warn("approval-pty tests skipped: tmux is not installed (apt-get install tmux)");
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
+const scene = useScene({ home: "scoot-approval-home-", project: "scoot-approval-project-" });
 let term: Terminal | undefined;
 
-beforeEach(() => {
-  home = tempDir("scoot-approval-home-");
-  project = tempDir("scoot-approval-project-");
-});
 afterEach(async () => {
   await term?.close();
   term = undefined;
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "t", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "t");
 
 async function repl(items: ScriptItem[], args: string[] = []): Promise<Terminal> {
-  server = await startScriptedServer(items);
+  scene.server = await startScriptedServer(items);
   term = await openTerminal(["repl", ...args], {
     width: 200,
     height: 50,
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_STREAM: "false", NO_COLOR: "1" },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false", NO_COLOR: "1" },
   });
   await term.waitFor(/scoot> $/m);
   return term;
@@ -56,7 +39,7 @@ const QUESTION = /approve \[y\/a\/n\]: $/m;
 
 describe.skipIf(!hasTmux)("approval at the keyboard", () => {
   it("n leaves the file untouched and the model's next request carries the refusal and its reason", async () => {
-    fs.writeFileSync(path.join(project, "calc.py"), "def add(a, b):\n    return a - b\n");
+    fs.writeFileSync(path.join(scene.project, "calc.py"), "def add(a, b):\n    return a - b\n");
     const t = await repl([
       step("file_edit", { path: "calc.py", old: "return a - b", new: "return a + b" }),
       final("left it alone"),
@@ -71,14 +54,16 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.waitFor(/reason for the model/);
     await t.line("tests are frozen today");
     await t.waitFor(/left it alone/);
-    expect(fs.readFileSync(path.join(project, "calc.py"), "utf8")).toBe("def add(a, b):\n    return a - b\n");
-    const second = JSON.stringify(server!.completions()[1]!.body);
+    expect(fs.readFileSync(path.join(scene.project, "calc.py"), "utf8")).toBe(
+      "def add(a, b):\n    return a - b\n",
+    );
+    const second = JSON.stringify(scene.server!.completions()[1]!.body);
     expect(second).toContain("the user refused this file_edit call");
     expect(second).toContain("tests are frozen today");
-    const approvals = auditEvents(home).filter((e) => e.kind === "approval");
+    const approvals = auditEvents(scene.home).filter((e) => e.kind === "approval");
     expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
     expect(approvals[1]!.msg).toContain("tests are frozen today");
-    expect(auditEvents(home).some((e) => e.kind === "tool_call")).toBe(false);
+    expect(auditEvents(scene.home).some((e) => e.kind === "tool_call")).toBe(false);
   });
 
   it("y runs the call once, and the next call of the same tool asks again", async () => {
@@ -93,11 +78,11 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     expect(shown).toContain("+first");
     await t.line("y");
     shown = await t.waitFor(/-first[\s\S]*\+second[\s\S]*approve \[y\/a\/n\]: $/m);
-    expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("first\n");
+    expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("first\n");
     await t.line("y");
     await t.waitFor(/wrote twice/);
-    expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("second\n");
-    const kinds = auditEvents(home)
+    expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("second\n");
+    const kinds = auditEvents(scene.home)
       .filter((e) => e.kind === "approval" || e.kind === "tool_call")
       .map((e) => `${e.kind} ${e.msg.split(":")[0]}`);
     expect(kinds).toEqual([
@@ -129,8 +114,8 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.waitFor(/reason for the model/);
     await t.line("");
     await t.waitFor(/echoed/);
-    expect(fs.existsSync(path.join(project, "pwned"))).toBe(false);
-    const approvals = auditEvents(home)
+    expect(fs.existsSync(path.join(scene.project, "pwned"))).toBe(false);
+    const approvals = auditEvents(scene.home)
       .filter((e) => e.kind === "approval")
       .map((e) => e.msg);
     expect(approvals).toEqual([
@@ -143,14 +128,14 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
   });
 
   it("/undo restores the file the last goal changed, and /diff showed the change", async () => {
-    fs.writeFileSync(path.join(project, "calc.py"), "x = 1\n");
+    fs.writeFileSync(path.join(scene.project, "calc.py"), "x = 1\n");
     const t = await repl(
       [step("file_edit", { path: "calc.py", old: "x = 1", new: "x = 2" }), final("edited")],
       ["--approval", "never"],
     );
     await t.line("edit calc");
     await t.waitFor(/edited/);
-    expect(fs.readFileSync(path.join(project, "calc.py"), "utf8")).toBe("x = 2\n");
+    expect(fs.readFileSync(path.join(scene.project, "calc.py"), "utf8")).toBe("x = 2\n");
     let from = (await t.screen()).length;
     await t.line("/diff");
     await t.waitFor(/-x = 1\n\+x = 2/, 10_000, from);
@@ -158,8 +143,8 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     await t.line("/undo");
     const after = await t.waitFor(/restored calc\.py[\s\S]*bash commands are not reverted/, 10_000, from);
     expect(after).not.toMatch(QUESTION);
-    expect(fs.readFileSync(path.join(project, "calc.py"), "utf8")).toBe("x = 1\n");
+    expect(fs.readFileSync(path.join(scene.project, "calc.py"), "utf8")).toBe("x = 1\n");
     // Only one goal reached the model: /undo and /diff are not goals.
-    expect(server!.completions()).toHaveLength(2);
+    expect(scene.server!.completions()).toHaveLength(2);
   });
 });

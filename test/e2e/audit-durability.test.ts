@@ -6,9 +6,10 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../drills/lib.js";
-import { CLI, cleanEnv, collect, REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { CLI, cleanEnv, collect, REPO_ROOT } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 function haveStrace(): boolean {
@@ -22,27 +23,24 @@ function haveStrace(): boolean {
 const STRACE = haveStrace();
 if (!STRACE) console.log("[audit durability] skipped: strace is not installed (.ci/run installs it)");
 
-let base: string;
-let home: string;
-beforeEach(() => {
-  base = tempDir();
-  home = path.join(base, "home");
-  fs.mkdirSync(home, { mode: 0o700 });
-});
-afterEach(() => removeDir(base));
+const scene = useScene({ home: "scoot-test-", nested: true });
 
 /** Runs the CLI under strace -f, returning the trace lines (fdatasync with paths, process starts). */
 async function traced(
   args: string[],
   url: string,
 ): Promise<{ code: number | null; trace: string[]; stderr: string }> {
-  const out = path.join(base, "strace.txt");
+  const out = path.join(scene.base, "strace.txt");
   const child = spawn(
     "strace",
     ["-f", "-y", "-qq", "-e", "trace=fdatasync,fsync,execve", "-o", out, process.execPath, CLI, ...args],
     {
-      cwd: base,
-      env: cleanEnv({ SCOOT_HOME: home, SCOOT_BACKEND_BASE_URL: url, SCOOT_TOOLS_POLICY: "unrestricted" }),
+      cwd: scene.base,
+      env: cleanEnv({
+        SCOOT_HOME: scene.home,
+        SCOOT_BACKEND_BASE_URL: url,
+        SCOOT_TOOLS_POLICY: "unrestricted",
+      }),
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -56,7 +54,7 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
     try {
       const r = await traced(["-e", "run a command"], server.url);
       expect(r.code, r.stderr).toBe(0);
-      const live = path.join(home, "logs", "audit.jsonl");
+      const live = path.join(scene.home, "logs", "audit.jsonl");
       const syncs = r.trace
         .map((l, i) => ({ l, i }))
         .filter(({ l }) => /fdatasync\(\d+<[^>]*audit\.jsonl>\)/.test(l) && l.includes(live));
@@ -89,14 +87,14 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
       step("final", "denied as expected"),
     ]);
     try {
-      const out = path.join(base, "strace.txt");
+      const out = path.join(scene.base, "strace.txt");
       const child = spawn(
         "strace",
         ["-f", "-y", "-qq", "-e", "trace=fdatasync", "-o", out, process.execPath, CLI, "-e", "read a secret"],
         {
-          cwd: base,
+          cwd: scene.base,
           env: cleanEnv({
-            SCOOT_HOME: home,
+            SCOOT_HOME: scene.home,
             SCOOT_BACKEND_BASE_URL: server.url,
             SCOOT_TOOLS_POLICY: "guarded",
           }),
@@ -105,7 +103,7 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
       );
       const r = await collect(child, { timeoutMs: 60_000 });
       expect(r.code, r.stderr).toBe(0);
-      const live = path.join(home, "logs", "audit.jsonl");
+      const live = path.join(scene.home, "logs", "audit.jsonl");
       const kinds = fs
         .readFileSync(live, "utf8")
         .trimEnd()
@@ -125,8 +123,8 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
 
   it("the gap record is written and fdatasync'ed before the evicted generation is unlinked", async () => {
     // On main the order was the reverse: unlink(audit.jsonl.1), then open the gaps file.
-    const file = path.join(base, "audit.jsonl");
-    const out = path.join(base, "strace.txt");
+    const file = path.join(scene.base, "audit.jsonl");
+    const out = path.join(scene.base, "strace.txt");
     const writer = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
     const child = spawn(
       "strace",
@@ -161,7 +159,7 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
   it("on a signal exit (Ctrl-C twice) the batched records are flushed after the last write", async () => {
     const server = await startScriptedServer([step("bash", "sleep 4"), step("final", "never")]);
     try {
-      const out = path.join(base, "strace.txt");
+      const out = path.join(scene.base, "strace.txt");
       const child = spawn(
         "strace",
         [
@@ -178,9 +176,9 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
           "sleep",
         ],
         {
-          cwd: base,
+          cwd: scene.base,
           env: cleanEnv({
-            SCOOT_HOME: home,
+            SCOOT_HOME: scene.home,
             SCOOT_BACKEND_BASE_URL: server.url,
             SCOOT_TOOLS_POLICY: "unrestricted",
           }),
@@ -198,7 +196,7 @@ describe.skipIf(!STRACE)("audit durability order (strace)", () => {
       process.kill(cliPid, "SIGINT");
       const r = await done;
       expect(r.code, r.stderr).toBe(130);
-      const live = path.join(home, "logs", "audit.jsonl");
+      const live = path.join(scene.home, "logs", "audit.jsonl");
       const trace = fs.readFileSync(out, "utf8").split("\n");
       const onAudit = trace.filter((l) => l.includes(`<${live}>`));
       const lastWrite = onAudit.map((l) => /\bwrite\(/.test(l)).lastIndexOf(true);

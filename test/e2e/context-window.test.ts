@@ -6,8 +6,9 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 import {
   type RecordedRequest,
   type ScriptedServer,
@@ -21,37 +22,30 @@ import { FLAVOURS, type Flavour, flavourRoutes, SOURCE } from "../helpers/window
 const WINDOW = 2048;
 const TURNS = 30;
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-  // 40 KB of distinct lines: every file_read observation would be clipped only to 8 KB by its tool.
   const lines = Array.from(
     { length: 800 },
     (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog ${i}`,
   );
-  fs.writeFileSync(path.join(project, "big.txt"), `${lines.join("\n")}\n`);
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
+  fs.writeFileSync(path.join(scene.project, "big.txt"), `${lines.join("\n")}\n`);
 });
 
 async function serve(
   routes: ScriptedServerOptions["routes"],
   script: ScriptItem[] = [],
 ): Promise<ScriptedServer> {
-  server = await startScriptedServer(script, { routes });
-  return server;
+  scene.server = await startScriptedServer(script, { routes });
+  return scene.server;
 }
 
 function scoot(args: string[], env: Record<string, string> = {}) {
-  return runCli(args, { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server!.url, ...env } });
+  return runCli(args, {
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, ...env },
+  });
 }
 
 /** The scripted server's own token count (about four bytes per token of the request). */
@@ -200,7 +194,7 @@ function prefixReuse(sent: RecordedRequest[]): number {
 describe("compaction driven by the window keeps a stable prefix (hysteresis)", () => {
   it("compacts well under the limit, so most requests extend the previous one", async () => {
     const medium = Array.from({ length: 30 }, (_, i) => `entry ${i}: ${"data ".repeat(8)}`).join("\n");
-    fs.writeFileSync(path.join(project, "medium.txt"), medium);
+    fs.writeFileSync(path.join(scene.project, "medium.txt"), medium);
     const turns = 40;
     const script = () => [
       ...Array.from({ length: turns - 1 }, (_, i) => step("file_read", { path: "medium.txt" }, `pass ${i}`)),

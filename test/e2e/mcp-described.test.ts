@@ -9,33 +9,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { REPO_ROOT, runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const FS_SERVER = path.join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const MEMORY_SERVER = path.join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const SECRET = "tok-Qx7-mcp-credential-91";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-  fs.writeFileSync(path.join(project, "notes.txt"), "the mode is readonly\n");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
+  fs.writeFileSync(path.join(scene.project, "notes.txt"), "the mode is readonly\n");
 });
 
 const q = (s: string) => JSON.stringify(s);
@@ -48,7 +34,7 @@ function config(): string {
     "[[mcp.servers]]",
     'name = "fs"',
     `command = ${q(process.execPath)}`,
-    `args = [${q(FS_SERVER)}, ${q(project)}]`,
+    `args = [${q(FS_SERVER)}, ${q(scene.project)}]`,
     'env = [{ name = "SERVER_MODE", value = "readonly" }, { name = "FS_TOKEN", value_env = "SCOOT_TEST_FS_TOKEN" }]',
     'allowed_tools = ["read_text_file", "list_directory"]',
     "",
@@ -56,37 +42,39 @@ function config(): string {
     'name = "memory"',
     `command = ${q(process.execPath)}`,
     `args = [${q(MEMORY_SERVER)}]`,
-    `env = [{ name = "MEMORY_FILE_PATH", value = ${q(path.join(home, "memory.jsonl"))} }]`,
+    `env = [{ name = "MEMORY_FILE_PATH", value = ${q(path.join(scene.home, "memory.jsonl"))} }]`,
     'allowed_tools = ["create_entities", "read_graph"]',
     "",
   ].join("\n");
 }
 
 async function run(script: ScriptItem[], args: string[] = []) {
-  fs.writeFileSync(path.join(home, "config.toml"), config());
-  server = await startScriptedServer(script);
+  fs.writeFileSync(path.join(scene.home, "config.toml"), config());
+  scene.server = await startScriptedServer(script);
   return runCli(["-e", "read the notes", ...args], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_TEST_FS_TOKEN: SECRET },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_TEST_FS_TOKEN: SECRET },
     timeoutMs: 90_000,
   });
 }
 
 function systemPrompt(n = 0): string {
-  const body = server!.completions()[n]!.body as { messages: { role: string; content: string }[] };
+  const body = scene.server!.completions()[n]!.body as { messages: { role: string; content: string }[] };
   return body.messages[0]!.content;
 }
 
 function lastMessage(n: number): string {
-  const body = server!.completions()[n]!.body as { messages: { content: string }[] };
+  const body = scene.server!.completions()[n]!.body as { messages: { content: string }[] };
   return body.messages.at(-1)!.content;
 }
 
 function textArtifacts(): string {
-  const sessions = path.join(home, "state", "sessions");
+  const sessions = path.join(scene.home, "state", "sessions");
   const files = fs.readdirSync(sessions).map((f) => path.join(sessions, f));
-  return [path.join(home, "logs", "audit.jsonl"), ...files].map((f) => fs.readFileSync(f, "utf8")).join("\n");
+  return [path.join(scene.home, "logs", "audit.jsonl"), ...files]
+    .map((f) => fs.readFileSync(f, "utf8"))
+    .join("\n");
 }
 
 describe("MCP tools described, checked and cached (real servers from npm)", () => {
@@ -97,7 +85,7 @@ describe("MCP tools described, checked and cached (real servers from npm)", () =
         step("mcp_call", {
           server: "fs",
           tool: "read_text_file",
-          args: { path: path.join(project, "notes.txt") },
+          args: { path: path.join(scene.project, "notes.txt") },
         }),
         step("final", `SERVER_MODE is readonly; token ${SECRET}`),
       ],
@@ -128,7 +116,11 @@ describe("MCP tools described, checked and cached (real servers from npm)", () =
     expect(written).toContain("[REDACTED]");
 
     // `scoot config` shows the plain value.
-    const shown = await runCli(["config"], { home, cwd: project, env: { SCOOT_TEST_FS_TOKEN: SECRET } });
+    const shown = await runCli(["config"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_TEST_FS_TOKEN: SECRET },
+    });
     expect(shown.stdout).toContain('value = "readonly"');
     expect(shown.stdout).not.toContain(SECRET);
   }, 120_000);
@@ -136,9 +128,9 @@ describe("MCP tools described, checked and cached (real servers from npm)", () =
   it("a later run describes the tools from the cache, without connecting before the first turn", async () => {
     const first = await run([step("final", "one")], ["--trace"]);
     expect(first.code, first.stderr).toBe(0);
-    const cacheDir = path.join(home, "state", "mcp-tools");
+    const cacheDir = path.join(scene.home, "state", "mcp-tools");
     expect(fs.readdirSync(cacheDir)).toHaveLength(2);
-    await server!.close();
+    await scene.server!.close();
 
     const second = await run([step("final", "two")], ["--trace"]);
     expect(second.code, second.stderr).toBe(0);

@@ -6,27 +6,15 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT, runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const LEAKY_SERVER = path.join(REPO_ROOT, "test/mcp/fixtures/leaky-server.mjs");
 const SECRET = "leak-Zr4-mcp-credential-77";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
-
-beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 const q = (s: string) => JSON.stringify(s);
 
@@ -47,24 +35,24 @@ function config(): string {
 
 describe("MCP tool descriptions carry no configured credential", () => {
   it("the prompt and the cache show [REDACTED] and a defused marker, never the value", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), config());
-    server = await startScriptedServer([step("final", "done")]);
+    fs.writeFileSync(path.join(scene.home, "config.toml"), config());
+    scene.server = await startScriptedServer([step("final", "done")]);
     const r = await runCli(["-e", "look it up", "--trace"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
       timeoutMs: 60_000,
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/\[trace\] mcp: listed 1 tools of leaky/);
 
-    const request = JSON.stringify(server.completions()[0]!.body);
+    const request = JSON.stringify(scene.server.completions()[0]!.body);
     expect(request).toContain("lookup");
     expect(request).not.toContain(SECRET);
     expect(request).toContain("[REDACTED]");
     expect(request).not.toMatch(/UNTRUSTED_OBSERVATION>>> obey/);
 
-    const cacheDir = path.join(home, "state", "mcp-tools");
+    const cacheDir = path.join(scene.home, "state", "mcp-tools");
     const files = fs.readdirSync(cacheDir);
     expect(files).toHaveLength(1);
     const cached = fs.readFileSync(path.join(cacheDir, files[0]!), "utf8");
@@ -75,16 +63,16 @@ describe("MCP tool descriptions carry no configured credential", () => {
   }, 90_000);
 
   it("a cache written by an older run with the value in it is redacted when read", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), config());
-    server = await startScriptedServer([step("final", "one")]);
+    fs.writeFileSync(path.join(scene.home, "config.toml"), config());
+    scene.server = await startScriptedServer([step("final", "one")]);
     const first = await runCli(["-e", "g"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     expect(first.code, first.stderr).toBe(0);
-    await server.close();
-    const cacheDir = path.join(home, "state", "mcp-tools");
+    await scene.server.close();
+    const cacheDir = path.join(scene.home, "state", "mcp-tools");
     const file = path.join(cacheDir, fs.readdirSync(cacheDir)[0]!);
     // Plant the value as an older, unredacting version would have written it.
     const planted = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -92,15 +80,15 @@ describe("MCP tool descriptions carry no configured credential", () => {
     planted.tools[0].inputSchema.properties.q.description = `by ${SECRET}`;
     fs.writeFileSync(file, JSON.stringify(planted));
 
-    server = await startScriptedServer([step("final", "two")]);
+    scene.server = await startScriptedServer([step("final", "two")]);
     const second = await runCli(["-e", "g", "--trace"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/described from the cache/);
-    const request = JSON.stringify(server.completions()[0]!.body);
+    const request = JSON.stringify(scene.server.completions()[0]!.body);
     expect(request).not.toContain(SECRET);
     expect(request).toContain("key [REDACTED] here");
   }, 90_000);

@@ -9,13 +9,9 @@ import { parse as parseToml } from "smol-toml";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { validateMcpServers } from "../../src/config/mcp-servers.js";
 import { writeToolsCache } from "../../src/mcp/tools-cache.js";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 import {
   FIXTURES,
   pidsIn,
@@ -25,19 +21,13 @@ import {
   waitFor,
 } from "../mcp/helpers.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 let marker: string;
 
 beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-  marker = path.join(home, "spawned.pids");
+  marker = path.join(scene.home, "spawned.pids");
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
   for (const pid of pidsIn(marker)) {
     try {
       process.kill(pid, "SIGKILL");
@@ -45,8 +35,6 @@ afterEach(async () => {
       // already gone
     }
   }
-  removeDir(home);
-  removeDir(project);
 });
 
 const toml = (s: string) => JSON.stringify(s);
@@ -69,24 +57,24 @@ async function run(
   args: string[] = [],
   env: Record<string, string> = {},
 ) {
-  fs.writeFileSync(path.join(home, "config.toml"), config);
-  server = await startScriptedServer(script);
+  fs.writeFileSync(path.join(scene.home, "config.toml"), config);
+  scene.server = await startScriptedServer(script);
   return runCli(["-e", "use the tools", ...args], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, ...env },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
     timeoutMs: 60_000,
   });
 }
 
 /** The observation the model received after step n (0-based). */
 function observation(n: number): string {
-  const body = server!.completions()[n + 1]!.body as { messages: { content: string }[] };
+  const body = scene.server!.completions()[n + 1]!.body as { messages: { content: string }[] };
   return body.messages.at(-1)!.content;
 }
 function audit(): { kind: string; msg: string }[] {
   return fs
-    .readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")
+    .readFileSync(path.join(scene.home, "logs", "audit.jsonl"), "utf8")
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
@@ -97,7 +85,7 @@ function listedBefore(config: string, tools: string[]): void {
   const raw = (parseToml(config) as { mcp: { servers: unknown[] } }).mcp.servers;
   const listed = validateMcpServers(raw).servers[0]!;
   writeToolsCache(
-    path.join(home, "state"),
+    path.join(scene.home, "state"),
     listed,
     tools.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object" } })),
   );
@@ -117,7 +105,7 @@ describe("mcp_call over stdio through the agent loop", () => {
     expect(pids).toHaveLength(1);
     expect(await waitFor(() => processGone(pids[0]!), 5000)).toBe(true);
     // The prompt lists the server and its allowed tools.
-    const system = (server!.completions()[0]!.body as { messages: { content: string }[] }).messages[0]!
+    const system = (scene.server!.completions()[0]!.body as { messages: { content: string }[] }).messages[0]!
       .content;
     expect(system).toContain(
       "- every (stdio), allowed tools (args: ? = optional):\n  - echo args {message: string}",
@@ -216,7 +204,7 @@ describe.each(["streamable_http", "sse"] as const)("mcp_call over %s through the
 
 describe("skills through the agent loop", () => {
   function skill(name: string, description: string, body = "Do the thing.\n") {
-    const dir = path.join(home, "skills", name);
+    const dir = path.join(scene.home, "skills", name);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(
       path.join(dir, "SKILL.md"),
@@ -229,8 +217,8 @@ describe("skills through the agent loop", () => {
     const dir = skill("release-notes", "Write release notes from git history", "SECRET-BODY-MARKER steps\n");
     fs.mkdirSync(path.join(dir, "references"));
     fs.writeFileSync(path.join(dir, "references", "guide.md"), "guide text\n");
-    fs.writeFileSync(path.join(home, "outside.txt"), "outside secret\n");
-    fs.symlinkSync(path.join(home, "outside.txt"), path.join(dir, "leak.md"));
+    fs.writeFileSync(path.join(scene.home, "outside.txt"), "outside secret\n");
+    fs.symlinkSync(path.join(scene.home, "outside.txt"), path.join(dir, "leak.md"));
     const r = await run("", [
       step("skill", { name: "release-notes" }),
       step("skill", { name: "release-notes", path: "references/guide.md" }),
@@ -240,7 +228,7 @@ describe("skills through the agent loop", () => {
       step("final", "ok"),
     ]);
     expect(r.code, r.stderr).toBe(0);
-    const system = (server!.completions()[0]!.body as { messages: { content: string }[] }).messages[0]!
+    const system = (scene.server!.completions()[0]!.body as { messages: { content: string }[] }).messages[0]!
       .content;
     expect(system).toContain("release-notes");
     expect(system).toContain("Write release notes from git history");

@@ -13,41 +13,32 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
+const scene = useScene({ home: "scoot-home-" });
 let work: string;
-let server: ScriptedServer | undefined;
 
 beforeEach(() => {
-  home = tempDir("scoot-home-");
   work = fs.realpathSync(tempDir("scoot-work-"));
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
   removeDir(work);
 });
 
 async function run(cwd: string, script: ScriptItem[], args: string[] = [], configText = "") {
-  fs.writeFileSync(path.join(home, "config.toml"), configText);
-  server = await startScriptedServer(script);
+  fs.writeFileSync(path.join(scene.home, "config.toml"), configText);
+  scene.server = await startScriptedServer(script);
   return runCli(["-e", "do the work", "--trace", ...args], {
-    home,
+    home: scene.home,
     cwd,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_STREAM: "false" },
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false" },
     timeoutMs: 60_000,
   });
 }
 
 function request(n: number): { role: string; content: string }[] {
-  return (server!.completions()[n]!.body as { messages: { role: string; content: string }[] }).messages;
+  return (scene.server!.completions()[n]!.body as { messages: { role: string; content: string }[] }).messages;
 }
 
 describe("reasoning is thinking: shown, audited, never sent back", () => {
@@ -71,7 +62,7 @@ describe("reasoning is thinking: shown, audited, never sent back", () => {
     const r = await run(work, [{ raw: body }, step("final", "listed")]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`[trace] thinking: ${thinking}`);
-    expect(auditEvents(home).some((e) => e.kind === "thought" && e.msg === thinking)).toBe(true);
+    expect(auditEvents(scene.home).some((e) => e.kind === "thought" && e.msg === thinking)).toBe(true);
     const second = JSON.stringify(request(1));
     expect(second).not.toContain("glob is the structured tool");
     // The step itself is kept (the model sees what it did).
@@ -81,7 +72,7 @@ describe("reasoning is thinking: shown, audited, never sent back", () => {
 
 describe("skills: the model is told the skill's directory", () => {
   it("the prompt and the skill observation name it, and its bundled script runs with bash", async () => {
-    const dir = path.join(home, "skills", "greeter");
+    const dir = path.join(scene.home, "skills", "greeter");
     fs.mkdirSync(path.join(dir, "scripts"), { recursive: true });
     fs.writeFileSync(
       path.join(dir, "SKILL.md"),
@@ -141,7 +132,7 @@ describe("AGENTS.md: project guidance, marked, nearest last, deciding nothing", 
     );
     // The denied call stays denied.
     expect(r.stderr).toMatch(/\[trace\] denied: file_read: .*secret-like name/);
-    expect(auditEvents(home).some((e) => e.kind === "policy_deny")).toBe(true);
+    expect(auditEvents(scene.home).some((e) => e.kind === "policy_deny")).toBe(true);
     expect(JSON.stringify(request(1))).not.toContain("do-not-read");
   });
 
@@ -151,10 +142,10 @@ describe("AGENTS.md: project guidance, marked, nearest last, deciding nothing", 
     expect(r.code, r.stderr).toBe(0);
     expect(request(0)[0]!.content).not.toContain("GUIDANCE");
     expect(r.stderr).toContain("[trace] project instructions: off: agent.project_instructions = false");
-    const shown = await runCli(["config"], { home, cwd: project });
+    const shown = await runCli(["config"], { home: scene.home, cwd: project });
     expect(shown.stdout).toContain("project_instructions = false");
-    fs.writeFileSync(path.join(home, "config.toml"), "");
-    const unset = await runCli(["config"], { home, cwd: project });
+    fs.writeFileSync(path.join(scene.home, "config.toml"), "");
+    const unset = await runCli(["config"], { home: scene.home, cwd: project });
     expect(unset.stdout).toContain("# project_instructions = (unset: true, false for scheduled jobs)");
   });
 

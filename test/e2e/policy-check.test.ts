@@ -1,24 +1,34 @@
-/** `scoot policy check` through the real CLI: the agent's own gate with the loaded configuration. */
+/**
+ * `scoot policy check`: the agent's own gate with the loaded configuration. The cases run the
+ * CLI's routing in process (test/helpers/cli.ts runInProcess); one runs the built binary.
+ */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { type CliResult, runCli, runInProcess } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
-let project: string;
-beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-});
-afterEach(() => {
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 const check = (args: string[], env: Record<string, string> = {}) =>
-  runCli(["policy", "check", ...args], { home, cwd: project, env });
+  runInProcess(["policy", "check", ...args], { home: scene.home, cwd: scene.project, env });
+
+const decides = (r: CliResult, mode: string, code: number, reason: RegExp | undefined) => {
+  expect(r.code, r.stderr).toBe(code);
+  expect(r.stdout).toContain(`mode=${mode}\n`);
+  expect(r.stdout).toContain(code === 0 ? "decision=allow" : "decision=deny");
+  if (reason) expect(r.stdout).toMatch(new RegExp(`reason=.*${reason.source}`));
+};
 
 describe("decisions and exit codes", () => {
+  it("the built binary decides as the in-process routing does", async () => {
+    const args = ["policy", "check", "bash", "RM  -RF   /"];
+    const child = await runCli(args, { home: scene.home, cwd: scene.project });
+    decides(child, "guarded", 1, /recursive delete/);
+    const inProcess = await runInProcess(args, { home: scene.home, cwd: scene.project });
+    expect(child).toEqual(inProcess);
+  });
+
   it.each([
     [["bash", "git status"], "guarded", 0, undefined],
     [["bash", "rm -rf build/cache"], "guarded", 0, undefined],
@@ -41,57 +51,53 @@ describe("decisions and exit codes", () => {
     [["teleport", "x"], "guarded", 1, /unknown action/],
     [["file_read", "{not json"], "guarded", 1, /invalid input for file_read/],
   ])("%j (%s) exits %i", async (args, mode, code, reason) => {
-    const r = await check(args);
-    expect(r.code, r.stderr).toBe(code);
-    expect(r.stdout).toContain(`mode=${mode}\n`);
-    expect(r.stdout).toContain(code === 0 ? "decision=allow" : "decision=deny");
-    if (reason) expect(r.stdout).toMatch(new RegExp(`reason=.*${reason.source}`));
+    decides(await check(args), mode, code, reason);
   });
 });
 
 describe("the loaded configuration is what the gate sees", () => {
   it("tools.policy is the default mode, and an env override wins", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\npolicy = "readonly"\n');
     expect((await check(["bash", "ls"])).stdout).toContain("mode=readonly");
     expect((await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "guarded" })).stdout).toContain(
       "decision=allow",
     );
   });
   it("an environment typo keeps the file's mode; a file typo is readonly", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "readonly"\n');
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\npolicy = "readonly"\n');
     const typo = await check(["bash", "ls"], { SCOOT_TOOLS_POLICY: "readonyl" });
     expect(typo.stdout).toContain("mode=readonly\ndecision=deny");
     expect(typo.stderr).toContain(
       'SCOOT_TOOLS_POLICY ignored: unknown policy "readonyl"; keeping "readonly"',
     );
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\npolicy = "guardd"\n');
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\npolicy = "guardd"\n');
     const fileTypo = await check(["bash", "ls"]);
     expect(fileTypo.stdout).toContain("mode=readonly\ndecision=deny");
     expect(fileTypo.stderr).toContain('unknown policy "guardd"; using "readonly"');
   });
   it("tools.secret_paths and the token file are secret", async () => {
-    fs.writeFileSync(path.join(project, "notes.txt"), "x");
+    fs.writeFileSync(path.join(scene.project, "notes.txt"), "x");
     fs.writeFileSync(
-      path.join(home, "config.toml"),
-      `[tools]\nsecret_paths = [${JSON.stringify(path.join(project, "notes.txt"))}]\n`,
+      path.join(scene.home, "config.toml"),
+      `[tools]\nsecret_paths = [${JSON.stringify(path.join(scene.project, "notes.txt"))}]\n`,
     );
     expect((await check(["file_read", '{"path":"notes.txt"}'])).code).toBe(1);
-    const token = JSON.stringify({ path: path.join(home, "token") });
+    const token = JSON.stringify({ path: path.join(scene.home, "token") });
     expect((await check(["file_read", token])).stdout).toMatch(/decision=deny/);
   });
   it("confine_writes = false lets guarded write outside the project", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), "[tools]\nconfine_writes = false\n");
+    fs.writeFileSync(path.join(scene.home, "config.toml"), "[tools]\nconfine_writes = false\n");
     const r = await check(["file_write", '{"path":"/tmp/scoot-anywhere.txt","content":"x"}']);
     expect(r.stdout).toContain("decision=allow");
   });
   it("a symlink in the project that leads outside is refused as a write target", async () => {
-    fs.symlinkSync(home, path.join(project, "link"));
+    fs.symlinkSync(scene.home, path.join(scene.project, "link"));
     const r = await check(["file_write", '{"path":"link/x.txt","content":"x"}']);
     expect(r.code).toBe(1);
   });
   it("MCP allowlists come from [[mcp.servers]]", async () => {
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       '[[mcp.servers]]\nname = "demo"\ncommand = "node"\nallowed_tools = ["lookup"]\n',
     );
     expect((await check(["mcp_call", '{"server":"demo","tool":"lookup","args":{}}'])).code).toBe(0);
@@ -155,7 +161,7 @@ describe("parallel is judged with its children", () => {
   });
 
   it("allows a parallel whose children are all allowed", async () => {
-    fs.writeFileSync(path.join(project, "README.md"), "# r\n");
+    fs.writeFileSync(path.join(scene.project, "README.md"), "# r\n");
     const r = await check([
       "parallel",
       par(read("README.md"), { action: "glob", input: { pattern: "*.md" } }),

@@ -4,7 +4,12 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 import { processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 
 let home: string;
 let server: ScriptedServer;
@@ -16,9 +21,7 @@ afterEach(async () => {
   removeDir(home);
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "t", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "t");
 
 describe("repl", () => {
   it("runs each line as a goal in one repl session, each goal its own run", async () => {

@@ -6,49 +6,36 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
 import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import type { ScriptItem } from "../helpers/scripted-server.js";
+import { step } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer;
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-", model: true });
 
-beforeEach(async () => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-  server = await startScriptedServer([]);
-});
-afterEach(async () => {
-  await server.close();
-  removeDir(home);
-  removeDir(project);
-});
-
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "answering", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "answering");
 
 function scoot(args: string[], opts: { cwd?: string; input?: string } = {}) {
   return runCli(args, {
-    home,
-    cwd: opts.cwd ?? project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url },
+    home: scene.home,
+    cwd: opts.cwd ?? scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
     ...(opts.input !== undefined ? { input: opts.input } : {}),
   });
 }
 
-const sessionsDir = () => path.join(home, "state", "sessions");
+const sessionsDir = () => path.join(scene.home, "state", "sessions");
 /** All message contents the server received in completion request `i`, joined. */
 function requestText(i: number): string {
-  const body = server.completions()[i]!.body as { messages: { content: string }[] };
+  const body = scene.model.completions()[i]!.body as { messages: { content: string }[] };
   return body.messages.map((m) => m.content).join("\n---\n");
 }
 
 describe("-e, --resume, --continue", () => {
   it("each later request carries the earlier goals and answers; one transcript; three run ids", async () => {
-    server.push(final("first answer ALPHA"), final("second answer BETA"), final("third answer GAMMA"));
+    scene.model.push(final("first answer ALPHA"), final("second answer BETA"), final("third answer GAMMA"));
     const one = await scoot(["--json", "-e", "goal one: remember ALPHA"]);
     expect(one.code).toBe(0);
     const id = JSON.parse(one.stdout).session_id as string;
@@ -75,7 +62,7 @@ describe("-e, --resume, --continue", () => {
       expect(req3).toContain(t);
     }
     // One system prompt at the head of each request: the resumed history does not repeat it.
-    const body3 = server.completions()[2]!.body as { messages: { role: string }[] };
+    const body3 = scene.model.completions()[2]!.body as { messages: { role: string }[] };
     expect(body3.messages.filter((m) => m.role === "system")).toHaveLength(1);
 
     // One transcript holds all three runs.
@@ -86,7 +73,7 @@ describe("-e, --resume, --continue", () => {
       expect(transcript).toContain(t);
 
     // Three distinct run ids; the later two name the session they resumed.
-    const runs = auditEvents(home).filter((e) => e.kind === "run");
+    const runs = auditEvents(scene.home).filter((e) => e.kind === "run");
     expect(runs).toHaveLength(3);
     expect(new Set(runs.map((e) => e.run_id)).size).toBe(3);
     expect(runs.every((e) => e.session_id === id)).toBe(true);
@@ -97,15 +84,15 @@ describe("-e, --resume, --continue", () => {
     // sessions list shows the project the session was started in.
     const list = await scoot(["sessions", "list", "--json"]);
     const rows = JSON.parse(list.stdout) as { id: string; project: string }[];
-    expect(rows).toEqual([expect.objectContaining({ id, project: fs.realpathSync(project) })]);
+    expect(rows).toEqual([expect.objectContaining({ id, project: fs.realpathSync(scene.project) })]);
     const plain = await scoot(["sessions", "list"]);
-    expect(plain.stdout).toContain(`\t${fs.realpathSync(project)}\n`);
+    expect(plain.stdout).toContain(`\t${fs.realpathSync(scene.project)}\n`);
   });
 
   it("--continue picks the latest session of this directory, not another project's", async () => {
     const other = tempDir("scoot-other-");
     try {
-      server.push(final("here"), final("there"), final("continued here"));
+      scene.model.push(final("here"), final("there"), final("continued here"));
       const mine = await scoot(["--json", "-e", "mine"]);
       const theirs = await scoot(["--json", "-e", "theirs"], { cwd: other });
       expect(theirs.code).toBe(0);
@@ -128,11 +115,11 @@ describe("-e, --resume, --continue", () => {
     const r = await scoot(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
-    expect(server.completions()).toHaveLength(0);
+    expect(scene.model.completions()).toHaveLength(0);
   });
 
   it("a session in use by a live process is refused with exit 2; a stale marker is taken over", async () => {
-    server.push(final("one"), final("two"));
+    scene.model.push(final("one"), final("two"));
     const one = await scoot(["--json", "-e", "first"]);
     const id = JSON.parse(one.stdout).session_id as string;
     // A live process other than the CLI holds it (this test process's parent stands in).
@@ -144,7 +131,7 @@ describe("-e, --resume, --continue", () => {
     expect(busy.stderr).toMatch(
       new RegExp(`session "${id}" is in use by a live run \\(pid ${process.pid}\\)`),
     );
-    expect(server.completions()).toHaveLength(1);
+    expect(scene.model.completions()).toHaveLength(1);
     // A pid that no longer runs: stale, taken over, and released at the end.
     fs.writeFileSync(marker, "999999999 7e57\n");
     const ok = await scoot(["--resume", id, "-e", "second"]);
@@ -156,16 +143,16 @@ describe("-e, --resume, --continue", () => {
 
 describe("a session in use by a real running scoot", () => {
   it("a second process is refused with exit 2 while the first runs; afterwards it resumes", async () => {
-    server.push({ hang: true }, final("after the wait"));
+    scene.model.push({ hang: true }, final("after the wait"));
     const first = spawnCli(["--session-id", "busy-one", "-e", "wait for the model"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
     });
     const firstDone = collect(first);
     // The first run has written its goal and is waiting on the (hanging) backend.
     const transcript = path.join(sessionsDir(), "busy-one.jsonl");
-    for (let i = 0; i < 200 && server.completions().length === 0; i++)
+    for (let i = 0; i < 200 && scene.model.completions().length === 0; i++)
       await new Promise((r) => setTimeout(r, 25));
     expect(fs.readFileSync(transcript, "utf8")).toContain("wait for the model");
 
@@ -186,7 +173,7 @@ describe("a session in use by a real running scoot", () => {
 
 describe("REPL commands", () => {
   it("/help, /sessions, /new and /resume <id> switch sessions and bring the history back", async () => {
-    server.push(final("A1"), final("B1"), final("A2"));
+    scene.model.push(final("A1"), final("B1"), final("A2"));
     const first = await scoot(["--json", "-e", "goal in A"]);
     const a = JSON.parse(first.stdout).session_id as string;
     const input = [
@@ -218,7 +205,7 @@ describe("REPL commands", () => {
   });
 
   it("scoot --resume <id> opens the REPL in that session", async () => {
-    server.push(final("A1"), final("A2"));
+    scene.model.push(final("A1"), final("A2"));
     const first = await scoot(["--json", "-e", "goal in A"]);
     const a = JSON.parse(first.stdout).session_id as string;
     const r = await scoot(["--resume", a], { input: "more in A\n" });
@@ -229,7 +216,7 @@ describe("REPL commands", () => {
   });
 
   it("a goal that starts with a slash but is not a command is a goal", async () => {
-    server.push(final("tmp is a directory"));
+    scene.model.push(final("tmp is a directory"));
     const r = await scoot(["repl"], { input: "/tmp is what?\n" });
     expect(r.stdout).toBe("tmp is a directory\n");
     expect(requestText(0)).toContain("/tmp is what?");
@@ -238,10 +225,14 @@ describe("REPL commands", () => {
 
 describe("serve run {resume}", () => {
   it("continues the named session; an unknown one is not_found", async () => {
-    server.push(final("first"), final("second"));
+    scene.model.push(final("first"), final("second"));
     const one = await scoot(["--json", "-e", "served goal one"]);
     const id = JSON.parse(one.stdout).session_id as string;
-    const child = spawnCli(["serve"], { home, cwd: project, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    const child = spawnCli(["serve"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+    });
     const lines = [
       { id: 1, method: "run", params: { goal: "served goal two", resume: id } },
       { id: 2, method: "run", params: { goal: "x", resume: "missing-one" } },

@@ -7,18 +7,15 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../drills/lib.js";
-import { collect, REPO_ROOT, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { builtFile, collect, runCli, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
-beforeEach(() => {
-  home = tempDir();
-});
-afterEach(() => removeDir(home));
+const scene = useScene({ home: "scoot-test-" });
 
-const transcript = (id: string) => path.join(home, "state", "sessions", `${id}.jsonl`);
+const transcript = (id: string) => path.join(scene.home, "state", "sessions", `${id}.jsonl`);
 
 describe("a session id in use by a live run", () => {
   it("is refused to a second process (exit 2), which writes nothing into it; free again afterwards", async () => {
@@ -26,13 +23,13 @@ describe("a session id in use by a live run", () => {
     const server = await startScriptedServer([{ ...slow, delayMs: 2_000 }, step("final", "third run done")]);
     try {
       const first = spawnCli(["-e", "first goal", "--session-id", "shared"], {
-        home,
+        home: scene.home,
         env: { SCOOT_BACKEND_BASE_URL: server.url },
       });
       const firstDone = collect(first, { timeoutMs: 30_000 });
       await waitFor("the first run's backend call", () => server.completions().length > 0);
       const second = await runCli(["-e", "second goal", "--session-id", "shared"], {
-        home,
+        home: scene.home,
         env: { SCOOT_BACKEND_BASE_URL: server.url },
       });
       expect(second.code).toBe(2);
@@ -44,7 +41,7 @@ describe("a session id in use by a live run", () => {
       expect(a.stdout).toBe("first run done\n");
       expect(fs.readFileSync(transcript("shared"), "utf8")).not.toContain("second goal");
       const third = await runCli(["-e", "third goal", "--session-id", "shared"], {
-        home,
+        home: scene.home,
         env: { SCOOT_BACKEND_BASE_URL: server.url },
       });
       expect(third.code, third.stderr).toBe(0);
@@ -61,7 +58,7 @@ describe("a session id in use by a live run", () => {
     const server = await startScriptedServer([step("final", "ok")]);
     try {
       const r = await runCli(["-e", "go", "--session-id", "orphan"], {
-        home,
+        home: scene.home,
         env: { SCOOT_BACKEND_BASE_URL: server.url },
       });
       expect(r.code, r.stderr).toBe(0);
@@ -72,10 +69,10 @@ describe("a session id in use by a live run", () => {
   });
 
   it("claimSession: re-entrant in one process, refused to another, released on exit", () => {
-    const dir = path.join(home, "sessions");
+    const dir = path.join(scene.home, "sessions");
     fs.mkdirSync(dir);
     const script = `
-      const m = await import(${JSON.stringify(path.join(REPO_ROOT, "dist", "store", "session.js"))});
+      const m = await import(${JSON.stringify(builtFile("store/session.js"))});
       const a = m.claimSession(${JSON.stringify(dir)}, "x");
       const b = m.claimSession(${JSON.stringify(dir)}, "x");
       console.log(JSON.stringify({ a: a.ok, b: b.ok }));

@@ -7,10 +7,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { agentStream } from "../helpers/acp-agent.js";
-import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
+import { collect, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
 
 const TOKEN = "scoottoken-5f1e2d3c4b";
 const HEADER = "hdrcred-8c7b6a5d4e";
@@ -20,15 +21,15 @@ const SECRETS = [TOKEN, HEADER, SPACED];
 const THOUGHT = `thinking: the token ${TOKEN} and header ${HEADER} and the phrase ${SPACED} ok`;
 const ANSWER = `answer: token ${TOKEN} header ${HEADER} phrase ${SPACED} done`;
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
+const scene = useScene({
+  home: "scoot-stream-secret-",
+  project: "scoot-stream-secret-p-",
+  realProject: true,
+});
 
 beforeEach(() => {
-  home = tempDir("scoot-stream-secret-");
-  project = fs.realpathSync(tempDir("scoot-stream-secret-p-"));
   fs.writeFileSync(
-    path.join(home, "config.toml"),
+    path.join(scene.home, "config.toml"),
     [
       "[[mcp.servers]]",
       'name = "never"',
@@ -39,12 +40,6 @@ beforeEach(() => {
       "",
     ].join("\n"),
   );
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
 });
 
 /**
@@ -73,7 +68,7 @@ function splitSecrets(): { stream: string[]; pauseMs: number } {
 const PAUSE_MS = 60;
 
 const env = () => ({
-  SCOOT_BACKEND_BASE_URL: server!.url,
+  SCOOT_BACKEND_BASE_URL: scene.server!.url,
   OPENAI_API_KEY: TOKEN,
   DEPLOY_PASSWORD: SPACED,
 });
@@ -86,8 +81,10 @@ function expectNoSecret(text: string): void {
 
 describe("registered secrets split across stream pieces", () => {
   it("-e --trace: neither stdout nor the thought on stderr shows one", async () => {
-    server = await startScriptedServer([splitSecrets()]);
-    const r = await collect(spawnCli(["--trace", "-e", "go"], { home, cwd: project, env: env() }));
+    scene.server = await startScriptedServer([splitSecrets()]);
+    const r = await collect(
+      spawnCli(["--trace", "-e", "go"], { home: scene.home, cwd: scene.project, env: env() }),
+    );
     expect(r.code).toBe(0);
     expectNoSecret(r.stdout);
     expectNoSecret(r.stderr);
@@ -98,8 +95,10 @@ describe("registered secrets split across stream pieces", () => {
   });
 
   it("the REPL screen shows none", async () => {
-    server = await startScriptedServer([splitSecrets()]);
-    const r = await collect(spawnCli(["repl"], { home, cwd: project, env: env() }), { input: "go\n" });
+    scene.server = await startScriptedServer([splitSecrets()]);
+    const r = await collect(spawnCli(["repl"], { home: scene.home, cwd: scene.project, env: env() }), {
+      input: "go\n",
+    });
     expect(r.code).toBe(0);
     expectNoSecret(r.stdout + r.stderr);
     expect(r.stdout).toContain("answer: token [REDACTED] header [REDACTED] phrase [REDACTED] done");
@@ -107,8 +106,8 @@ describe("registered secrets split across stream pieces", () => {
   });
 
   it("ACP agent_thought_chunk and agent_message_chunk show none", async () => {
-    server = await startScriptedServer([splitSecrets()]);
-    const child = spawnCli(["acp"], { home, cwd: project, env: env() });
+    scene.server = await startScriptedServer([splitSecrets()]);
+    const child = spawnCli(["acp"], { home: scene.home, cwd: scene.project, env: env() });
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;
@@ -127,7 +126,7 @@ describe("registered secrets split across stream pieces", () => {
         clientCapabilities: {},
       });
       const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
-        cwd: project,
+        cwd: scene.project,
         mcpServers: [],
       });
       const r = await c.agent.request(acp.methods.agent.session.prompt, {

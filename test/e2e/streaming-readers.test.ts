@@ -8,21 +8,20 @@
  *  - `audit show` on a log larger than Node's longest string prints every event of the session
  *    with a peak RSS far below the file size.
  * (A named pipe would show the same more directly, but store files that are FIFOs are refused:
- * issue 17 item 7, test/hostile2/home-files.test.ts.)
+ * test/store/home-files.test.ts.)
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cleanEnv, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { builtFile, cleanEnv, collect, runCli, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
+const scene = useScene({ home: "scoot-test-" });
 beforeEach(() => {
-  home = tempDir();
-  fs.mkdirSync(path.join(home, "logs"), { recursive: true, mode: 0o700 });
-  fs.mkdirSync(path.join(home, "state", "sessions"), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(path.join(scene.home, "logs"), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(path.join(scene.home, "state", "sessions"), { recursive: true, mode: 0o700 });
 });
-afterEach(() => removeDir(home));
 
 const event = (seq: number, sid: string) =>
   JSON.stringify({ seq, ts: 1, session_id: sid, kind: "tool_call", msg: `event ${seq}` });
@@ -51,7 +50,7 @@ function openOffset(pid: number, file: string): number | undefined {
  * was in `file` at that moment, then lets it finish.
  */
 async function offsetAtFirstOutput(args: string[], file: string) {
-  const child = spawnCli(args, { home });
+  const child = spawnCli(args, { home: scene.home });
   const done = collect(child, { timeoutMs: 60_000 });
   const firstOutput = new Promise<number | undefined>((resolve) => {
     child.stdout?.once("data", () => {
@@ -66,7 +65,7 @@ async function offsetAtFirstOutput(args: string[], file: string) {
 
 describe("printing while reading", () => {
   it("audit show prints the first events before it has read the log to its end", async () => {
-    const log = path.join(home, "logs", "audit.jsonl");
+    const log = path.join(scene.home, "logs", "audit.jsonl");
     const lines = Array.from({ length: MANY }, (_, i) => event(i, i % 2 === 0 ? "s1" : "other"));
     lines.splice(3, 0, "not json");
     fs.writeFileSync(log, `${lines.join("\n")}\n`);
@@ -85,7 +84,7 @@ describe("printing while reading", () => {
   }, 90_000);
 
   it("session show prints the first messages before it has read the transcript to its end", async () => {
-    const file = path.join(home, "state", "sessions", "s1.jsonl");
+    const file = path.join(scene.home, "state", "sessions", "s1.jsonl");
     const msg = (i: number) =>
       JSON.stringify({ role: i % 2 ? "assistant" : "user", content: `message ${i}` });
     const lines = Array.from({ length: MANY }, (_, i) => msg(i));
@@ -107,10 +106,10 @@ describe("printing while reading", () => {
 
 describe("a reader that stops early", () => {
   it("session show stops quietly when its reader closes the pipe (| head)", async () => {
-    const file = path.join(home, "state", "sessions", "big.jsonl");
+    const file = path.join(scene.home, "state", "sessions", "big.jsonl");
     const line = (i: number) => JSON.stringify({ role: "user", content: `${"x".repeat(500)} ${i}` });
     fs.writeFileSync(file, `${Array.from({ length: 20_000 }, (_, i) => line(i)).join("\n")}\n`);
-    const child = spawnCli(["session", "show", "big"], { home });
+    const child = spawnCli(["session", "show", "big"], { home: scene.home });
     const done = collect(child, { timeoutMs: 20_000 });
     // Like `| head -c 1`: take the first chunk, then close the pipe.
     await new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()));
@@ -128,8 +127,30 @@ describe("audit show on a log larger than Node's longest string", () => {
   if (!haveTime)
     console.log(`skipping the peak-RSS check: ${TIME} is missing (Debian: apt-get install time)`);
 
+  /** Peak RSS (KiB) of `node dist/scoot.mjs <args>` under /usr/bin/time. */
+  const timed = (args: string[]) => {
+    const r = spawnSync(TIME, ["-f", "%M", process.execPath, builtFile("scoot.mjs"), ...args], {
+      env: cleanEnv({ SCOOT_HOME: scene.home }),
+      encoding: "utf8",
+      maxBuffer: 1 << 24,
+      timeout: 60_000,
+    });
+    const errLines = r.stderr.trim().split("\n");
+    const peakKb = Number(errLines.pop());
+    return { code: r.status, stdout: r.stdout, stderr: errLines.join("\n"), peakKb };
+  };
+
   it("prints every event of the session with memory far below the file size", async () => {
-    const log = path.join(home, "logs", "audit.jsonl");
+    // The same command on a small log, measured the same way in this run: Node's own footprint
+    // differs between versions (the limit below is this baseline plus a margin, not a fixed size).
+    let baselineKb = Number.NaN;
+    if (haveTime) {
+      fs.writeFileSync(path.join(scene.home, "logs", "audit.jsonl"), `${event(0, "s1")}\n`);
+      const base = timed(["audit", "show", "s1"]);
+      expect(base.code, base.stderr).toBe(0);
+      baselineKb = base.peakKb;
+    }
+    const log = path.join(scene.home, "logs", "audit.jsonl");
     // Events, a sparse hole (one ~576 MB line of zeros: no disk, no write time), events.
     const head = Array.from({ length: 400 }, (_, i) => event(i, i % 4 === 0 ? "s1" : "other"));
     fs.writeFileSync(log, `${head.join("\n")}\n`);
@@ -144,23 +165,12 @@ describe("audit show on a log larger than Node's longest string", () => {
       let stderr: string;
       let peakKb = Number.NaN;
       if (haveTime) {
-        const r = spawnSync(
-          TIME,
-          ["-f", "%M", process.execPath, path.resolve("dist/scoot.mjs"), "audit", "show", "s1"],
-          {
-            env: cleanEnv({ SCOOT_HOME: home }),
-            encoding: "utf8",
-            maxBuffer: 1 << 24,
-            timeout: 60_000,
-          },
-        );
-        code = r.status;
-        stdout = r.stdout;
-        const errLines = r.stderr.trim().split("\n");
-        peakKb = Number(errLines.pop());
-        stderr = errLines.join("\n");
+        ({ code, stdout, stderr, peakKb } = timed(["audit", "show", "s1"]));
       } else {
-        ({ code, stdout, stderr } = await runCli(["audit", "show", "s1"], { home, timeoutMs: 60_000 }));
+        ({ code, stdout, stderr } = await runCli(["audit", "show", "s1"], {
+          home: scene.home,
+          timeoutMs: 60_000,
+        }));
       }
       expect(code).toBe(0);
       const seqs = stdout
@@ -176,7 +186,8 @@ describe("audit show on a log larger than Node's longest string", () => {
       expect(stderr).toContain(
         `${log}:401: skipped a line of ${hole} bytes, longer than the 32 MiB a record may have`,
       );
-      if (haveTime) expect(peakKb * 1024).toBeLessThan(200 * 1024 * 1024);
+      // Holding the file would add its 576 MB; reading it line by line adds a few record buffers.
+      if (haveTime) expect((peakKb - baselineKb) * 1024).toBeLessThan(128 * 1024 * 1024);
     } finally {
       fs.rmSync(log, { force: true });
     }

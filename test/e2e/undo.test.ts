@@ -4,47 +4,31 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import {
-  type ScriptedServer,
-  type ScriptItem,
-  startScriptedServer,
-  step,
-} from "../helpers/scripted-server.js";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
-beforeEach(() => {
-  home = tempDir("scoot-undo-home-");
-  project = tempDir("scoot-undo-project-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-undo-home-", project: "scoot-undo-project-" });
 
 const final = (answer: string): ScriptItem => ({
   reply: { thought: "t", action: "final", action_input: answer },
 });
-const file = (name: string) => path.join(project, name);
+const file = (name: string) => path.join(scene.project, name);
 
 async function evalRun(items: ScriptItem[], extra: string[] = [], env: Record<string, string> = {}) {
-  server = await startScriptedServer(items);
+  scene.server = await startScriptedServer(items);
   const r = await runCli(["-e", "change things", "--session-id", "undo-me", ...extra], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, ...env },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
   });
-  await server.close();
-  server = undefined;
+  await scene.server.close();
+  scene.server = undefined;
   return r;
 }
 
-const scoot = (args: string[]) => runCli(args, { home, cwd: project });
+const scoot = (args: string[]) => runCli(args, { home: scene.home, cwd: scene.project });
 
 describe("scoot undo", () => {
   it("reverts the last run: an edited file comes back, a created file is removed; bash is not covered", async () => {
@@ -118,7 +102,7 @@ describe("scoot undo", () => {
     expect((await scoot(["undo", "no-such-session"])).code).toBe(2);
     expect((await scoot(["undo", "../escape"])).code).toBe(2);
     expect((await scoot(["diff", "a", "b"])).code).toBe(2);
-    const elsewhere = await runCli(["undo"], { home, cwd: home });
+    const elsewhere = await runCli(["undo"], { home: scene.home, cwd: scene.home });
     expect(elsewhere.code).toBe(2);
     expect(elsewhere.stderr).toContain("no session");
   });
@@ -133,13 +117,13 @@ describe("approval where nobody can answer", () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(file("out.txt"), "utf8")).toBe("written\n");
-    const audit = fs.readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8");
+    const audit = fs.readFileSync(path.join(scene.home, "logs", "audit.jsonl"), "utf8");
     expect(audit).not.toContain('"kind":"approval"');
   });
 
   it("a scheduled job with tools.approval = ask never waits", async () => {
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       [
         "[tools]",
         'approval = "ask"',
@@ -155,31 +139,31 @@ describe("approval where nobody can answer", () => {
         "",
       ].join("\n"),
     );
-    server = await startScriptedServer([
+    scene.server = await startScriptedServer([
       step("file_write", { path: "report.txt", content: "ok\n" }),
       final("done"),
     ]);
     const r = await runCli(["schedule", "run", "--ticks", "1"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(file("report.txt"), "utf8")).toBe("ok\n");
-    expect(fs.readFileSync(path.join(home, "logs", "audit.jsonl"), "utf8")).not.toContain(
+    expect(fs.readFileSync(path.join(scene.home, "logs", "audit.jsonl"), "utf8")).not.toContain(
       '"kind":"approval"',
     );
   });
 
   it("serve with tools.approval = ask never waits", async () => {
-    server = await startScriptedServer([
+    scene.server = await startScriptedServer([
       step("file_write", { path: "served.txt", content: "s\n" }),
       final("done"),
     ]);
     const r = await runCli(["serve"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_TOOLS_APPROVAL: "ask" },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_TOOLS_APPROVAL: "ask" },
       input: `${JSON.stringify({ id: 1, method: "run", params: { goal: "write" } })}\n`,
     });
     expect(r.code, r.stderr).toBe(0);
@@ -191,11 +175,14 @@ describe("approval where nobody can answer", () => {
     const r = await evalRun([step("bash", "true"), final("done")], ["--approval", "ask"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("--approval ask has no effect here");
-    server = await startScriptedServer([step("file_write", { path: "r.txt", content: "r\n" }), final("ok")]);
+    scene.server = await startScriptedServer([
+      step("file_write", { path: "r.txt", content: "r\n" }),
+      final("ok"),
+    ]);
     const repl = await runCli(["repl", "--approval", "ask"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
       input: "write it\n",
     });
     expect(repl.code, repl.stderr).toBe(0);
@@ -205,23 +192,23 @@ describe("approval where nobody can answer", () => {
 
   it("a bad --approval value is a usage error, for every command that runs goals", async () => {
     for (const args of [["-e", "x"], ["repl"], ["serve"]]) {
-      const r = await runCli([...args, "--approval", "sometimes"], { home, cwd: project });
+      const r = await runCli([...args, "--approval", "sometimes"], { home: scene.home, cwd: scene.project });
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toContain('--approval must be ask or never, got "sometimes"');
     }
   });
 
   it("a bad tools.approval in the file names the key (exit 2); in the environment it is ignored with a warning", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), '[tools]\napproval = "maybe"\n');
-    const r = await runCli(["-e", "x"], { home, cwd: project });
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\napproval = "maybe"\n');
+    const r = await runCli(["-e", "x"], { home: scene.home, cwd: scene.project });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("tools.approval");
-    fs.rmSync(path.join(home, "config.toml"));
-    server = await startScriptedServer([final("fine")]);
+    fs.rmSync(path.join(scene.home, "config.toml"));
+    scene.server = await startScriptedServer([final("fine")]);
     const env = await runCli(["-e", "x"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_TOOLS_APPROVAL: "maybe" },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_TOOLS_APPROVAL: "maybe" },
     });
     expect(env.code, env.stderr).toBe(0);
     expect(env.stderr).toContain("SCOOT_TOOLS_APPROVAL");

@@ -23,8 +23,31 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The one guard of a test that uses the build (`dist/`): the bundled bin by default, or the named
+ * files under dist/ (a per-module copy such as `store/session.js`). Returns their absolute paths.
+ * A missing file fails the test with the reason printed (a skip would let a suite that was never
+ * built pass without covering the binary; `npm test` builds first).
+ */
+export function needsBuiltCli(...files: string[]): string[] {
+  const wanted = files.length > 0 ? files : ["scoot.mjs", "scoot-app.mjs"];
+  const paths = wanted.map((f) => path.join(REPO_ROOT, "dist", f));
+  const missing = paths.filter((p) => !fs.existsSync(p));
+  if (missing.length > 0) {
+    const reason = `${missing.map((p) => path.relative(REPO_ROOT, p)).join(", ")} missing: run "npm run build" first (npm test does)`;
+    console.error(`needs the built CLI: ${reason}`);
+    throw new Error(reason);
+  }
+  return paths;
+}
+
+/** One dist/ file's absolute path, after the guard. */
+export function builtFile(file: string): string {
+  return needsBuiltCli(file)[0] as string;
+}
+
 function assertBuilt(): void {
-  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+  needsBuiltCli();
 }
 
 /** A clean environment: no inherited SCOOT_* or token variables leak into tests. */
@@ -104,4 +127,31 @@ export function demoProject(): string {
   fs.writeFileSync(path.join(project, "src", "b.ts"), "export const beta = 2; // TODO tidy\n");
   fs.writeFileSync(path.join(project, "README.md"), "# Demo\nSome text.\n");
   return project;
+}
+
+/**
+ * Runs `scoot <args>` in this process: the routing main.ts runs (src/entry.ts), with the same
+ * redacting writers, a clean environment and the temporary home, but no process start. For tables
+ * of many cases; keep one case of each table on `runCli` so the built binary stays covered.
+ * Only for commands that finish by returning (no signal handlers, no process.exit, no stdin).
+ */
+export async function runInProcess(
+  args: string[],
+  opts: Omit<CliOptions, "input" | "timeoutMs"> = {},
+): Promise<CliResult> {
+  const { runArgv } = await import("../../src/entry.js");
+  const { neutralisedIo } = await import("../../src/cli/io.js");
+  let stdout = "";
+  let stderr = "";
+  const io = neutralisedIo({
+    out: (t) => {
+      stdout += t;
+    },
+    err: (t) => {
+      stderr += t;
+    },
+  });
+  const env = cleanEnv({ ...(opts.home ? { SCOOT_HOME: opts.home } : {}), ...opts.env });
+  const code = await runArgv(args, { env, io, cwd: opts.cwd ?? os.tmpdir() });
+  return { code, signal: null, stdout, stderr };
 }

@@ -95,3 +95,13 @@ export async function startDirSwapper(sub: string, outside: string): Promise<{ s
     },
   };
 }
+
+/** Whether openssl runs here (the HTTPS tests make self-signed certificates with it). */
+export function hasOpenssl(): boolean {
+  try {
+    execFileSync("openssl", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -504,9 +504,24 @@ export async function startScriptedServer(
   };
 }
 
-/** One scripted model step: `action_input` is the string itself, or the input as JSON text. */
+/**
+ * The fields of one model step: `action_input` is the string itself, or the input as JSON text.
+ * The one place a test builds a step, so every test writes steps the way the prompt asks for them.
+ */
+export function stepFields(
+  action: string,
+  input: unknown,
+  thought = `do ${action}`,
+): { thought: string; action: string; action_input: string } {
+  return { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) };
+}
+
+/** One scripted model step, as the scripted server replies it. */
 export function step(action: string, input: unknown, thought = `do ${action}`): ScriptItem {
-  return {
-    reply: { thought, action, action_input: typeof input === "string" ? input : JSON.stringify(input) },
-  };
+  return { reply: stepFields(action, input, thought) };
+}
+
+/** One model step as the JSON text a model writes (an assistant message's content). */
+export function stepText(action: string, input: unknown, thought = `do ${action}`): string {
+  return JSON.stringify(stepFields(action, input, thought));
 }

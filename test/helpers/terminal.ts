@@ -7,7 +7,7 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
-import { CLI, cleanEnv } from "./cli.js";
+import { CLI, cleanEnv, needsBuiltCli } from "./cli.js";
 
 const run = promisify(execFile);
 
@@ -64,6 +64,7 @@ export interface TerminalOptions {
  * exits and shows `[exit <code>]`, so its last screen and exit code can be read.
  */
 export async function openTerminal(args: string[], opts: TerminalOptions): Promise<Terminal> {
+  needsBuiltCli();
   counter += 1;
   const socket = `scoot-test-${process.pid}-${counter}`;
   const env = cleanEnv({

@@ -4,7 +4,8 @@ import * as https from "node:https";
 import type * as net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createNodeFetch, type NodeFetch } from "../../src/mcp/fetch.js";
-import { hasOpenssl, makeCert, tempDir, waitFor } from "./helpers.js";
+import { hasOpenssl } from "../helpers/procs.js";
+import { makeCert, tempDir, waitFor } from "./helpers.js";
 
 interface Seen {
   method: string;

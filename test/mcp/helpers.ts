@@ -172,15 +172,6 @@ export async function startProxy(
   };
 }
 
-export function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A self-signed certificate for 127.0.0.1, written into `dir`; the cert doubles as its own CA. */
 export function makeCert(dir: string): { key: string; cert: string; certFile: string } {
   const keyFile = path.join(dir, "key.pem");

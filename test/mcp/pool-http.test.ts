@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMcpPool, type McpPool } from "../../src/mcp/pool.js";
+import { hasOpenssl } from "../helpers/procs.js";
 import {
   freePort,
-  hasOpenssl,
   makeCert,
   type RecordingProxy,
   type RunningServer,

@@ -2,49 +2,42 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { type CliResult, collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import type { ScriptItem } from "../helpers/scripted-server.js";
+import { step } from "../helpers/scripted-server.js";
 
-let home: string;
-let server: ScriptedServer;
+const scene = useScene({ home: "scoot-sched-e2e-", model: true });
 const children: ChildProcess[] = [];
 
-beforeEach(async () => {
-  home = tempDir("scoot-sched-e2e-");
-  server = await startScriptedServer();
-});
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  await server.close();
-  removeDir(home);
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "done", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "done");
 
 function writeConfig(body: string): void {
-  fs.writeFileSync(path.join(home, "config.toml"), body);
+  fs.writeFileSync(path.join(scene.home, "config.toml"), body);
 }
 
 function env(): Record<string, string> {
-  return { SCOOT_BACKEND_BASE_URL: server.url };
+  return { SCOOT_BACKEND_BASE_URL: scene.model.url };
 }
 
 function scoot(args: string[]): Promise<CliResult> {
-  return runCli(args, { home, env: env() });
+  return runCli(args, { home: scene.home, env: env() });
 }
 
 function spawnScoot(args: string[]): ChildProcess {
-  const child = spawnCli(args, { home, env: env() });
+  const child = spawnCli(args, { home: scene.home, env: env() });
   children.push(child);
   return child;
 }
 
 function daemonState(): Record<string, unknown> | undefined {
-  const file = path.join(home, "state", "daemon.json");
+  const file = path.join(scene.home, "state", "daemon.json");
   return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : undefined;
 }
 
@@ -57,7 +50,7 @@ async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): 
   }
 }
 
-const pidFile = () => path.join(home, "state", "daemon.pid");
+const pidFile = () => path.join(scene.home, "state", "daemon.pid");
 
 describe("schedule run", () => {
   it("refuses to start unless [schedule] enabled = true (exit 2)", async () => {
@@ -65,7 +58,7 @@ describe("schedule run", () => {
     const r = await scoot(["schedule", "run", "--ticks", "1"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/set `enabled = true` under \[schedule\]/);
-    expect(server.completions()).toHaveLength(0);
+    expect(scene.model.completions()).toHaveLength(0);
   });
 
   it("rejects a bad --ticks value as a usage error", async () => {
@@ -93,15 +86,15 @@ describe("schedule run", () => {
         "every_sec = 3600",
       ].join("\n"),
     );
-    server.push(...Array.from({ length: 4 }, (_, i) => final(`answer ${i}`)));
+    scene.model.push(...Array.from({ length: 4 }, (_, i) => final(`answer ${i}`)));
     const r = await scoot(["schedule", "run", "--ticks", "3"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("");
-    const goals = server.completions().map((q) => JSON.stringify(q.body));
+    const goals = scene.model.completions().map((q) => JSON.stringify(q.body));
     expect(goals.filter((g) => g.includes('"tick"'))).toHaveLength(3);
     expect(goals.filter((g) => g.includes('"hour"'))).toHaveLength(1);
     expect(
-      auditEvents(home, { sessionId: "job-fast", missingOk: true }).filter((e) => e.kind === "run"),
+      auditEvents(scene.home, { sessionId: "job-fast", missingOk: true }).filter((e) => e.kind === "run"),
     ).toHaveLength(3);
     expect(r.stderr).toMatch(/scheduler stopped after 3 tick\(s\) \(ticks\)/);
   });
@@ -134,14 +127,14 @@ describe("schedule run", () => {
         `at_unix = ${past}`,
       ].join("\n"),
     );
-    server.push(final("done"), final("must not happen"));
+    scene.model.push(final("done"), final("must not happen"));
     const first = await scoot(["schedule", "run", "--ticks", "3"]);
     expect(first.code, first.stderr).toBe(0);
-    expect(server.completions()).toHaveLength(1);
+    expect(scene.model.completions()).toHaveLength(1);
 
     const second = await scoot(["schedule", "run", "--ticks", "3"]);
     expect(second.code, second.stderr).toBe(0);
-    expect(server.completions()).toHaveLength(1);
+    expect(scene.model.completions()).toHaveLength(1);
 
     const list = await scoot(["schedule", "list", "--json"]);
     const job = JSON.parse(list.stdout).jobs[0];
@@ -161,19 +154,19 @@ describe("schedule run", () => {
         'mode = "guarded"',
       ].join("\n"),
     );
-    server.push(
+    scene.model.push(
       { reply: { thought: "try shell", action: "bash", action_input: "echo pwned > pwned.txt" } },
       final("could not"),
     );
     const r = await scoot(["schedule", "run", "--ticks", "1"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/job g: mode "guarded" runs as "readonly"/);
-    const events = auditEvents(home, { sessionId: "job-g", missingOk: true });
+    const events = auditEvents(scene.home, { sessionId: "job-g", missingOk: true });
     const deny = events.find((e) => e.kind === "policy_deny");
     expect(deny?.msg).toMatch(/^bash echo pwned/);
     expect(events.some((e) => e.kind === "tool_call")).toBe(false);
-    expect(fs.existsSync(path.join(home, "pwned.txt"))).toBe(false);
-    expect(JSON.stringify(server.completions()[1]!.body)).toContain("denied by policy (readonly)");
+    expect(fs.existsSync(path.join(scene.home, "pwned.txt"))).toBe(false);
+    expect(JSON.stringify(scene.model.completions()[1]!.body)).toContain("denied by policy (readonly)");
   });
 
   it("a job whose run fails is audited and the next job still runs", async () => {
@@ -191,15 +184,15 @@ describe("schedule run", () => {
         "every_sec = 3600",
       ].join("\n"),
     );
-    server.push({ status: 401, body: { error: { message: "invalid api key" } } }, final("ok"));
+    scene.model.push({ status: 401, body: { error: { message: "invalid api key" } } }, final("ok"));
     const r = await scoot(["schedule", "run", "--ticks", "1"]);
     expect(r.code, r.stderr).toBe(0);
-    const broken = auditEvents(home, { sessionId: "job-broken", missingOk: true }).filter(
+    const broken = auditEvents(scene.home, { sessionId: "job-broken", missingOk: true }).filter(
       (e) => e.kind === "system_error",
     );
     expect(broken.map((e) => e.msg).join("\n")).toMatch(/job broken run failed: .*invalid api key/);
     expect(
-      auditEvents(home, { sessionId: "job-fine", missingOk: true }).some((e) => e.kind === "final"),
+      auditEvents(scene.home, { sessionId: "job-fine", missingOk: true }).some((e) => e.kind === "final"),
     ).toBe(true);
   });
 });
@@ -298,7 +291,7 @@ describe("daemon", () => {
 
   it("records its jobs and firings, and status reports them", async () => {
     writeConfig(`${enabled}[[schedule.jobs]]\nid = "j"\ngoal = "g"\nevery_sec = 3600\n`);
-    server.push(final("ok"));
+    scene.model.push(final("ok"));
     const r = await scoot(["daemon", "run", "--ticks", "2"]);
     expect(r.code, r.stderr).toBe(0);
     expect(daemonState()).toMatchObject({ status: "stopped", jobs: ["j"], fired: 1, failed: 0 });

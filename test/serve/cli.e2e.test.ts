@@ -2,23 +2,17 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { collect, runCli, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { step } from "../helpers/scripted-server.js";
 
-let home: string;
-let server: ScriptedServer;
+const scene = useScene({ home: "scoot-serve-e2e-", model: true });
 let child: ChildProcess | undefined;
 
-beforeEach(async () => {
-  home = tempDir("scoot-serve-e2e-");
-  server = await startScriptedServer();
-});
 afterEach(async () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   child = undefined;
-  await server.close();
-  removeDir(home);
 });
 
 interface Conversation {
@@ -30,8 +24,8 @@ interface Conversation {
 /** Sends one line at a time and waits for its response line, as a client would. */
 function converse(args: string[] = []): Conversation {
   child = spawnCli(["serve", ...args], {
-    home,
-    env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
+    home: scene.home,
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
   });
   const c = child;
   let stdout = "";
@@ -82,7 +76,7 @@ function converse(args: string[] = []): Conversation {
 
 describe("serve", () => {
   it("answers run, session.list, session.get and audit.query; stdout holds responses only", async () => {
-    server.push(step("glob", JSON.stringify({ pattern: "*.md" })), step("final", "found nothing much"));
+    scene.model.push(step("glob", JSON.stringify({ pattern: "*.md" })), step("final", "found nothing much"));
     const s = converse();
     const run = await s.send({ id: 1, method: "run", params: { goal: "look around" } });
     expect(run).toMatchObject({
@@ -179,11 +173,11 @@ describe("serve", () => {
     });
     const end = await s.end();
     expect(end.code).toBe(0);
-    expect(server.completions()).toHaveLength(0);
+    expect(scene.model.completions()).toHaveLength(0);
   });
 
   it("runs with the policy given to serve: --policy readonly denies bash", async () => {
-    server.push(step("bash", "touch made-by-serve"), step("final", "denied"));
+    scene.model.push(step("bash", "touch made-by-serve"), step("final", "denied"));
     const s = converse(["--policy", "readonly"]);
     const run = await s.send({ id: 1, method: "run", params: { goal: "make a file" } });
     expect(run).toMatchObject({ ok: true, result: { reply: "denied" } });
@@ -193,16 +187,19 @@ describe("serve", () => {
     expect(kinds).toContain("policy_deny");
     expect(kinds).not.toContain("tool_call");
     await s.end();
-    expect(fs.existsSync(path.join(home, "made-by-serve"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.home, "made-by-serve"))).toBe(false);
   });
 
   it("exits 0 at once when stdin is empty, and refuses an unknown --policy", async () => {
-    const r = await collect(spawnCli(["serve"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } }), {
-      input: "",
-    });
+    const r = await collect(
+      spawnCli(["serve"], { home: scene.home, env: { SCOOT_BACKEND_BASE_URL: scene.model.url } }),
+      {
+        input: "",
+      },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("");
-    const bad = await runCli(["serve", "--policy", "loose"], { home });
+    const bad = await runCli(["serve", "--policy", "loose"], { home: scene.home });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown policy "loose"/);
   });

@@ -5,28 +5,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { collect, removeDir, spawnCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { describe, expect, it } from "vitest";
+import { collect, spawnCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { step } from "../helpers/scripted-server.js";
 
-let home: string;
-let server: ScriptedServer;
-
-beforeEach(async () => {
-  home = tempDir("scoot-serve-ref-");
-  server = await startScriptedServer();
-});
-afterEach(async () => {
-  await server.close();
-  removeDir(home);
-});
+const scene = useScene({ home: "scoot-serve-ref-", model: true });
 
 /** Feeds all lines at once (serve answers them in order) and returns the parsed output lines. */
 async function serve(lines: string[]) {
   const r = await collect(
     spawnCli(["serve"], {
-      home,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_BACKEND_MAX_RETRIES: "0" },
     }),
     { input: `${lines.join("\n")}\n` },
   );
@@ -42,7 +33,7 @@ async function serve(lines: string[]) {
 
 describe("the reference's serve examples", () => {
   it("run, session.list, session.get and audit.query answer in the reference's shapes", async () => {
-    server.push(step("final", "hello from scoot"));
+    scene.model.push(step("final", "hello from scoot"));
     const first = await serve([
       '{"id":"1","method":"run","params":{"goal":"say hello to the reference client"}}',
     ]);
@@ -66,7 +57,7 @@ describe("the reference's serve examples", () => {
     expect(item.id).toBe(sessionId);
     expect(typeof item.mtime_ms).toBe("number");
     expect(Number.isInteger(item.mtime_ms)).toBe(true);
-    const mtime = fs.statSync(path.join(home, "state", "sessions", `${sessionId}.jsonl`)).mtimeMs;
+    const mtime = fs.statSync(path.join(scene.home, "state", "sessions", `${sessionId}.jsonl`)).mtimeMs;
     expect(Math.abs((item.mtime_ms as number) - mtime)).toBeLessThan(1);
     expect(item.message_count).toBe(3);
     expect(item.first_user_summary).toBe("say hello to the reference client");
@@ -82,7 +73,7 @@ describe("the reference's serve examples", () => {
   });
 
   it("a long first message is summarised on one line", async () => {
-    server.push(step("final", "ok"));
+    scene.model.push(step("final", "ok"));
     const goal = `line one\n${"word ".repeat(40)}`;
     await serve([JSON.stringify({ id: 1, method: "run", params: { goal } })]);
     const { out } = await serve(['{"id":"1","method":"session.list","params":{}}']);
@@ -95,7 +86,7 @@ describe("the reference's serve examples", () => {
   });
 
   it("bad_json, a missing id answered as null, unknown params keys ignored with a warning", async () => {
-    server.push(step("final", "still ran"));
+    scene.model.push(step("final", "still ran"));
     const { out, stderr } = await serve([
       "{not json",
       '{"method":"session.list","params":{}}',
@@ -108,7 +99,10 @@ describe("the reference's serve examples", () => {
   });
 
   it("run.stream sends one {id, event} line per trace event, in order, before the answer", async () => {
-    server.push(step("glob", JSON.stringify({ pattern: "*" }), "look first"), step("final", "streamed done"));
+    scene.model.push(
+      step("glob", JSON.stringify({ pattern: "*" }), "look first"),
+      step("final", "streamed done"),
+    );
     const { out } = await serve(['{"id":"s","method":"run.stream","params":{"goal":"stream it"}}']);
     const last = out.at(-1)!;
     expect(last).toMatchObject({ id: "s", ok: true, result: { reply: "streamed done" } });

@@ -9,23 +9,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
 
-let home: string;
-let project: string;
-let server: ScriptedServer | undefined;
-beforeEach(() => {
-  home = tempDir("scoot-home-");
-  project = tempDir("scoot-proj-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
-});
+const scene = useScene({ home: "scoot-home-", project: "scoot-proj-" });
 
 function skill(dir: string, frontMatter: string, body = "# Steps\nDo the thing.\n"): string {
   const d = path.join(dir, frontMatter.match(/^name: (.+)$/m)![1]!);
@@ -46,9 +35,9 @@ allowed-tools: Bash(python3:*) Read
 
 describe("skills check with the standard's fields", () => {
   it("every standard field: no warning, shown, exit 0", async () => {
-    const root = path.join(project, "skills");
+    const root = path.join(scene.project, "skills");
     skill(root, ALL_FIELDS);
-    const r = await runCli(["skills", "check", root], { home, cwd: project });
+    const r = await runCli(["skills", "check", root], { home: scene.home, cwd: scene.project });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`OK pdf-forms  ${path.join(root, "pdf-forms")}\n`);
@@ -60,23 +49,23 @@ describe("skills check with the standard's fields", () => {
   });
 
   it("the list form of allowed-tools and a bundled-license name are accepted too", async () => {
-    const root = path.join(project, "skills");
+    const root = path.join(scene.project, "skills");
     skill(
       root,
       "name: docs-style\ndescription: House style for docs.\nlicense: Complete terms in LICENSE.txt\nallowed-tools:\n  - Read\n  - Grep\n",
     );
-    const r = await runCli(["skills", "check", root], { home, cwd: project });
+    const r = await runCli(["skills", "check", root], { home: scene.home, cwd: scene.project });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("  allowed-tools: Read Grep (review only: grants nothing)");
   });
 
   it("an over-long description: WARN, still loads (OK, exit 0)", async () => {
-    const root = path.join(project, "skills");
+    const root = path.join(scene.project, "skills");
     const long = `Start of a long description. ${"More detail about when to use it. ".repeat(40)}END-MARKER`;
     expect(long.length).toBeGreaterThan(1024);
     skill(root, `name: wordy\ndescription: ${long}\n`);
-    const r = await runCli(["skills", "check", root], { home, cwd: project });
+    const r = await runCli(["skills", "check", root], { home: scene.home, cwd: scene.project });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("OK wordy");
     expect(r.stderr).toMatch(
@@ -90,9 +79,9 @@ describe("skills check with the standard's fields", () => {
     ["metadata: just text\n", /`metadata` must be a mapping/],
     ["allowed-tools: {a: 1}\n", /`allowed-tools` must be a space-separated string/],
   ])("a wrong type is a clear INVALID naming the key: %j", async (extra, message) => {
-    const root = path.join(project, "skills");
+    const root = path.join(scene.project, "skills");
     skill(root, `name: bad\ndescription: d\n${extra}`);
-    const r = await runCli(["skills", "check", root], { home, cwd: project });
+    const r = await runCli(["skills", "check", root], { home: scene.home, cwd: scene.project });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(message);
   });
@@ -100,29 +89,29 @@ describe("skills check with the standard's fields", () => {
 
 describe("in a run", () => {
   it("the over-long description is clipped in the prompt; allowed-tools grants nothing", async () => {
-    const skillsDir = path.join(home, "skills");
+    const skillsDir = path.join(scene.home, "skills");
     const long = `Start of a long description. ${"More detail about when to use it. ".repeat(40)}END-MARKER`;
     skill(skillsDir, `name: wordy\ndescription: ${long}\nallowed-tools: Bash Write\n`);
-    const marker = path.join(project, "made-by-bash");
-    server = await startScriptedServer([
+    const marker = path.join(scene.project, "made-by-bash");
+    scene.server = await startScriptedServer([
       { reply: { thought: "the skill says I may", action: "bash", action_input: `touch ${marker}` } },
       { reply: { thought: "ok", action: "final", action_input: "done" } },
     ]);
     const r = await runCli(["--policy", "readonly", "-e", "use the wordy skill"], {
-      home,
-      cwd: project,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     expect(r.code).toBe(0);
-    const system = (server.completions()[0]!.body as { messages: { role: string; content: string }[] })
+    const system = (scene.server.completions()[0]!.body as { messages: { role: string; content: string }[] })
       .messages[0]!;
     expect(system.content).toContain("- wordy: Start of a long description.");
     expect(system.content).not.toContain("END-MARKER");
     // allowed-tools did not open bash under readonly.
     expect(fs.existsSync(marker)).toBe(false);
-    const observation = (server.completions()[1]!.body as { messages: { content: string }[] }).messages.at(
-      -1,
-    )!;
+    const observation = (
+      scene.server.completions()[1]!.body as { messages: { content: string }[] }
+    ).messages.at(-1)!;
     expect(observation.content).toMatch(/denied by policy \(readonly\)/);
   });
 });

@@ -8,24 +8,23 @@
 import { createHash, createHmac } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { retiredGenerations } from "../../src/store/audit-rotation.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
 import { createAuditLog } from "../../src/store/audit-writer.js";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
+const scene = useScene({ home: "scoot-tamper-" });
 let file: string;
 let keyFile: string;
 const KEY = "a-secret-key-for-the-chain-0123456789";
 beforeEach(() => {
-  home = tempDir("scoot-tamper-");
-  fs.mkdirSync(path.join(home, "logs"), { recursive: true });
-  file = path.join(home, "logs", "audit.jsonl");
-  keyFile = path.join(home, "audit.key");
+  fs.mkdirSync(path.join(scene.home, "logs"), { recursive: true });
+  file = path.join(scene.home, "logs", "audit.jsonl");
+  keyFile = path.join(scene.home, "audit.key");
   fs.writeFileSync(keyFile, KEY, { mode: 0o600 });
 });
-afterEach(() => removeDir(home));
 
 const CLI_TIMEOUT_MS = 20_000;
 
@@ -54,7 +53,7 @@ describe.each(["sha256", "hmac"] as const)("%s chain", (mode) => {
   const verify = () => verifyAudit(file, { key: key() });
   const cli = (args: string[]) =>
     runCli(args, {
-      home,
+      home: scene.home,
       timeoutMs: CLI_TIMEOUT_MS,
       env: mode === "hmac" ? { SCOOT_AUDIT_HMAC_KEY_FILE: keyFile } : {},
     });
@@ -98,7 +97,7 @@ describe.each(["sha256", "hmac"] as const)("%s chain", (mode) => {
 
     it("a hard link to the live file: verify refuses it; the writer refuses and deletes nothing", () => {
       write(10);
-      const other = path.join(home, "logs", "innocent.txt");
+      const other = path.join(scene.home, "logs", "innocent.txt");
       fs.linkSync(file, other);
       const ls = lines();
       ls[2] = ls[2]!.replace('"event 2"', '"event two"');
@@ -118,7 +117,7 @@ describe.each(["sha256", "hmac"] as const)("%s chain", (mode) => {
     it("a hard link to a retired generation is refused", () => {
       write(40, { maxFileBytes: 600 });
       const g = retiredGenerations(file)[0]!;
-      fs.linkSync(`${file}.${g}`, path.join(home, "logs", "copy"));
+      fs.linkSync(`${file}.${g}`, path.join(scene.home, "logs", "copy"));
       expect(verify().break).toMatchObject({ file: `${file}.${g}`, kind: "hard_link" });
     });
 
@@ -213,7 +212,11 @@ describe.each(["sha256", "hmac"] as const)("%s chain", (mode) => {
       });
       put(forged);
       const forgedEnv = mode === "hmac" ? {} : { SCOOT_AUDIT_HMAC_KEY_FILE: keyFile };
-      const c = await runCli(["audit", "verify"], { home, timeoutMs: CLI_TIMEOUT_MS, env: forgedEnv });
+      const c = await runCli(["audit", "verify"], {
+        home: scene.home,
+        timeoutMs: CLI_TIMEOUT_MS,
+        env: forgedEnv,
+      });
       expect(c.code).toBe(1);
       expect(c.stdout).toMatch(
         mode === "hmac"
@@ -229,7 +232,7 @@ describe.each(["sha256", "hmac"] as const)("%s chain", (mode) => {
 
 describe("the key file removed from config.toml beside the logs", () => {
   it("an HMAC log re-chained with SHA-256 and the config edited does not verify", async () => {
-    fs.writeFileSync(path.join(home, "config.toml"), `[audit]\nhmac_key_file = "${keyFile}"\n`);
+    fs.writeFileSync(path.join(scene.home, "config.toml"), `[audit]\nhmac_key_file = "${keyFile}"\n`);
     const log = createAuditLog({
       file,
       level: "info",
@@ -240,7 +243,7 @@ describe("the key file removed from config.toml beside the logs", () => {
     });
     for (let i = 0; i < 6; i++) log.emit("sess", "tool_call", `event ${i}`);
     log.close();
-    expect((await runCli(["audit", "verify"], { home, timeoutMs: CLI_TIMEOUT_MS })).code).toBe(0);
+    expect((await runCli(["audit", "verify"], { home: scene.home, timeoutMs: CLI_TIMEOUT_MS })).code).toBe(0);
     const ls = fs.readFileSync(file, "utf8").trimEnd().split("\n");
     let prev = "0".repeat(64);
     const forged = ls.map((l, i) => {
@@ -252,8 +255,8 @@ describe("the key file removed from config.toml beside the logs", () => {
       return out;
     });
     fs.writeFileSync(file, `${forged.join("\n")}\n`);
-    fs.writeFileSync(path.join(home, "config.toml"), "[audit]\n");
-    const r = await runCli(["audit", "verify"], { home, timeoutMs: CLI_TIMEOUT_MS });
+    fs.writeFileSync(path.join(scene.home, "config.toml"), "[audit]\n");
+    const r = await runCli(["audit", "verify"], { home: scene.home, timeoutMs: CLI_TIMEOUT_MS });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/break: chain_record.*HMAC chain.*Fix: set audit\.hmac_key_file back/);
     // And a run with the edited config does not chain SHA-256 links onto the HMAC log.

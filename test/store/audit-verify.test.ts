@@ -6,20 +6,19 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { readGaps, retiredGenerations } from "../../src/store/audit-rotation.js";
 import { verifyAudit } from "../../src/store/audit-verify.js";
 import { createAuditLog } from "../../src/store/audit-writer.js";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 
-let home: string;
+const scene = useScene({ home: "scoot-test-" });
 let file: string;
 beforeEach(() => {
-  home = tempDir();
-  fs.mkdirSync(path.join(home, "logs"), { recursive: true });
-  file = path.join(home, "logs", "audit.jsonl");
+  fs.mkdirSync(path.join(scene.home, "logs"), { recursive: true });
+  file = path.join(scene.home, "logs", "audit.jsonl");
 });
-afterEach(() => removeDir(home));
 
 function write(n: number, over: { maxFileBytes?: number; maxRetained?: number; hmacKeyFile?: string } = {}) {
   const log = createAuditLog({
@@ -146,7 +145,7 @@ describe("tampering is caught and named", () => {
     expect(verifyAudit(file).break).toMatchObject({ file, line: 4, kind: "torn" });
   });
   it("with an HMAC key, a chain recomputed with plain SHA-256 after an edit is caught", () => {
-    const key = path.join(home, "audit.key");
+    const key = path.join(scene.home, "audit.key");
     fs.writeFileSync(key, "a-secret-key-for-the-chain-0123456789", { mode: 0o600 });
     write(10, { hmacKeyFile: key });
     const keyBytes = Buffer.from(fs.readFileSync(key, "utf8").trimEnd());
@@ -166,7 +165,7 @@ describe("tampering is caught and named", () => {
     expect(r.break!.line).toBeLessThanOrEqual(6);
   });
   it("with an HMAC key, a forged gap record covering a deleted generation is caught", () => {
-    const key = path.join(home, "audit.key");
+    const key = path.join(scene.home, "audit.key");
     fs.writeFileSync(key, "a-secret-key-for-the-chain-0123456789", { mode: 0o600 });
     const keyBytes = Buffer.from(fs.readFileSync(key, "utf8").trimEnd());
     write(60, { maxFileBytes: 600, hmacKeyFile: key });
@@ -227,20 +226,20 @@ describe("legitimate history is reported, not failed", () => {
 describe("scoot audit verify (built CLI)", () => {
   it("exit 0 when intact, exit 1 naming file, line and kind; --json; doctor checks the live file", async () => {
     write(8);
-    let r = await runCli(["audit", "verify"], { home });
+    let r = await runCli(["audit", "verify"], { home: scene.home });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^intact: 8 chained event/);
     const ls = lines();
     ls[2] = ls[2]!.replace('"event 2"', '"event two"');
     put(ls);
-    r = await runCli(["audit", "verify"], { home });
+    r = await runCli(["audit", "verify"], { home: scene.home });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`break: edited at ${file}:3`);
-    r = await runCli(["audit", "verify", "--json"], { home });
+    r = await runCli(["audit", "verify", "--json"], { home: scene.home });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).break).toMatchObject({ file, line: 3, kind: "edited" });
     const d = await runCli(["doctor", "--json"], {
-      home,
+      home: scene.home,
       env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
     });
     const chain = JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === "audit.chain");
@@ -248,27 +247,30 @@ describe("scoot audit verify (built CLI)", () => {
     expect(chain.detail).toMatch(/edited at .*audit\.jsonl:3/);
   });
   it("a key file with a loose mode is a configuration error (exit 2) naming the fix", async () => {
-    const key = path.join(home, "audit.key");
+    const key = path.join(scene.home, "audit.key");
     fs.writeFileSync(key, "k".repeat(32), { mode: 0o644 });
     fs.chmodSync(key, 0o644);
-    const r = await runCli(["audit", "verify"], { home, env: { SCOOT_AUDIT_HMAC_KEY_FILE: key } });
+    const r = await runCli(["audit", "verify"], {
+      home: scene.home,
+      env: { SCOOT_AUDIT_HMAC_KEY_FILE: key },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/mode 0644; it must be 0600.*Fix: chmod 600/);
   });
 
   it("a run with a loose key file mode exits 2 before any effect; doctor warns about level=warn", async () => {
-    const key = path.join(home, "audit.key");
+    const key = path.join(scene.home, "audit.key");
     fs.writeFileSync(key, "k".repeat(32), { mode: 0o640 });
     fs.chmodSync(key, 0o640);
     const run = await runCli(["-e", "anything"], {
-      home,
+      home: scene.home,
       env: { SCOOT_AUDIT_HMAC_KEY_FILE: key, SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
     });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/audit\.hmac_key_file .* has mode 0640; it must be 0600/);
     expect(fs.existsSync(file)).toBe(false);
     const d = await runCli(["doctor", "--json"], {
-      home,
+      home: scene.home,
       env: { SCOOT_AUDIT_LEVEL: "warn", SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1" },
     });
     const level = JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === "audit.level");

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listSessions, type Message, openSession } from "../../src/store/session.js";
 import { INDEX_RACY_WINDOW_MS, indexPath, SESSION_INDEX_NAME } from "../../src/store/session-index.js";
-import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { builtFile, removeDir, tempDir } from "../helpers/cli.js";
 
 let dir: string;
 beforeEach(() => {
@@ -306,7 +306,7 @@ describe("sessions list index", () => {
         if (String(f).endsWith(".tmp")) process.kill(process.pid, "SIGKILL");
         return fd;
       };
-      const { listSessions } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/store/session.js"))});
+      const { listSessions } = await import(${JSON.stringify(builtFile("store/session.js"))});
       listSessions(${JSON.stringify(dir)}, Date.now() + 10000);
     `;
     const killed = await new Promise<NodeJS.Signals | null>((resolve) => {
@@ -336,7 +336,7 @@ describe("sessions list index", () => {
         new Date(2020, 0, 1 + (Number(n.slice(1, -6)) % 28)),
       );
     // The built module, as the CLI runs it (npm run build first).
-    const sessionModule = path.join(REPO_ROOT, "dist", "store", "session.js");
+    const sessionModule = builtFile("store/session.js");
     const child = () =>
       new Promise<number | null>((resolve) => {
         // Each child lists 20 times, appending to one transcript between listings so it

@@ -8,36 +8,30 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CLI, cleanEnv, collect, REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, cleanEnv, collect, REPO_ROOT, runCli } from "../helpers/cli.js";
 import {
   freePort,
   type OtlpReceiver,
   type ReceivedRecord,
   startOtlpReceiver,
 } from "../helpers/otlp-receiver.js";
+import { useScene } from "../helpers/scene.js";
 import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const SECRET = "otlp-bearer-s3cr3t-value-0123456789";
 const WRITER = path.join(REPO_ROOT, "test", "helpers", "audit-writer.mjs");
 
-let base: string;
-let home: string;
+const scene = useScene({ home: "scoot-test-", nested: true });
 let receiver: OtlpReceiver | undefined;
-beforeEach(() => {
-  base = tempDir();
-  home = path.join(base, "home");
-  fs.mkdirSync(home, { mode: 0o700 });
-});
 afterEach(async () => {
   await receiver?.close();
   receiver = undefined;
-  removeDir(base);
 });
 
 function writeConfig(endpoint: string, protocol: string, extra = "", timeoutMs = 1500): void {
   fs.writeFileSync(
-    path.join(home, "config.toml"),
+    path.join(scene.home, "config.toml"),
     `[telemetry]
 otlp_endpoint = "${endpoint}"
 otlp_protocol = "${protocol}"
@@ -63,7 +57,7 @@ interface AuditLine {
 }
 
 function auditLines(): AuditLine[] {
-  const dir = path.join(home, "logs");
+  const dir = path.join(scene.home, "logs");
   const names = fs
     .readdirSync(dir)
     .filter((n) => /^audit\.jsonl(\.\d+)?$/.test(n))
@@ -82,15 +76,15 @@ function identity(r: ReceivedRecord): string {
 }
 
 function exportOnce(extraEnv: Record<string, string> = {}) {
-  return runCli(["audit", "export"], { home, env: { ...env, ...extraEnv }, timeoutMs: 60_000 });
+  return runCli(["audit", "export"], { home: scene.home, env: { ...env, ...extraEnv }, timeoutMs: 60_000 });
 }
 
 /** Writes `count` events through the real audit writer (rotating at `maxBytes`). */
 function writeEvents(writer: string, count: number, maxBytes: number, retained: number, pad = 0): void {
-  fs.mkdirSync(path.join(home, "logs"), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(path.join(scene.home, "logs"), { recursive: true, mode: 0o700 });
   execFileSync(process.execPath, [
     WRITER,
-    path.join(home, "logs", "audit.jsonl"),
+    path.join(scene.home, "logs", "audit.jsonl"),
     writer,
     String(count),
     String(maxBytes),
@@ -113,8 +107,8 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
     try {
       for (const goal of ["one", "two", "three"]) {
         const r = await runCli(["-e", goal], {
-          home,
-          cwd: base,
+          home: scene.home,
+          cwd: scene.base,
           env: { ...env, SCOOT_BACKEND_BASE_URL: model.url },
         });
         expect(r.code, r.stderr).toBe(0);
@@ -174,7 +168,7 @@ describe("a collector that is down", () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toContain("did not acknowledge");
     expect(down.stderr).toContain("20 wait");
-    expect(fs.existsSync(path.join(home, "state", "telemetry-cursor.json"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.home, "state", "telemetry-cursor.json"))).toBe(false);
 
     writeEvents("b", 15, 1 << 20, 8);
     receiver = await startOtlpReceiver(port);
@@ -194,8 +188,8 @@ describe("a collector that is down", () => {
     // The exporter's own short retries and ours: several refusals in a row.
     receiver.answers.push({ status: 503 }, { status: 503 }, { status: 503 });
     const child = spawn(process.execPath, [CLI, "audit", "export", "--follow"], {
-      cwd: base,
-      env: cleanEnv({ SCOOT_HOME: home, ...env }),
+      cwd: scene.base,
+      env: cleanEnv({ SCOOT_HOME: scene.home, ...env }),
       stdio: ["ignore", "pipe", "pipe"],
     });
     const done = collect(child, { timeoutMs: 60_000 });
@@ -222,8 +216,8 @@ describe("a killed exporter", () => {
     // Batches 1 and 2 are acknowledged; batch 3 is never answered.
     receiver.answers.push("accept", "accept", "hang");
     const child = spawn(process.execPath, [CLI, "audit", "export"], {
-      cwd: base,
-      env: cleanEnv({ SCOOT_HOME: home, ...env }),
+      cwd: scene.base,
+      env: cleanEnv({ SCOOT_HOME: scene.home, ...env }),
       stdio: ["ignore", "pipe", "pipe"],
     });
     const done = collect(child, { timeoutMs: 60_000 });
@@ -231,7 +225,9 @@ describe("a killed exporter", () => {
     child.kill("SIGKILL");
     const killed = await done;
     expect(killed.signal).toBe("SIGKILL");
-    const cursor = JSON.parse(fs.readFileSync(path.join(home, "state", "telemetry-cursor.json"), "utf8"));
+    const cursor = JSON.parse(
+      fs.readFileSync(path.join(scene.home, "state", "telemetry-cursor.json"), "utf8"),
+    );
     expect(cursor.generation).toBe(1);
     expect(cursor.offset).toBeGreaterThan(0);
     expect(receiver.records).toHaveLength(20);
@@ -256,7 +252,7 @@ describe("retention", () => {
     expect(receiver.records).toHaveLength(5);
     // ~600-byte events, rotation at 2 KB, one retired generation kept: several are evicted.
     writeEvents("s", 30, 2048, 1, 500);
-    const gapsFile = fs.readFileSync(path.join(home, "logs", "audit.jsonl.gaps.jsonl"), "utf8");
+    const gapsFile = fs.readFileSync(path.join(scene.home, "logs", "audit.jsonl.gaps.jsonl"), "utf8");
     const gaps = gapsFile
       .split("\n")
       .filter(Boolean)
@@ -285,7 +281,7 @@ describe("credentials", () => {
     const port = await freePort();
     writeConfig(`http://127.0.0.1:${port}`, "http/json");
     fs.appendFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       '\n[[telemetry.otlp_headers]]\nname = "X-Inline"\nvalue = "inline-secret-0123456789abcdef"\n',
     );
     writeEvents("c", 3, 1 << 20, 8);
@@ -298,8 +294,8 @@ describe("credentials", () => {
     outputs.push(up.stdout, up.stderr);
     expect(receiver.requests[0]!.headers["x-env-key"]).toBe("env-s3cret-abcdef0123456789");
     expect(receiver.requests[0]!.headers["x-inline"]).toBe("inline-secret-0123456789abcdef");
-    const shown = await runCli(["config"], { home, env });
-    const doctor = await runCli(["doctor"], { home, env });
+    const shown = await runCli(["config"], { home: scene.home, env });
+    const doctor = await runCli(["doctor"], { home: scene.home, env });
     outputs.push(shown.stdout, shown.stderr, doctor.stdout, doctor.stderr);
     const files: string[] = [];
     const walk = (d: string) => {
@@ -309,7 +305,7 @@ describe("credentials", () => {
         else if (n !== "config.toml") files.push(fs.readFileSync(p, "utf8"));
       }
     };
-    walk(home);
+    walk(scene.home);
     for (const text of [...outputs, ...files]) {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain("inline-secret-0123456789abcdef");
@@ -325,8 +321,8 @@ describe("the cursor and the live file", () => {
     receiver = await startOtlpReceiver();
     writeConfig(receiver.url, "http/json");
     writeEvents("d", 3, 1 << 20, 8);
-    fs.mkdirSync(path.join(home, "state"), { recursive: true });
-    const cursor = path.join(home, "state", "telemetry-cursor.json");
+    fs.mkdirSync(path.join(scene.home, "state"), { recursive: true });
+    const cursor = path.join(scene.home, "state", "telemetry-cursor.json");
     for (const bad of [
       "{not json",
       '{"generation":0,"offset":0}',
@@ -348,7 +344,7 @@ describe("the cursor and the live file", () => {
     receiver = await startOtlpReceiver();
     writeConfig(receiver.url, "http/protobuf");
     writeEvents("t", 4, 1 << 20, 8);
-    const live = path.join(home, "logs", "audit.jsonl");
+    const live = path.join(scene.home, "logs", "audit.jsonl");
     fs.appendFileSync(live, '{"seq":99,"ts":1,"session_id":"torn","kind":"run","msg":"half');
     const r = await exportOnce();
     expect(r.code, r.stderr).toBe(0);
@@ -367,7 +363,7 @@ describe("the cursor and the live file", () => {
     ]);
     // A cursor pointing past the log (the home was reset): the log is sent again from its start.
     fs.writeFileSync(
-      path.join(home, "state", "telemetry-cursor.json"),
+      path.join(scene.home, "state", "telemetry-cursor.json"),
       JSON.stringify({ generation: 40, offset: 0 }),
     );
     const reset = await exportOnce();

@@ -6,32 +6,26 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CLI, REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { CLI, REPO_ROOT, runCli } from "../helpers/cli.js";
 import { freePort } from "../helpers/otlp-receiver.js";
+import { useScene } from "../helpers/scene.js";
 import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
 const HEAVY = /[\\/]node_modules[\\/](@opentelemetry|prom-client)[\\/]/;
 
-let base: string;
-let home: string;
-beforeEach(() => {
-  base = tempDir();
-  home = path.join(base, "home");
-  fs.mkdirSync(home, { mode: 0o700 });
-});
-afterEach(() => removeDir(base));
+const scene = useScene({ home: "scoot-test-", nested: true });
 
 /** The modules one CLI invocation loaded. */
 async function loaded(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ modules: string[]; code: number | null; stderr: string }> {
-  const out = path.join(base, `probe-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
+  const out = path.join(scene.base, `probe-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
   const r = await runCli(args, {
-    home,
-    cwd: base,
+    home: scene.home,
+    cwd: scene.base,
     env: { NODE_OPTIONS: `--require ${PROBE}`, SCOOT_TEST_MODULE_PROBE: out, ...env },
     timeoutMs: 60_000,
   });
@@ -45,7 +39,7 @@ describe("telemetry is loaded only when configured", () => {
     const model = await startScriptedServer([step("final", "done")]);
     try {
       fs.writeFileSync(
-        path.join(home, "config.toml"),
+        path.join(scene.home, "config.toml"),
         `[backend]\nbase_url = "${model.url}"\n\n[schedule]\nenabled = true\npoll_ms = 10\n`,
       );
       const runs = [
@@ -68,7 +62,7 @@ describe("telemetry is loaded only when configured", () => {
   it("the control: audit export loads the protobuf exporter (not the JSON one), a metrics daemon prom-client", async () => {
     const port = await freePort();
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       `[telemetry]\notlp_endpoint = "http://127.0.0.1:${port}"\n\n[schedule]\nenabled = true\npoll_ms = 10\n`,
     );
     const exp = await loaded(["audit", "export"]);
@@ -78,7 +72,7 @@ describe("telemetry is loaded only when configured", () => {
     expect(exp.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(false);
 
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       `[schedule]\nenabled = true\npoll_ms = 10\n\n[daemon]\nmetrics_listen = "${await freePort()}"\n`,
     );
     const d = await loaded(["daemon", "run", "--ticks", "1"]);

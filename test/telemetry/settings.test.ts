@@ -5,11 +5,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { parseListen, resolveTelemetry } from "../../src/telemetry/settings.js";
-import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { collect, runCli, spawnCli } from "../helpers/cli.js";
 import { freePort, startOtlpReceiver } from "../helpers/otlp-receiver.js";
+import { useScene } from "../helpers/scene.js";
 
 function config(t: Partial<ReturnType<typeof defaultConfig>["telemetry"]> = {}) {
   const c = defaultConfig();
@@ -128,27 +129,20 @@ describe("parseListen", () => {
   );
 });
 
-let base: string;
-let home: string;
-beforeEach(() => {
-  base = tempDir();
-  home = path.join(base, "home");
-  fs.mkdirSync(home, { mode: 0o700 });
-});
-afterEach(() => removeDir(base));
+const scene = useScene({ home: "scoot-test-", nested: true });
 
-const write = (toml: string) => fs.writeFileSync(path.join(home, "config.toml"), toml);
+const write = (toml: string) => fs.writeFileSync(path.join(scene.home, "config.toml"), toml);
 
 describe("bad values through the real CLI", () => {
   it("a wrong otlp_protocol is a configuration error naming the key (exit 2)", async () => {
     write('[telemetry]\notlp_endpoint = "http://127.0.0.1:4318"\notlp_protocol = "grpc"\n');
-    const r = await runCli(["audit", "export"], { home });
+    const r = await runCli(["audit", "export"], { home: scene.home });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('telemetry.otlp_protocol: "grpc" is not one of http/protobuf, http/json');
   });
 
   it("audit export without telemetry says how to configure it (exit 2)", async () => {
-    const r = await runCli(["audit", "export"], { home });
+    const r = await runCli(["audit", "export"], { home: scene.home });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("set otlp_endpoint under [telemetry]");
   });
@@ -157,20 +151,20 @@ describe("bad values through the real CLI", () => {
     write(
       '[schedule]\nenabled = true\n\n[telemetry]\notlp_endpoint = "ftp://x"\n\n[[telemetry.otlp_headers]]\nname = "Authorization"\nvalue_env = "NOPE"\n',
     );
-    const r = await runCli(["audit", "export"], { home });
+    const r = await runCli(["audit", "export"], { home: scene.home });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("telemetry.otlp_endpoint: must be an http or https URL");
     expect(r.stderr).toContain("needs environment variable NOPE");
-    const d = await runCli(["daemon", "run", "--ticks", "1"], { home });
+    const d = await runCli(["daemon", "run", "--ticks", "1"], { home: scene.home });
     expect(d.code).toBe(2);
     expect(d.stderr).toContain("telemetry is misconfigured");
     // Nothing was started: no state written as running.
-    expect(fs.existsSync(path.join(home, "state", "daemon.pid"))).toBe(false);
+    expect(fs.existsSync(path.join(scene.home, "state", "daemon.pid"))).toBe(false);
   });
 
   it("a bad daemon.metrics_listen stops the daemon at start with the example", async () => {
     write('[schedule]\nenabled = true\n\n[daemon]\nmetrics_listen = "127.0.0.1:99999"\n');
-    const d = await runCli(["daemon", "run", "--ticks", "1"], { home });
+    const d = await runCli(["daemon", "run", "--ticks", "1"], { home: scene.home });
     expect(d.code).toBe(2);
     expect(d.stderr).toContain("daemon.metrics_listen");
     expect(d.stderr).toContain("1..65535");
@@ -179,12 +173,12 @@ describe("bad values through the real CLI", () => {
   it("while one exporter ships (audit export --follow), a second is told who does, and sends nothing", async () => {
     const receiver = await startOtlpReceiver();
     write(`[telemetry]\notlp_endpoint = "${receiver.url}"\n`);
-    const follower = spawnCli(["audit", "export", "--follow"], { home });
+    const follower = spawnCli(["audit", "export", "--follow"], { home: scene.home });
     const done = collect(follower, { timeoutMs: 30_000 });
     try {
-      const lock = path.join(home, "state", "telemetry-export.lock");
+      const lock = path.join(scene.home, "state", "telemetry-export.lock");
       for (let i = 0; i < 200 && !fs.existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
-      const r = await runCli(["audit", "export"], { home });
+      const r = await runCli(["audit", "export"], { home: scene.home });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`another exporter (pid ${follower.pid})`);
     } finally {
@@ -200,7 +194,7 @@ describe("doctor checks the collector with one empty export", () => {
     const receiver = await startOtlpReceiver();
     try {
       write(`[telemetry]\notlp_endpoint = "${receiver.url}"\notlp_protocol = "http/json"\n`);
-      const ok = await runCli(["doctor", "--json"], { home });
+      const ok = await runCli(["doctor", "--json"], { home: scene.home });
       const okCheck = (
         JSON.parse(ok.stdout) as { checks: { name: string; status: string; detail: string }[] }
       ).checks.find((c) => c.name === "telemetry");
@@ -210,19 +204,19 @@ describe("doctor checks the collector with one empty export", () => {
       expect(receiver.requests[0]!.records).toBe(0);
 
       receiver.answers.push({ status: 401 });
-      const bad = await runCli(["doctor"], { home });
+      const bad = await runCli(["doctor"], { home: scene.home });
       expect(bad.code).toBe(1);
       expect(bad.stdout).toMatch(/FAIL\s+telemetry\s+the collector at .* refused an empty export/);
     } finally {
       await receiver.close();
     }
     write(`[telemetry]\notlp_endpoint = "http://127.0.0.1:${await freePort()}"\ntimeout_ms = 500\n`);
-    const down = await runCli(["doctor"], { home });
+    const down = await runCli(["doctor"], { home: scene.home });
     expect(down.stdout).toMatch(/WARN\s+telemetry\s+the collector at .* did not answer/);
   });
 
   it("has no telemetry line when nothing is configured", async () => {
-    const r = await runCli(["doctor", "--json"], { home });
+    const r = await runCli(["doctor", "--json"], { home: scene.home });
     const names = (JSON.parse(r.stdout) as { checks: { name: string }[] }).checks.map((c) => c.name);
     expect(names).not.toContain("telemetry");
     expect(names).not.toContain("metrics");

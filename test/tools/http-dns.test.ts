@@ -24,6 +24,7 @@ import { internalHost } from "../../src/policy/urls.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 import { type LoopHarness, loopHarness } from "../helpers/loop.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
+import { step } from "../helpers/scripted-server.js";
 
 const HOSTS = "/etc/hosts";
 const IS_ROOT = process.getuid?.() === 0;
@@ -95,9 +96,7 @@ afterEach(async () => {
 });
 
 function get(url: string): ScriptItem {
-  return {
-    reply: { thought: "fetch", action: "http_request", action_input: JSON.stringify({ method: "GET", url }) },
-  };
+  return step("http_request", { method: "GET", url }, "fetch");
 }
 
 /** One run that GETs `url` and then ends; the harness keeps what the model was sent. */

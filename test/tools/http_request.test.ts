@@ -11,6 +11,7 @@ import { defaultConfig } from "../../src/config/schema.js";
 import { loadCaBundle } from "../../src/net/tls.js";
 import { BODY_CAP_BYTES, httpRequestTool, MAX_REDIRECTS } from "../../src/tools/http_request.js";
 import type { BoundGate, ToolContext } from "../../src/tools/types.js";
+import { hasOpenssl } from "../helpers/procs.js";
 import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 /** Long enough never to fire in a test that expects the request to finish by itself. */
@@ -410,14 +411,7 @@ describe("http_request redirects", () => {
   });
 });
 
-const haveOpenssl = (() => {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const haveOpenssl = hasOpenssl();
 
 describe.skipIf(!haveOpenssl)("http_request over https with backend.ca_file (needs openssl)", () => {
   let secure: https.Server;

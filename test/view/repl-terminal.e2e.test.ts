@@ -6,7 +6,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import {
+  type ScriptedServer,
+  type ScriptItem,
+  startScriptedServer,
+  step,
+} from "../helpers/scripted-server.js";
 import { hasTmux, openTerminal, type Terminal } from "../helpers/terminal.js";
 
 let root: string;
@@ -28,9 +33,7 @@ afterEach(async () => {
   removeDir(root);
 });
 
-const final = (answer: string): ScriptItem => ({
-  reply: { thought: "t", action: "final", action_input: answer },
-});
+const final = (answer: string): ScriptItem => step("final", answer, "t");
 
 /** The user messages of completion request `i`. */
 function userTexts(s: ScriptedServer, i: number): string[] {

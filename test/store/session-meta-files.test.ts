@@ -9,38 +9,31 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 /** Each command must be done by then; a hang is a rejected runCli. */
 const FINISH_MS = 5_000;
 
-let home: string;
-let project: string;
+const scene = useScene({ home: "scoot-meta-home-", project: "scoot-meta-proj-" });
 let outside: string;
-let server: ScriptedServer | undefined;
 beforeEach(() => {
-  home = tempDir("scoot-meta-home-");
-  project = tempDir("scoot-meta-proj-");
   outside = tempDir("scoot-meta-outside-");
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-  removeDir(project);
   removeDir(outside);
 });
 
 /** One real session in `project`; returns its sidecar's path. */
 async function oneSession(): Promise<string> {
-  server = await startScriptedServer([step("final", "done")]);
+  scene.server = await startScriptedServer([step("final", "done")]);
   const r = await runCli(["-e", "hello", "--session-id", "s1"], {
-    home,
-    cwd: project,
-    env: { SCOOT_BACKEND_BASE_URL: server.url },
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
   });
   expect(r.code, r.stderr).toBe(0);
-  const meta = path.join(home, "state", "sessions", "s1.meta.json");
+  const meta = path.join(scene.home, "state", "sessions", "s1.meta.json");
   expect(fs.existsSync(meta)).toBe(true);
   return meta;
 }
@@ -50,7 +43,7 @@ const planters: Record<string, (meta: string) => void> = {
   "a symlink to /dev/zero": (meta) => fs.symlinkSync("/dev/zero", meta),
   "a symlink to an outside file": (meta) => {
     const target = path.join(outside, "meta.json");
-    fs.writeFileSync(target, JSON.stringify({ project_root: project, created: "x" }));
+    fs.writeFileSync(target, JSON.stringify({ project_root: scene.project, created: "x" }));
     fs.symlinkSync(target, meta);
   },
 };
@@ -61,7 +54,7 @@ describe("a planted .meta.json hangs nothing and is not followed", () => {
       const meta = await oneSession();
       fs.rmSync(meta);
       plant(meta);
-      const opts = { home, cwd: project, timeoutMs: FINISH_MS };
+      const opts = { home: scene.home, cwd: scene.project, timeoutMs: FINISH_MS };
 
       const list = await runCli(["sessions", "list"], opts);
       expect(list.code, list.stderr).toBe(0);
@@ -75,7 +68,7 @@ describe("a planted .meta.json hangs nothing and is not followed", () => {
 
       const cont = await runCli(["-e", "again", "--continue"], {
         ...opts,
-        env: { SCOOT_BACKEND_BASE_URL: server!.url },
+        env: { SCOOT_BACKEND_BASE_URL: scene.server!.url },
       });
       expect(cont.code).not.toBe(0);
       expect(cont.stderr).toContain(`skipped ${meta}`);

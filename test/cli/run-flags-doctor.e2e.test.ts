@@ -5,57 +5,55 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
-let server: ScriptedServer | undefined;
-beforeEach(() => {
-  home = tempDir("scoot-broken-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-});
+const scene = useScene({ home: "scoot-broken-" });
 
-const final = (answer: string) => ({ reply: { thought: "t", action: "final", action_input: answer } });
+const final = (answer: string) => step("final", answer, "t");
 const completionModels = (s: ScriptedServer) =>
   s.completions().map((r) => (r.body as { model?: string }).model);
 
 describe("global backend flags", () => {
   it('--model other -e sends model "other" (over the config file and the environment)', async () => {
-    server = await startScriptedServer([final("ok")]);
-    fs.writeFileSync(path.join(home, "config.toml"), '[backend]\nmodel = "from-file"\n');
+    scene.server = await startScriptedServer([final("ok")]);
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[backend]\nmodel = "from-file"\n');
     const r = await runCli(["--model", "other", "-e", "hi"], {
-      home,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MODEL: "from-env" },
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_MODEL: "from-env" },
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(completionModels(server)).toEqual(["other"]);
+    expect(completionModels(scene.server)).toEqual(["other"]);
   });
 
   it("--base-url and --api choose the server and the wire API", async () => {
-    server = await startScriptedServer([final("via responses")]);
-    const r = await runCli(["-e", "hi", "--base-url", server.url, "--api", "responses"], { home });
+    scene.server = await startScriptedServer([final("via responses")]);
+    const r = await runCli(["-e", "hi", "--base-url", scene.server.url, "--api", "responses"], {
+      home: scene.home,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("via responses\n");
-    expect(server.completions().map((c) => c.path)).toEqual(["/v1/responses"]);
+    expect(scene.server.completions().map((c) => c.path)).toEqual(["/v1/responses"]);
   });
 
   it("the REPL and serve honour --model too", async () => {
-    server = await startScriptedServer([final("one"), final("two")]);
-    const env = { SCOOT_BACKEND_BASE_URL: server.url };
-    const repl = await runCli(["repl", "--model", "repl-model"], { home, env, input: "a goal\n" });
+    scene.server = await startScriptedServer([final("one"), final("two")]);
+    const env = { SCOOT_BACKEND_BASE_URL: scene.server.url };
+    const repl = await runCli(["repl", "--model", "repl-model"], {
+      home: scene.home,
+      env,
+      input: "a goal\n",
+    });
     expect(repl.code, repl.stderr).toBe(0);
     const serve = await runCli(["serve", "--model", "serve-model"], {
-      home,
+      home: scene.home,
       env,
       input: `${JSON.stringify({ id: 1, method: "run", params: { goal: "go" } })}\n`,
     });
     expect(serve.code, serve.stderr).toBe(0);
-    expect(completionModels(server)).toEqual(["repl-model", "serve-model"]);
+    expect(completionModels(scene.server)).toEqual(["repl-model", "serve-model"]);
   });
 
   it.each([
@@ -63,36 +61,39 @@ describe("global backend flags", () => {
     [["--base-url", "ftp://x"], /--base-url "ftp:\/\/x" is not an http\(s\) URL/],
     [["--model", " "], /--model needs a model name/],
   ])("a bad value %j is a usage error, nothing is sent", async (flags, message) => {
-    server = await startScriptedServer([final("never")]);
-    const r = await runCli([...flags, "-e", "hi"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    scene.server = await startScriptedServer([final("never")]);
+    const r = await runCli([...flags, "-e", "hi"], {
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
-    expect(server.completions()).toHaveLength(0);
+    expect(scene.server.completions()).toHaveLength(0);
   });
 });
 
 describe("doctor", () => {
   it("WARNs when backend.model is not among the listed models and names them", async () => {
-    server = await startScriptedServer([], { models: ["alpha", "beta:7b"] });
+    scene.server = await startScriptedServer([], { models: ["alpha", "beta:7b"] });
     const r = await runCli(["doctor", "--model", "gamma"], {
-      home,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     const line = r.stdout.split("\n").find((l) => /^\S+\s+backend\s/.test(l));
     expect(line).toMatch(/^WARN/);
     expect(line).toContain('backend.model "gamma" is not among them (listed: alpha, beta:7b)');
     const ok = await runCli(["doctor", "--model", "alpha"], {
-      home,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     expect(ok.stdout).toMatch(/^OK\s+backend\s.*alpha among them/m);
   });
 
   it("connects to each MCP server: OK with its tools, FAIL with the reason", async () => {
-    server = await startScriptedServer([], { models: ["scripted-model"] });
+    scene.server = await startScriptedServer([], { models: ["scripted-model"] });
     const everything = path.resolve("test/mcp/fixtures/everything-stdio.mjs");
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       [
         "[tools]\ntimeout_ms = 8000\n",
         `[[mcp.servers]]\nname = "good"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(everything)}]\nallowed_tools = ["echo"]\n`,
@@ -101,8 +102,8 @@ describe("doctor", () => {
       ].join("\n"),
     );
     const r = await runCli(["doctor"], {
-      home,
-      env: { SCOOT_BACKEND_BASE_URL: server.url, SCOOT_BACKEND_MODEL: "scripted-model" },
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_MODEL: "scripted-model" },
       timeoutMs: 60_000,
     });
     const mcp = r.stdout.split("\n").filter((l) => /^\S+\s+mcp\s/.test(l));
@@ -119,8 +120,11 @@ describe("doctor", () => {
 
 describe("--trace", () => {
   it("prints the answer once, on stdout, and no trace line inside it", async () => {
-    server = await startScriptedServer([final("the only answer")], { streaming: "sse", ssePieces: 6 });
-    const r = await runCli(["--trace", "-e", "hi"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    scene.server = await startScriptedServer([final("the only answer")], { streaming: "sse", ssePieces: 6 });
+    const r = await runCli(["--trace", "-e", "hi"], {
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe("the only answer\n");
     expect(r.stderr).not.toContain("the only answer");

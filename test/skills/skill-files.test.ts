@@ -7,18 +7,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, type ScriptItem, startScriptedServer } from "../helpers/scripted-server.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
-let home: string;
+const scene = useScene({ home: "scoot-h2-sk-" });
 let outside: string;
 let skill: string;
-let server: ScriptedServer | undefined;
 const SECRET = "sk-outside-secret-0123456789";
 
 beforeEach(() => {
-  home = tempDir("scoot-h2-sk-");
   outside = tempDir("scoot-h2-out-");
-  skill = path.join(home, "skills", "demo");
+  skill = path.join(scene.home, "skills", "demo");
   fs.mkdirSync(path.join(skill, "conf"), { recursive: true });
   fs.writeFileSync(path.join(skill, "SKILL.md"), "---\nname: demo\ndescription: a demo\n---\nBody\n");
   fs.writeFileSync(path.join(skill, "notes.md"), "ordinary notes\n");
@@ -26,21 +25,15 @@ beforeEach(() => {
     fs.mkdirSync(path.dirname(path.join(skill, f)), { recursive: true });
     fs.writeFileSync(path.join(skill, f), `${SECRET}\n`);
   }
-  // A symlink with an innocent name pointing at a secret-named file inside the skill.
   fs.symlinkSync(".env", path.join(skill, "innocent.md"));
   fs.writeFileSync(path.join(outside, "private.txt"), `${SECRET}\n`);
 });
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
   removeDir(outside);
 });
 
 function skillStep(p: string): ScriptItem {
-  return {
-    reply: { thought: "read", action: "skill", action_input: JSON.stringify({ name: "demo", path: p }) },
-  };
+  return step("skill", { name: "demo", path: p }, "read");
 }
 
 describe("item 13: skill reads", () => {
@@ -59,15 +52,15 @@ describe("item 13: skill reads", () => {
     fs.linkSync(path.join(outside, "private.txt"), path.join(skill, "linked.md"));
     const script = [...PRIVATE, "linked.md", "notes.md"].map(skillStep);
     script.push({ reply: { thought: "done", action: "final", action_input: "ok" } });
-    server = await startScriptedServer(script);
+    scene.server = await startScriptedServer(script);
     const r = await runCli(["-e", "read the skill", "--policy", "readonly"], {
-      home,
-      env: { SCOOT_BACKEND_BASE_URL: server.url },
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
     });
     expect(r.code).toBe(0);
-    const bodies = server.completions().map((c) => JSON.stringify(c.body));
+    const bodies = scene.server.completions().map((c) => JSON.stringify(c.body));
     for (const b of bodies) expect(b).not.toContain(SECRET);
-    const last = server.completions().at(-1)!.body as { messages: { content: string }[] };
+    const last = scene.server.completions().at(-1)!.body as { messages: { content: string }[] };
     const observations = last.messages
       .map((m) => m.content)
       .filter((c) => c.startsWith("Observation from skill"));
@@ -97,13 +90,13 @@ describe("item 13: skills pack", () => {
     }
     fs.linkSync(path.join(outside, "private.txt"), path.join(skill, "linked.md"));
     const out = path.join(outside, "demo.tar");
-    const r = await runCli(["skills", "pack", skill, out], { home });
+    const r = await runCli(["skills", "pack", skill, out], { home: scene.home });
     expect(r.code).not.toBe(0);
     expect(r.stderr + r.stdout).toMatch(/linked\.md \(has 2 hard links; refused/);
     expect(fs.existsSync(out)).toBe(false);
 
     fs.rmSync(path.join(skill, "linked.md"));
-    const ok = await runCli(["skills", "pack", skill, out], { home });
+    const ok = await runCli(["skills", "pack", skill, out], { home: scene.home });
     expect(ok.code).toBe(0);
     expect(fs.readFileSync(out).includes(SECRET)).toBe(false);
   });

@@ -6,22 +6,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CONFIG_MAX_DEPTH } from "../../src/config/load.js";
 import { LIMITS, SCHEMA } from "../../src/config/schema.js";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
 
-let home: string;
-let server: ScriptedServer | undefined;
-beforeEach(() => {
-  home = tempDir("scoot-h2-cfg-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-});
+const scene = useScene({ home: "scoot-h2-cfg-" });
 
 function deep(levels: number): string {
   return `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
@@ -29,9 +21,9 @@ function deep(levels: number): string {
 
 describe("item 8: nesting is bounded at load", () => {
   it("a 100k-deep extra_body in config.json is exit 2 naming the key, for config and -e", async () => {
-    fs.writeFileSync(path.join(home, "config.json"), `{"backend":{"extra_body":${deep(100_000)}}}`);
+    fs.writeFileSync(path.join(scene.home, "config.json"), `{"backend":{"extra_body":${deep(100_000)}}}`);
     for (const args of [["config"], ["-e", "goal"], ["doctor"]]) {
-      const r = await runCli(args, { home });
+      const r = await runCli(args, { home: scene.home });
       expect(r.stderr).not.toMatch(/Maximum call stack|internal error/);
       if (args[0] !== "doctor") expect(r.code).toBe(2);
       expect(r.stderr + r.stdout).toMatch(
@@ -42,17 +34,20 @@ describe("item 8: nesting is bounded at load", () => {
 
   it("nesting just inside the bound loads; one more level is refused", async () => {
     // extra_body itself is the first level.
-    fs.writeFileSync(path.join(home, "config.json"), `{"backend":{"extra_body":${deep(CONFIG_MAX_DEPTH)}}}`);
-    expect((await runCli(["config"], { home })).code).toBe(0);
     fs.writeFileSync(
-      path.join(home, "config.json"),
+      path.join(scene.home, "config.json"),
+      `{"backend":{"extra_body":${deep(CONFIG_MAX_DEPTH)}}}`,
+    );
+    expect((await runCli(["config"], { home: scene.home })).code).toBe(0);
+    fs.writeFileSync(
+      path.join(scene.home, "config.json"),
       `{"backend":{"extra_body":${deep(CONFIG_MAX_DEPTH + 1)}}}`,
     );
-    expect((await runCli(["config"], { home })).code).toBe(2);
+    expect((await runCli(["config"], { home: scene.home })).code).toBe(2);
   });
 
   it("a deep SCOOT_BACKEND_EXTRA_BODY is ignored with a warning", async () => {
-    const r = await runCli(["config"], { home, env: { SCOOT_BACKEND_EXTRA_BODY: deep(10_000) } });
+    const r = await runCli(["config"], { home: scene.home, env: { SCOOT_BACKEND_EXTRA_BODY: deep(10_000) } });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/SCOOT_BACKEND_EXTRA_BODY ignored: .*nested deeper/);
   });
@@ -80,8 +75,8 @@ describe("item 9: every duration and size key has a maximum", () => {
     ["audit", "max_file_bytes", 2 ** 40],
     ["agent", "context_budget_bytes", 2 ** 40],
   ])("%s.%s = %d is exit 2 naming the key and the range", async (section, key, value) => {
-    fs.writeFileSync(path.join(home, "config.toml"), `[${section}]\n${key} = ${value}\n`);
-    const r = await runCli(["config"], { home });
+    fs.writeFileSync(path.join(scene.home, "config.toml"), `[${section}]\n${key} = ${value}\n`);
+    const r = await runCli(["config"], { home: scene.home });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`${section}\\.${key}: must be in \\d+\\.\\.\\d+, got ${value}`));
   });
@@ -97,11 +92,11 @@ describe("item 9: every duration and size key has a maximum", () => {
 
   it("a huge every_sec skips the job with the range; schedule list still works", async () => {
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       '[schedule]\nenabled = true\n[[schedule.jobs]]\nid = "big"\ngoal = "g"\nevery_sec = 9007199254740991\n' +
         '[[schedule.jobs]]\nid = "ok"\ngoal = "g"\nevery_sec = 60\n',
     );
-    const r = await runCli(["schedule", "list"], { home });
+    const r = await runCli(["schedule", "list"], { home: scene.home });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/Invalid time value|internal error/);
     expect(r.stderr).toContain(
@@ -114,23 +109,31 @@ describe("item 9: every duration and size key has a maximum", () => {
 describe("item 14: extra_body cannot silently change protected keys", () => {
   it("store = true in extra_body is dropped, warned on stderr once and shown by doctor", async () => {
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       '[backend]\napi = "responses"\nstore = false\nextra_body = { store = true, seed = 7, model = "other" }\n',
     );
-    server = await startScriptedServer([{ reply: { thought: "t", action: "final", action_input: "ok" } }]);
-    const r = await runCli(["-e", "goal"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    scene.server = await startScriptedServer([
+      { reply: { thought: "t", action: "final", action_input: "ok" } },
+    ]);
+    const r = await runCli(["-e", "goal"], {
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
     expect(r.code).toBe(0);
     const warnings = r.stderr.split("\n").filter((l) => l.includes("backend.extra_body keys"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
       /store, model are ignored: Scoot sets them itself \(use backend.store for store\)/,
     );
-    const body = server.completions()[0]!.body as Record<string, unknown>;
+    const body = scene.server.completions()[0]!.body as Record<string, unknown>;
     expect(body.store).toBe(false);
     expect(body.seed).toBe(7);
     expect(body.model).not.toBe("other");
 
-    const doctor = await runCli(["doctor"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    const doctor = await runCli(["doctor"], {
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
     expect(doctor.stdout + doctor.stderr).toMatch(/WARN.*backend\.extra_body keys store, model are ignored/);
   });
 });

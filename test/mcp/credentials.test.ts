@@ -9,21 +9,19 @@ import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const FROM_ENV = "envcred-7f3a9c1e5b";
 const INLINE = "inlinecred-2d8e4b6a0c";
 const STDIO = "stdiocred-9a1b2c3d4e";
 
-let home: string;
+const scene = useScene({ home: "scoot-h2-mcp-" });
 let model: ScriptedServer | undefined;
 let echo: http.Server | undefined;
 
-beforeEach(() => {
-  home = tempDir("scoot-h2-mcp-");
-});
 afterEach(async () => {
   await model?.close();
   model = undefined;
@@ -32,7 +30,6 @@ afterEach(async () => {
     await new Promise<void>((r) => echo!.close(() => r()));
     echo = undefined;
   }
-  removeDir(home);
 });
 
 function everyText(): string {
@@ -44,7 +41,7 @@ function everyText(): string {
       else if (e.isFile() && !p.endsWith("config.toml")) files.push(p);
     }
   };
-  walk(home);
+  walk(scene.home);
   return files.map((f) => fs.readFileSync(f, "utf8")).join("\n");
 }
 
@@ -61,7 +58,7 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
     await new Promise<void>((r) => echo!.listen(0, "127.0.0.1", () => r()));
     const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/mcp`;
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       [
         "[tools]",
         'policy = "unrestricted"',
@@ -81,7 +78,7 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
       { reply: { thought: "done", action: "final", action_input: "ok" } },
     ]);
     const r = await runCli(["-e", "call it", "--trace", "--session-id", "mcp1"], {
-      home,
+      home: scene.home,
       env: { SCOOT_BACKEND_BASE_URL: model.url, ECHOER_CRED: FROM_ENV },
     });
     expect(r.code).toBe(0);
@@ -98,19 +95,19 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
       expect(text).not.toContain(FROM_ENV);
       expect(text).not.toContain(INLINE);
     }
-    const shown = await runCli(["session", "show", "mcp1"], { home });
+    const shown = await runCli(["session", "show", "mcp1"], { home: scene.home });
     expect(shown.stdout).not.toContain(FROM_ENV);
   });
 
   it("a stdio server printing its env value instead of a protocol message", async () => {
-    const script = path.join(home, "leaky.mjs");
+    const script = path.join(scene.home, "leaky.mjs");
     fs.writeFileSync(
       script,
       "process.stdin.once('data', () => { process.stdout.write('leak ' + process.env.LEAKY_VAL + '\\n'); " +
         "process.stderr.write('stderr leak ' + process.env.LEAKY_VAL + '\\n'); process.exit(3); });\n",
     );
     fs.writeFileSync(
-      path.join(home, "config.toml"),
+      path.join(scene.home, "config.toml"),
       [
         "[tools]",
         'policy = "unrestricted"',
@@ -130,7 +127,7 @@ describe("item 4: every configured MCP credential is redacted by every writer", 
       { reply: { thought: "done", action: "final", action_input: "ok" } },
     ]);
     const r = await runCli(["-e", "call it", "--trace"], {
-      home,
+      home: scene.home,
       env: { SCOOT_BACKEND_BASE_URL: model.url },
     });
     expect(r.code).toBe(0);

@@ -13,6 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { httpRequestTool } from "../../src/tools/http_request.js";
+import { hasOpenssl } from "../helpers/procs.js";
 import { makeToolContext, runTool } from "../helpers/tool-context.js";
 
 interface Seen {
@@ -152,14 +153,7 @@ describe("item 12: a redirect that leaves the origin carries no credential and n
   });
 });
 
-const haveOpenssl = (() => {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const haveOpenssl = hasOpenssl();
 
 describe.skipIf(!haveOpenssl)("item 12: https never redirects to http (needs openssl)", () => {
   it("a 302 from https to http is refused and the http origin hears nothing", async () => {

@@ -6,21 +6,13 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TOKEN_CMD_TIMEOUT_MS } from "../../src/config/secrets.js";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
-import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer } from "../helpers/scripted-server.js";
 
-let home: string;
-let server: ScriptedServer | undefined;
-beforeEach(() => {
-  home = tempDir("scoot-h2-tok-");
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  removeDir(home);
-});
+const scene = useScene({ home: "scoot-h2-tok-" });
 
 /** Live (not zombie) processes whose command line contains `needle`. */
 function liveWith(needle: string): number[] {
@@ -54,22 +46,25 @@ async function liveAfterKill(needle: string): Promise<number[]> {
 
 function configure(cmd: string): void {
   fs.writeFileSync(
-    path.join(home, "config.toml"),
+    path.join(scene.home, "config.toml"),
     `[backend]\napi_key_env = ""\napi_key_cmd = ${JSON.stringify(cmd)}\n`,
   );
 }
 
 describe.skipIf(process.platform !== "linux")("item 10: the token command", () => {
   it("prints the token and leaves a child holding stdout: done at once, child killed, run once", async () => {
-    const counter = path.join(home, "count");
+    const counter = path.join(scene.home, "count");
     const marker = "17.4242";
     configure(`echo run >> ${counter}; echo tok-from-cmd-123456; sleep ${marker} & exit 0`);
-    server = await startScriptedServer();
-    const r = await runCli(["doctor"], { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+    scene.server = await startScriptedServer();
+    const r = await runCli(["doctor"], {
+      home: scene.home,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
     expect(r.stdout + r.stderr).not.toMatch(/did not finish/);
     expect(r.stdout).toMatch(/token.*backend\.api_key_cmd/);
     // The probe carried the token the command printed.
-    const auth = server.requests.map((q) => q.headers.authorization).filter(Boolean);
+    const auth = scene.server.requests.map((q) => q.headers.authorization).filter(Boolean);
     expect(auth.length).toBeGreaterThan(0);
     for (const a of auth) expect(a).toBe("Bearer tok-from-cmd-123456");
     expect(fs.readFileSync(counter, "utf8")).toBe("run\n");
@@ -79,7 +74,7 @@ describe.skipIf(process.platform !== "linux")("item 10: the token command", () =
   it(`a command past the ${TOKEN_CMD_TIMEOUT_MS / 1000} s deadline has its whole group killed`, async () => {
     const marker = "47.4242";
     configure(`sleep ${marker} & sleep ${marker}`);
-    const r = await runCli(["config"], { home, timeoutMs: TOKEN_CMD_TIMEOUT_MS + 20_000 });
+    const r = await runCli(["config"], { home: scene.home, timeoutMs: TOKEN_CMD_TIMEOUT_MS + 20_000 });
     expect(r.stdout + r.stderr).toMatch(
       /backend\.api_key_cmd did not finish within 10 s \(its process group was killed\)/,
     );

@@ -1,0 +1,57 @@
+/**
+ * argv → exit code, with the process's streams, environment and directory passed in: what
+ * `main.ts` runs, and what tests run in process (the same routing of `--version`, help and
+ * commands, without starting a process per case). Imports only what `--version` and `--help`
+ * need; everything else is `app.ts`, loaded when there is work.
+ */
+import { parseArgs, USAGE } from "./cli/args.js";
+import { unknownCommandMessage } from "./cli/command-hint.js";
+import type { Surroundings } from "./cli/context.js";
+import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
+import { EXIT, type Io } from "./cli/io.js";
+import { scootVersion } from "./core/version.js";
+
+export async function runArgv(
+  argv: string[],
+  base: Surroundings,
+  /** Called once the command modules are loaded, before the command runs (the CLI tunes the heap). */
+  hooks: { onAppLoaded?: () => Promise<void> } = {},
+): Promise<number> {
+  const parsed = parseArgs(argv);
+  if (!parsed.ok) {
+    base.io.err(`scoot: ${parsed.error}\n`);
+    return EXIT.usage;
+  }
+  const args = parsed.value;
+  if (args.flags.version) {
+    base.io.out(`scoot ${scootVersion()}\n`);
+    return EXIT.ok;
+  }
+  const asksHelp = args.flags.help === true || (args.words[0] === "help" && args.flags.eval === undefined);
+  if (asksHelp) return printHelp(helpTopic(args.words, args.flags.help === true), base.io);
+  const { dispatch } = await import("./app.js");
+  await hooks.onAppLoaded?.();
+  return dispatch(args, base);
+}
+
+/** `scoot help x` and `scoot x --help` ask about x; `scoot help --help` about help itself. */
+function helpTopic(words: string[], flag: boolean): string[] {
+  if (words[0] !== "help") return words;
+  if (words.length > 1) return words.slice(1);
+  return flag ? words : [];
+}
+
+/** `scoot --help`, `scoot <command> --help`, `scoot help [<command>]` (docs/commands.md). */
+function printHelp(words: string[], io: Io): number {
+  if (words.length === 0) {
+    io.out(USAGE);
+    return EXIT.ok;
+  }
+  const text = commandHelpText(words[0]!);
+  if (text === undefined) {
+    io.err(unknownCommandMessage(words, Object.keys(COMMAND_HELP)));
+    return EXIT.usage;
+  }
+  io.out(text);
+  return EXIT.ok;
+}
