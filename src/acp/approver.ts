@@ -10,7 +10,8 @@
  * editor that answers `cancelled`, fails or is gone is a refusal, never a yes.
  */
 import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import type { ApprovalAnswer, ApprovalRequest, Approver } from "../agent/approval.js";
+import type { ApprovalAnswer, Approver } from "../agent/approval.js";
+import type { Ready } from "../agent/call-record.js";
 import type { EditorLink } from "./editor-link.js";
 import { changeDiff, toolCallView } from "./tool-kind.js";
 
@@ -33,11 +34,7 @@ export interface ApprovalContext {
 const REFUSED_BY_USER = "refused by the user in the editor";
 
 /** The permission request's tool call: the call's record as the editor already shows it, with its planned change. */
-export function permissionToolCall(
-  request: ApprovalRequest,
-  toolCallId: string,
-  cwd: string,
-): ToolCallUpdate {
+export function permissionToolCall(request: Ready, toolCallId: string, cwd: string): ToolCallUpdate {
   const v = toolCallView(request, cwd);
   const diff = changeDiff(request.change);
   const content = diff ? [{ type: "diff" as const, ...diff }] : [];
@@ -57,7 +54,7 @@ let requestCounter = 0;
 export class AcpApprover implements Approver {
   constructor(private readonly ctx: ApprovalContext) {}
 
-  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+  async ask(request: Ready, signal: AbortSignal): Promise<ApprovalAnswer> {
     const link = this.ctx.link();
     if (!link) return { kind: "refuse", reason: "no editor is connected to ask" };
     requestCounter += 1;

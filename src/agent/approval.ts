@@ -15,13 +15,11 @@ export type ApprovalAnswer =
   | { kind: "refuse"; reason?: string; always?: boolean };
 
 /**
- * What an approver is asked about: the call's record (call-record.ts), as prepared and with the
+ * Who answers. It is asked about the call's record (call-record.ts), as prepared and with the
  * change it will make, so the question shows exactly what will run and be written.
  */
-export type ApprovalRequest = Ready;
-
 export interface Approver {
-  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer>;
+  ask(call: Ready, signal: AbortSignal): Promise<ApprovalAnswer>;
 }
 
 /** `tools.approval` and `--approval`. */

@@ -8,7 +8,8 @@
  * or split over lines must not hide its second half behind an innocent first one. Model text
  * passes `terminalText` so it cannot rewrite the question with escape sequences.
  */
-import { type ApprovalAnswer, type ApprovalRequest, type Approver, callSummary } from "../agent/approval.js";
+import { type ApprovalAnswer, type Approver, callSummary } from "../agent/approval.js";
+import type { Ready } from "../agent/call-record.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
 
@@ -39,7 +40,7 @@ function indent(text: string): string {
 }
 
 /** What "always" covers, in words. */
-export function alwaysMeaning(request: ApprovalRequest): string {
+export function alwaysMeaning(request: Ready): string {
   const key = request.rememberKey;
   if (key.startsWith("bash:")) {
     const program = key.slice("bash:".length);
@@ -49,7 +50,7 @@ export function alwaysMeaning(request: ApprovalRequest): string {
 }
 
 /** The call as shown above the question. */
-async function describe(request: ApprovalRequest, color: boolean): Promise<string> {
+async function describe(request: Ready, color: boolean): Promise<string> {
   const bold = (t: string) => (color ? `\u001b[1m${t}\u001b[0m` : t);
   const lines = [`${bold("approve?")} ${safe(callSummary(request))}`];
   const change = request.change;

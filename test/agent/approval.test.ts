@@ -10,12 +10,12 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type ApprovalAnswer,
-  type ApprovalRequest,
   type Approver,
   approvalMemory,
   callSummary,
   needsApproval,
 } from "../../src/agent/approval.js";
+import type { Ready } from "../../src/agent/call-record.js";
 import { type AgentEvent, wireEvent } from "../../src/agent/events.js";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
@@ -130,8 +130,8 @@ describe("which calls ask", () => {
 });
 
 /** An approver that answers from a list and keeps every question. */
-function answering(...answers: (ApprovalAnswer | Error | "wait")[]): Approver & { asked: ApprovalRequest[] } {
-  const asked: ApprovalRequest[] = [];
+function answering(...answers: (ApprovalAnswer | Error | "wait")[]): Approver & { asked: Ready[] } {
+  const asked: Ready[] = [];
   return {
     asked,
     async ask(request, signal) {

@@ -4,7 +4,7 @@
  * and only y / a / n answer.
  */
 import { describe, expect, it } from "vitest";
-import type { ApprovalRequest } from "../../src/agent/approval.js";
+import type { Ready } from "../../src/agent/call-record.js";
 import { type KeyboardIo, keyboardApprover } from "../../src/cli/approve-keyboard.js";
 import { terminalText } from "../../src/core/terminal-text.js";
 import { readyCall } from "../helpers/calls.js";
@@ -25,7 +25,7 @@ function terminal(lines: (string | undefined)[]): KeyboardIo & { shown: string; 
   return t;
 }
 
-function bash(command: string): ApprovalRequest {
+function bash(command: string): Ready {
   return readyCall("bash", command);
 }
 
