@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    maxWorkers: 2,
+    // Three workers on two cores: many tests wait on child processes, servers and timers (the
+    // soak drill alone waits 40 s), and a third worker fills that idle time. Measured on the
+    // 2-core machine: 161 s against 196 s with two, every test passing.
+    maxWorkers: 3,
   },
 });
