@@ -7,8 +7,8 @@
  *
  * - before and after the read, the path names the very file Scoot opened (same device and
  *   inode, no link at any component);
- * - during the read, no entry was renamed, created or removed in any directory of the path
- *   (inotify watches, via `fs.watch`, on every ancestor). A swap and a swap back between the
+ * - during the read, no entry on the path was renamed, created or removed (inotify watches, via
+ *   `fs.watch`, on every ancestor, each listening for the one name the path goes through). A swap and a swap back between the
  *   two checks leaves the identities equal but cannot escape the watches, whatever the timing.
  *
  * Otherwise (or when a watch cannot be set) the caller reads its own descriptor: the disk.
@@ -37,14 +37,16 @@ function sameFile(abs: string, fd: number): boolean {
   }
 }
 
-/** Every directory from the root down to the file's parent. */
-function ancestors(abs: string): string[] {
-  const out: string[] = [];
+/** Every directory from the root down to the file's parent, with the name on the path in each. */
+function ancestors(abs: string): { dir: string; next: string }[] {
+  const out: { dir: string; next: string }[] = [];
+  let child = abs;
   let dir = path.dirname(abs);
   for (;;) {
-    out.push(dir);
+    out.push({ dir, next: path.basename(child) });
     const up = path.dirname(dir);
     if (up === dir) return out.reverse();
+    child = dir;
     dir = up;
   }
 }
@@ -66,9 +68,11 @@ export async function readThroughEditor(
   const watchers: fs.FSWatcher[] = [];
   let renamed = false;
   try {
-    for (const dir of ancestors(abs)) {
-      const w = fs.watch(dir, { persistent: false }, (event) => {
-        if (event === "rename") renamed = true;
+    for (const { dir, next } of ancestors(abs)) {
+      // Only the entry on the path matters: a busy directory (a shared /tmp, a home) renames
+      // other entries all the time. An event without a name could be ours.
+      const w = fs.watch(dir, { persistent: false }, (event, name) => {
+        if (event === "rename" && (name === null || name === next)) renamed = true;
       });
       // A watch that fails later (the directory went) counts as a change.
       w.on("error", () => {

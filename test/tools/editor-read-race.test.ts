@@ -86,6 +86,26 @@ describe.skipIf(process.platform !== "linux" || !canJudgeDescriptors())("reads t
     }
   });
 
+  it("a rename elsewhere in a directory of the path (a busy /tmp, a home) does not refuse the editor", async () => {
+    const abs = path.join(project, "sub", "f.txt");
+    fs.writeFileSync(path.join(project, "other.txt"), "x");
+    const fd = fs.openSync(abs, "r");
+    try {
+      const editor: EditorBuffers = {
+        async read(p) {
+          fs.renameSync(path.join(project, "other.txt"), path.join(project, "other2.txt"));
+          fs.mkdirSync(path.join(base, "neighbour"));
+          return `BUFFER ${await fs.promises.readFile(p, "utf8")}`;
+        },
+      };
+      expect(await readThroughEditor(editor, abs, fd, new AbortController().signal)).toEqual({
+        text: "BUFFER inside text\n",
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+
   it(`${READS} reads under a directory swap: no read returns the outside file`, async () => {
     const swapper = await startDirSwapper(path.join(project, "sub"), outside);
     const leaked: string[] = [];
