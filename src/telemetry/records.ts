@@ -1,14 +1,16 @@
 /**
  * One audit event → one OpenTelemetry log record (docs/telemetry.md "Telemetry and metrics"): the body is
  * the redacted `msg`; attributes carry the identity a backend deduplicates on
- * (`scoot.session_id`, `scoot.seq`, `scoot.chain`) plus run id and kind; the severity comes
- * from the kind's audit level. A generation removed before it was exported becomes one
+ * (`scoot.session_id`, `scoot.seq`, `scoot.chain`) plus run id and kind; a `tool_call` also
+ * names its tool and the title the tool presents itself with (`scoot.tool`, `scoot.tool_title`,
+ * the same title an editor shows); the severity comes from the kind's audit level. A generation removed before it was exported becomes one
  * record of kind `gap` with its range.
  *
  * Only types are imported from OpenTelemetry here; the resource and scope objects are made
  * by the lazily loaded exporter (`otlp.ts`).
  */
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
+import { presentRecorded } from "../agent/calls.js";
 import type { AuditLevel } from "../config/schema.js";
 import { redact } from "../core/redact.js";
 import { type AuditKind, KIND_LEVEL } from "../store/audit-writer.js";
@@ -28,6 +30,20 @@ type Scope = ReadableLogRecord["instrumentationScope"];
 function hrTime(ms: number): [number, number] {
   const whole = Math.floor(ms);
   return [Math.floor(whole / 1000), (whole % 1000) * 1_000_000 + Math.round((ms - whole) * 1_000_000)];
+}
+
+/**
+ * A `tool_call` record's message is the call as the pipeline recorded it, `<action> <raw>`: its
+ * tool, and the title the tool presents (absent when the recorded text no longer validates,
+ * e.g. clipped).
+ */
+function callAttributes(kind: string, msg: string): Record<string, string> {
+  if (kind !== "tool_call") return {};
+  const space = msg.indexOf(" ");
+  const action = space === -1 ? msg : msg.slice(0, space);
+  const shown = presentRecorded(action, space === -1 ? "" : msg.slice(space + 1));
+  if (!shown.tool) return {};
+  return { "scoot.tool": action, "scoot.tool_title": redact(shown.presentation.title) };
 }
 
 function levelOf(kind: string): AuditLevel {
@@ -77,6 +93,7 @@ export function toLogRecord(
       "scoot.kind": e.kind,
       "scoot.chain": item.chain,
       "scoot.generation": item.generation,
+      ...callAttributes(e.kind, e.msg),
     },
     droppedAttributesCount: 0,
   };

@@ -127,6 +127,7 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
     expect(new Set(receiver.requests.map((q) => q.encoding))).toEqual(
       new Set([protocol === "http/json" ? "json" : "protobuf"]),
     );
+    expect(written.some((a) => a.kind === "tool_call")).toBe(true);
     receiver.records.forEach((rec, i) => {
       const a = written[i]!;
       expect(rec.body).toBe(a.msg);
@@ -135,6 +136,11 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
       expect(rec.attributes["scoot.kind"]).toBe(a.kind);
       expect(rec.attributes["scoot.run_id"]).toBe(a.run_id);
       expect(String(rec.attributes["scoot.chain"])).toMatch(/^[0-9a-f]{64}$/);
+      // A tool call names its tool and the title the tool presents itself with.
+      if (a.kind === "tool_call") {
+        expect(rec.attributes["scoot.tool"]).toBe(a.msg.split(" ")[0]);
+        expect(String(rec.attributes["scoot.tool_title"])).not.toBe("");
+      } else expect(rec.attributes["scoot.tool"]).toBeUndefined();
       expect(rec.resource["service.name"]).toBe("scoot");
       expect(rec.resource["service.version"]).toBe("0.1.0");
       expect(rec.resource["deployment.environment"]).toBe("test");
