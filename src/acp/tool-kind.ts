@@ -38,6 +38,8 @@ export interface ToolCallView {
 export type Viewed = Pick<Prepared, "raw" | "presentation"> & {
   effects?: Effects;
   tool?: Pick<AnyTool, "textName">;
+  /** The validated input: a text tool's text as it runs (mapped from `{"command": …}` if so). */
+  input?: unknown;
 };
 
 /** The raw input as an object: JSON objects as they are, anything else under a name. */
@@ -72,7 +74,7 @@ export function toolCallView(call: Viewed, cwd: string): ToolCallView {
     title: cut(p.title),
     kind: kindOf(p, call.effects),
     locations,
-    rawInput: rawInputOf(call.raw, call.tool?.textName),
+    rawInput: rawInputOf(typeof call.input === "string" ? call.input : call.raw, call.tool?.textName),
   };
 }
 

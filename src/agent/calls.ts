@@ -142,11 +142,17 @@ export function presentRecorded(
   action: string,
   raw: string,
   tools: ReadonlyMap<string, AnyTool> = TOOLS_BY_NAME,
-): Pick<Prepared, "raw" | "presentation"> & { effects?: Effects; tool?: AnyTool } {
+): Pick<Prepared, "raw" | "presentation"> & { effects?: Effects; tool?: AnyTool; input?: unknown } {
   const tool = tools.get(action);
   const parsed = tool?.parse(raw);
   if (!tool || !parsed?.ok) return { raw, presentation: rawPresentation(action, raw) };
-  return { raw, presentation: tool.present(parsed.value), effects: tool.effects(parsed.value), tool };
+  return {
+    raw,
+    presentation: tool.present(parsed.value),
+    effects: tool.effects(parsed.value),
+    tool,
+    input: parsed.value,
+  };
 }
 
 /** The dry-run answer (`scoot policy check`): a denied child denies the whole call, by name. */

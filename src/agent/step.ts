@@ -128,12 +128,23 @@ function scan(text: string): Scan {
   return out;
 }
 
-/** The `{"name", "arguments"}` tool-call shape small models are trained on (Hermes, Qwen). */
-function isToolCallDialect(v: Record<string, unknown>): boolean {
+/**
+ * The `{"name", "arguments"}` tool-call shape small models are trained on (Hermes, Qwen;
+ * Llama's `{"name", "parameters"}`). The arguments, an object or its JSON text, become the
+ * action_input, which the tool's own declaration reads (bash ← `command`, final ← `answer`).
+ */
+const ARGUMENT_KEYS = ["arguments", "parameters"] as const;
+
+function toolCallArguments(v: Record<string, unknown>): { present: boolean; value: unknown } {
   const keys = Object.keys(v);
-  return (
-    typeof v.name === "string" && "arguments" in v && keys.every((k) => k === "name" || k === "arguments")
-  );
+  const argKey = ARGUMENT_KEYS.find((k) => k in v);
+  const present =
+    typeof v.name === "string" && argKey !== undefined && keys.every((k) => k === "name" || k === argKey);
+  return { present, value: argKey !== undefined ? v[argKey] : undefined };
+}
+
+function isToolCallDialect(v: Record<string, unknown>): boolean {
+  return toolCallArguments(v).present;
 }
 
 function insideToolCallTags(text: string, at: number): boolean {
@@ -201,7 +212,7 @@ export function extractStep(text: string): Result<Record<string, unknown>> {
   const e = extractObject(splitThinking(text).rest);
   if (!e.ok) return e;
   if (e.value.dialect) {
-    const args = e.value.value.arguments;
+    const args = toolCallArguments(e.value.value).value;
     return {
       ok: true,
       value: { thought: "", action: e.value.dialect.name, action_input: args },
@@ -277,7 +288,7 @@ function dialectStep(
       error: `the reply uses ${seen} with the name "${clip(e.dialect.name, ECHO_MAX_BYTES)}", which is not an enabled action; use one of: ${actionList(enabled)} (as {"thought", "action", "action_input"})`,
     };
   }
-  const args = e.value.arguments;
+  const args = toolCallArguments(e.value).value;
   return validateStep({ thought: "", action: e.dialect.name, action_input: args }, enabled, [
     ...e.notes,
     `accepted ${seen} as the step`,

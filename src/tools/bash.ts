@@ -29,7 +29,12 @@ const EXIT_REPORT_MS = 1000;
 const SHELL = "/bin/sh";
 
 /** Blank commands are the gate's to refuse (in every mode), with a policy reason, so no `nonEmpty` here. */
-export const INPUT = declareText("bash", { shape: "command string", example: "git status" });
+export const INPUT = declareText("bash", {
+  shape: "command string",
+  example: "git status",
+  fields: ["command"],
+  objects: "refuse",
+});
 
 type Stop = { kind: "timeout"; ms: number } | { kind: "interrupted" };
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
@@ -201,7 +206,7 @@ export const bashTool: Tool<string> = {
     "and a hard timeout. Returns the exit code, stdout and stderr. Prefer the structured tools for files, " +
     "search and HTTP.",
   inputShape: INPUT.inputShape,
-  textName: "command",
+  textName: INPUT.textName,
   approvalScope: (command: string) => bashRememberKey(command),
   clipBytes: CLIP.bash,
   parse: INPUT.parse,

@@ -343,27 +343,69 @@ function readField(tool: string, obj: Fields, key: string, f: FieldSpec): Result
 /**
  * A tool whose action_input is plain text, not JSON (bash's command, final's answer): the same
  * four things from one declaration. `nonEmpty` names what must not be blank in the correction.
+ *
+ * Models also send the text as a field of an object (`{"command": "ls"}`, from their
+ * `{name, arguments}` training). `fields` names the fields that may carry it: an object with
+ * exactly one of them, a string, is read as that string. With `objects: "refuse"` (bash) any
+ * other object is a correction naming the fields — a JSON text is never run as a command;
+ * with `objects: "keep"` (final) it stays the text it is (an answer may be JSON).
  */
 export interface DeclaredText {
   inputShape: string;
   example: string;
   schema: object;
+  /** The field that names the text where an object is needed (the first of `fields`). */
+  textName?: string;
   parse(raw: string): Result<string>;
 }
 
 export function declareText(
   tool: string,
-  spec: { shape: string; example: string; nonEmpty?: string },
+  spec: {
+    shape: string;
+    example: string;
+    nonEmpty?: string;
+    fields?: readonly string[];
+    objects?: "refuse" | "keep";
+  },
 ): DeclaredText {
   const noun = spec.nonEmpty;
+  const fields = spec.fields ?? [];
+  const named = fields.map((f) => JSON.stringify(f)).join(" or ");
+  const asField = fields[0] !== undefined ? ` (or {${JSON.stringify(fields[0])}: "..."})` : "";
+  /** The text an object carries, the object itself as text, or why neither. */
+  const fromObject = (raw: string): Result<string> | undefined => {
+    if (fields.length === 0 || !raw.trimStart().startsWith("{")) return undefined;
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      return undefined;
+    }
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+    const keys = Object.keys(v);
+    const only = keys.length === 1 ? keys[0]! : undefined;
+    const value =
+      only !== undefined && fields.includes(only) ? (v as Record<string, unknown>)[only] : undefined;
+    if (typeof value === "string") return { ok: true, value };
+    if (spec.objects === "keep") return undefined;
+    const got = keys.length === 0 ? "no keys" : `the keys ${keys.map((k) => JSON.stringify(k)).join(", ")}`;
+    return fail(
+      `${tool}: action_input is the ${spec.shape} itself${asField}; got a JSON object with ${got}${only !== undefined && fields.includes(only) ? ` (${named} must be a string)` : ""}`,
+    );
+  };
   return {
     inputShape: spec.shape,
     example: spec.example,
     schema: { type: "string", ...(noun ? { minLength: 1 } : {}) },
+    ...(fields[0] !== undefined ? { textName: fields[0] } : {}),
     parse(raw) {
       if (typeof raw !== "string") return fail(`${tool}: action_input must be the ${spec.shape}`);
-      if (noun && raw.trim() === "") return fail(`${tool}: the ${noun} must not be empty`);
-      return { ok: true, value: raw };
+      const mapped = fromObject(raw);
+      if (mapped && !mapped.ok) return mapped;
+      const text = mapped?.value ?? raw;
+      if (noun && text.trim() === "") return fail(`${tool}: the ${noun} must not be empty`);
+      return { ok: true, value: text };
     },
   };
 }

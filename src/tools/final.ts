@@ -15,6 +15,9 @@ export const INPUT = declareText(FINAL_ACTION, {
   shape: "answer text",
   example: "The answer.",
   nonEmpty: "answer text",
+  // `{"answer": …}` is read as the answer; any other object is an answer in JSON (kept as it is).
+  fields: ["answer", "text"],
+  objects: "keep",
 });
 
 export const finalTool: Tool<string> = {
