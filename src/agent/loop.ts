@@ -236,7 +236,11 @@ async function askPhase(
     if (thought) return thought;
   }
   if (r.cutOff) noteCutOff(run);
-  return { text: r.text, follower, ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}) } };
+  return {
+    text: r.text,
+    follower,
+    ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}), ...(r.notes ? { notes: r.notes } : {}) },
+  };
 }
 
 /** Once per process: the fix for replies that keep running into the token limit. */

@@ -45,6 +45,8 @@ export interface ReplyContext {
   reasoning?: string;
   /** Set when the server stopped at its token limit: how it said so (e.g. "finish_reason length"). */
   cutOff?: string;
+  /** How the backend read the reply (a native tool call taken as the step): the step's first notes. */
+  notes?: readonly string[];
 }
 
 interface Span {
@@ -335,7 +337,7 @@ export function parseStep(
   ctx: ReplyContext = {},
 ): Result<ValidStep> {
   const split = splitThinking(text);
-  const notes: string[] = [];
+  const notes: string[] = [...(ctx.notes ?? [])];
   if (split.kind === "closed") notes.push("set aside the <think> block before the step");
   if (split.kind === "orphan") notes.push("set aside the thinking before </think>");
   const body = split.rest;

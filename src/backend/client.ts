@@ -189,7 +189,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               parsed.refused,
             );
           if (auto) level = tryLevel;
-          const v = parsed.value as typeof parsed.value & { flooded?: boolean };
+          const v = parsed.value as typeof parsed.value & { flooded?: boolean; notes?: string[] };
           if (v.flooded)
             emit({
               type: "warning",
@@ -202,6 +202,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               ...(parsed.value.usage ? { usage: parsed.value.usage } : {}),
               ...(v.reasoning ? { reasoning: v.reasoning } : {}),
               ...(v.cutOff ? { cutOff: v.cutOff } : {}),
+              ...(v.notes ? { notes: v.notes } : {}),
               latencyMs: res.latencyMs,
               requestBytes: body.length,
               responseBytes: res.bytes,

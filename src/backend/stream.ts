@@ -16,6 +16,7 @@ import type { BackendApi } from "../config/schema.js";
 import { walkBraces } from "../core/json-braces.js";
 import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
+import { stepFromToolCalls, toolCallCollector } from "./tool-calls.js";
 import type { Usage } from "./types.js";
 import { chatReasoning, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
 
@@ -103,6 +104,7 @@ export interface StreamDecoder {
     reasoning?: string;
     cutOff?: string;
     flooded?: boolean;
+    notes?: string[];
   }>;
 }
 
@@ -123,6 +125,7 @@ export function createStreamDecoder(
   let cutOff: string | undefined;
   let flooded = false;
   let floodChecked = false;
+  const toolCalls = toolCallCollector();
 
   const delta = (t: string) => {
     if (t === "") return;
@@ -173,6 +176,7 @@ export function createStreamDecoder(
       thinking(chatReasoning(d));
       if (typeof d.content === "string") delta(d.content);
       if (typeof d.refusal === "string") refusal += d.refusal;
+      toolCalls.push(d.tool_calls);
     }
   };
 
@@ -257,6 +261,20 @@ export function createStreamDecoder(
         return {
           ok: false,
           error: `the stream was cut after ${received} bytes, before its end (${api === "chat" ? "[DONE]" : "response.completed"})`,
+        };
+      }
+      const calls = toolCalls.calls();
+      if (calls.length > 0) {
+        const read = stepFromToolCalls(calls, text);
+        return {
+          ok: true,
+          value: {
+            text: read.text,
+            ...(usage ? { usage } : {}),
+            ...(reasoning ? { reasoning } : {}),
+            ...(cutOff ? { cutOff } : {}),
+            notes: read.notes,
+          },
         };
       }
       if (text === "" && refusal !== "")

@@ -43,6 +43,8 @@ export interface BackendReply {
   reasoning?: string;
   /** The server stopped at its token limit, in its words ("finish_reason length", ...). */
   cutOff?: string;
+  /** How the reply was read on the way to its text (a native tool call taken as the step). */
+  notes?: string[];
   usage?: Usage;
   /** Wall time of the HTTP exchange that succeeded. */
   latencyMs: number;

@@ -4,6 +4,7 @@
  */
 import type { BackendApi } from "../config/schema.js";
 import type { Result } from "../core/types.js";
+import { readToolCalls, stepFromToolCalls } from "./tool-calls.js";
 import type { ChatMessage, StructuredLevel, Usage } from "./types.js";
 
 /** Name of the schema in `response_format` / `text.format`; servers echo it in errors. */
@@ -107,6 +108,8 @@ export interface ParsedReply {
   reasoning?: string;
   /** Set when the server stopped at its token limit: how it said so. */
   cutOff?: string;
+  /** How the reply was read on the way to its text (native tool calls), for the trace. */
+  notes?: string[];
 }
 
 /**
@@ -206,8 +209,23 @@ export function parseReply(api: BackendApi, body: string): ReplyResult<ParsedRep
     const cutOff = choice.finish_reason === "length" ? "finish_reason length" : undefined;
     const extras = { ...(reasoning ? { reasoning } : {}), ...(cutOff ? { cutOff } : {}) };
     let text = chatContent(choice.message.content);
-    // `content: null` because thinking used the tokens up is a reply the loop corrects, not a failure.
-    if (text === undefined && (reasoning !== "" || cutOff) && choice.message.content == null) text = "";
+    const calls = readToolCalls(choice.message.tool_calls);
+    if (calls.length > 0) {
+      const read = stepFromToolCalls(calls, text ?? "");
+      return {
+        ok: true,
+        value: {
+          text: read.text,
+          usage: parseUsage(json.usage, "prompt_tokens", "completion_tokens"),
+          ...extras,
+          notes: read.notes,
+        },
+      };
+    }
+    // `content: null` is a reply the loop corrects (the model said nothing), never a failed run;
+    // only a refusal in its place is told as one.
+    const refusing = typeof choice.message.refusal === "string" && choice.message.refusal !== "";
+    if (text === undefined && choice.message.content == null && !refusing) text = "";
     if (text === undefined) {
       const refusal =
         typeof choice.message.refusal === "string" ? `; refusal: ${excerpt(choice.message.refusal)}` : "";

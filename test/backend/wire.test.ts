@@ -160,7 +160,6 @@ describe("reply parsing", () => {
     ["empty body", "", "empty body"],
     ["no choices", JSON.stringify({ choices: [] }), "no choices"],
     ["no message", JSON.stringify({ choices: [{}] }), "choices[0].message is missing"],
-    ["null content", chat({ role: "assistant", content: null }), "content is not text"],
     ["refusal", chat({ content: null, refusal: "I cannot" }), "refusal: I cannot"],
     ["embedded error", JSON.stringify({ error: { message: "model crashed" } }), "model crashed"],
     ["array body", "[1,2]", "not an object"],
@@ -170,6 +169,11 @@ describe("reply parsing", () => {
     if (!r.ok) expect(r.error).toContain(wanted);
     // Only a refusal is marked as one: the run then stops as `refused`, not `backend`.
     if (!r.ok) expect(r.refused === true).toBe(name === "refusal");
+  });
+
+  it("chat: content null with nothing else is an empty reply (the loop corrects it), not an error", () => {
+    const r = parseReply("chat", chat({ role: "assistant", content: null }));
+    expect(r.ok && r.value.text).toBe("");
   });
 
   it("chat: usage is read, total computed when missing", () => {
