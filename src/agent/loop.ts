@@ -21,6 +21,7 @@ import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
+import { readHarmony } from "./harmony.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
@@ -224,22 +225,29 @@ async function askPhase(
         : ""),
   );
   if (logged) return logged;
-  const split = splitThinking(r.text);
+  // gpt-oss's Harmony channels: only the final one is the reply; no special token goes on.
+  const harmony = readHarmony(r.text);
+  const text = harmony?.text ?? r.text;
+  const split = splitThinking(text);
   const reasoning = r.reasoning ?? "";
+  const analysis = harmony?.reasoning ?? "";
   if (reasoning !== "" && !reasoningStreamed)
     run.emit({ type: "thought_delta", turn, text: reasoning, source: "reasoning" });
-  if (split.thinking !== "" && !r.streamed)
-    run.emit({ type: "thought_delta", turn, text: split.thinking, source: "reasoning" });
+  for (const t of [analysis, split.thinking])
+    if (t !== "" && (!r.streamed || t === analysis))
+      run.emit({ type: "thought_delta", turn, text: t, source: "reasoning" });
   // The model's thinking is recorded as a thought, and never sent back to it (docs/context.md "Reasoning models").
-  for (const t of [reasoning, split.thinking]) {
+  for (const t of [reasoning, analysis, split.thinking]) {
     const thought = t.trim() !== "" ? run.record("thought", t) : undefined;
     if (thought) return thought;
   }
   if (r.cutOff) noteCutOff(run);
+  const notes = [...(r.notes ?? []), ...(harmony?.notes ?? [])];
   return {
-    text: r.text,
+    text,
     follower,
-    ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}), ...(r.notes ? { notes: r.notes } : {}) },
+    // The analysis is not offered as a place to find the step: a draft there is never run.
+    ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}), ...(notes.length > 0 ? { notes } : {}) },
   };
 }
 
