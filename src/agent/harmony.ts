@@ -21,6 +21,9 @@ export interface HarmonyReply {
   notes: string[];
 }
 
+/** The token every Harmony reply has: replies without it are not read here at all. */
+export const HARMONY_MARK = "<|channel|>";
+
 /** A Harmony special token. */
 const SPECIAL = /<\|(?:start|end|message|channel|constrain|return|call)\|>/g;
 /** One message: an optional `<|start|>role …` header, the channel header, then its body. */
@@ -31,7 +34,7 @@ const RECIPIENT = /\bto=(?:functions\.)?([A-Za-z_][\w-]*)/;
 
 /** The reply read as Harmony, or undefined when it has no Harmony markup. */
 export function readHarmony(text: string): HarmonyReply | undefined {
-  if (!text.includes("<|channel|>") || !text.includes("<|message|>")) return undefined;
+  if (!text.includes(HARMONY_MARK) || !text.includes("<|message|>")) return undefined;
   const thinking: string[] = [];
   let final: string | undefined;
   let call: { name: string; arguments: string } | undefined;

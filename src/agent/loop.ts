@@ -21,7 +21,7 @@ import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
-import { readHarmony } from "./harmony.js";
+import { HARMONY_MARK, readHarmony } from "./harmony.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
@@ -226,7 +226,7 @@ async function askPhase(
   );
   if (logged) return logged;
   // gpt-oss's Harmony channels: only the final one is the reply; no special token goes on.
-  const harmony = readHarmony(r.text);
+  const harmony = r.text.includes(HARMONY_MARK) ? readHarmony(r.text) : undefined;
   const text = harmony?.text ?? r.text;
   const split = splitThinking(text);
   const reasoning = r.reasoning ?? "";
