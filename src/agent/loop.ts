@@ -21,7 +21,6 @@ import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
-import { HARMONY_MARK, readHarmony } from "./harmony.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
@@ -35,7 +34,7 @@ import {
   type ValidStep,
 } from "./step.js";
 import { followStep } from "./stream-final.js";
-import { splitThinking } from "./think.js";
+import { HARMONY_MARK, readHarmony, splitThinking } from "./think.js";
 
 export interface RunResult {
   /** Why the run stopped; callers match on this, never on `error`'s text. */

@@ -6,6 +6,7 @@
  *
  * Tags count only outside JSON strings, so a step whose thought mentions "</think>" keeps it.
  */
+import { stepFromToolCalls } from "../backend/tool-calls.js";
 import { walkBraces } from "../core/json-braces.js";
 
 export interface SplitThinking {
@@ -55,4 +56,61 @@ export function splitThinking(text: string): SplitThinking {
     rest: text.slice(close.at + close.length),
     kind: "orphan",
   };
+}
+
+/*
+ * gpt-oss replies in the Harmony format when the server does not parse it (llama.cpp without its
+ * parser, proxies): channels marked with special tokens, e.g.
+ *
+ *   <|channel|>analysis<|message|>…thinking…<|end|><|start|>assistant<|channel|>final<|message|>{…step…}<|return|>
+ *   <|start|>assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{"command": "ls"}<|call|>
+ *
+ * Only the final channel is the reply. The analysis channel is reasoning: shown and audited as
+ * thinking, kept out of the history (the official template refuses `<|channel|>` in content, and
+ * a draft step there must never count as a second object). A commentary message addressed
+ * `to=functions.<tool>` is a tool call, read as the step it means. No special token is ever
+ * sent back to the model.
+ */
+export interface HarmonyReply {
+  /** What stands as the reply: the final channel, or the tool call's step. */
+  text: string;
+  /** The analysis (and addressed-to-nobody commentary) text, as thinking. */
+  reasoning: string;
+  notes: string[];
+}
+
+/** The token every Harmony reply has: replies without it are not read here at all. */
+export const HARMONY_MARK = "<|channel|>";
+
+/** A Harmony special token. */
+const SPECIAL = /<\|(?:start|end|message|channel|constrain|return|call)\|>/g;
+/** One message: an optional `<|start|>role …` header, the channel header, then its body. */
+const MESSAGE =
+  /(?:<\|start\|>([^<]*))?<\|channel\|>([^<]*?)(?:<\|constrain\|>[^<]*)?<\|message\|>([\s\S]*?)(?=<\|end\|>|<\|return\|>|<\|call\|>|<\|start\|>|<\|channel\|>|$)/g;
+/** Where a message is addressed, in the start or the channel header: `to=functions.bash`. */
+const RECIPIENT = /\bto=(?:functions\.)?([A-Za-z_][\w-]*)/;
+
+/** The reply read as Harmony, or undefined when it has no Harmony markup. */
+export function readHarmony(text: string): HarmonyReply | undefined {
+  if (!text.includes(HARMONY_MARK) || !text.includes("<|message|>")) return undefined;
+  const thinking: string[] = [];
+  let final: string | undefined;
+  let call: { name: string; arguments: string } | undefined;
+  for (const m of text.matchAll(MESSAGE)) {
+    const header = `${m[1] ?? ""} ${m[2] ?? ""}`;
+    const channel = (m[2] ?? "").trim().split(/\s+/)[0] ?? "";
+    const body = (m[3] ?? "").replace(SPECIAL, "").trim();
+    const to = RECIPIENT.exec(header)?.[1];
+    if (channel === "final") final = body;
+    else if (to !== undefined && call === undefined) call = { name: to, arguments: body };
+    else if (body !== "") thinking.push(body);
+  }
+  const notes = ["read the reply's Harmony channels: the analysis set aside as thinking"];
+  let reply = final ?? "";
+  if (final === undefined && call) {
+    const read = stepFromToolCalls([call], "");
+    reply = read.text;
+    notes.push(`read the commentary call to ${call.name} as the step`);
+  }
+  return { text: reply.replace(SPECIAL, ""), reasoning: thinking.join("\n"), notes };
 }

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readHarmony } from "../../src/agent/harmony.js";
+import { readHarmony } from "../../src/agent/think.js";
 import { loopHarness } from "../helpers/loop.js";
 import { step } from "../helpers/scripted-server.js";
 
