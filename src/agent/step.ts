@@ -305,19 +305,28 @@ function fromBody(text: string, enabled: ReadonlyMap<string, AnyTool>, notes: st
   return validateStep(e.value.value, enabled, all);
 }
 
-/** The reasoning text is exactly one valid step (and nothing else): servers that route a constrained answer there. */
+/**
+ * The step a reply left in its reasoning when its answer is empty: servers that route a
+ * constrained answer there, and models that think in prose and end with the step. Taken only
+ * when the reasoning *ends* in exactly one complete step — a draft followed by more thinking,
+ * or two steps, is never run.
+ */
 function stepFromReasoning(reasoning: string, enabled: ReadonlyMap<string, AnyTool>): ValidStep | undefined {
-  const t = reasoning.trim();
-  if (!t.startsWith("{") || !t.endsWith("}")) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(t);
-  } catch {
-    return undefined;
-  }
-  if (!isObject(value)) return undefined;
+  const { spans, unclosedAt } = scanObjects(reasoning);
+  const last = spans.at(-1);
+  if (unclosedAt !== undefined || !last) return undefined;
+  if (reasoning.slice(last.start + last.text.length).trim() !== "") return undefined;
+  const steps = scan(reasoning).parsed.filter((p) => "action" in p.value || isToolCallDialect(p.value));
+  const only = steps.length === 1 ? steps[0]! : undefined;
+  if (!only || only.start !== last.start) return undefined;
+  const whole = reasoning.trim() === last.text;
+  const value = isToolCallDialect(only.value)
+    ? { thought: "", action: only.value.name, action_input: toolCallArguments(only.value).value }
+    : only.value;
   const v = validateStep(value, enabled, [
-    "the answer was empty and the reasoning field holds exactly one valid step: took the step from it",
+    whole
+      ? "the answer was empty and the reasoning field holds exactly one valid step: took the step from it"
+      : "the answer was empty and the reasoning ends in exactly one valid step: took the step from it",
   ]);
   return v.ok ? { ...v.value, fromReasoning: true } : undefined;
 }
@@ -353,6 +362,9 @@ export function parseStep(
       whole.value.notes.push(`the server reported ${ctx.cutOff}, but the step was complete`);
       return whole;
     }
+    // A complete object of the wrong shape (then only white space: a JSON-mode flood ran into
+    // the limit) is named for what is wrong with it, whatever the finish reason says.
+    if (!whole.ok && s.spans.length === 1 && tail.trim() === "" && s.unclosedAt === undefined) return whole;
     return {
       ok: false,
       error: `the reply was cut off at the token limit (${ctx.cutOff}) before one complete step arrived; think less and reply with a short step`,

@@ -18,7 +18,7 @@ import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
 import { stepFromToolCalls, toolCallCollector } from "./tool-calls.js";
 import type { Usage } from "./types.js";
-import { chatReasoning, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
+import { chatReasoning, contentParts, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
 
 /**
  * White space after a complete JSON object beyond which the reply is over (docs/context.md "Reasoning
@@ -174,7 +174,9 @@ export function createStreamDecoder(
     const d = choice.delta;
     if (isObject(d)) {
       thinking(chatReasoning(d));
-      if (typeof d.content === "string") delta(d.content);
+      const parts = contentParts(d.content);
+      thinking(parts.thinking);
+      if (parts.text !== undefined) delta(parts.text);
       if (typeof d.refusal === "string") refusal += d.refusal;
       toolCalls.push(d.tool_calls);
     }

@@ -114,9 +114,10 @@ export interface ParsedReply {
 
 /**
  * Where OpenAI-compatible servers put a reasoning model's thinking in a chat message or delta:
- * `reasoning_content` (llama.cpp, vLLM, LM Studio) and `reasoning` (Ollama's OpenAI API).
+ * `reasoning_content` (llama.cpp, vLLM, LM Studio), `reasoning` (Ollama's OpenAI API) and
+ * `thinking` (Ollama's own API, and proxies that pass it through).
  */
-export const CHAT_REASONING_FIELDS = ["reasoning_content", "reasoning"] as const;
+export const CHAT_REASONING_FIELDS = ["reasoning_content", "reasoning", "thinking"] as const;
 
 /** The reasoning text of a chat message or stream delta, "" when there is none. */
 export function chatReasoning(m: Record<string, unknown>): string {
@@ -171,17 +172,32 @@ function embeddedError(json: Record<string, unknown>): string | undefined {
   return serverMessageFromJson(json) ?? "an error object";
 }
 
-/** Chat content may be a string or (some servers) an array of `{type: "text", text}` parts. */
-function chatContent(content: unknown): string | undefined {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    const parts = content.filter(
-      (p): p is { text: string } =>
-        isPlainObject(p) && typeof p.text === "string" && (p.type ?? "text") === "text",
-    );
-    if (parts.length > 0) return parts.map((p) => p.text).join("");
+/**
+ * Chat content may be a string or (some servers) an array of parts: `{type: "text", text}`, and
+ * Magistral's `{type: "thinking", thinking: [{type: "text", text}]}` (or a thinking string),
+ * whose text is reasoning, not the reply. Used for whole messages and for stream deltas alike.
+ */
+export function contentParts(content: unknown): { text?: string; thinking: string } {
+  if (typeof content === "string") return { text: content, thinking: "" };
+  if (!Array.isArray(content)) return { thinking: "" };
+  const texts: string[] = [];
+  const thinking: string[] = [];
+  for (const p of content) {
+    if (!isPlainObject(p)) continue;
+    const type = p.type ?? "text";
+    if (type === "text" && typeof p.text === "string") texts.push(p.text);
+    else if (type === "thinking") {
+      const t = p.thinking;
+      if (typeof t === "string") thinking.push(t);
+      else if (Array.isArray(t))
+        for (const q of t) if (isPlainObject(q) && typeof q.text === "string") thinking.push(q.text);
+    }
   }
-  return undefined;
+  return { ...(texts.length > 0 ? { text: texts.join("") } : {}), thinking: thinking.join("") };
+}
+
+function chatContent(content: unknown): string | undefined {
+  return contentParts(content).text;
 }
 
 /** Reply text and usage, or what is wrong with the body (completes "a body that is not a ...: <error>"). */
@@ -205,7 +221,7 @@ export function parseReply(api: BackendApi, body: string): ReplyResult<ParsedRep
     if (!isPlainObject(choice) || !isPlainObject(choice.message)) {
       return { ok: false, error: "choices[0].message is missing" };
     }
-    const reasoning = chatReasoning(choice.message);
+    const reasoning = chatReasoning(choice.message) || contentParts(choice.message.content).thinking;
     const cutOff = choice.finish_reason === "length" ? "finish_reason length" : undefined;
     const extras = { ...(reasoning ? { reasoning } : {}), ...(cutOff ? { cutOff } : {}) };
     let text = chatContent(choice.message.content);

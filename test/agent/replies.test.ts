@@ -249,13 +249,54 @@ const ROWS: Row[] = [
     outcome: { step: { action: "glob", note: /took the step from it/ } },
   },
   {
-    name: "content empty, reasoning holds a step and more text: not taken",
+    name: "content empty, reasoning ends in exactly one valid step after prose: taken",
     api: "chat",
     body: chatBody({ content: "", reasoning_content: `I will do ${STEP}` }),
     reasoning: `I will do ${STEP}`,
+    outcome: { step: { action: "glob", note: /reasoning ends in exactly one valid step/ } },
+  },
+  {
+    name: "content empty, reasoning holds a step and more thinking after it: not taken",
+    api: "chat",
+    body: chatBody({ content: "", reasoning_content: `Draft: ${STEP} but wait, maybe not.` }),
+    reasoning: `Draft: ${STEP} but wait, maybe not.`,
     outcome: { correction: [/answer was empty while thinking was present/] },
   },
+  {
+    name: "content empty, reasoning holds two steps: not taken",
+    api: "chat",
+    body: chatBody({ content: "", reasoning_content: `${STEP}\n${STEP}` }),
+    reasoning: `${STEP}\n${STEP}`,
+    outcome: { correction: [/answer was empty while thinking was present/] },
+  },
+  {
+    name: "Ollama's thinking field is reasoning",
+    api: "chat",
+    body: chatBody({ content: "", thinking: STEP }),
+    reasoning: STEP,
+    outcome: { step: { action: "glob", note: /reasoning field holds exactly one valid step/ } },
+  },
+  {
+    name: "Magistral content parts: thinking then text, streamed",
+    api: "chat",
+    sse: true,
+    body: chatStream([
+      { content: [{ type: "thinking", thinking: [{ type: "text", text: "Let me look." }] }] },
+      ...pieces(STEP).map((text) => ({ content: [{ type: "text", text }] })),
+    ]),
+    reasoning: "Let me look.",
+    outcome: { step: { action: "glob" } },
+  },
   // The token limit.
+  {
+    name: "a complete object of the wrong shape, then a newline flood, finish_reason length: its defect, not 'cut off'",
+    api: "chat",
+    body: chatBody(
+      { content: `{"thought": "t", "action": "nope", "action_input": "x"}${"\n".repeat(600)}` },
+      "length",
+    ),
+    outcome: { correction: [/unknown action "nope"/] },
+  },
   {
     name: "content: null, finish_reason length (vLLM: thinking used the tokens)",
     api: "chat",
