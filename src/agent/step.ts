@@ -12,6 +12,7 @@ import type { Result } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
 import { parseRepaired, type RepairName } from "./json-repair.js";
 import { splitThinking } from "./think.js";
+import { readNameThenJson, readVendorCall, type VendorCall } from "./vendor-calls.js";
 
 /**
  * Bytes of model text echoed back in a correction or error: an unknown
@@ -298,11 +299,36 @@ function dialectStep(
 }
 
 function fromBody(text: string, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
+  const plain = plainStep(text, enabled, notes);
+  if (plain.ok) return plain;
+  // Not a step as asked: a call in a chat template's own format is read as the call it is.
+  const vendor = readVendorCall(text) ?? readNameThenJson(text, new Set(enabled.keys()));
+  return vendor ? vendorStep(vendor, enabled, notes) : plain;
+}
+
+function plainStep(text: string, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
   const e = extractObject(text);
   if (!e.ok) return e;
   const all = [...notes, ...e.value.notes];
   if (e.value.dialect) return dialectStep({ ...e.value, notes: all, dialect: e.value.dialect }, enabled);
   return validateStep(e.value.value, enabled, all);
+}
+
+function vendorStep(
+  call: VendorCall,
+  enabled: ReadonlyMap<string, AnyTool>,
+  notes: string[],
+): Result<ValidStep> {
+  if (!enabled.has(call.name)) {
+    return {
+      ok: false,
+      error: `the reply uses the ${call.format} tool-call format with the name "${clip(call.name, ECHO_MAX_BYTES)}", which is not an enabled action; use one of: ${actionList(enabled)} (as {"thought", "action", "action_input"})`,
+    };
+  }
+  return validateStep({ thought: "", action: call.name, action_input: call.arguments }, enabled, [
+    ...notes,
+    `read the ${call.format} tool-call format as the step`,
+  ]);
 }
 
 /**
