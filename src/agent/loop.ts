@@ -186,7 +186,9 @@ async function askPhase(
   turn: number,
   schema: object,
 ): Promise<
-  { text: string; follower: Follower; ctx: ReplyContext } | { error: string; refused?: boolean } | NotRecorded
+  | { text: string; follower: Follower; ctx: ReplyContext; dropped: readonly string[] }
+  | { error: string; refused?: boolean }
+  | NotRecorded
 > {
   const { deps } = run;
   run.emit({ type: "thinking", turn });
@@ -247,6 +249,7 @@ async function askPhase(
     follower,
     // The analysis is not offered as a place to find the step: a draft there is never run.
     ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}), ...(notes.length > 0 ? { notes } : {}) },
+    dropped: r.dropped ?? [],
   };
 }
 
@@ -369,6 +372,12 @@ async function callPhase(
   return text;
 }
 
+/** The observation, told which further calls of the reply did not run (one call per turn). */
+function withDropped(observation: string, dropped: readonly string[]): string {
+  if (dropped.length === 0) return observation;
+  return `${observation}\n[not run: ${dropped.length} more tool call${dropped.length === 1 ? "" : "s"} of your reply (${dropped.join(", ")}); one call per turn: send the next one now if it is still needed]`;
+}
+
 /** Phase record: the observation into the audit log, the history and the transcript. */
 function recordPhase(run: Run, action: string, observation: string): NotRecorded | undefined {
   return (
@@ -439,7 +448,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       }
       const observation = await callPhase(run, step, prepared);
       if (isNotRecorded(observation)) return unrecorded(observation);
-      const recorded = recordPhase(run, step.action, observation);
+      const recorded = recordPhase(run, step.action, withDropped(observation, reply.dropped));
       if (recorded) return unrecorded(recorded);
     }
     return fail("max_turns", `no final answer within agent.max_turns = ${maxTurns} turns`);

@@ -189,7 +189,11 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               parsed.refused,
             );
           if (auto) level = tryLevel;
-          const v = parsed.value as typeof parsed.value & { flooded?: boolean; notes?: string[] };
+          const v = parsed.value as typeof parsed.value & {
+            flooded?: boolean;
+            notes?: string[];
+            dropped?: string[];
+          };
           if (v.flooded)
             emit({
               type: "warning",
@@ -203,6 +207,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               ...(v.reasoning ? { reasoning: v.reasoning } : {}),
               ...(v.cutOff ? { cutOff: v.cutOff } : {}),
               ...(v.notes ? { notes: v.notes } : {}),
+              ...(v.dropped ? { dropped: v.dropped } : {}),
               latencyMs: res.latencyMs,
               requestBytes: body.length,
               responseBytes: res.bytes,

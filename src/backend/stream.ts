@@ -105,6 +105,7 @@ export interface StreamDecoder {
     cutOff?: string;
     flooded?: boolean;
     notes?: string[];
+    dropped?: string[];
   }>;
 }
 
@@ -276,6 +277,7 @@ export function createStreamDecoder(
             ...(reasoning ? { reasoning } : {}),
             ...(cutOff ? { cutOff } : {}),
             notes: read.notes,
+            ...(read.dropped.length > 0 ? { dropped: read.dropped } : {}),
           },
         };
       }

@@ -69,7 +69,7 @@ export function toolCallCollector(): { push(v: unknown): void; calls(): NativeCa
 export function stepFromToolCalls(
   calls: readonly NativeCall[],
   content: string,
-): { text: string; notes: string[] } {
+): { text: string; notes: string[]; dropped: string[] } {
   const first = calls[0]!;
   const notes = [`read the server's native tool call (${first.name}) as the step`];
   if (calls.length > 1) {
@@ -81,5 +81,6 @@ export function stepFromToolCalls(
   return {
     text: JSON.stringify({ thought: content.trim(), action: first.name, action_input: first.arguments }),
     notes,
+    dropped: calls.slice(1).map((c) => c.name),
   };
 }

@@ -45,6 +45,8 @@ export interface BackendReply {
   cutOff?: string;
   /** How the reply was read on the way to its text (a native tool call taken as the step). */
   notes?: string[];
+  /** Native tool calls after the first, which were not run (their names). */
+  dropped?: string[];
   usage?: Usage;
   /** Wall time of the HTTP exchange that succeeded. */
   latencyMs: number;

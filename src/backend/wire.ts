@@ -110,6 +110,8 @@ export interface ParsedReply {
   cutOff?: string;
   /** How the reply was read on the way to its text (native tool calls), for the trace. */
   notes?: string[];
+  /** Native tool calls after the first, which were not run (their names): the model is told. */
+  dropped?: string[];
 }
 
 /**
@@ -235,6 +237,7 @@ export function parseReply(api: BackendApi, body: string): ReplyResult<ParsedRep
           usage: parseUsage(json.usage, "prompt_tokens", "completion_tokens"),
           ...extras,
           notes: read.notes,
+          ...(read.dropped.length > 0 ? { dropped: read.dropped } : {}),
         },
       };
     }

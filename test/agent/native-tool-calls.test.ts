@@ -145,6 +145,8 @@ describe("native tool calls are read as the step they mean", () => {
     expect(
       h.events.some((e) => e.type === "step_note" && /only the first ran \(not run: bash\)/.test(e.note)),
     ).toBe(true);
+    // The model is told, in the observation of the call that ran.
+    expect(JSON.stringify(h.deps.history)).toContain("not run: 1 more tool call of your reply (bash)");
   });
 });
 
