@@ -1,15 +1,20 @@
 /**
  * Repairs of a step object that failed the strict parse — only those with exactly one
  * meaning (docs/context.md "Reasoning models"): a raw newline, carriage return or tab inside a string
- * is escaped, a trailing comma before `}` or `]` is dropped, and `\_` (a Markdown habit) is
- * read as `_`. Nothing is ever added to close a truncated object: a step the model did not
- * finish must not become one Scoot finished for it.
+ * is escaped, a trailing comma before `}` or `]` is dropped, `\_` (a Markdown habit) is read as
+ * `_`, a comment (`// …`, `/* … *\/`) between tokens is dropped, a literal `\n` (or `\t`, `\r`)
+ * between tokens is white space, and a single-quoted string is a string. Nothing is ever added
+ * to close a truncated object: a step the model did not finish must not become one Scoot
+ * finished for it.
  */
 
 export type RepairName =
   | "escaped raw control characters in a string"
   | "dropped a trailing comma"
-  | "read \\_ as _";
+  | "read \\_ as _"
+  | "dropped a comment"
+  | "read a literal \\n between tokens as white space"
+  | "read single-quoted strings as strings";
 
 export interface Repaired {
   value: unknown;
@@ -52,6 +57,36 @@ export function repairText(text: string): { text: string; repairs: RepairName[] 
       out += ch;
       continue;
     }
+    if (ch === "'") {
+      // A single-quoted string: the same text in double quotes (its own quotes escaped).
+      const end = singleQuotedEnd(text, i);
+      if (end === undefined) {
+        out += ch;
+        continue;
+      }
+      const inner = text
+        .slice(i + 1, end)
+        .replace(/\\'/g, "'")
+        .replace(/(^|[^\\])"/g, '$1\\"');
+      out += `"${inner}"`;
+      made.add("read single-quoted strings as strings");
+      i = end;
+      continue;
+    }
+    if (ch === "/" && (text[i + 1] === "/" || text[i + 1] === "*")) {
+      const close = text[i + 1] === "/" ? text.indexOf("\n", i) : text.indexOf("*/", i + 2);
+      if (close !== -1 || text[i + 1] === "/") {
+        made.add("dropped a comment");
+        i = close === -1 ? text.length : text[i + 1] === "/" ? close - 1 : close + 1;
+        continue;
+      }
+    }
+    if (ch === "\\" && (text[i + 1] === "n" || text[i + 1] === "t" || text[i + 1] === "r")) {
+      made.add("read a literal \\n between tokens as white space");
+      out += " ";
+      i++;
+      continue;
+    }
     if (ch === ",") {
       // A comma followed (after white space) by a closing bracket has nothing to separate.
       const after = /^\s*([}\]])/.exec(text.slice(i + 1));
@@ -63,6 +98,17 @@ export function repairText(text: string): { text: string; repairs: RepairName[] 
     out += ch;
   }
   return { text: out, repairs: [...made] };
+}
+
+/** Where a single-quoted string opened at `open` closes (an escaped quote does not close it). */
+function singleQuotedEnd(text: string, open: number): number | undefined {
+  for (let j = open + 1; j < text.length; j++) {
+    const c = text[j];
+    if (c === "\\") j++;
+    else if (c === "\n") return undefined;
+    else if (c === "'") return j;
+  }
+  return undefined;
 }
 
 /** The parsed value after the unambiguous repairs, or undefined when it still does not parse. */

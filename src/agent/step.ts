@@ -171,6 +171,30 @@ interface Extracted {
 /** The one object of a reply body (thinking already set aside), or exactly what is wrong. */
 function extractObject(text: string): Result<Extracted> {
   const s = scan(text);
+  // The same object twice or more (a model that repeats itself) is one step.
+  const same =
+    s.parsed.length > 1 &&
+    s.parsed.every((p) => JSON.stringify(p.value) === JSON.stringify(s.parsed[0]!.value));
+  if (same) {
+    const n = s.parsed.length;
+    s.parsed.length = 1;
+    s.parsed[0]!.repairs = [...s.parsed[0]!.repairs];
+    const only = s.parsed[0]!;
+    const notes = [
+      ...only.repairs.map((r) => `repaired the JSON: ${r}`),
+      `the reply held the same object ${n} times: took it once`,
+    ];
+    if (isToolCallDialect(only.value))
+      return {
+        ok: true,
+        value: {
+          value: only.value,
+          notes,
+          dialect: { name: only.value.name as string, tagged: insideToolCallTags(text, only.start) },
+        },
+      };
+    return { ok: true, value: { value: only.value, notes } };
+  }
   if (s.parsed.length > 1) {
     return {
       ok: false,
@@ -246,8 +270,7 @@ export function validateStep(
   const problems: string[] = [];
   const { thought, action } = obj;
   let actionInput = obj.action_input;
-  if (thought === undefined) problems.push('"thought" is missing');
-  else if (typeof thought !== "string") problems.push('"thought" must be a string');
+  if (typeof thought !== "string" && thought !== undefined) problems.push('"thought" must be a string');
   if (action === undefined) problems.push(`"action" is missing; use one of: ${actionList(enabled)}`);
   else if (typeof action !== "string") problems.push('"action" must be a string');
   else if (!enabled.has(action))
@@ -256,6 +279,8 @@ export function validateStep(
   if (actionInput === undefined) problems.push('"action_input" is missing');
   else if (typeof actionInput !== "string")
     problems.push('"action_input" must be a string (or a JSON object)');
+  // A missing thought is told with the other problems; alone, it is only commentary missing.
+  if (thought === undefined && problems.length > 0) problems.unshift('"thought" is missing');
   if (problems.length > 0) return { ok: false, error: problems.join("; ") };
   const tool = enabled.get(action as string)!;
   const parsed = tool.parse(actionInput as string);
@@ -265,15 +290,22 @@ export function validateStep(
       error: `invalid action_input for ${tool.name}: ${clip(parsed.error, STEP_ERROR_MAX_BYTES)}`,
     };
   }
+  const repairs: string[] = [];
+  if (thought === undefined) repairs.push('the step had no "thought": took it as empty');
+  const extra = Object.keys(obj).filter((k) => !STEP_KEYS.includes(k));
+  if (extra.length > 0)
+    repairs.push(
+      `ignored the keys beside the step: ${extra.map((k) => JSON.stringify(clip(k, 40))).join(", ")}`,
+    );
   return {
     ok: true,
     value: {
-      thought: thought as string,
+      thought: (thought as string | undefined) ?? "",
       action: action as string,
       action_input: actionInput as string,
       tool,
       input: parsed.value,
-      notes,
+      notes: [...notes, ...repairs],
     },
   };
 }

@@ -358,11 +358,56 @@ const ROWS: Row[] = [
     },
   ),
   plain(
-    "single-quoted keys: invalid JSON with the parser's complaint",
+    "single-quoted keys are read as strings; what is still missing is named",
     "{'thought': 'x', 'action': 'glob'}",
     {
-      correction: [/the JSON is invalid/, /near "/, /'thought'/],
+      correction: [/"action_input" is missing/],
     },
+  ),
+  plain(
+    "a single-quoted step is read as the step",
+    "{'thought': 'look', 'action': 'glob', 'action_input': '{\"pattern\": \"src/*.ts\"}'}",
+    { step: { action: "glob", note: /read single-quoted strings as strings/ } },
+  ),
+  plain(
+    "comments between tokens are dropped",
+    '{\n  // the step\n  "thought": "look", /* next */ "action": "glob", "action_input": "{\\"pattern\\": \\"*.md\\"}"\n}',
+    { step: { action: "glob", note: /dropped a comment/ } },
+  ),
+  plain(
+    "a literal \\n between tokens is white space",
+    '{\\n"thought": "look",\\n"action": "glob",\\n"action_input": "{\\"pattern\\": \\"*.md\\"}"\\n}',
+    { step: { action: "glob", note: /literal \\n between tokens/ } },
+  ),
+  plain(
+    "a step without a thought is taken with an empty one",
+    '{"action": "glob", "action_input": "{\\"pattern\\": \\"*.md\\"}"}',
+    { step: { action: "glob", note: /no "thought": took it as empty/ } },
+  ),
+  plain(
+    "the same step twice is one step",
+    `${JSON.stringify({ thought: "t", action: "glob", action_input: JSON.stringify({ pattern: "*.md" }) })}\n${JSON.stringify({ thought: "t", action: "glob", action_input: JSON.stringify({ pattern: "*.md" }) })}`,
+    { step: { action: "glob", note: /same object 2 times: took it once/ } },
+  ),
+  plain(
+    "unknown keys beside a complete step are ignored, and said",
+    JSON.stringify({
+      thought: "t",
+      action: "glob",
+      action_input: JSON.stringify({ pattern: "*.md" }),
+      confidence: 0.9,
+    }),
+    { step: { action: "glob", note: /ignored the keys beside the step: "confidence"/ } },
+  ),
+  plain(
+    "two different steps are still refused",
+    `${JSON.stringify({ thought: "t", action: "glob", action_input: JSON.stringify({ pattern: "*.md" }) })}\n${JSON.stringify({ thought: "t", action: "bash", action_input: "rm -rf x" })}`,
+    { correction: [/2 JSON objects/] },
+  ),
+  plain(
+    "a truncated object is never completed",
+    '{"thought": "t", "action": "bash", "action_input": "rm -rf /tmp/x',
+    { correction: [/never closes/] },
   ),
   // The tool-call dialect.
   plain("{name, arguments} bare, known action", '{"name": "glob", "arguments": {"pattern": "src/*.ts"}}', {
