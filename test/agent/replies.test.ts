@@ -289,6 +289,15 @@ const ROWS: Row[] = [
   },
   // The token limit.
   {
+    name: "a truncated bash step under finish_reason length is never completed into rm -rf and run",
+    api: "chat",
+    body: chatBody(
+      { content: '{"thought": "tidy up", "action": "bash", "action_input": "rm -rf ./important' },
+      "length",
+    ),
+    outcome: { correction: [/cut off at the token limit/] },
+  },
+  {
     name: "a complete object of the wrong shape, then a newline flood, finish_reason length: its defect, not 'cut off'",
     api: "chat",
     body: chatBody(
