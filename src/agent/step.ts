@@ -97,6 +97,14 @@ function around(text: string, at: number): string {
   return `${from > 0 ? "…" : ""}${piece}${to < text.length ? "…" : ""}`;
 }
 
+/** Line and column (1-based) of an offset in the text. */
+function lineColumn(text: string, at: number): string {
+  const before = text.slice(0, at);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${at - before.lastIndexOf("\n")}`;
+}
+
+/** The parser's first complaint, where it is (line and column of the object), and the text around it. */
 function complaintOf(text: string): { complaint: string; excerpt: string } {
   try {
     JSON.parse(text);
@@ -105,7 +113,8 @@ function complaintOf(text: string): { complaint: string; excerpt: string } {
     const message = (e as Error).message.replace(/\s*\(line \d+ column \d+\)/, "");
     const pos = /position (\d+)/.exec(message);
     const at = pos ? Number(pos[1]) : text.length - 1;
-    return { complaint: message.replace(/ in JSON at position \d+/, ""), excerpt: around(text, at) };
+    const what = message.replace(/ in JSON at position \d+/, "");
+    return { complaint: pos ? `${what} at ${lineColumn(text, at)}` : what, excerpt: around(text, at) };
   }
 }
 

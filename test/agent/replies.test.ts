@@ -374,6 +374,11 @@ const ROWS: Row[] = [
     },
   ),
   plain(
+    "invalid JSON names the first defect and where it is (line, column)",
+    '{"thought": "t"\n "action": "glob", "action_input": "{}"}',
+    { correction: [/after property value at line 2, column 2/] },
+  ),
+  plain(
     "a single-quoted step is read as the step",
     "{'thought': 'look', 'action': 'glob', 'action_input': '{\"pattern\": \"src/*.ts\"}'}",
     { step: { action: "glob", note: /read single-quoted strings as strings/ } },
