@@ -18,6 +18,7 @@ const BENCHES = [
   "peer.mjs",
   "context.mjs",
   "stream.mjs",
+  "parse.mjs",
   "audit.mjs",
   "tools.mjs",
   "sandbox.mjs",

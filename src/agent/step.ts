@@ -59,7 +59,10 @@ interface Span {
 function scanObjects(text: string): { spans: Span[]; unclosedAt?: number } {
   const spans: Span[] = [];
   let start = -1;
-  const depth = walkBraces(text, 0, (i, event, d) => {
+  // Strings count only inside braces, so the walk may start at the first brace (prose is skipped).
+  const first = text.indexOf("{");
+  if (first === -1) return { spans };
+  const depth = walkBraces(text, first, (i, event, d) => {
     if (event === "open" && d === 1) start = i;
     else if (event === "close" && d === 0) spans.push({ text: text.slice(start, i + 1), start });
     return false;

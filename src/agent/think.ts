@@ -20,12 +20,15 @@ export interface SplitThinking {
 
 const OPEN_TAG = /^<(think|thinking)>/i;
 const CLOSE_TAG = /^<\/(think|thinking)>/i;
+const CLOSE_ANYWHERE = /<\/think(ing)?>/i;
 
 /**
  * Index and length of the first closing tag at or after `from` that is not inside a JSON
  * string (strings are tracked only inside braces: prose quotes do not open one).
  */
 function findClose(text: string, from: number): { at: number; length: number } | undefined {
+  // Most replies have no closing tag at all: no walk for them.
+  if (!CLOSE_ANYWHERE.test(text)) return undefined;
   let found: { at: number; length: number } | undefined;
   walkBraces(text, from, (i, event) => {
     if (event !== "other" || text[i] !== "<") return false;
