@@ -8,12 +8,15 @@
  * through the step parser; each row names its outcome: the accepted step, the correction's
  * key words, or a refusal. The fixtures are written for this table.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseStep } from "../../src/agent/step.js";
 import { createBackend } from "../../src/backend/client.js";
 import type { BackendEvent } from "../../src/backend/types.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { enabledTools } from "../../src/tools/registry.js";
+import { REPO_ROOT } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
 const TOOLS = enabledTools({ hasMcp: false, hasSkills: false });
@@ -135,6 +138,10 @@ const plain = (name: string, content: string, outcome: Outcome): Row => ({
   body: chatBody({ content }),
   outcome,
 });
+
+const VENDOR = JSON.parse(
+  fs.readFileSync(path.join(REPO_ROOT, "test/fixtures/replies/vendor-calls.json"), "utf8"),
+) as { format: string; text: string; action: string }[];
 
 const ROWS: Row[] = [
   // Think blocks in the reply text.
@@ -463,6 +470,23 @@ const ROWS: Row[] = [
   }),
   plain("an empty reply", "   ", { correction: [/the reply was empty/] }),
   plain("prose only", "I think we should list the files.", { correction: [/contains no JSON object/] }),
+  // Chat templates' own call formats (test/fixtures/replies/vendor-calls.json), plain and streamed:
+  // both forms of a text give the same step.
+  ...VENDOR.flatMap((v): Row[] => [
+    {
+      name: `${v.format}, plain`,
+      api: "chat",
+      body: chatBody({ content: v.text }),
+      outcome: { step: { action: v.action } },
+    },
+    {
+      name: `${v.format}, streamed`,
+      api: "chat",
+      sse: true,
+      body: chatStream(pieces(v.text).map((content) => ({ content }))),
+      outcome: { step: { action: v.action } },
+    },
+  ]),
 ];
 
 let server: ScriptedServer | undefined;
