@@ -8,6 +8,11 @@ interface FlagSpec {
   /** The key the value is stored under. */
   key: string;
   takesValue: boolean;
+  /**
+   * The value may be left out (the flag is then `true`): `--model` alone is `scoot doctor
+   * --model`, the model check; with a name it is the backend's model, as everywhere.
+   */
+  valueOptional?: boolean;
 }
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -32,7 +37,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "--version": { key: "version", takesValue: false },
   // setup
   "--base-url": { key: "base-url", takesValue: true },
-  "--model": { key: "model", takesValue: true },
+  "--model": { key: "model", takesValue: true, valueOptional: true },
   "--api": { key: "api", takesValue: true },
   "--token-source": { key: "token-source", takesValue: true },
   "--token-env": { key: "token-env", takesValue: true },
@@ -73,7 +78,10 @@ export function parseArgs(argv: string[]): Result<ParsedArgs> {
       }
       let value: string | undefined;
       if (eq > 0) value = arg.slice(eq + 1);
-      else {
+      else if (spec.valueOptional && (argv[i + 1] === undefined || argv[i + 1]!.startsWith("-"))) {
+        flags[spec.key] = true;
+        continue;
+      } else {
         value = argv[i + 1];
         i += 1;
       }
@@ -129,7 +137,7 @@ Global options:
 Commands (scoot <command> --help for one):
   repl                              interactive loop (the default); /exit leaves
   config                            resolved home, config file, every section, token source
-  doctor [--json]                   health checks (exit 1 on any FAIL)
+  doctor [--json] [--model]         health checks (exit 1 on any FAIL); --model: does the model work with Scoot
   policy check <action> <input> [--mode M]
                                     dry-run the policy gate: decision=allow|deny
   sessions list [--json]            sessions, newest first

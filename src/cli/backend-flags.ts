@@ -11,6 +11,9 @@ import { flagString, type ParsedArgs } from "./args.js";
 const APIS = ["chat", "responses"] as const;
 
 export function applyBackendFlags(config: Config, args: ParsedArgs): Result<void> {
+  // `--model` alone is doctor's model check (doctor takes it out before this); anywhere else it needs its name.
+  if (args.flags.model === true)
+    return { ok: false, error: "--model needs a model name, e.g. --model qwen2.5" };
   const model = flagString(args, "model");
   const baseUrl = flagString(args, "base-url");
   const api = flagString(args, "api");

@@ -167,7 +167,15 @@ export async function runDoctor(cli: Cli): Promise<number> {
   } else {
     const { config, file, warnings } = loaded.value;
     checks.push({ name: "config", status: "OK", detail: file ?? "no config file (defaults)" });
-    const flags = applyBackendFlags(config, cli.args);
+    // `--model` alone asks for the model check; it names no model.
+    const modelCheck = cli.args.flags.model === true;
+    const backendArgs = modelCheck
+      ? {
+          ...cli.args,
+          flags: Object.fromEntries(Object.entries(cli.args.flags).filter(([k]) => k !== "model")),
+        }
+      : cli.args;
+    const flags = applyBackendFlags(config, backendArgs);
     if (!flags.ok) checks.push({ name: "config", status: "FAIL", detail: flags.error });
     for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });
     const tokenChecks = checkToken(config, root, cli.env, cli.cwd);
@@ -184,6 +192,10 @@ export async function runDoctor(cli: Cli): Promise<number> {
     checks.push(await contextCheck(config, cli.cwd, root, paths.state, token.token));
     const { telemetryChecks } = await import("./doctor-telemetry.js");
     checks.push(...(await telemetryChecks(config, paths, cli.env)));
+    if (modelCheck) {
+      const { modelChecks } = await import("./doctor-model.js");
+      checks.push(...(await modelChecks(config, token.token)));
+    }
   }
   const failed = checks.some((c) => c.status === "FAIL");
   if (flagBool(cli.args, "json")) {

@@ -41,9 +41,13 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     docs: "docs/configuration.md",
   },
   doctor: {
-    usage: ["scoot doctor [--json]"],
+    usage: ["scoot doctor [--json] [--model]"],
     about: "Health checks, each OK / WARN / FAIL with one line; exit 1 on any FAIL.",
-    options: ["--json   the checks as JSON", BACKEND_FLAGS],
+    options: [
+      "--json   the checks as JSON",
+      "--model  also run a few fixed goals against the configured model: right answers, valid steps at the first try, corrections, structured output honoured, seconds per turn",
+      BACKEND_FLAGS,
+    ],
     example: "scoot doctor",
     docs: "docs/configuration.md",
   },
