@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createBackend } from "../../src/backend/client.js";
 import { parseReply } from "../../src/backend/wire.js";
 import { defaultConfig } from "../../src/config/schema.js";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { loopHarness } from "../helpers/loop.js";
 import {
   type ScriptedServer,
@@ -165,5 +166,26 @@ describe("content: null is a reply to correct, never a failed run", () => {
     const r = parseReply("chat", body);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.refused).toBe(true);
+  });
+});
+
+describe("through the built CLI", () => {
+  it("content: null alone, then a valid step: scoot -e answers and exits 0", async () => {
+    const home = tempDir("scoot-null-content-");
+    try {
+      server = await startScriptedServer([
+        completion({ content: null }, "stop"),
+        step("final", "after the null"),
+      ]);
+      const r = await runCli(["-e", "go"], {
+        home,
+        cwd: project,
+        env: { SCOOT_BACKEND_BASE_URL: server.url },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("after the null\n");
+    } finally {
+      removeDir(home);
+    }
   });
 });
