@@ -34,7 +34,7 @@ import {
   type ValidStep,
 } from "./step.js";
 import { followStep } from "./stream-final.js";
-import { HARMONY_MARK, readHarmony, splitThinking } from "./think.js";
+import { HARMONY_MARK, harmonyGate, readHarmony, splitThinking } from "./think.js";
 
 export interface RunResult {
   /** Why the run stopped; callers match on this, never on `error`'s text. */
@@ -198,7 +198,7 @@ async function askPhase(
     messages: deps.history,
     stepSchema: schema,
     signal: deps.signal,
-    onDelta: follower ? (t) => follower.push(t) : undefined,
+    onDelta: follower ? harmonyGate((t) => follower.push(t)) : undefined,
     onReasoning: deps.onEvent
       ? (text) => {
           reasoningStreamed = true;

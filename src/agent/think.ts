@@ -117,3 +117,39 @@ export function readHarmony(text: string): HarmonyReply | undefined {
   }
   return { text: reply.replace(SPECIAL, ""), reasoning: thinking.join("\n"), notes };
 }
+
+const FINAL_CHANNEL = "<|channel|>final<|message|>";
+
+/**
+ * A streamed reply on its way to the follower that shows the step as it arrives: Harmony's
+ * channels are held back until the final one opens, so a draft step in the analysis is never
+ * shown as the step (the analysis is shown as thinking once the reply is read). Any other reply
+ * passes through as it comes.
+ */
+export function harmonyGate(forward: (text: string) => void): (text: string) => void {
+  let held = "";
+  let mode: "deciding" | "harmony" | "final" | "plain" = "deciding";
+  return (text) => {
+    if (mode === "plain" || mode === "final") return forward(text);
+    held += text;
+    if (mode === "deciding") {
+      const lead = held.trimStart();
+      // Too little to tell yet: white space only, or a lone "<".
+      if (lead === "" || lead === "<") return;
+      if (!lead.startsWith("<|")) return flushPlain();
+      mode = "harmony";
+    }
+    const at = held.indexOf(FINAL_CHANNEL);
+    if (at === -1) return;
+    mode = "final";
+    const rest = held.slice(at + FINAL_CHANNEL.length);
+    held = "";
+    if (rest !== "") forward(rest);
+  };
+  function flushPlain(): void {
+    mode = "plain";
+    const out = held;
+    held = "";
+    forward(out);
+  }
+}

@@ -65,6 +65,22 @@ describe("a Harmony run", () => {
     ).toBe(true);
   });
 
+  it("streamed, the draft in the analysis is never shown as the step; the final step's thought is", async () => {
+    const pieces = [HARMONY_REPLY.slice(0, 30), HARMONY_REPLY.slice(30, 110), HARMONY_REPLY.slice(110)];
+    const h = loopHarness([{ stream: pieces }, step("final", "done")], {
+      cwd: project,
+      mode: "unrestricted",
+    });
+    const r = await h.run("read the notes");
+    expect(r.stop, r.error).toBe("final");
+    const shown = h.events.flatMap((e) =>
+      e.type === "thought_delta" && e.source !== "reasoning" ? [e.text] : [],
+    );
+    expect(shown.join("")).toContain("read the notes");
+    expect(shown.join("")).not.toContain("draft");
+    expect(fs.existsSync(path.join(project, "DRAFT"))).toBe(false);
+  });
+
   it("a commentary call runs as the tool call it is", async () => {
     const h = loopHarness(
       [
