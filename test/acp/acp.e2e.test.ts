@@ -509,10 +509,13 @@ describe("scoot acp", () => {
       step("final", "done"),
     );
     const { c } = await start();
+    // A word only this test's servers carry on their command line: other test files run the
+    // same fixture server at the same time, and their processes are not this agent's.
+    const mark = `acp-editor-servers-${process.pid}-${Date.now()}`;
     const stdioServer = (name: string): acp.McpServer => ({
       name,
       command: process.execPath,
-      args: [EVERYTHING],
+      args: [EVERYTHING, mark],
       env: [],
     });
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
@@ -535,13 +538,13 @@ describe("scoot acp", () => {
     expect(audit.some((e) => e.kind === "tool_call" && e.msg.includes("via editor"))).toBe(true);
     expect(audit.some((e) => e.kind === "policy_deny" && e.msg.includes("other"))).toBe(true);
     // The editor's servers live as long as the agent: closing it leaves no server process.
-    expect(processesWith(EVERYTHING).length).toBeGreaterThan(0);
+    expect(processesWith(mark).length).toBeGreaterThan(0);
     c.close();
     child!.stdin!.end();
     await new Promise((done) => child!.on("close", done));
     const until = Date.now() + 5000;
-    while (processesWith(EVERYTHING).length > 0 && Date.now() < until)
+    while (processesWith(mark).length > 0 && Date.now() < until)
       await new Promise((r) => setTimeout(r, 50));
-    expect(processesWith(EVERYTHING)).toEqual([]);
+    expect(processesWith(mark)).toEqual([]);
   });
 });
