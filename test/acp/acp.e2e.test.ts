@@ -543,8 +543,7 @@ describe("scoot acp", () => {
     child!.stdin!.end();
     await new Promise((done) => child!.on("close", done));
     const until = Date.now() + 5000;
-    while (processesWith(mark).length > 0 && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 50));
+    while (processesWith(mark).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     expect(processesWith(mark)).toEqual([]);
   });
 });
