@@ -187,26 +187,8 @@ function extractObject(text: string): Result<Extracted> {
   const same =
     s.parsed.length > 1 &&
     s.parsed.every((p) => JSON.stringify(p.value) === JSON.stringify(s.parsed[0]!.value));
-  if (same) {
-    const n = s.parsed.length;
-    s.parsed.length = 1;
-    s.parsed[0]!.repairs = [...s.parsed[0]!.repairs];
-    const only = s.parsed[0]!;
-    const notes = [
-      ...only.repairs.map((r) => `repaired the JSON: ${r}`),
-      `the reply held the same object ${n} times: took it once`,
-    ];
-    if (isToolCallDialect(only.value))
-      return {
-        ok: true,
-        value: {
-          value: only.value,
-          notes,
-          dialect: { name: only.value.name as string, tagged: insideToolCallTags(text, only.start) },
-        },
-      };
-    return { ok: true, value: { value: only.value, notes } };
-  }
+  const repeated = same ? s.parsed.length : 0;
+  if (same) s.parsed.length = 1;
   if (s.parsed.length > 1) {
     return {
       ok: false,
@@ -230,6 +212,7 @@ function extractObject(text: string): Result<Extracted> {
   }
   const only = s.parsed[0]!;
   const notes = only.repairs.map((r) => `repaired the JSON: ${r}`);
+  if (repeated > 0) notes.push(`the reply held the same object ${repeated} times: took it once`);
   if (isToolCallDialect(only.value)) {
     return {
       ok: true,
