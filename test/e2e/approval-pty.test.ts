@@ -66,6 +66,19 @@ describe.skipIf(!hasTmux)("approval at the keyboard", () => {
     expect(auditEvents(scene.home).some((e) => e.kind === "tool_call")).toBe(false);
   });
 
+  it("a script with a NUL byte is shown as the text it is, and what is written is what was shown", async () => {
+    const content = "#!/bin/sh\nrm -rf ./build\nprintf 'a\u0000b'\n";
+    const t = await repl([step("file_write", { path: "run.sh", content }), final("written")]);
+    await t.line("write the script");
+    const shown = await t.waitFor(QUESTION);
+    expect(shown).toContain("file_write  run.sh");
+    expect(shown).not.toContain("binary content");
+    expect(shown).toContain("+rm -rf ./build");
+    await t.line("y");
+    await t.waitFor(/written/);
+    expect(fs.readFileSync(path.join(scene.project, "run.sh"), "utf8")).toBe(content);
+  });
+
   it("y runs the call once, and the next call of the same tool asks again", async () => {
     const t = await repl([
       step("file_write", { path: "notes.txt", content: "first\n" }),
