@@ -216,7 +216,7 @@ describe("scoot acp", () => {
       sessionId,
       prompt: [{ type: "text", text: "wait a while" }],
     });
-    expect(await waitForProcess(tag, 15_000)).toBe(true);
+    expect(await waitForProcess(`sleep ${tag}`, 15_000)).toBe(true);
     const t0 = Date.now();
     await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     const r = await pending;
@@ -258,7 +258,7 @@ describe("scoot acp", () => {
     void c.agent
       .request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "wait" }] })
       .catch(() => undefined);
-    expect(await waitForProcess(tag, 15_000)).toBe(true);
+    expect(await waitForProcess(`sleep ${tag}`, 15_000)).toBe(true);
     const closed = new Promise((done) => child!.on("close", done));
     child!.kill("SIGTERM");
     expect(await closed).toBe(130);

@@ -25,6 +25,16 @@ export function processesWith(needle: string): number[] {
   return found;
 }
 
+function processesStartingWith(commandLine: string): number[] {
+  return processesWith(commandLine).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " ").startsWith(commandLine);
+    } catch {
+      return false;
+    }
+  });
+}
+
 let counter = 0;
 /** A fractional `sleep` argument no other process on the machine uses. */
 export function uniqueSleepArg(seconds: number): string {
@@ -32,11 +42,16 @@ export function uniqueSleepArg(seconds: number): string {
   return `${seconds}.${process.pid}${counter}${Date.now() % 100000}`;
 }
 
-/** Polls until a process with `needle` runs; false after `ms`. */
-export async function waitForProcess(needle: string, ms: number): Promise<boolean> {
+/**
+ * Polls until a process whose command line starts with `commandLine` runs (the program itself,
+ * not a shell or a bwrap whose arguments merely mention it: bwrap arms --die-with-parent only
+ * after it starts, so a test that kills Scoot as soon as bwrap's arguments appear races that);
+ * false after `ms`.
+ */
+export async function waitForProcess(commandLine: string, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
-    if (processesWith(needle).length > 0) return true;
+    if (processesStartingWith(commandLine).length > 0) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
