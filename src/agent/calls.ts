@@ -23,7 +23,7 @@ import { secretLikeName } from "../policy/paths.js";
 import type { GateSettings } from "../policy/types.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
-import type { AnyTool, ToolContext } from "../tools/types.js";
+import type { AnyTool, ToolContext, ToolResult } from "../tools/types.js";
 import {
   type ApprovalAnswer,
   type ApprovalMemory,
@@ -413,19 +413,27 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     emit({ type: "running", action: ready.action, input: ready.raw, call: ready });
     const unrecorded: { first?: NotRecorded } = {};
     const { change } = ready;
-    const result =
-      change && !change.after.ok
-        ? { text: change.after.error, failed: true }
-        : await runToolWithDeadline(
-            ready.tool,
-            ready.input,
-            ready.target,
-            deps.base,
-            derivedHooks(ready, unrecorded),
-            deps.timeoutMs,
-            signal,
-            change?.after.ok ? { before: change.before, after: change.after.value } : undefined,
-          );
+    // A call that may move a protected place: the gate resolves the places again after it.
+    const places = ready.effects.capability === "read" ? undefined : deps.env.settings.places;
+    places?.effectStarted();
+    let result: ToolResult;
+    try {
+      result =
+        change && !change.after.ok
+          ? { text: change.after.error, failed: true }
+          : await runToolWithDeadline(
+              ready.tool,
+              ready.input,
+              ready.target,
+              deps.base,
+              derivedHooks(ready, unrecorded),
+              deps.timeoutMs,
+              signal,
+              change?.after.ok ? { before: change.before, after: change.after.value } : undefined,
+            );
+    } finally {
+      places?.effectEnded();
+    }
     afterChange(approved, kept.entry);
     if (unrecorded.first) return unrecorded.first;
     const text = clip(result.text, ready.tool.clipBytes);

@@ -37,7 +37,7 @@ import { isInside, isInsideResolved } from "../core/inside.js";
 import type { Decision } from "../core/types.js";
 import { foldSegment } from "./fold.js";
 import { persistenceRefusal } from "./persistence-places.js";
-import { seenPaths } from "./realpath.js";
+import { resolvePlaces } from "./realpath.js";
 import type { GateSettings } from "./types.js";
 
 /** Path segments that are secrets themselves or directories full of them (compared lower-case). */
@@ -251,18 +251,15 @@ function secretReason(
 
 /** Whether the located path is one of `places` or inside one, by its written or real location. */
 function insideAny(loc: Located, places: readonly string[], settings: GateSettings): boolean {
-  // The places share their leading directories (the home, ~/.config): each is looked at once.
-  const seen = seenPaths();
   // Folded once here, not once per place: a decision checks dozens of places.
   const cands =
     loc.physical === undefined
       ? [loc.lexical.toLowerCase()]
       : [loc.lexical.toLowerCase(), loc.physical.toLowerCase()];
-  for (const sp of places) {
-    const spAbs = path.resolve(sp);
-    const spReal = settings.realpath(spAbs, seen);
-    const absFolded = spAbs.toLowerCase();
-    const realFolded = spReal?.toLowerCase();
+  const resolved = settings.places
+    ? settings.places.of(places, settings.realpath)
+    : resolvePlaces(places, settings.realpath);
+  for (const { absFolded, realFolded } of resolved) {
     for (const cand of cands) {
       if (
         isInsideResolved(cand, absFolded) ||

@@ -14,7 +14,7 @@ import {
   DEFAULT_HOME_NAME,
   scootPlaces,
 } from "./protected-places.js";
-import { resolvePhysical } from "./realpath.js";
+import { placeResolutions, resolvePhysical } from "./realpath.js";
 import type { GateSettings } from "./types.js";
 
 /** `~` and `~/x` in configured paths mean the user's home; relative paths the project root. */
@@ -118,5 +118,6 @@ export function buildGateSettings(
     // that validated them already (the session runner) passes the result.
     mcpAllowed: mcpAllowlists(opts.mcpServers ?? validateMcpServers(config.mcp.servers).servers),
     realpath: resolvePhysical,
+    places: placeResolutions(root),
   };
 }

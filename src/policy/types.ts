@@ -1,5 +1,5 @@
 import type { PolicyMode } from "../config/schema.js";
-import type { SeenPaths } from "./realpath.js";
+import type { PlaceResolutions, SeenPaths } from "./realpath.js";
 
 /** Settings the gate reads; built once from the loaded configuration. */
 export interface GateSettings {
@@ -33,4 +33,10 @@ export interface GateSettings {
    * resolutions made together (one decision) already looked at, reused rather than asked again.
    */
   realpath: (p: string, seen?: SeenPaths) => string | undefined;
+  /**
+   * The places resolved once for a stretch of reads (policy/realpath.ts, "Kept place resolutions"); the call
+   * pipeline tells it when a call that may move them starts and ends. Absent: every decision
+   * resolves them.
+   */
+  places?: PlaceResolutions;
 }

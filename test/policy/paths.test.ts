@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PolicyMode } from "../../src/config/schema.js";
 import { checkReadPath, checkWritePath, escapesLexically, secretLikeName } from "../../src/policy/paths.js";
-import { resolvePhysical } from "../../src/policy/realpath.js";
+import { placeResolutions, resolvePhysical } from "../../src/policy/realpath.js";
 import type { GateSettings } from "../../src/policy/types.js";
 
 /**
@@ -81,6 +81,8 @@ function settings(mode: PolicyMode, over: Partial<GateSettings> = {}): GateSetti
     protectedIdentities: new Set(),
     mcpAllowed: {},
     realpath: resolvePhysical,
+    // As a run builds them: the places kept for a stretch of reads.
+    places: placeResolutions(project),
     ...over,
   };
 }
