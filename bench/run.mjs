@@ -16,6 +16,7 @@ const BENCHES = [
   "startup.mjs",
   "loop.mjs",
   "peer.mjs",
+  "before.mjs",
   "context.mjs",
   "stream.mjs",
   "parse.mjs",

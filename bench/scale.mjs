@@ -17,19 +17,19 @@
  *
  *   npm run build && node bench/scale.mjs [turns|audit|sessions|grep ...]
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { measure as measureIn, TIME } from "./lib/measure.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
+import { scaleTurnScript, writeSessions } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.mjs");
 const GREP_JS = path.join(here, "..", "dist", "tools", "grep.js");
-const TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TURNS = 300;
 const AUDIT_BYTES = 600 * 1024 * 1024;
@@ -41,47 +41,10 @@ const MB = 1024 * 1024;
 const only = process.argv.slice(2);
 const wanted = (part) => only.length === 0 || only.includes(part);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-scale-"));
+/** Commands run in the work directory unless told otherwise. */
+const measure = (cmd, args, opts = {}) => measureIn(cmd, args, { cwd: work, ...opts });
 const rows = [];
 const notes = [];
-
-/** Runs a command; wall ms, peak RSS in MB (via /usr/bin/time), stdout size and line count. */
-function measure(cmd, args, { env = process.env, cwd = work } = {}) {
-  return new Promise((resolve) => {
-    // Peak RSS and CPU seconds (user + system): CPU time is what a loaded machine distorts least.
-    const full = TIME ? [TIME, "-f", "%U %S %M", cmd, ...args] : [cmd, ...args];
-    const t0 = performance.now();
-    const child = spawn(full[0], full.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let err = "";
-    let outBytes = 0;
-    let outLines = 0;
-    let head = "";
-    child.stdout.on("data", (d) => {
-      outBytes += d.length;
-      if (head.length < 4096) head += d.toString("utf8");
-      for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) outLines++;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("close", (code) => {
-      const ms = performance.now() - t0;
-      const errLines = err.trim().split("\n");
-      const [user, sys, kb] = TIME
-        ? (errLines.at(-1) ?? "").split(" ").map(Number)
-        : [Number.NaN, Number.NaN, Number.NaN];
-      resolve({
-        code,
-        ms,
-        cpuMs: (user + sys) * 1000,
-        mb: kb / 1024,
-        outBytes,
-        outLines,
-        head,
-        err: TIME ? errLines.slice(0, -1).join("\n") : err,
-      });
-    });
-  });
-}
 
 function scootEnv(home, extra = {}) {
   const env = { ...process.env, SCOOT_HOME: home, ...extra };
@@ -109,20 +72,6 @@ async function benchTurns() {
   const project = path.join(work, "project");
   const home = path.join(work, "home-turns");
   writeBenchTree(project);
-  const step = (i, action, input) =>
-    JSON.stringify({
-      thought: `turn ${i}: looking at the next module`,
-      action,
-      action_input: JSON.stringify(input),
-    });
-  const toolSteps = Array.from({ length: TURNS - 1 }, (_, i) => {
-    const d = i % 5;
-    const f = i % 10;
-    if (i % 3 === 0) return step(i, "file_read", { path: `pkg${d}/m${f}.ts`, limit: 20 });
-    if (i % 3 === 1) return step(i, "grep", { pattern: "note [0-3]", path: `pkg${d}/m${f}.ts` });
-    return step(i, "glob", { pattern: `pkg${d}/*.ts` });
-  });
-  const finalStep = JSON.stringify({ thought: "done", action: "final", action_input: "done" });
   const server = await startBenchServer([]);
   const env = scootEnv(home, {
     SCOOT_BACKEND_BASE_URL: server.url,
@@ -133,7 +82,7 @@ async function benchTurns() {
   const rss = [];
   let firstCompacted = -1;
   for (let r = 0; r < RUNS; r++) {
-    server.reset([...toolSteps, finalStep]);
+    server.reset(scaleTurnScript(TURNS));
     const run = await measure(process.execPath, [CLI, "-e", "scale benchmark goal"], { env, cwd: project });
     if (run.code !== 0) throw new Error(`300-turn run exited ${run.code}: ${run.err}`);
     if (server.stamps.length !== TURNS)
@@ -248,29 +197,8 @@ async function benchSessions() {
   const home = path.join(work, "home-sessions");
   const dir = path.join(home, "state", "sessions");
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const system = { role: "system", content: `You are Scoot. ${"Rules and tools. ".repeat(150)}` };
-  const now = Date.now() / 1000;
   const t0 = performance.now();
-  for (let s = 0; s < SESSIONS; s++) {
-    const msgs = [system, { role: "user", content: `goal number ${s}: tidy the module ${s % 50}` }];
-    for (let m = 2; m < SESSION_MESSAGES; m++) {
-      msgs.push(
-        m % 2 === 0
-          ? {
-              role: "assistant",
-              content: JSON.stringify({
-                thought: `step ${m}`,
-                action: "file_read",
-                action_input: `{"path":"src/m${m}.ts"}`,
-              }),
-            }
-          : { role: "user", content: `Observation: ${"export const x = 1;\n".repeat(25)}` },
-      );
-    }
-    const file = path.join(dir, `cli-${1_700_000_000_000 + s}-1.jsonl`);
-    fs.writeFileSync(file, `${msgs.map((m) => JSON.stringify(m)).join("\n")}\n`, { mode: 0o600 });
-    fs.utimesSync(file, now - s, now - s);
-  }
+  writeSessions(dir, SESSIONS, SESSION_MESSAGES);
   console.error(`generated ${SESSIONS} sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   // Setting the mtimes back made every ctime "now": the listing index never remembers a file
   // changed within its racy window (docs/sessions.md "Sessions and audit"), and real sessions are not

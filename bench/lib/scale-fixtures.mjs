@@ -1,0 +1,50 @@
+/**
+ * The scale benchmark's inputs, shared with the before/after bench: a long run's steps and a
+ * home full of transcripts.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+/** `turns` replies: reads, greps and globs over the bench tree in turn, then a final answer. */
+export function scaleTurnScript(turns) {
+  const step = (i, action, input) =>
+    JSON.stringify({
+      thought: `turn ${i}: looking at the next module`,
+      action,
+      action_input: JSON.stringify(input),
+    });
+  const toolSteps = Array.from({ length: turns - 1 }, (_, i) => {
+    const d = i % 5;
+    const f = i % 10;
+    if (i % 3 === 0) return step(i, "file_read", { path: `pkg${d}/m${f}.ts`, limit: 20 });
+    if (i % 3 === 1) return step(i, "grep", { pattern: "note [0-3]", path: `pkg${d}/m${f}.ts` });
+    return step(i, "glob", { pattern: `pkg${d}/*.ts` });
+  });
+  return [...toolSteps, JSON.stringify({ thought: "done", action: "final", action_input: "done" })];
+}
+
+/** `count` transcripts of `messages` messages each in `dir`, the newest first by mtime. */
+export function writeSessions(dir, count, messages) {
+  const system = { role: "system", content: `You are Scoot. ${"Rules and tools. ".repeat(150)}` };
+  const now = Date.now() / 1000;
+  for (let s = 0; s < count; s++) {
+    const msgs = [system, { role: "user", content: `goal number ${s}: tidy the module ${s % 50}` }];
+    for (let m = 2; m < messages; m++) {
+      msgs.push(
+        m % 2 === 0
+          ? {
+              role: "assistant",
+              content: JSON.stringify({
+                thought: `step ${m}`,
+                action: "file_read",
+                action_input: `{"path":"src/m${m}.ts"}`,
+              }),
+            }
+          : { role: "user", content: `Observation: ${"export const x = 1;\n".repeat(25)}` },
+      );
+    }
+    const file = path.join(dir, `cli-${1_700_000_000_000 + s}-1.jsonl`);
+    fs.writeFileSync(file, `${msgs.map((m) => JSON.stringify(m)).join("\n")}\n`, { mode: 0o600 });
+    fs.utimesSync(file, now - s, now - s);
+  }
+}
