@@ -147,6 +147,11 @@ type Resolve = (p: string, seen?: SeenPaths) => string | undefined;
 export interface PlaceResolutions {
   /** `places` resolved: kept from an earlier decision where nothing could have moved them. */
   of(places: readonly string[], resolve: Resolve): ResolvedPlace[];
+  /**
+   * What `compute` derives from the places and the filesystem around them (glob's hidden
+   * places), kept and dropped with them.
+   */
+  memo<T>(key: string, compute: () => T): T;
   /** A call that may change the filesystem starts: nothing kept is used until it ends. */
   effectStarted(): void;
   /** ...and ended: the places are resolved again at the next decision. */
@@ -173,6 +178,7 @@ export function placeResolutions(projectRoot: string): PlaceResolutions {
   const root = path.resolve(projectRoot);
   const realRoot = resolvePhysical(root) ?? root;
   const kept = new Map<readonly string[], Kept>();
+  const derived = new Map<string, unknown>();
   let running = 0;
   const inProject = (abs: string, real: string | undefined): boolean =>
     isInside(abs, root) ||
@@ -202,13 +208,20 @@ export function placeResolutions(projectRoot: string): PlaceResolutions {
       kept.set(places, { outside, inside });
       return all;
     },
+    memo<T>(key: string, compute: () => T): T {
+      if (running > 0) return compute();
+      if (!derived.has(key)) derived.set(key, compute());
+      return derived.get(key) as T;
+    },
     effectStarted() {
       running += 1;
       kept.clear();
+      derived.clear();
     },
     effectEnded() {
       running = Math.max(0, running - 1);
       kept.clear();
+      derived.clear();
     },
   };
 }

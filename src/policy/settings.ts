@@ -25,7 +25,7 @@ function absolutePath(p: string, root: string, userHome: string): string {
 }
 
 /** The places the gate refuses, as absolute paths; see GateSettings for what each list holds. */
-export type ProtectedPlaces = Pick<GateSettings, "secretPaths" | "protectedPaths">;
+export type ProtectedPlaces = Pick<GateSettings, "secretPaths" | "protectedPaths" | "places">;
 
 /**
  * The secret and protected places of a configuration in a project root, resolved once: the

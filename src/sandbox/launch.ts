@@ -111,8 +111,15 @@ function protectedLayout(ctx: Omit<LaunchContext, "mode">, service: SandboxServi
  * for tools that list names (glob) and must not show what bash could not see either.
  */
 export function hiddenPlacePaths(ctx: Omit<LaunchContext, "mode">): string[] {
-  const layout = protectedLayout(ctx, serviceOf(ctx), path.resolve(ctx.cwd));
-  return hiddenPlaces({ ...layout, network: false }).map((h) => h.path);
+  const service = serviceOf(ctx);
+  const compute = () => {
+    const layout = protectedLayout(ctx, service, path.resolve(ctx.cwd));
+    return hiddenPlaces({ ...layout, network: false }).map((h) => h.path);
+  };
+  // Kept with the gate's places for a stretch of reads (policy/realpath.ts), keyed by the
+  // directory the listing starts from.
+  const kept = service.places?.places;
+  return kept ? kept.memo(`hidden:${path.resolve(ctx.cwd)}`, compute) : compute();
 }
 
 export function fallbackNotice(probe: Extract<Probe, { ok: false }>): string {

@@ -172,4 +172,16 @@ describe("kept place resolutions", () => {
     kept.of(places, counting);
     expect(asked.filter((p) => !p.startsWith(project))).toHaveLength(4);
   });
+
+  it("what is derived from the places (glob's hidden set) is kept and dropped with them", () => {
+    const kept = placeResolutions(project);
+    let computed = 0;
+    const compute = () => ++computed;
+    expect([kept.memo("k", compute), kept.memo("k", compute)]).toEqual([1, 1]);
+    kept.effectStarted();
+    // While a call that may move places runs, nothing kept is used.
+    expect([kept.memo("k", compute), kept.memo("k", compute)]).toEqual([2, 3]);
+    kept.effectEnded();
+    expect([kept.memo("k", compute), kept.memo("k", compute)]).toEqual([4, 4]);
+  });
 });
