@@ -52,6 +52,9 @@ const FLAGS: Record<string, FlagSpec> = {
   "--head": { key: "head", takesValue: true },
 };
 
+/** Help asked for where a value was expected is still help. */
+const HELP_FLAGS = new Set(["-h", "--help"]);
+
 export interface ParsedArgs {
   words: string[];
   flags: Record<string, string | true>;
@@ -80,6 +83,11 @@ export function parseArgs(argv: string[]): Result<ParsedArgs> {
       if (eq > 0) value = arg.slice(eq + 1);
       else if (spec.valueOptional && (argv[i + 1] === undefined || argv[i + 1]!.startsWith("-"))) {
         flags[spec.key] = true;
+        continue;
+      } else if (HELP_FLAGS.has(argv[i + 1] ?? "")) {
+        // `scoot -e --help` asks for help: it is never a goal sent to the model.
+        flags.help = true;
+        i += 1;
         continue;
       } else {
         value = argv[i + 1];

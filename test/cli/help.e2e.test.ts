@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/app.js";
 import { COMMAND_HELP } from "../../src/cli/help.js";
 import { type CliResult, runCli, runInProcess, tempDir } from "../helpers/cli.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const home = tempDir();
 const names = Object.keys(COMMAND_HELP);
@@ -52,6 +53,24 @@ describe("per-command help", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("scoot audit verify [--json] [--head H]");
   });
+
+  it.each([["-e"], ["--eval"]])(
+    "scoot %s --help is help: the overview, exit 0, and no request reaches the model",
+    async (flag) => {
+      const server = await startScriptedServer([step("final", "should never be asked")]);
+      try {
+        const env = { SCOOT_BACKEND_BASE_URL: server.url };
+        const overview = await runInProcess(["--help"], { home, env });
+        for (const help of ["--help", "-h"]) {
+          const r = await runInProcess([flag, help], { home, env });
+          expect(r).toEqual(overview);
+        }
+        expect(server.requests).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it("scoot help and scoot --help print the overview with the docs pages", async () => {
     const a = await runInProcess(["help"], { home });
