@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { beforeCli } from "./lib/before.mjs";
 import { measure, TIME } from "./lib/measure.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
-import { scaleTurnScript, writeSessions } from "./lib/scale-fixtures.mjs";
+import { peerScootScript, scaleTurnScript, scootEnv, writeSessions } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
@@ -40,32 +40,11 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-before-run-"));
 const project = path.join(work, "project");
 writeBenchTree(project);
 
-function envFor(home, extra = {}) {
-  const env = { ...process.env, SCOOT_HOME: home, ...extra };
-  for (const k of Object.keys(env))
-    if (k.startsWith("SCOOT_") && !(k in extra) && k !== "SCOOT_HOME") delete env[k];
-  return env;
-}
-
 async function ok(cli, args, env, cwd = project) {
   const r = await measure(process.execPath, [cli, ...args], { env, cwd });
   if (r.code !== 0)
     throw new Error(`${path.relative(work, cli)} ${args.join(" ")} exited ${r.code}: ${r.err}`);
   return r;
-}
-
-/** The peer bench's mix: two reads in three turns, a listing in the third. */
-function peerScript() {
-  const steps = Array.from({ length: PEER_TURNS - 1 }, (_, i) => {
-    const d = i % 5;
-    const f = i % 10;
-    const s =
-      i % 3 === 2
-        ? { action: "glob", input: { pattern: `pkg${d}/*` } }
-        : { action: "file_read", input: { path: `pkg${d}/m${f}.ts`, limit: 20 } };
-    return JSON.stringify({ thought: "next", action: s.action, action_input: JSON.stringify(s.input) });
-  });
-  return [...steps, JSON.stringify({ thought: "done", action: "final", action_input: "done" })];
 }
 
 const figures = {};
@@ -80,7 +59,7 @@ try {
   const homes = Object.fromEntries(Object.keys(builds).map((b) => [b, path.join(work, `home-${b}`)]));
   for (let i = 0; i < STARTS; i++)
     for (const [b, cli] of Object.entries(builds))
-      add("version", b, (await ok(cli, ["--version"], envFor(homes[b]))).ms);
+      add("version", b, (await ok(cli, ["--version"], scootEnv(homes[b]))).ms);
   for (let r = 0; r < RUNS; r++) {
     for (const [b, cli] of Object.entries(builds)) {
       const home = homes[b];
@@ -88,13 +67,13 @@ try {
       add(
         "trivial",
         b,
-        (await ok(cli, ["-e", "trivial"], envFor(home, { SCOOT_BACKEND_BASE_URL: plain.url }))).ms,
+        (await ok(cli, ["-e", "trivial"], scootEnv(home, { SCOOT_BACKEND_BASE_URL: plain.url }))).ms,
       );
-      sse.reset(peerScript());
+      sse.reset(peerScootScript(PEER_TURNS));
       await ok(
         cli,
         ["-e", "benchmark goal"],
-        envFor(home, {
+        scootEnv(home, {
           SCOOT_BACKEND_BASE_URL: sse.url,
           SCOOT_AGENT_MAX_TURNS: String(PEER_TURNS + 5),
           SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "0",
@@ -105,7 +84,7 @@ try {
       const long = await ok(
         cli,
         ["-e", "scale benchmark goal"],
-        envFor(home, { SCOOT_BACKEND_BASE_URL: plain.url, SCOOT_AGENT_MAX_TURNS: String(SCALE_TURNS + 5) }),
+        scootEnv(home, { SCOOT_BACKEND_BASE_URL: plain.url, SCOOT_AGENT_MAX_TURNS: String(SCALE_TURNS + 5) }),
       );
       add("rss", b, long.mb);
     }
@@ -120,7 +99,7 @@ try {
   for (let r = 0; r < RUNS; r++) {
     for (const [b, cli] of Object.entries(builds)) {
       fs.rmSync(path.join(dir, "list-index.json"), { force: true });
-      add("list", b, (await ok(cli, ["sessions", "list"], envFor(listHome), work)).ms);
+      add("list", b, (await ok(cli, ["sessions", "list"], scootEnv(listHome), work)).ms);
     }
   }
 } finally {

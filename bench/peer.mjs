@@ -19,6 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
+import { peerMix, peerScootScript } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
@@ -65,25 +66,8 @@ const piHome = path.join(work, "pi");
 writeBenchTree(project);
 
 /** The same work for both: [Scoot's step, pi's tool call] per turn. */
-const turns = Array.from({ length: TURNS - 1 }, (_, i) => {
-  const d = i % 5;
-  const f = i % 10;
-  if (i % 3 === 2)
-    return [
-      { action: "glob", input: { pattern: `pkg${d}/*` } },
-      { name: "ls", arguments: { path: `pkg${d}` } },
-    ];
-  return [
-    { action: "file_read", input: { path: `pkg${d}/m${f}.ts`, limit: 20 } },
-    { name: "read", arguments: { path: `pkg${d}/m${f}.ts`, limit: 20 } },
-  ];
-});
-const scootScript = [
-  ...turns.map(([s]) =>
-    JSON.stringify({ thought: "next", action: s.action, action_input: JSON.stringify(s.input) }),
-  ),
-  JSON.stringify({ thought: "done", action: "final", action_input: "done" }),
-];
+const turns = peerMix(TURNS);
+const scootScript = peerScootScript(TURNS);
 const piScript = [...turns.map(([, p]) => ({ toolCall: p })), "done"];
 
 function run(cmd, args, env) {

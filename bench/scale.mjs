@@ -23,7 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { measure as measureIn, TIME } from "./lib/measure.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
-import { scaleTurnScript, writeSessions } from "./lib/scale-fixtures.mjs";
+import { scaleTurnScript, scootEnv, writeSessions } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
@@ -45,13 +45,6 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-scale-"));
 const measure = (cmd, args, opts = {}) => measureIn(cmd, args, { cwd: work, ...opts });
 const rows = [];
 const notes = [];
-
-function scootEnv(home, extra = {}) {
-  const env = { ...process.env, SCOOT_HOME: home, ...extra };
-  for (const k of Object.keys(env))
-    if (k.startsWith("SCOOT_") && !(k in extra) && k !== "SCOOT_HOME") delete env[k];
-  return env;
-}
 
 /** Writes `total` bytes to `file` by repeating chunks from `makeChunk(i)` (each a run of whole lines). */
 function writeRepeated(file, total, makeChunk) {

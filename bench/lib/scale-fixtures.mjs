@@ -1,9 +1,47 @@
 /**
- * The scale benchmark's inputs, shared with the before/after bench: a long run's steps and a
- * home full of transcripts.
+ * Benchmark inputs shared by several benches: the peer mix (peer.mjs, before.mjs), a long
+ * run's steps and a home full of transcripts (scale.mjs, before.mjs), and Scoot's environment.
  */
 import fs from "node:fs";
 import path from "node:path";
+
+/**
+ * The peer bench's work, `turns - 1` tool turns: [Scoot's step, pi's tool call] each, two reads
+ * in three turns and a listing in the third.
+ */
+export function peerMix(turns) {
+  return Array.from({ length: turns - 1 }, (_, i) => {
+    const d = i % 5;
+    const f = i % 10;
+    if (i % 3 === 2)
+      return [
+        { action: "glob", input: { pattern: `pkg${d}/*` } },
+        { name: "ls", arguments: { path: `pkg${d}` } },
+      ];
+    return [
+      { action: "file_read", input: { path: `pkg${d}/m${f}.ts`, limit: 20 } },
+      { name: "read", arguments: { path: `pkg${d}/m${f}.ts`, limit: 20 } },
+    ];
+  });
+}
+
+/** Scoot's replies for the peer mix: its steps, then a final answer. */
+export function peerScootScript(turns) {
+  return [
+    ...peerMix(turns).map(([s]) =>
+      JSON.stringify({ thought: "next", action: s.action, action_input: JSON.stringify(s.input) }),
+    ),
+    JSON.stringify({ thought: "done", action: "final", action_input: "done" }),
+  ];
+}
+
+/** A child's environment for Scoot with `home`: no SCOOT_* setting of the caller's but `extra`. */
+export function scootEnv(home, extra = {}) {
+  const env = { ...process.env, SCOOT_HOME: home, ...extra };
+  for (const k of Object.keys(env))
+    if (k.startsWith("SCOOT_") && !(k in extra) && k !== "SCOOT_HOME") delete env[k];
+  return env;
+}
 
 /** `turns` replies: reads, greps and globs over the bench tree in turn, then a final answer. */
 export function scaleTurnScript(turns) {

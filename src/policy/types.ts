@@ -34,9 +34,9 @@ export interface GateSettings {
    */
   realpath: (p: string, seen?: SeenPaths) => string | undefined;
   /**
-   * The places resolved once for a stretch of reads (policy/realpath.ts, "Kept place resolutions"); the call
-   * pipeline tells it when a call that may move them starts and ends. Absent: every decision
-   * resolves them.
+   * The places resolved once for a stretch of reads (policy/realpath.ts, "Kept place
+   * resolutions"); the call pipeline tells it when a call that may move them starts and ends.
+   * Absent: every decision resolves them.
    */
   places?: PlaceResolutions;
 }

@@ -8,8 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "./cli.js";
 
-/** Live (not zombie) processes whose command line contains `needle`. */
-export function processesWith(needle: string): number[] {
+/** Live (not zombie) processes whose command line (NULs as spaces) passes `match`. */
+function livePids(match: (cmd: string) => boolean): number[] {
   const found: number[] = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -17,7 +17,7 @@ export function processesWith(needle: string): number[] {
       const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, "latin1").replace(/\0/g, " ");
       const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
       const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-      if (cmd.includes(needle) && state !== "Z" && state !== "X") found.push(Number(entry));
+      if (match(cmd) && state !== "Z" && state !== "X") found.push(Number(entry));
     } catch {
       // exited while we looked
     }
@@ -25,14 +25,9 @@ export function processesWith(needle: string): number[] {
   return found;
 }
 
-function processesStartingWith(commandLine: string): number[] {
-  return processesWith(commandLine).filter((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " ").startsWith(commandLine);
-    } catch {
-      return false;
-    }
-  });
+/** Live (not zombie) processes whose command line contains `needle`. */
+export function processesWith(needle: string): number[] {
+  return livePids((cmd) => cmd.includes(needle));
 }
 
 let counter = 0;
@@ -51,7 +46,7 @@ export function uniqueSleepArg(seconds: number): string {
 export async function waitForProcess(commandLine: string, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
-    if (processesStartingWith(commandLine).length > 0) return true;
+    if (livePids((cmd) => cmd.startsWith(commandLine)).length > 0) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
