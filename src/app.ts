@@ -4,7 +4,7 @@
  * Command modules are imported on demand.
  */
 import type { ParsedArgs } from "./cli/args.js";
-import { unknownCommandMessage } from "./cli/command-hint.js";
+import { closestCommand, unknownCommandMessage } from "./cli/command-hint.js";
 import type { Cli, Surroundings } from "./cli/context.js";
 import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
@@ -47,6 +47,31 @@ function findCommand(words: string[]): { key: string; rest: string[] } | undefin
   return undefined;
 }
 
+/**
+ * `scoot "fix the tests"`: words that name no command are a goal, unless they look like a
+ * command mistyped (`scoot sesions`) or begin with a command's name (`scoot sessions foo`).
+ */
+function isGoal(words: string[], commands: readonly string[]): boolean {
+  const first = words[0] ?? "";
+  if (commands.includes(first)) return false;
+  return !(words.length === 1 && closestCommand(first, commands) !== undefined);
+}
+
+/**
+ * A goal given as the command words: on a terminal the REPL starts with it (and stays); without
+ * one it runs like `-e` (docs/commands.md).
+ */
+async function runGoalWords(cli: Cli): Promise<number> {
+  const goal = cli.args.words.join(" ");
+  const args = { ...cli.args, words: [] };
+  if (process.stdin.isTTY && process.stderr.isTTY) {
+    const { runRepl } = await import("./cli/repl.js");
+    return runRepl({ ...cli, args }, goal);
+  }
+  const { runEval } = await import("./cli/run.js");
+  return runEval({ ...cli, args: { ...args, flags: { ...args.flags, eval: goal } } });
+}
+
 /** `base` is the process's own streams, environment and directory unless a caller (a test) passes others. */
 export async function dispatch(
   args: ParsedArgs,
@@ -68,8 +93,12 @@ export async function dispatch(
   }
   const found = findCommand(args.words);
   if (!found) {
-    base.io.err(unknownCommandMessage(args.words, Object.keys(COMMAND_HELP)));
-    return EXIT.usage;
+    const commands = Object.keys(COMMAND_HELP);
+    if (!isGoal(args.words, commands)) {
+      base.io.err(unknownCommandMessage(args.words, commands));
+      return EXIT.usage;
+    }
+    return runGoalWords({ ...base, args });
   }
   const handler = await COMMANDS[found.key]!();
   return handler({ ...base, args: { ...args, words: found.rest } });

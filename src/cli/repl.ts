@@ -9,17 +9,20 @@
  * work on the file checkpoints (docs/sessions.md "Undo").
  */
 import readline from "node:readline";
-import type { Readable } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import { createStopControl } from "../core/stop.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { listSessions } from "../store/session.js";
 import { readSessionMeta, sessionExists } from "../store/session-meta.js";
+import type { Approver } from "../agent/approval.js";
+import type { RunResult } from "../agent/loop.js";
 import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
 import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./repl/commands.js";
 import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
+import { type KeyRouter, keyRouter, type TypedAhead } from "./repl/keys.js";
 import { lastExchange } from "./repl/last-exchange.js";
 import { PASTE_OFF, PASTE_ON, pasteFilter, restoreNewlines } from "./repl/paste.js";
 import { type CliAgent, openCliAgent } from "./run-common.js";
@@ -28,6 +31,11 @@ import { useColor } from "./undo.js";
 import { compactCount } from "./view/live.js";
 
 const PROMPT = "scoot> ";
+/** A goal typed ahead is echoed cut to this many characters. */
+const TYPED_AHEAD_SHOWN_CHARS = 70;
+/** A pseudo-terminal that does not say its size is taken to be this big. */
+const DEFAULT_ROWS = 24;
+const DEFAULT_COLUMNS = 80;
 /** `/sessions` shows the newest this many. */
 const SESSIONS_SHOWN = 20;
 const PREVIEW_CHARS = 50;
@@ -35,23 +43,6 @@ const PREVIEW_CHARS = 50;
 const RESUMED_SHOWN_CHARS = 400;
 /** Model names are short printable words. */
 const MODEL_NAME = /^[\x21-\x7e]{1,200}$/;
-
-/** One answer line from the person; undefined when the input closes or the signal fires. */
-function askLine(rl: readline.Interface, prompt: string, signal: AbortSignal): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(undefined);
-    const done = (v: string | undefined) => {
-      rl.off("close", onClose);
-      signal.removeEventListener("abort", onAbort);
-      resolve(v);
-    };
-    const onClose = () => done(undefined);
-    const onAbort = () => done(undefined);
-    rl.once("close", onClose);
-    signal.addEventListener("abort", onAbort, { once: true });
-    rl.question(prompt, { signal }, (answer) => done(answer));
-  });
-}
 
 function preview(text: string, max = PREVIEW_CHARS): string {
   const one = text.replace(/\s+/g, " ").trim();
@@ -65,29 +56,33 @@ interface Repl {
   active: CliAgent;
   /** The running goal's controller; undefined at the prompt. */
   current?: AbortController;
+  /** On a terminal: where keys go while a goal runs (docs/keyboard.md "Typing during a run"). */
+  keys?: KeyRouter;
+  /** Goals typed ahead during a run and queued with Enter; they run next, shown first. */
+  queued: string[];
 }
 
-export async function runRepl(cli: Cli): Promise<number> {
+export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   if (cli.args.words.length > 0) {
     cli.io.err(`scoot repl: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
   const interactive = Boolean(process.stdin.isTTY);
-  // The approver asks through the readline interface made below, once there is one.
-  let rlRef: readline.Interface | undefined;
-  const approver = interactive ? terminalApprover(cli, () => rlRef) : undefined;
+  // The approver asks through the key router made below, once there is one.
+  let replRef: Repl | undefined;
+  const approver = interactive ? terminalApprover(cli, () => replRef) : undefined;
   const opened = await openCliAgent(cli, "repl", { answers: true, thoughts: true }, approver);
   if (!opened.ok) return opened.exitCode;
-  const repl: Repl = { cli, interactive, active: opened };
-  const editor = openLineEditor(cli, interactive, historyFile(opened.stateDir));
+  const repl: Repl = { cli, interactive, active: opened, queued: [] };
+  replRef = repl;
+  const editor = openLineEditor(cli, repl, historyFile(opened.stateDir));
   const { rl } = editor;
-  rlRef = rl;
   if (interactive) cli.io.err(banner(repl.active));
   showResumed(cli, repl.active);
   cancelOnCtrlC(repl, rl);
   // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal, each time.
   const onSigint = () => {
-    if (repl.current) repl.current.abort(new Error("interrupted"));
+    if (repl.current) cancelGoal(repl, "Ctrl-C");
     else rl.close();
   };
   const control = createStopControl({
@@ -96,10 +91,17 @@ export async function runRepl(cli: Cli): Promise<number> {
     onAgain: onSigint,
   });
   const commands = replCommands(repl);
+  let ended: "exit" | "eof" = "exit";
   try {
-    await readGoals(repl, rl, commands, opened.trace);
+    if (firstGoal !== undefined) {
+      if (interactive) cli.io.err(`${PROMPT}${firstGoal}\n`);
+      await runGoal(repl, rl, firstGoal, opened.trace);
+    }
+    ended = await readGoals(repl, rl, commands, opened.trace);
   } finally {
     control.dispose();
+    // Ctrl-D leaves the cursor on the prompt line: the exit line gets its own.
+    if (interactive && ended === "eof") cli.io.err("\n");
     closeLineEditor(editor, interactive);
     const id = repl.active.agent.sessionId;
     await repl.active.agent.close();
@@ -108,16 +110,48 @@ export async function runRepl(cli: Cli): Promise<number> {
   return EXIT.ok;
 }
 
-/** Approval questions at the keyboard, asked through the REPL's own line editor once it exists. */
-function terminalApprover(cli: Cli, rl: () => readline.Interface | undefined) {
-  return keyboardApprover({
-    question: (prompt, signal) => {
-      const editor = rl();
-      return editor ? askLine(editor, prompt, signal) : Promise.resolve(undefined);
-    },
+/** The terminal's size now (a pseudo-terminal without one reads as 80×24). */
+function terminalSize(): { rows: number; columns: number } {
+  return { rows: process.stderr.rows || DEFAULT_ROWS, columns: process.stderr.columns || DEFAULT_COLUMNS };
+}
+
+/**
+ * Approval questions at the keyboard: single keys through the REPL's key router, the typed-ahead
+ * echo hidden while the question is up (it would land on the question's line).
+ */
+function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
+  const inner = keyboardApprover({
+    key: (signal) => current()?.keys?.nextKey(signal) ?? Promise.resolve(undefined),
     write: (text) => process.stderr.write(text),
     color: useColor(process.stderr, cli.env),
+    size: terminalSize,
   });
+  return {
+    async ask(call, signal) {
+      const repl = current();
+      repl?.active.screen.footer(undefined);
+      try {
+        return await inner.ask(call, signal);
+      } finally {
+        if (repl) showTypedAhead(repl);
+      }
+    },
+  };
+}
+
+/** The echo of what was typed during the run, under the live view. */
+function typedAheadLines(state: TypedAhead, note?: string): string[] | undefined {
+  const lines = state.queued.map((g) => `  (queued) ${preview(g, TYPED_AHEAD_SHOWN_CHARS)}`);
+  if (state.line !== "") lines.push(`  › ${preview(state.line, TYPED_AHEAD_SHOWN_CHARS)}▏ (Enter queues it)`);
+  if (note) lines.push(`  ${note}`);
+  return lines.length > 0 ? lines : undefined;
+}
+
+let lastTyped: { state: TypedAhead; note?: string } = { state: { queued: [], line: "" } };
+
+function showTypedAhead(repl: Repl, state?: TypedAhead, note?: string): void {
+  if (state) lastTyped = { state, ...(note ? { note } : {}) };
+  repl.active.screen.footer(typedAheadLines(lastTyped.state, lastTyped.note));
 }
 
 interface LineEditor {
@@ -126,14 +160,26 @@ interface LineEditor {
   filter?: ReturnType<typeof pasteFilter>;
 }
 
-/** The line editor: on a terminal, input passes the bracketed-paste filter and the history persists. */
-function openLineEditor(cli: Cli, interactive: boolean, history: string): LineEditor {
+/**
+ * The line editor: on a terminal, input passes the bracketed-paste filter and then the key
+ * router, which hands it to readline only at the prompt; the history persists.
+ */
+function openLineEditor(cli: Cli, repl: Repl, history: string): LineEditor {
+  const { interactive } = repl;
   const warn = (w: string) => cli.io.err(`scoot: warning: ${w}\n`);
   let input: Readable = process.stdin;
   const filter = interactive ? pasteFilter() : undefined;
   if (filter) {
     process.stdin.pipe(filter);
-    input = filter;
+    const lineInput = new PassThrough();
+    repl.keys = keyRouter({
+      lineEditor: lineInput,
+      onCancel: (key) => cancelGoal(repl, key),
+      onTypedAhead: (state, note) => showTypedAhead(repl, state, note),
+    });
+    const keys = repl.keys;
+    filter.on("data", (chunk: Buffer | string) => keys.feed(chunk.toString()));
+    input = lineInput;
     process.stdin.setRawMode(true);
     process.stdout.write(PASTE_ON);
   }
@@ -165,7 +211,16 @@ function closeLineEditor(editor: LineEditor, interactive: boolean): void {
 }
 
 function banner(active: CliAgent): string {
-  return `scoot REPL — session ${active.agent.sessionId}, policy ${active.agent.mode}, model ${active.agent.model()}. /help for commands, /exit or Ctrl-D to leave.\n`;
+  const { agent } = active;
+  const approval =
+    active.approval === "ask" ? "approval ask (one key: y/a/n for each effect)" : "approval never (nothing waits)";
+  return [
+    `scoot REPL · session ${agent.sessionId} · model ${agent.model()}`,
+    `policy ${agent.mode} · ${approval}`,
+    `instructions: ${active.instructions ?? "none"}`,
+    "/help for commands · Esc or Ctrl-C cancels a goal · /exit or Ctrl-D leaves",
+    "",
+  ].join("\n");
 }
 
 /** The last goal and answer of a resumed session, cut short, before the prompt. */
@@ -176,14 +231,23 @@ function showResumed(cli: Cli, agent: CliAgent): void {
   cli.io.err(`answer: ${last.answer === undefined ? "(none)" : preview(last.answer, RESUMED_SHOWN_CHARS)}\n`);
 }
 
-/** Ctrl-C on a terminal: cancels the running goal, or discards the half-typed line. */
+/**
+ * Cancels the running goal (Ctrl-C, Esc; docs/keyboard.md "Cancelling"): nothing more of it is
+ * printed, the spinner goes, and one line says what was stopped.
+ */
+function cancelGoal(repl: Repl, key: "Ctrl-C" | "Esc"): void {
+  const current = repl.current;
+  if (!current || current.signal.aborted) return;
+  const what = repl.active.cancel();
+  repl.active.screen.footer(undefined);
+  repl.cli.io.err(`\nscoot: cancelled (${key}): stopped ${what}\n`);
+  current.abort(new Error("interrupted"));
+}
+
+/** Ctrl-C at the prompt discards the half-typed line (during a goal the key router takes it). */
 function cancelOnCtrlC(repl: Repl, rl: readline.Interface): void {
   rl.on("SIGINT", () => {
-    if (repl.current) {
-      repl.cli.io.err("\nscoot: cancelling this goal\n");
-      repl.current.abort(new Error("interrupted"));
-      return;
-    }
+    if (repl.current) return cancelGoal(repl, "Ctrl-C");
     // The half-typed line is discarded, not kept under the cursor for the next goal.
     const editor = rl as unknown as { line: string; cursor: number };
     const had = editor.line.length > 0;
@@ -194,19 +258,24 @@ function cancelOnCtrlC(repl: Repl, rl: readline.Interface): void {
   });
 }
 
-/** Each line until /exit or the end of input: a slash command, or a goal for the active session. */
+/**
+ * Each line until /exit or the end of input: a slash command, or a goal for the active session.
+ * Goals queued during a run go first, each shown on a prompt line of its own before it runs.
+ */
 async function readGoals(
   repl: Repl,
   rl: readline.Interface,
   commands: ReplCommand[],
   trace: boolean | undefined,
-): Promise<void> {
+): Promise<"exit" | "eof"> {
   const { cli, interactive } = repl;
   const lines = rl[Symbol.asyncIterator]();
   if (interactive) rl.prompt();
   for (;;) {
-    const next = await lines.next();
-    if (next.done) break;
+    const queued = repl.queued.shift();
+    if (queued !== undefined) cli.io.err(`${PROMPT}${queued}   (queued)\n`);
+    const next = queued !== undefined ? { done: false, value: queued } : await lines.next();
+    if (next.done) return "eof";
     const goal = restoreNewlines(next.value).trim();
     if (goal === "") {
       if (interactive) rl.prompt();
@@ -214,25 +283,49 @@ async function readGoals(
     }
     if (isCommandLine(goal)) {
       const outcome = await runCommandLine(goal, commands, cli.io);
-      if (outcome === "exit") break;
-      if (interactive) rl.prompt();
+      if (outcome === "exit") return "exit";
+      if (interactive && repl.queued.length === 0) rl.prompt();
       continue;
     }
-    await runGoal(repl, goal, trace);
-    if (interactive) rl.prompt();
+    const typed = await runGoal(repl, rl, goal, trace);
+    if (interactive && repl.queued.length === 0) {
+      rl.prompt();
+      // A line typed during the run but not sent waits on the prompt, to be edited or sent.
+      if (typed) rl.write(typed);
+    }
   }
 }
 
-/** One goal in the active session; Ctrl-C cancels it through `repl.current`. */
-async function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<void> {
+/**
+ * One goal in the active session; Ctrl-C or Esc cancels it through `repl.current`. Returns
+ * the line typed during the run and not yet sent; goals queued with Enter join `repl.queued`.
+ */
+async function runGoal(
+  repl: Repl,
+  rl: readline.Interface,
+  goal: string,
+  trace: boolean | undefined,
+): Promise<string | undefined> {
   const { cli } = repl;
   repl.current = new AbortController();
-  const result = await repl.active.agent.run(goal, repl.current.signal);
-  repl.current = undefined;
+  rl.pause();
+  repl.keys?.startRun();
+  lastTyped = { state: { queued: [], line: "" } };
+  let result: RunResult;
+  try {
+    result = await repl.active.agent.run(goal, repl.current.signal);
+  } finally {
+    repl.current = undefined;
+  }
+  const ahead = repl.keys?.endRun();
+  repl.active.screen.footer(undefined);
   repl.active.finish(result);
+  rl.resume();
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
-  if (result.status !== "final")
-    cli.io.err(`scoot: ${result.status === "interrupted" ? "goal cancelled" : result.error}\n`);
+  // A cancel already said what it stopped.
+  if (result.status !== "final" && result.status !== "interrupted") cli.io.err(`scoot: ${result.error}\n`);
+  if (ahead) repl.queued.push(...ahead.queued);
+  return ahead?.line || undefined;
 }
 
 /** Switches to another session (a new one when `resumeId` is undefined); on failure the current one stays. */

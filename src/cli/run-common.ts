@@ -16,7 +16,8 @@ import { EXIT } from "./io.js";
 import { resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 import { type LiveView, liveView } from "./view/live.js";
-import { makeScreen } from "./view/screen.js";
+import { activity } from "./view/activity.js";
+import { makeScreen, type Screen } from "./view/screen.js";
 import { colorWanted } from "./view/style.js";
 
 /**
@@ -108,6 +109,16 @@ export interface CliAgent {
   view: LiveView | undefined;
   /** After a goal: ends the streamed answer, then the live view's usage line. */
   finish(r: RunResult): void;
+  /**
+   * The goal is being cancelled (docs/keyboard.md "Cancelling"): from now until `finish` nothing
+   * more of it is printed, the spinner is gone, an answer line left open is ended. Returns
+   * what was stopped, in words.
+   */
+  cancel(): string;
+  /** The console writer of this session's goals. */
+  screen: Screen;
+  /** Which project instructions (AGENTS.md) were read, as the session said when it opened. */
+  instructions: string | undefined;
   /** What `/status` reports: tokens of the last request and of every goal so far. */
   stats: SessionStats;
   /** Whether a tool call waits for the person (docs/keyboard.md "The REPL": `/status`). */
@@ -165,6 +176,10 @@ export async function openCliAgent(
     const screen = makeScreen(cli.io, live ? (text) => process.stderr.write(text) : undefined);
     const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
     const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;
+    const doing = activity();
+    // Set by a cancel: what the goal still emits until it ends is not shown.
+    let muted = false;
+    let instructions: string | undefined;
     const stats: SessionStats = {
       contextTokens: 0,
       usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
@@ -183,6 +198,9 @@ export async function openCliAgent(
       onEvent: (e) => {
         if (e.type === "reply" && e.usage)
           stats.contextTokens = e.usage.prompt_tokens + e.usage.completion_tokens;
+        if (e.type === "project") instructions = e.message;
+        doing.listener(e);
+        if (muted) return;
         view?.listener(e);
         printer.listener(e);
       },
@@ -199,6 +217,15 @@ export async function openCliAgent(
         view,
         stats,
         approval: approver && approval.value === "ask" ? "ask" : "never",
+        screen,
+        instructions,
+        cancel() {
+          const what = doing.describe();
+          muted = true;
+          view?.interrupt();
+          printer.interrupt();
+          return what;
+        },
         stateDir: paths.state,
         resumed: target?.messages,
         finish(r) {
@@ -208,6 +235,7 @@ export async function openCliAgent(
             completion_tokens: stats.usage.completion_tokens + r.usage.completion_tokens,
             total_tokens: stats.usage.total_tokens + r.usage.total_tokens,
           };
+          muted = false;
           printer.finish(r);
           view?.finish(r, opened.value.contextWindow());
         },

@@ -20,6 +20,11 @@ export interface ConsolePrinter {
   listener(e: AgentEvent): void;
   /** After a run: ends what was streamed, or prints the answer when nothing streamed. */
   finish(r: RunResult): void;
+  /**
+   * The run is being cancelled: an answer or thought line left open is ended and marked, and
+   * `finish` prints nothing more of the answer.
+   */
+  interrupt(): void;
 }
 
 export interface PrinterOptions {
@@ -37,6 +42,8 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
   let thoughtTurn = -1;
   let thoughtKind: "thinking" | "thought" = "thought";
   let withdrawn: string | undefined;
+  /** A cancel ended the streamed answer; nothing more of it is printed. */
+  let interrupted = false;
 
   const closeThought = () => {
     if (thoughtOpen) io.err("\n");
@@ -93,8 +100,21 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
       const line = traceLine(e);
       if (line) io.err(`${line}\n`);
     },
+    interrupt() {
+      closeThought();
+      if (shown !== "") {
+        io.out(" [interrupted]\n");
+        interrupted = true;
+      }
+    },
     finish(r) {
       closeThought();
+      if (interrupted) {
+        shown = "";
+        withdrawn = undefined;
+        interrupted = false;
+        return;
+      }
       if (!opts.answers) return;
       if (r.status === "final") {
         const answer = redact(r.answer ?? "");

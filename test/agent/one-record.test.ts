@@ -50,9 +50,10 @@ function terminal(answers: string[]): KeyboardIo & { shown: string } {
     write(text: string) {
       t.shown += text;
     },
-    async question() {
+    async key() {
       return answers.shift();
     },
+    size: () => ({ rows: 40, columns: 120 }),
   };
   return t;
 }
@@ -68,6 +69,7 @@ function screenView() {
     err: keep,
     styled: keep,
     status: () => {},
+    footer: () => {},
     live: false,
   };
   return { view: liveView(screen, { color: false, cwd: project }), shown: () => pieces.join("") };
@@ -118,7 +120,7 @@ describe("a new tool is one file and one registry line", () => {
     };
     expect((await h.run("stamp it")).stop).toBe("final");
     expect(fs.readFileSync(path.join(project, "STAMP"), "utf8")).toBe("v1\n");
-    expect(keys.shown).toContain("approve? stamp  STAMP ← v1");
+    expect(keys.shown).toContain("approve stamp STAMP ← v1? [y/a/n]");
     expect(live.shown()).toContain("● stamp  STAMP ← v1");
     // The system prompt offers it from its declaration.
     expect(h.deps.history[0]!.content).toContain("Write a one-line stamp file.");
@@ -215,7 +217,7 @@ describe("the editor approves the change the tool makes", () => {
 
 describe("the keyboard's question shows what will be written", () => {
   it("a script with a NUL byte is diffed as its text, not summed up as binary", async () => {
-    const keys = terminal(["n", ""]);
+    const keys = terminal(["n", "\r"]);
     const h = loopHarness(
       [step("file_write", { path: "x.sh", content: "rm -rf ~/.ssh\nprintf 'a\u0000b'\n" }), finalStep],
       { cwd: project, approver: keyboardApprover(keys) },

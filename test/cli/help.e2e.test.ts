@@ -93,19 +93,8 @@ describe("per-command help", () => {
 
 describe("unknown command words", () => {
   it.each([
-    [["a goal"], 'scoot: unknown command "a goal"; did you mean scoot -e "a goal"?\n'],
-    [
-      ["count", "the", "files"],
-      'scoot: unknown command "count the files"; did you mean scoot -e "count the files"?\n',
-    ],
-    [["lsit"], 'scoot: unknown command "lsit"; did you mean scoot -e "lsit"?\n'],
     [["sesions"], 'scoot: unknown command "sesions"; did you mean scoot sessions? (see scoot --help)\n'],
     [["DOCTER"], 'scoot: unknown command "DOCTER"; did you mean scoot doctor? (see scoot --help)\n'],
-    [
-      ['say "hi" to $USER'],
-      `scoot: unknown command "say "hi" to $USER"; did you mean scoot -e 'say "hi" to $USER'?\n`,
-    ],
-    [["it's `x`"], `scoot: unknown command "it's \`x\`"; did you mean scoot -e 'it'\\''s \`x\`'?\n`],
     [["audit", "bogus"], 'scoot: unknown command "audit bogus" (see scoot audit --help)\n'],
     [["policy"], 'scoot: unknown command "policy" (see scoot policy --help)\n'],
   ])("scoot %j answers on stderr, exit 2", async (args, message) => {
@@ -114,6 +103,23 @@ describe("unknown command words", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(message);
   });
+
+  it.each([[["a goal"]], [["count", "the", "files"]], [["lsit"]], [['say "hi" to $USER']]])(
+    "scoot %j without a terminal runs the words as a goal, like -e",
+    async (args) => {
+      const server = await startScriptedServer([step("final", "did it", "t")]);
+      try {
+        const r = await runCli(args, { home, env: { SCOOT_BACKEND_BASE_URL: server.url } });
+        expect(r.stderr).toBe("");
+        expect(r.stdout).toBe("did it\n");
+        expect(r.code).toBe(0);
+        const body = JSON.stringify(server.completions()[0]!.body);
+        expect(body).toContain(JSON.stringify(args.join(" ")).slice(1, -1));
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it("the built binary answers the same", async () => {
     const child = await runCli(["sesions"], { home });
@@ -125,15 +131,15 @@ describe("unknown command words", () => {
     expect(child).toEqual(await runInProcess(["sesions"], { home }));
   });
 
-  it("a goal with terminal controls is echoed neutralised", async () => {
-    const r = await runCli(["\x1b]52;c;aGk=\x07clear it"], { home });
+  it("unknown words with terminal controls are echoed neutralised", async () => {
+    const r = await runCli(["help", "\x1b]52;c;aGk=\x07clear it"], { home });
     expect(r.code).toBe(2);
     expect(r.stderr).not.toContain("\x1b");
     expect(r.stderr).toContain("\\x1b]52;c;aGk=\\x07clear it");
   });
 
-  it("a goal holding a credential is echoed redacted", async () => {
-    const r = await runCli(["use sk-abcdefghijklmnopqrstuvwx1234 please"], { home });
+  it("unknown words holding a credential are echoed redacted", async () => {
+    const r = await runCli(["help", "use sk-abcdefghijklmnopqrstuvwx1234 please"], { home });
     expect(r.code).toBe(2);
     expect(r.stderr).not.toContain("sk-abcdefghijklmnopqrstuvwx1234");
     expect(r.stderr).toContain("[REDACTED]");

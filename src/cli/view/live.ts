@@ -26,6 +26,8 @@ export interface LiveView {
   listener(e: AgentEvent): void;
   /** After a goal: stops the spinner and prints the usage line. */
   finish(r: RunResult, contextWindow: number | undefined): void;
+  /** The goal is being cancelled: the spinner goes, nothing more is drawn until `finish`. */
+  interrupt(): void;
 }
 
 export interface LiveViewOptions {
@@ -148,15 +150,22 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
           if (rows.length > 0) line(rows.join("\n"));
           return;
         }
-        case "file_changed":
+        case "file_changed": {
+          // A change the person approved was shown as a diff in the question: not twice.
+          const answer = e.call?.approval?.answer;
+          if (answer === "once" || answer === "always") return;
           screen.styled(renderUnifiedDiff(shown(e.path), e.before, e.after, { color: opts.color }));
           return;
+        }
         case "compacted":
           line(s.dim(`… compacted ${e.removed} earlier messages to fit the budget`));
           return;
         default:
           return;
       }
+    },
+    interrupt() {
+      stop();
     },
     finish(r, window) {
       stop();

@@ -9,6 +9,26 @@
 import type { Io } from "../io.js";
 
 const ERASE_LINE = "\r\x1b[2K";
+const UP_AND_ERASE = "\x1b[1A\x1b[2K";
+const DEFAULT_COLUMNS = 80;
+
+/** Cuts a line to `width` visible characters; colour escapes do not count and are kept. */
+function cutVisible(line: string, width: number): string {
+  let visible = 0;
+  let out = "";
+  for (const part of line.split(/(\x1b\[[0-9;]*m)/)) {
+    if (part.startsWith("\x1b[")) {
+      out += part;
+      continue;
+    }
+    for (const ch of part) {
+      if (visible >= width) return `${out}\x1b[0m`;
+      out += ch;
+      visible += 1;
+    }
+  }
+  return out;
+}
 
 export interface Screen {
   /** Answer text, as it streams (redacted and neutralised by `io.out`). */
@@ -22,6 +42,11 @@ export interface Screen {
   styled(text: string): void;
   /** Sets (or, undefined, removes) the status line; drawn only on a terminal. */
   status(line: string | undefined): void;
+  /**
+   * Sets (or removes) lines drawn under the status line, erased and drawn again with it (the
+   * REPL's echo of what is typed during a run). Only on a terminal.
+   */
+  footer(lines: string[] | undefined): void;
   /** Whether the status line can be drawn (stderr is a terminal). */
   readonly live: boolean;
 }
@@ -30,17 +55,22 @@ export function makeScreen(io: Io, rawErr?: (text: string) => void): Screen {
   let outOpen = false;
   let errOpen = false;
   let statusLine: string | undefined;
-  let drawn = false;
+  let footerLines: string[] = [];
+  /** Rows of the block (status and footer) on screen now; 0: nothing drawn. */
+  let drawn = 0;
   const waiting: { text: string; styled: boolean }[] = [];
 
   const erase = () => {
-    if (drawn && rawErr) rawErr(ERASE_LINE);
-    drawn = false;
+    if (drawn > 0 && rawErr) rawErr(ERASE_LINE + UP_AND_ERASE.repeat(drawn - 1));
+    drawn = 0;
   };
   const draw = () => {
-    if (!rawErr || statusLine === undefined || outOpen || errOpen) return;
-    rawErr(`${ERASE_LINE}${statusLine}`);
-    drawn = true;
+    const block = [...(statusLine === undefined ? [] : [statusLine]), ...footerLines];
+    if (!rawErr || block.length === 0 || outOpen || errOpen) return;
+    const width = (process.stderr.columns || DEFAULT_COLUMNS) - 1;
+    // A block line that wrapped would leave a row behind when erased: each is cut to the width.
+    rawErr(`${ERASE_LINE}${block.map((l) => cutVisible(l, width)).join("\n")}`);
+    drawn = block.length;
   };
   const writeErr = (text: string, styled: boolean) => {
     if (text === "") return;
@@ -79,9 +109,14 @@ export function makeScreen(io: Io, rawErr?: (text: string) => void): Screen {
     err: (text) => toErr(text, false),
     styled: (text) => toErr(text, true),
     status(line) {
+      erase();
       statusLine = line;
-      if (line === undefined) erase();
-      else draw();
+      draw();
+    },
+    footer(lines) {
+      erase();
+      footerLines = lines ?? [];
+      draw();
     },
   };
 }
