@@ -133,6 +133,7 @@ function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
       try {
         return await inner.ask(call, signal);
       } finally {
+        repl?.keys?.closeQuestion();
         if (repl) showTypedAhead(repl);
       }
     },

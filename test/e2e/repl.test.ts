@@ -77,7 +77,7 @@ describe("repl", () => {
     child.kill("SIGINT");
     const r = await done;
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain("goal cancelled");
+    expect(r.stderr).toMatch(/scoot: cancelled \(Ctrl-C\): stopped bash sleep \S+ & wait after \d+\.\ds/);
     expect(r.stdout).toBe("second answer\n");
     const left = processesWith(`sleep ${sleepArg}`);
     for (const pid of left) process.kill(pid, "SIGKILL");

@@ -74,8 +74,14 @@ export interface KeyRouter {
   startRun(): void;
   /** The goal ended: keys go to the line editor again. Returns what was typed ahead. */
   endRun(): TypedAhead;
-  /** The next single key, for a question asked during a run; undefined when `signal` fires. */
+  /**
+   * The next single key, for a question asked during a run; undefined when `signal` fires.
+   * The first call opens the question: from then on every key is the question's (typed fast,
+   * a reason arrives as one chunk) until `closeQuestion`. Keys from before it stay typed ahead.
+   */
   nextKey(signal: AbortSignal): Promise<string | undefined>;
+  /** The question is answered: keys are typed ahead again; unread keys of the question are dropped. */
+  closeQuestion(): void;
   /** Whether a goal is running. */
   readonly running: boolean;
 }
@@ -84,6 +90,8 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
   let running = false;
   let state: TypedAhead = { queued: [], line: "" };
   let waiter: ((key: string) => void) | undefined;
+  /** Set while a question is open: its keys not yet read. */
+  let questionKeys: string[] | undefined;
 
   const typed = (key: string) => {
     if (ENTERS.has(key)) {
@@ -118,7 +126,8 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
 
   const onKey = (key: string) => {
     if (key === CTRL_C) return opts.onCancel("Ctrl-C");
-    if (waiter) {
+    if (questionKeys) {
+      if (!waiter) return void questionKeys.push(key);
       const w = waiter;
       waiter = undefined;
       return w(key);
@@ -145,11 +154,19 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
     endRun() {
       running = false;
       waiter = undefined;
+      questionKeys = undefined;
       const ahead = state;
       state = { queued: [], line: "" };
       return ahead;
     },
+    closeQuestion() {
+      questionKeys = undefined;
+      waiter = undefined;
+    },
     nextKey(signal) {
+      questionKeys ??= [];
+      const ready = questionKeys.shift();
+      if (ready !== undefined) return Promise.resolve(ready);
       return new Promise((resolve) => {
         if (signal.aborted) return resolve(undefined);
         const onAbort = () => {
