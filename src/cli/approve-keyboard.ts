@@ -137,7 +137,10 @@ async function describe(request: Ready): Promise<Shown> {
     .split("\n")
     .map((t) => ({ text: `  ${t}` }));
   if (cut)
-    lines.push({ style: "note", text: `  … ${json.length - SHOWN_INPUT_MAX_CHARS} more characters not shown` });
+    lines.push({
+      style: "note",
+      text: `  … ${json.length - SHOWN_INPUT_MAX_CHARS} more characters not shown`,
+    });
   const warning = hiddenWarning(json);
   return { subject, size: "", lines, ...(warning ? { warning } : {}) };
 }
@@ -244,7 +247,8 @@ export function keyboardApprover(io: KeyboardIo): Approver {
         }
         continue;
       }
-      if (/^[\u0000-\u001f]$/.test(key) || key.startsWith("\u001b") || text.length >= REASON_MAX_CHARS) continue;
+      if (/^[\u0000-\u001f]$/.test(key) || key.startsWith("\u001b") || text.length >= REASON_MAX_CHARS)
+        continue;
       text += key;
       io.write(safe(key));
     }
@@ -261,11 +265,15 @@ export function keyboardApprover(io: KeyboardIo): Approver {
       const tail = screenRows(
         [
           ...(shown.warning ? [{ text: shown.warning }] : []),
-          { text: `  y run once · a always (${always}, this session) · n/Esc refuse · d page` },
+          { text: `  a = always: ${always}, for this session` },
+          { text: "  y once · a always · n/Esc refuse · d page" },
         ],
         columns,
       );
-      const { shown: lines } = foldLines(screenRows(shown.lines, columns), rows - QUESTION_ROWS - tail.length);
+      const { shown: lines } = foldLines(
+        screenRows(shown.lines, columns),
+        rows - QUESTION_ROWS - tail.length,
+      );
       const out = [
         `${bold("●")} ${bold(subject)}`,
         ...lines.map((l) => paint(l, io.color)),

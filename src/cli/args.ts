@@ -122,6 +122,7 @@ export function flagCount(args: ParsedArgs, key: string): Result<number | undefi
 export const USAGE = `scoot — a local-first AI agent
 
 Usage: scoot [global options] [command]
+       scoot [global options] "goal"   the REPL with that goal (on a terminal), else like -e
 
 Global options:
   -e, --eval <goal>       run one goal and print only the final answer

@@ -10,13 +10,13 @@
  */
 import readline from "node:readline";
 import { PassThrough, type Readable } from "node:stream";
+import type { Approver } from "../agent/approval.js";
+import type { RunResult } from "../agent/loop.js";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import { createStopControl } from "../core/stop.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { listSessions } from "../store/session.js";
 import { readSessionMeta, sessionExists } from "../store/session-meta.js";
-import type { Approver } from "../agent/approval.js";
-import type { RunResult } from "../agent/loop.js";
 import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -214,7 +214,9 @@ function closeLineEditor(editor: LineEditor, interactive: boolean): void {
 function banner(active: CliAgent): string {
   const { agent } = active;
   const approval =
-    active.approval === "ask" ? "approval ask (one key: y/a/n for each effect)" : "approval never (nothing waits)";
+    active.approval === "ask"
+      ? "approval ask (one key: y/a/n for each effect)"
+      : "approval never (nothing waits)";
   return [
     `scoot REPL · session ${agent.sessionId} · model ${agent.model()}`,
     `policy ${agent.mode} · ${approval}`,

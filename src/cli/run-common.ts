@@ -15,8 +15,8 @@ import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 import { resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
-import { type LiveView, liveView } from "./view/live.js";
 import { activity } from "./view/activity.js";
+import { type LiveView, liveView } from "./view/live.js";
 import { makeScreen, type Screen } from "./view/screen.js";
 import { colorWanted } from "./view/style.js";
 

@@ -3,8 +3,9 @@
  * line what it stopped (docs/keyboard.md "Cancelling"): waiting for the model, the answer as
  * it streamed, or a tool call and how long it had run.
  */
-import type { AgentEvent } from "../../agent/events.js";
+
 import { callSummary } from "../../agent/approval.js";
+import type { AgentEvent } from "../../agent/events.js";
 import { redact } from "../../core/redact.js";
 import { terminalText } from "../../core/terminal-text.js";
 import { seconds } from "./live.js";
