@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import type { Approver } from "../../src/agent/approval.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { type AgentSession, openAgentSession } from "../../src/agent/session-runner.js";
 import { undoLastRun } from "../../src/agent/undo-report.js";
@@ -61,7 +62,7 @@ interface Opened {
 async function open(
   server: ScriptedServer,
   sessionId: string,
-  extra: { retries?: number; resume?: boolean } = {},
+  extra: { retries?: number; resume?: boolean; approver?: Approver } = {},
 ): Promise<Opened> {
   const env = { ...process.env, SCOOT_BACKEND_BASE_URL: server.url };
   const paths = homePaths(scene.home);
@@ -93,6 +94,7 @@ async function open(
         }
     },
     ...(resume?.ok ? { resume: resume.value.messages } : {}),
+    ...(extra.approver ? { approver: extra.approver } : {}),
   });
   if (!opened.ok) throw new Error(opened.error);
   return {
@@ -252,6 +254,45 @@ describe("an interrupted call gets an observation", () => {
     expect(sent[callAt + 1]!.content).toMatch(
       /^Observation from bash:[\s\S]*interrupted by the user after \d+\.\d s/,
     );
+    await s.agent.close();
+  });
+});
+
+describe("a call stopped while its approval question was open", () => {
+  it("did not run, and its observation says so", async () => {
+    const server = await startScriptedServer([
+      step("file_write", { path: "asked.txt", content: "x\n" }),
+      final("next answer"),
+    ]);
+    scene.server = server;
+    let asked!: () => void;
+    const questionOpen = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    // A person who never answers: the question stays open until the run is stopped.
+    const approver: Approver = {
+      ask: (_call, signal) =>
+        new Promise((resolve) => {
+          asked();
+          signal.addEventListener("abort", () => resolve({ kind: "refuse", reason: "interrupted" }), {
+            once: true,
+          });
+        }),
+    };
+    const s = await open(server, "interrupted-approval", { approver });
+    const controller = new AbortController();
+    const done = s.agent.run("write it", controller.signal);
+    await questionOpen;
+    controller.abort(new Error("interrupted"));
+    expect((await done).stop).toBe("interrupted");
+    expect(fs.existsSync(path.join(scene.project, "asked.txt"))).toBe(false);
+    const lines = transcript("interrupted-approval").slice(-3);
+    expect(lines.map((m) => m.role)).toEqual(["assistant", "user", "assistant"]);
+    expect(lines[1]!.content).toContain(
+      "interrupted by the user before it ran (it was waiting for approval); nothing of it ran",
+    );
+    await s.agent.run("go on", new AbortController().signal);
+    expect(repeatedRoles(messagesOf(server.completions()[1]))).toEqual([]);
     await s.agent.close();
   });
 });
