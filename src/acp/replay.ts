@@ -4,10 +4,13 @@
  * same title, kind, locations and rawInput as when it ran) followed by a `tool_call_update`
  * with the observation the model got, and each final answer as an `agent_message_chunk`.
  * The loop's corrections of invalid steps are its own working, not the conversation, and are
- * not replayed.
+ * not replayed; nor are Scoot's notes to the model (src/agent/history.ts: after `/undo`, after a
+ * goal that stopped). A call the person interrupted is replayed as failed; an answer they cut
+ * off is replayed as it was kept, ending in `[interrupted]`.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { presentRecorded } from "../agent/calls.js";
+import { isInterruptedObservation, isScootNote } from "../agent/history.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import type { Message } from "../store/session.js";
@@ -47,14 +50,14 @@ export function replayUpdates(messages: readonly Message[], cwd: string): Sessio
   let open: string | undefined;
   for (const m of messages) {
     if (m.role === "user") {
-      if (m.content.startsWith(CORRECTION_PREFIX)) continue;
+      if (m.content.startsWith(CORRECTION_PREFIX) || isScootNote(m.content)) continue;
       if (m.content.startsWith(OBSERVATION_PREFIX)) {
         if (!open) continue;
         const body = observationBody(m.content);
         out.push({
           sessionUpdate: "tool_call_update",
           toolCallId: open,
-          status: body.startsWith(DENIAL_PREFIX) ? "failed" : "completed",
+          status: body.startsWith(DENIAL_PREFIX) || isInterruptedObservation(body) ? "failed" : "completed",
           content: [{ type: "content", content: { type: "text", text: body } }],
         });
         open = undefined;

@@ -521,13 +521,16 @@ export class AcpSessions {
           lines.push(t);
         };
         const io = { out: collect, err: collect, raw: collect, color: false };
-        if (command.name === "undo")
-          undoLastRun(io, this.ctx.paths, s.id, s.cwd, {
+        if (command.name === "undo") {
+          const undone = undoLastRun(io, this.ctx.paths, s.id, s.cwd, {
             force: command.args === "--force",
             what: "/undo",
             guard: s.agent.undoGuard(s.mode),
           });
-        else await showSessionDiff(io, this.ctx.paths, s.id, s.cwd);
+          // The model's next prompt names the files put back (docs/sessions.md "What the model is told").
+          const told = s.agent.noteUndo(undone);
+          if (!told.ok) collect(`warning: ${told.error}\n`);
+        } else await showSessionDiff(io, this.ctx.paths, s.id, s.cwd);
         return lines.join("").trimEnd();
       }
       case "compact": {

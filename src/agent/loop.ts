@@ -21,11 +21,19 @@ import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
+import {
+  INTERRUPTED_MARK,
+  interruptedObservation,
+  interruptionCause,
+  notRunObservation,
+  stopNote,
+} from "./history.js";
 import { compactWithHysteresis } from "./hysteresis.js";
-import { correctionMessage, wrapObservation } from "./prompt.js";
+import { appendTurn, correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
 import { type RunStatus, type RunStop, statusOf } from "./run-stop.js";
 import {
+  extractStep,
   parseStep,
   type ReplyContext,
   replyBody,
@@ -33,7 +41,7 @@ import {
   stepSchema,
   type ValidStep,
 } from "./step.js";
-import { followStep } from "./stream-final.js";
+import { followStep, StepStreamReader } from "./stream-final.js";
 import { HARMONY_MARK, harmonyGate, readHarmony, splitThinking } from "./think.js";
 
 export interface RunResult {
@@ -96,6 +104,8 @@ interface Run {
   remember(m: Message): NotRecorded | undefined;
   goalIndex: number;
   malformed: number;
+  /** The history already tells the model how the run was stopped (a reply kept as interrupted). */
+  stopTold: boolean;
 }
 
 function openRun(deps: RunDeps, goal: string): Run {
@@ -134,7 +144,8 @@ function openRun(deps: RunDeps, goal: string): Run {
       return r.ok ? undefined : notRecorded(r.error);
     },
     remember(m) {
-      deps.history.push(m);
+      // User and assistant alternate in the history (appendTurn); the transcript keeps each line.
+      appendTurn(deps.history, m);
       try {
         deps.session.append(m);
         return undefined;
@@ -147,6 +158,7 @@ function openRun(deps: RunDeps, goal: string): Run {
     },
     goalIndex: 0,
     malformed: 0,
+    stopTold: false,
   };
 }
 
@@ -194,22 +206,36 @@ async function askPhase(
   run.emit({ type: "thinking", turn });
   const follower = deps.onEvent ? followStep(run.emit, turn) : undefined;
   let reasoningStreamed = false;
+  // What arrived so far, kept for a reply the person cuts off (keepInterruptedReply).
+  let streamedText = "";
+  let streamedReasoning = "";
   const reply = await deps.backend.complete({
     messages: deps.history,
     stepSchema: schema,
     signal: deps.signal,
-    onDelta: follower ? harmonyGate((t) => follower.push(t)) : undefined,
-    onReasoning: deps.onEvent
-      ? (text) => {
-          reasoningStreamed = true;
-          run.emit({ type: "thought_delta", turn, text, source: "reasoning" });
-        }
-      : undefined,
+    onDelta: harmonyGate((t) => {
+      streamedText += t;
+      follower?.push(t);
+    }),
+    onReasoning: (text) => {
+      streamedReasoning += text;
+      if (!deps.onEvent) return;
+      reasoningStreamed = true;
+      run.emit({ type: "thought_delta", turn, text, source: "reasoning" });
+    },
   });
-  if (!reply.ok || deps.signal.aborted) follower?.settle(undefined, "the backend call did not complete");
-  checkInterrupted(run);
-  if (!reply.ok)
+  if (deps.signal.aborted) {
+    // What streamed stands, cut: it is kept and marked, not withdrawn.
+    // A reply that came whole just before the stop is kept whole (its Harmony final channel only).
+    const whole = reply.ok ? (readHarmony(reply.value.text)?.text ?? reply.value.text) : undefined;
+    const kept = keepInterruptedReply(run, whole ?? streamedText, streamedReasoning);
+    if (kept) return kept;
+    throw new Interrupted();
+  }
+  if (!reply.ok) {
+    follower?.settle(undefined, "the backend call did not complete");
     return { error: `backend failed: ${reply.error.message}`, refused: reply.error.refused === true };
+  }
   const r = reply.value;
   deps.fit?.calibrate(deps.history, r.usage);
   if (r.usage) {
@@ -251,6 +277,54 @@ async function askPhase(
     ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}), ...(notes.length > 0 ? { notes } : {}) },
     dropped: r.dropped ?? [],
   };
+}
+
+/**
+ * A reply the person cut off while it streamed, kept in the history and the transcript so the
+ * model knows what it had said (docs/sessions.md "What the model is told"):
+ * - a final answer being written: the step as far as it came, its answer ending in
+ *   INTERRUPTED_MARK (still a final step, so every reader of a transcript shows it);
+ * - a whole tool step that arrived before the stream ended: the step, then its observation
+ *   that it did not run (a call in the history always has one);
+ * - anything else begun (a thought, a step's JSON cut off): the text, then the mark.
+ * Thinking outside the reply (a reasoning field, a `<think>` block) is never sent back to the
+ * model; what of it arrived is audited as a thought.
+ */
+function keepInterruptedReply(run: Run, text: string, reasoning: string): NotRecorded | undefined {
+  const cause = interruptionCause(run.deps.signal);
+  const thought =
+    reasoning.trim() !== "" ? run.record("thought", `${reasoning} ${INTERRUPTED_MARK}`) : undefined;
+  if (thought) return thought;
+  const body = replyBody(text);
+  if (body.trim() !== "") {
+    const reader = new StepStreamReader({ thought() {}, answer() {}, withdrawn() {} });
+    reader.push(body);
+    const part = reader.partial();
+    const whole = extractStep(body);
+    const action = whole.ok ? whole.value.action : undefined;
+    if (part.answer !== undefined) {
+      const kept = run.remember({
+        role: "assistant",
+        content: JSON.stringify({
+          thought: part.thought,
+          action: FINAL_ACTION,
+          action_input: `${part.answer}${part.answer === "" ? "" : " "}${INTERRUPTED_MARK}`,
+        }),
+      });
+      if (kept) return kept;
+      run.stopTold = true;
+    } else if (typeof action === "string" && action !== FINAL_ACTION) {
+      const kept =
+        run.remember({ role: "assistant", content: body }) ??
+        recordPhase(run, action, notRunObservation(cause, "its reply was still arriving"));
+      if (kept) return kept;
+    } else {
+      const kept = run.remember({ role: "assistant", content: `${body}\n${INTERRUPTED_MARK}` });
+      if (kept) return kept;
+      run.stopTold = true;
+    }
+  }
+  return undefined;
 }
 
 /** Once per process: the fix for replies that keep running into the token limit. */
@@ -337,23 +411,43 @@ function malformed(run: Run, turn: number, error: string): { error: string } | N
   return run.remember({ role: "user", content: correctionMessage(error) });
 }
 
+/** A call the run was stopped in: its observation still goes into the history, then the run ends. */
+interface CallInterrupted {
+  interrupted: string;
+}
+
 /** Phase call: a prepared step through the rest of the pipeline; the observation. */
 async function callPhase(
   run: Run,
   s: ValidStep,
   prepared: Exclude<Prepared, { kind: "invalid" }>,
-): Promise<string | NotRecorded> {
+): Promise<string | NotRecorded | CallInterrupted> {
+  const { signal } = run.deps;
   if (prepared.kind === "denied") {
     const denied = run.calls.deny(prepared);
     return isNotRecorded(denied) ? denied : `denied by policy (${run.deps.mode}): ${prepared.reason}`;
   }
-  const approval = await run.calls.approve(prepared, run.deps.signal);
+  const approval = await run.calls.approve(prepared, signal);
   if (approval.kind === "not_recorded") return approval;
-  checkInterrupted(run);
+  if (signal.aborted)
+    return { interrupted: notRunObservation(interruptionCause(signal), "it was waiting for approval") };
   if (approval.kind === "refused") return approval.observation;
-  const observation = await run.calls.run(approval, run.deps.signal);
+  // How long the call ran before the stop: from its start to the abort itself, not to the
+  // moment the tool finally gave up.
+  const started = Date.now();
+  let stoppedAt: number | undefined;
+  const onAbort = () => {
+    stoppedAt = Date.now();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  const observation = await run.calls.run(approval, signal).finally(() => {
+    signal.removeEventListener("abort", onAbort);
+  });
   if (observation.kind === "not_recorded") return observation;
-  checkInterrupted(run);
+  if (signal.aborted) {
+    const ranMs = (stoppedAt ?? Date.now()) - started;
+    return { interrupted: interruptedObservation(interruptionCause(signal), ranMs, observation.text) };
+  }
   const { fit, history } = run.deps;
   // The context fit may clip harder than the tool's own size when the window is small.
   const text = fit
@@ -386,6 +480,22 @@ function recordPhase(run: Run, action: string, observation: string): NotRecorded
   );
 }
 
+/**
+ * A goal that ended without a final answer leaves a note on the assistant's side saying why
+ * (history.ts): the model knows, and the next goal's request does not carry two user
+ * messages in a row. The history gets it even when the transcript cannot be written (the run
+ * is already ending; the error says why).
+ */
+function tellStop(run: Run, reason: string): void {
+  const note = stopNote(reason);
+  appendTurn(run.deps.history, note);
+  try {
+    run.deps.session.append(note);
+  } catch {
+    // Already stopping, and the run's error names the transcript when it was the cause.
+  }
+}
+
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const started = Date.now();
   const run = openRun(deps, goal);
@@ -403,6 +513,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     run.emit({ type: "error", message });
     // Already failing; an audit problem here is reported by the caller's message.
     run.audit("system_error", message);
+    tellStop(run, message);
     return result(stop, { error: message });
   };
   /** The one place a record that could not be written stops the run. */
@@ -411,6 +522,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     // Best effort: a transcript failure may still leave the audit log writable.
     run.audit("system_error", message);
     run.emit({ type: "error", message });
+    tellStop(run, message);
     return result("not_recorded", { error: message });
   };
   const schema = stepSchema([...deps.tools.keys()]);
@@ -448,14 +560,17 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       }
       const observation = await callPhase(run, step, prepared);
       if (isNotRecorded(observation)) return unrecorded(observation);
-      const recorded = recordPhase(run, step.action, withDropped(observation, reply.dropped));
+      const text = typeof observation === "string" ? observation : observation.interrupted;
+      const recorded = recordPhase(run, step.action, withDropped(text, reply.dropped));
       if (recorded) return unrecorded(recorded);
+      if (typeof observation !== "string") throw new Interrupted();
     }
     return fail("max_turns", `no final answer within agent.max_turns = ${maxTurns} turns`);
   } catch (e) {
     if (e instanceof Interrupted || deps.signal.aborted) {
       run.emit({ type: "error", message: "interrupted", interrupted: true });
       run.audit("system_error", "interrupted");
+      if (!run.stopTold) tellStop(run, interruptionCause(deps.signal));
       return result("interrupted", { error: "interrupted" });
     }
     throw e;

@@ -2,6 +2,7 @@
 import type { PolicyMode } from "../config/schema.js";
 import { defuseMarkers } from "../core/markers.js";
 import { redact } from "../core/redact.js";
+import type { Message } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
 import type { AnyTool } from "../tools/types.js";
 
@@ -71,6 +72,32 @@ export function buildSystemPrompt(p: PromptParts): string {
 export function wrapObservation(action: string, text: string): string {
   const safe = defuseMarkers(redact(text));
   return `Observation from ${action}:\n${OBSERVATION_OPEN}\n${safe}\n${OBSERVATION_CLOSE}`;
+}
+
+/** Between two messages of one role merged into one. */
+const MERGE_SEPARATOR = "\n\n";
+
+/**
+ * Adds `m` to the history, merged into the last message when that one has the same role (never
+ * the system prompt): user and assistant alternate in every request, as strict chat templates
+ * require (docs/sessions.md "What the model is told"). The transcript keeps each message as its
+ * own line; a resumed transcript is merged the same way (`alternating`). The merged message is
+ * a new object, so nothing cached on the old one stays.
+ */
+export function appendTurn(history: Message[], m: Message): void {
+  const last = history.at(-1);
+  if (last && last.role === m.role && m.role !== "system") {
+    history[history.length - 1] = { role: m.role, content: `${last.content}${MERGE_SEPARATOR}${m.content}` };
+    return;
+  }
+  history.push(m);
+}
+
+/** The messages with each run of one role merged: a stored transcript as a history. */
+export function alternating(messages: readonly Message[]): Message[] {
+  const out: Message[] = [];
+  for (const m of messages) appendTurn(out, m);
+  return out;
 }
 
 export function correctionMessage(error: string): string {

@@ -34,9 +34,10 @@ import { compactHistory, historyBytes } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
 import { openContextFit } from "./context-setup.js";
 import type { AgentEvent, Listener } from "./events.js";
+import { NOTE_PREFIX, type UndoneFiles, undoNote } from "./history.js";
 import { type RunResult, runGoal } from "./loop.js";
 import { loadProjectInstructions } from "./project-instructions.js";
-import { buildSystemPrompt } from "./prompt.js";
+import { alternating, appendTurn, buildSystemPrompt } from "./prompt.js";
 import { gateUndoGuard, type UndoGuard } from "./undo-report.js";
 
 export interface AgentSessionOptions {
@@ -92,6 +93,15 @@ export interface AgentSession {
   historyBytes(): number;
   /** The gate of this session (in `mode`, default its own) and its audit log, for `/undo`. */
   undoGuard(mode?: PolicyMode): UndoGuard;
+  /**
+   * Tells the model something the person did outside its steps (docs/sessions.md "What the
+   * model is told"): `text` (without the `[scoot: …]` frame, which is added) goes into the
+   * transcript now and reaches the model with the next goal, in the same user message. An
+   * error says the transcript could not be written (the next goal still carries the note).
+   */
+  noteForModel(text: string): Result<void, string>;
+  /** After `/undo`: the next goal's request names the files put back (`undoLastRun`'s answer). */
+  noteUndo(undone: UndoneFiles): Result<void, string>;
   close(): Promise<void>;
 }
 
@@ -361,6 +371,22 @@ function agentSession(w: Wired): AgentSession {
   const lastSystem = resumed?.filter((m) => m.role === "system").at(-1)?.content;
   // `/model` replaces the backend section for the goals that follow.
   let runConfig: Config = config;
+  // Notes given before the conversation is rebuilt (the first goal of this process) wait here.
+  const notesBeforeStart: Message[] = [];
+  const note = (content: string): Result<void, string> => {
+    const m: Message = { role: "user", content };
+    if (systemWritten) appendTurn(history, m);
+    else notesBeforeStart.push(m);
+    try {
+      session.append(m);
+      return { ok: true, value: undefined };
+    } catch (e) {
+      return {
+        ok: false,
+        error: `cannot write the session transcript ${session.path}: ${(e as Error).message}; the next goal still tells the model`,
+      };
+    }
+  };
 
   return {
     sessionId: opts.sessionId,
@@ -381,7 +407,10 @@ function agentSession(w: Wired): AgentSession {
           return failedBeforeStart(error);
         }
         history.push({ role: "system", content: systemPrompt });
-        if (resumed && !clearedBeforeStart) history.push(...resumed.filter((m) => m.role !== "system"));
+        // Merged as the live history is (history.ts): a transcript may hold two user lines in a row.
+        if (resumed && !clearedBeforeStart)
+          history.push(...alternating(resumed.filter((m) => m.role !== "system")));
+        for (const m of notesBeforeStart.splice(0)) appendTurn(history, m);
         systemWritten = true;
       }
       fit ??= await openContextFit({
@@ -424,6 +453,11 @@ function agentSession(w: Wired): AgentSession {
       audit.flush();
       return result;
     },
+    noteForModel: (text) => note(`${NOTE_PREFIX}${text}]`),
+    noteUndo(undone) {
+      const text = undoNote(undone);
+      return text === undefined ? { ok: true, value: undefined } : note(text);
+    },
     contextWindow: () => fit?.window.tokens,
     model: () => backendConfig.model,
     setModel(name) {
@@ -440,6 +474,8 @@ function agentSession(w: Wired): AgentSession {
         history.length = 0;
         clearedBeforeStart = true;
       }
+      // A new context: notes about the old one are not carried into it.
+      notesBeforeStart.length = 0;
     },
     compact() {
       if (!systemWritten || history.length <= 2) return { ok: true, value: undefined };

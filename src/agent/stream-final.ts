@@ -54,6 +54,8 @@ export class StepStreamReader {
   private highSurrogate: string | undefined;
   private readonly seen = new Set<string>();
   private thoughtDone = false;
+  /** The thought once its string closed. */
+  private thought = "";
   private action: string | undefined;
   private answer = "";
   private answerComplete = false;
@@ -66,6 +68,27 @@ export class StepStreamReader {
   /** What has been handed on as the answer so far. */
   shown(): string {
     return this.handedOn;
+  }
+
+  /**
+   * The step as far as it arrived, decoded: the thought (whole or begun), the action once its
+   * string closed, and the answer text when the step is a final answer still being written
+   * (the same test as the one for handing the answer on). For a reply cut off by the person.
+   */
+  partial(): { thought: string; action?: string; answer?: string } {
+    const reading = this.frame.kind === "string" && this.frame.role === "value";
+    const thought = this.thoughtDone ? this.thought : reading && this.key === "thought" ? this.current : "";
+    const out: { thought: string; action?: string; answer?: string } = { thought };
+    if (this.action !== undefined) out.action = this.action;
+    // An answer not begun yet is an empty one; an answer that is no string is not an answer.
+    const answerable = this.answerIsString || !this.seen.has("action_input");
+    if (!this.broken && this.action === FINAL_ACTION && this.thoughtDone && answerable)
+      out.answer = this.answerComplete
+        ? this.answer
+        : reading && this.key === "action_input"
+          ? this.current
+          : "";
+    return out;
   }
 
   push(chunk: string): void {
@@ -232,8 +255,10 @@ export class StepStreamReader {
       this.frame = { kind: "object", expect: "colon" };
       return;
     }
-    if (this.key === "thought") this.thoughtDone = true;
-    else if (this.key === "action") this.action = this.current;
+    if (this.key === "thought") {
+      this.thoughtDone = true;
+      this.thought = this.current;
+    } else if (this.key === "action") this.action = this.current;
     else if (this.key === "action_input") {
       this.answer = this.current;
       this.answerIsString = true;

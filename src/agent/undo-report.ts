@@ -18,6 +18,7 @@ import {
   unrestorable,
   withheld,
 } from "../store/undo.js";
+import type { UndoneFiles } from "./history.js";
 
 /** Where undo and diff write: the ordinary (sanitised) writers plus a raw one for coloured diffs. */
 export interface UndoIo {
@@ -65,14 +66,25 @@ function rootOf(entries: readonly CheckpointEntry[], cwd: string): string {
   return entries.find((e) => e.root !== undefined)?.root ?? projectRoot(cwd);
 }
 
-/** Reverts the last run of `sessionId` that changed files; false when nothing (or not all) was undone. */
+/**
+ * What one undo did: `ok` is false when nothing (or not all) was undone; the files it put back
+ * or removed, as the person was shown them (relative to the project), are what the model is
+ * told (`AgentSession.noteUndo`, src/agent/history.ts).
+ */
+export interface UndoDone extends UndoneFiles {
+  ok: boolean;
+}
+
+const NOTHING_UNDONE: UndoDone = { ok: false, restored: [], removed: [] };
+
+/** Reverts the last run of `sessionId` that changed files, and says which files it put back. */
 export function undoLastRun(
   io: UndoIo,
   paths: HomePaths,
   sessionId: string,
   cwd: string,
   opts: { force: boolean; what: string; guard?: UndoGuard },
-): boolean {
+): UndoDone {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
   const plan = planUndo(entries);
@@ -81,7 +93,7 @@ export function undoLastRun(
       `${opts.what}: session ${sessionId} has no file changes to undo (no file_write or file_edit checkpoints)\n`,
     );
     io.err(`${BASH_NOT_COVERED}\n`);
-    return false;
+    return NOTHING_UNDONE;
   }
   const root = rootOf(entries, cwd);
   const outside = uncontained(plan, root);
@@ -94,7 +106,7 @@ export function undoLastRun(
       opts.guard?.record(`refused ${f.path} -- outside the project or through a symlink: ${f.why}`);
     }
     io.err("  fix: look at the entry by hand and put the file back yourself if it is yours\n");
-    return false;
+    return NOTHING_UNDONE;
   }
   const guard = opts.guard;
   if (guard) {
@@ -109,7 +121,7 @@ export function undoLastRun(
         io.err(`  ${shown(f.path, cwd)}: ${f.why}\n`);
         guard.record(`refused ${f.path} -- ${f.why}`);
       }
-      return false;
+      return NOTHING_UNDONE;
     }
   }
   const changed = changedSince(plan, root);
@@ -135,7 +147,7 @@ export function undoLastRun(
     io.err(
       `  fix: look at the changes (scoot diff ${sessionId}), then undo with --force to overwrite them (/undo --force in the REPL)\n`,
     );
-    return false;
+    return NOTHING_UNDONE;
   }
   const out = applyUndo(paths.state, sessionId, plan, root);
   for (const f of out.restored) opts.guard?.record(`restored ${f}`);
@@ -150,7 +162,12 @@ export function undoLastRun(
     io.out(`  skipped  ${shown(f, cwd)} (a secret: its earlier content was not kept; restore it yourself)\n`);
   for (const f of out.failed) io.err(`${opts.what}: could not restore ${shown(f.path, cwd)}: ${f.error}\n`);
   io.err(`${BASH_NOT_COVERED}\n`);
-  return out.failed.length === 0;
+  return {
+    ok: out.failed.length === 0,
+    ...(plan.goal ? { goal: plan.goal } : {}),
+    restored: out.restored.map((f) => shown(f, cwd)),
+    removed: out.removed.map((f) => shown(f, cwd)),
+  };
 }
 
 /** Shows every file the session's kept changes touched, as a diff against what is on disk now. */

@@ -484,11 +484,14 @@ function replCommands(repl: Repl): ReplCommand[] {
       argument: "optional",
       run(c) {
         if (c.arg !== "" && c.arg !== "--force") return c.err("usage: /undo [--force]\n");
-        undoLastRun(undoIo, repl.active.paths, repl.active.agent.sessionId, cli.cwd, {
+        const undone = undoLastRun(undoIo, repl.active.paths, repl.active.agent.sessionId, cli.cwd, {
           force: c.arg === "--force",
           what: "/undo",
           guard: repl.active.agent.undoGuard(),
         });
+        // The next goal's request names the files put back (docs/sessions.md "What the model is told").
+        const told = repl.active.agent.noteUndo(undone);
+        if (!told.ok) c.err(`scoot: warning: ${told.error}\n`);
       },
     },
     {

@@ -5,7 +5,14 @@
  * changed since is named and undo stops (exit 1) unless `--force`.
  */
 
-import { showSessionDiff, type UndoGuard, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import { undoNote } from "../agent/history.js";
+import {
+  showSessionDiff,
+  type UndoDone,
+  type UndoGuard,
+  type UndoIo,
+  undoLastRun,
+} from "../agent/undo-report.js";
 import type { HomePaths } from "../config/home.js";
 import { tokenFilePath } from "../config/secrets.js";
 import { shownPath } from "../core/inside.js";
@@ -13,8 +20,8 @@ import type { Result } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { parsePolicyMode } from "../policy/modes.js";
 import { buildGateSettings } from "../policy/settings.js";
-import { openHomeAudit } from "../store/guarded-stores.js";
-import { claimSession, validateSessionId } from "../store/session.js";
+import { guardSession, openHomeAudit } from "../store/guarded-stores.js";
+import { claimSession, openSession, validateSessionId } from "../store/session.js";
 import { latestSessionOfProject, projectRoot, sessionExists } from "../store/session-meta.js";
 import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
@@ -107,6 +114,23 @@ function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<Und
   };
 }
 
+/**
+ * The session's transcript gets the note a live session would give the model after `/undo`
+ * (src/agent/history.ts), so `--resume` / `--continue` tells the model which files went back.
+ * Written under the session's claim, which `runUndo` holds.
+ */
+function noteInTranscript(cli: Cli, paths: HomePaths, id: string, undone: UndoDone): void {
+  const note = undoNote(undone);
+  if (note === undefined) return;
+  try {
+    guardSession(openSession(paths.sessions, id)).append({ role: "user", content: note });
+  } catch (e) {
+    cli.io.err(
+      `scoot undo: warning: the files were undone, but the session transcript could not be told (${(e as Error).message}); a resumed session will not know\n`,
+    );
+  }
+}
+
 export async function runUndo(cli: Cli): Promise<number> {
   const chosen = sessionForCommand(cli, "undo");
   if (!chosen.ok) return chosen.exitCode;
@@ -128,7 +152,8 @@ export async function runUndo(cli: Cli): Promise<number> {
       what: "scoot undo",
       guard: guard.value,
     });
-    return undone ? EXIT.ok : EXIT.failed;
+    noteInTranscript(cli, paths, id, undone);
+    return undone.ok ? EXIT.ok : EXIT.failed;
   } finally {
     claim.value.release();
   }

@@ -11,6 +11,7 @@ import { changeDiff, DIFF_MAX_FILE_BYTES, toolCallView } from "../../src/acp/too
 import { UpdateTranslator } from "../../src/acp/updates.js";
 import type { Prepared } from "../../src/agent/call-record.js";
 import { planFileChange } from "../../src/agent/file-change.js";
+import { interruptedObservation, stopNote, undoNote } from "../../src/agent/history.js";
 import { validateMcpServers } from "../../src/config/mcp-servers.js";
 import { preparedCall } from "../helpers/calls.js";
 import { needsBuiltCli } from "../helpers/cli.js";
@@ -300,6 +301,59 @@ describe("session/load replay", () => {
       },
       { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "the answer" } },
       { sessionUpdate: "user_message_chunk", content: { type: "text", text: "second goal" } },
+    ]);
+  });
+});
+
+describe("session/load replay of what the model was told (src/agent/history.ts)", () => {
+  it("notes are not replayed as the person's words; an interrupted call failed; a cut answer shows its mark", () => {
+    const observation = (action: string, body: string) =>
+      `Observation from ${action}:\n<<<UNTRUSTED_OBSERVATION\n${body}\nUNTRUSTED_OBSERVATION>>>`;
+    const u = replayUpdates(
+      [
+        { role: "system", content: "sys" },
+        { role: "user", content: "sleep a while" },
+        { role: "assistant", content: '{"thought":"t","action":"bash","action_input":"sleep 30"}' },
+        {
+          role: "user",
+          content: observation("bash", interruptedObservation("interrupted by the user", 9_400, "")),
+        },
+        stopNote("interrupted by the user"),
+        { role: "user", content: undoNote({ goal: "g", restored: ["a.txt"], removed: [] })! },
+        { role: "user", content: "answer me" },
+        {
+          role: "assistant",
+          content: JSON.stringify({
+            thought: "t",
+            action: "final",
+            action_input: "half of it [interrupted]",
+          }),
+        },
+        { role: "assistant", content: '{"thought":"a thought cut\n[interrupted]' },
+      ],
+      "/p",
+    );
+    expect(u).toEqual([
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "sleep a while" } },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "replay-1",
+        title: "Run sleep 30",
+        kind: "execute",
+        status: "pending",
+        locations: [],
+        rawInput: { command: "sleep 30" },
+      },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "replay-1",
+        status: "failed",
+        content: [
+          { type: "content", content: { type: "text", text: "interrupted by the user after 9.4 s" } },
+        ],
+      },
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "answer me" } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "half of it [interrupted]" } },
     ]);
   });
 });

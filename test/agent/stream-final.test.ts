@@ -113,3 +113,31 @@ describe("settle", () => {
     expect(r.log).toEqual(['answer:{"a":1}']);
   });
 });
+
+describe("partial: a step cut off where it stands (a reply the person interrupted)", () => {
+  const partialOf = (text: string) => {
+    const r = new StepStreamReader({ thought() {}, answer() {}, withdrawn() {} });
+    r.push(text);
+    return r.partial();
+  };
+
+  it.each([
+    ['{"thought":"reading the fi', { thought: "reading the fi" }],
+    ['{"thought":"done","action":"bash","action_input":"ls -', { thought: "done", action: "bash" }],
+    ['{"thought":"t","action":"final"', { thought: "t", action: "final", answer: "" }],
+    [
+      '{"thought":"t","action":"final","action_input":"half \\u00e9 of',
+      { thought: "t", action: "final", answer: "half é of" },
+    ],
+    [
+      '{"thought":"t","action":"final","action_input":"whole"}',
+      { thought: "t", action: "final", answer: "whole" },
+    ],
+    // An object as the answer is not a final answer's text.
+    ['{"thought":"t","action":"final","action_input":{"a":', { thought: "t", action: "final" }],
+    // The action known before the thought closed: no answer is handed on (as while streaming).
+    ['{"action":"final","action_input":"early","thought":"la', { thought: "la", action: "final" }],
+  ])("%s", (text, expected) => {
+    expect(partialOf(text)).toEqual(expected);
+  });
+});

@@ -108,6 +108,55 @@ describe("scoot undo", () => {
   });
 });
 
+describe('the model is told of an undo (docs/sessions.md "What the model is told")', () => {
+  /** The last message of completion request `n`, as the server got it. */
+  const lastSent = (n: number) =>
+    (scene.server!.completions()[n]!.body as { messages: { role: string; content: string }[] }).messages.at(
+      -1,
+    )!;
+
+  it("the REPL over a pipe: /undo, then the next goal's request names the restored file", async () => {
+    fs.writeFileSync(file("calc.py"), "x = 1\n");
+    scene.server = await startScriptedServer([
+      step("file_edit", { path: "calc.py", old: "x = 1", new: "x = 2" }),
+      final("edited"),
+      final("it is 1 again"),
+    ]);
+    const r = await runCli(["repl"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+      input: "change calc\n/undo\nwhat is x now?\n",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("restored calc.py");
+    expect(fs.readFileSync(file("calc.py"), "utf8")).toBe("x = 1\n");
+    const sent = lastSent(2);
+    expect(sent.role).toBe("user");
+    expect(sent.content).toMatch(
+      /^\[scoot: the user ran \/undo: the file changes of the goal "change calc" were reverted\. Restored to what they held before that goal: "calc\.py"\./,
+    );
+    expect(sent.content.endsWith("\n\nwhat is x now?")).toBe(true);
+  });
+
+  it("scoot undo writes the note into the session, so --resume tells the model", async () => {
+    fs.writeFileSync(file("calc.py"), "x = 1\n");
+    const r = await evalRun([step("file_write", { path: "calc.py", content: "x = 3\n" }), final("done")]);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await scoot(["undo", "undo-me"])).code).toBe(0);
+    scene.server = await startScriptedServer([final("resumed")]);
+    const resumed = await runCli(["-e", "and now?", "--resume", "undo-me"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const sent = lastSent(0);
+    expect(sent.content).toContain('Restored to what they held before that goal: "calc.py".');
+    expect(sent.content.endsWith("\n\nand now?")).toBe(true);
+  });
+});
+
 describe("approval where nobody can answer", () => {
   it("-e with tools.approval = ask and no terminal finishes without waiting", async () => {
     const r = await evalRun(

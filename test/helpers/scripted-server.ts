@@ -34,13 +34,16 @@ export type ScriptItem =
   /**
    * A streamed reply: the text in these pieces, each its own SSE event
    * (`chat.completion.chunk` or `response.output_text.delta`), with `pauseMs` between pieces.
-   * `cut: true` destroys the connection after the pieces (no end marker). A request that did
-   * not ask for `stream: true` gets the joined text as plain JSON.
+   * `cut: true` destroys the connection after the pieces (no end marker); `hold: true` keeps
+   * it open after them, the reply unfinished, until the client goes (an abort) or `close()` —
+   * a model still writing when the person interrupts. A request that did not ask for
+   * `stream: true` gets the joined text as plain JSON.
    */
   | {
       stream: string[];
       pauseMs?: number;
       cut?: boolean;
+      hold?: boolean;
       /** Called as each piece is written (index), for ordering assertions. */
       onPiece?: (index: number) => void;
       /** Stream even when the request did not ask for it (a proxy that always streams). */
@@ -294,6 +297,7 @@ function streamReply(
     stream: string[];
     pauseMs?: number;
     cut?: boolean;
+    hold?: boolean;
     onPiece?: (index: number) => void;
     contentType?: string;
   },
@@ -310,7 +314,7 @@ function streamReply(
     if (res.destroyed) return;
     if (i >= deltas.length) {
       if (item.cut) req.socket.destroy();
-      else res.end(tail.join(""));
+      else if (!item.hold) res.end(tail.join(""));
       return;
     }
     // The next step waits until this piece is flushed: a cut must come after the bytes.

@@ -4,6 +4,7 @@
  */
 
 import { SUMMARY_MARKER } from "../../agent/compact.js";
+import { isScootNote } from "../../agent/history.js";
 import { OBSERVATION_OPEN } from "../../agent/prompt.js";
 import type { Message } from "../../store/session.js";
 import { FINAL_ACTION } from "../../tools/final.js";
@@ -17,7 +18,8 @@ function isGoal(m: Message): boolean {
     !text.startsWith("Observation from ") &&
     !text.includes(OBSERVATION_OPEN) &&
     !text.startsWith(CORRECTION_START) &&
-    !text.startsWith(SUMMARY_MARKER)
+    !text.startsWith(SUMMARY_MARKER) &&
+    !isScootNote(text)
   );
 }
 
