@@ -161,6 +161,36 @@ describe.skipIf(!hasTmux).each(SIZES)("the keyboard at $width x $height", (size)
     expect(screen).not.toContain("END-OF-ANSWER");
     expect(at).toContain("[interrupted]");
     expect(screen).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+    // The transcript keeps what streamed, marked.
+    const dir = path.join(scene.home, "state", "sessions");
+    const transcript = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => fs.readFileSync(path.join(dir, f), "utf8"))
+      .join("");
+    expect(transcript).toMatch(/word word[^"]*\[interrupted\]/);
+  });
+
+  it("after /undo the next request carries a note naming the restored file", async () => {
+    fs.writeFileSync(path.join(scene.project, "calc.py"), "x = 1\n");
+    const t = await open(
+      [step("file_edit", { path: "calc.py", old: "x = 1", new: "x = 2" }), final("edited"), final("noted")],
+      size,
+    );
+    await t.line("edit calc");
+    await t.waitFor(QUESTION);
+    await t.type("y");
+    await t.waitFor("edited");
+    await t.waitFor(/scoot> $/m);
+    await t.line("/undo");
+    await t.waitFor(/restored calc\.py/);
+    expect(fs.readFileSync(path.join(scene.project, "calc.py"), "utf8")).toBe("x = 1\n");
+    await t.line("what now");
+    await t.waitFor("noted");
+    const third = scene.server!.completions()[2]!.body as { messages: { content: string }[] };
+    expect(third.messages.map((m) => m.content).join("\n")).toMatch(
+      /the user ran \/undo.*Restored.*calc\.py/s,
+    );
   });
 
   it("Esc cancels a running command like Ctrl-C, and one line says what was stopped", async () => {
