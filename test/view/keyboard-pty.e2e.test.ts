@@ -217,6 +217,16 @@ describe.skipIf(!hasTmux).each(SIZES)("the keyboard at $width x $height", (size)
     expect(scene.server!.completions()).toHaveLength(1);
   });
 
+  it("Ctrl-D leaves with the exit line on a line of its own", async () => {
+    const t = await open([final("hi")], size);
+    await t.line("hello");
+    await t.waitFor("hi");
+    await t.waitFor(/scoot> $/m);
+    await t.keys("C-d");
+    const screen = await t.waitFor("[exit 0]");
+    expect(screen).toMatch(/^scoot> \nresume with: scoot --resume repl-\S+$/m);
+  });
+
   it("scoot -e --help prints help and sends nothing", async () => {
     const t = await open([final("must not be asked")], size, ["-e", "--help"], null);
     await t.waitFor("[exit 0]");
