@@ -1,14 +1,14 @@
 /**
  * The keyboard approver (docs/safety.md "Approval"): in a REPL on a terminal, a call with an effect
  * is shown — the whole command, or the diff of a file change before it is made — and waits
- * for `y` (run once), `a` (always, for this tool or this bash program, for the session) or
+ * for `y` (run once), `a` (always, for the call's scope, for the session) or
  * `n` (refuse, then an optional reason the model receives).
  *
  * The call is shown in full, never only its one-line summary: a command padded with spaces
  * or split over lines must not hide its second half behind an innocent first one. Model text
  * passes `terminalText` so it cannot rewrite the question with escape sequences.
  */
-import { type ApprovalAnswer, type Approver, callSummary } from "../agent/approval.js";
+import { type ApprovalAnswer, type Approver, alwaysCovers, callSummary } from "../agent/approval.js";
 import type { Ready } from "../agent/call-record.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
@@ -39,16 +39,6 @@ function indent(text: string): string {
     .join("\n");
 }
 
-/** What "always" covers, in words. */
-export function alwaysMeaning(request: Ready): string {
-  const key = request.rememberKey;
-  if (key.startsWith("bash:")) {
-    const program = key.slice("bash:".length);
-    return program === request.input ? "this exact command" : `every "${program} …" command`;
-  }
-  return `every ${request.action} call`;
-}
-
 /** The call as shown above the question. */
 async function describe(request: Ready, color: boolean): Promise<string> {
   const bold = (t: string) => (color ? `\u001b[1m${t}\u001b[0m` : t);
@@ -69,7 +59,7 @@ async function describe(request: Ready, color: boolean): Promise<string> {
         : json;
     lines.push(`  input:\n${indent(safe(shown))}`);
   }
-  lines.push(`  y = run once · a = always (${safe(alwaysMeaning(request))}, this session) · n = refuse`);
+  lines.push(`  y = run once · a = always (${safe(alwaysCovers(request))}, this session) · n = refuse`);
   return `${lines.join("\n")}\n`;
 }
 

@@ -10,6 +10,7 @@
  */
 import readline from "node:readline";
 import type { Readable } from "node:stream";
+import { rulesSummary } from "../agent/approval-rules.js";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import { createStopControl } from "../core/stop.js";
 import { loadResumeTarget } from "../store/resume-target.js";
@@ -298,6 +299,7 @@ function showStatus(repl: Repl): void {
       `model     ${agent.model()}`,
       `mode      ${agent.mode}`,
       `approval  ${repl.active.approval}`,
+      `rules     ${rulesSummary(repl.active.config.tools.rules, repl.cli.cwd).join("\n          ") || "none"}`,
       `context   ${context}, ${agent.historyBytes()} bytes kept`,
       `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
       "",

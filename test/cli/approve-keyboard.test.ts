@@ -59,13 +59,13 @@ describe("keyboard approver", () => {
     expect((await keyboardApprover(terminal([undefined])).ask(bash("npm test"), signal)).kind).toBe("refuse");
   });
 
-  it("says what 'always' covers: the program, or only this exact command", async () => {
+  it("says what 'always' covers: the program and subcommand, or only this exact command", async () => {
     const plain = terminal(["y"]);
     await keyboardApprover(plain).ask(bash("npm test"), signal);
-    expect(plain.shown).toContain('a = always (every "npm …" command, this session)');
+    expect(plain.shown).toContain('a = always (every "npm test …" command, this session)');
     const compound = terminal(["y"]);
     await keyboardApprover(compound).ask(bash("npm test && npm publish"), signal);
-    expect(compound.shown).toContain("a = always (this exact command, this session)");
+    expect(compound.shown).toContain("a = always (only this exact command, this session)");
   });
 
   // Model text reaches the terminal: it must not be able to redraw the question.
@@ -114,6 +114,6 @@ describe("keyboard approver", () => {
     expect(t.shown).toContain(
       "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b",
     );
-    expect(t.shown).toContain("every file_edit call");
+    expect(t.shown).toContain("a = always (edits of calc.py, this session)");
   });
 });
