@@ -349,7 +349,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const asks = rule?.decision === "ask" ? rule : undefined;
     if (asks && !setup && !fails)
       return refuseByRule(ready, narrowingRefusal(ruled, "nobody can answer in this run")!, asks);
-    if (fails || (!asks && !needsApproval(ready.effects.capability))) {
+    // Without a rule and without anyone to ask there is nothing to decide (a read step stops here).
+    if (fails || (!rule && !setup) || (!asks && !needsApproval(ready.effects.capability))) {
       ready.approval = { answer: "not_needed" };
       return approved;
     }

@@ -97,10 +97,12 @@ function appendRule(home: string, rule: RuleText): Result<SavedRule> {
   const before = read.ok ? read.text : "";
   const oldDoc = smolToml().parse(before) as Record<string, unknown>;
   const existing = rulesOf(oldDoc);
-  const same = existing.findIndex((r) => isDeepStrictEqual(r, ruleTable(rule)));
+  const table = smolToml().stringify({ tools: { rules: [ruleTable(rule)] } });
+  // The table as the parser reads it back (its objects have the parser's own shape).
+  const added = rulesOf(smolToml().parse(table) as Record<string, unknown>);
+  const same = existing.findIndex((r) => isDeepStrictEqual(r, added[0]));
   if (same !== -1) return { ok: true, value: { file, name: `tools.rules[${same}]`, written: false } };
 
-  const table = smolToml().stringify({ tools: { rules: [ruleTable(rule)] } });
   const gap = before === "" ? "" : before.endsWith("\n") ? "\n" : "\n\n";
   const after = `${before}${gap}${table}`;
   if (Buffer.byteLength(after) > CONFIG_MAX_BYTES)
@@ -114,12 +116,12 @@ function appendRule(home: string, rule: RuleText): Result<SavedRule> {
       `a [[tools.rules]] table cannot follow its content (${why}); if it writes tools.rules as an inline list, add the rule there by hand`,
     );
   }
-  // A fresh parse, not a clone: a clone would lose the classes of TOML dates.
+  // What the file must now say: the old document (parsed afresh, not cloned, so its values
+  // keep the parser's classes) with exactly this rule after the others.
   const expected = smolToml().parse(before) as Record<string, unknown>;
-  expected.tools = {
-    ...(expected.tools as Record<string, unknown> | undefined),
-    rules: [...existing, ruleTable(rule)],
-  };
+  const tools = expected.tools as Record<string, unknown> | undefined;
+  if (tools === undefined) expected.tools = (smolToml().parse(table) as Record<string, unknown>).tools;
+  else tools.rules = [...rulesOf(expected), ...added];
   if (!isDeepStrictEqual(newDoc, expected))
     return fail("the appended table would change more than the rules; add the rule by hand");
   const rules = checkRules(rulesOf(newDoc));
