@@ -5,6 +5,10 @@
  * - A plain command (one program, plain arguments: see PLAIN_COMMAND) whose second word is a
  *   subcommand word: the program and that word. `git status --short` has the scope
  *   `git status`; `git clean -fdx` has `git clean`, another scope.
+ * - When that subcommand runs something it names (`npm run build`, `pnpm exec tsc`, `uv run
+ *   pytest`): the program, the subcommand and that name, so `npm run lint` never covers
+ *   `npm run deploy`; without a plain name there (`npm run`, `npm run --silent x`), the whole
+ *   command.
  * - A plain command of one word: that word, which covers that command alone (`ls`, never
  *   `ls -la`): a scope of a bare program would let an "always" on `git` cover `git clean -fdx`.
  * - A plain command whose second word is an option (`ls -la`, `git -C ../x clean`), a path or
@@ -30,6 +34,11 @@ const PLAIN_COMMAND = /^[A-Za-z0-9 _\-./=:,@%+]+$/;
 const PLAIN_PROGRAM = /^[A-Za-z0-9_\-./+]+$/;
 /** A subcommand word: a bare name (`status`, `test`, `run-script`), never an option or a path. */
 const SUBCOMMAND_WORD = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/** Subcommands that run what their next word names (a script, a package's program, a file). */
+const RUNNER_SUBCOMMANDS: ReadonlySet<string> = new Set(["run", "run-script", "exec", "x", "dlx"]);
+/** What a runner subcommand names: a script or program name (`test:unit`, `main.go`), never an option or a path. */
+const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9_:.+-]*$/;
 
 /**
  * Programs whose second word is not a subcommand but what they act on or run: a file
@@ -100,18 +109,24 @@ function plainWords(command: string): string[] | undefined {
   return PLAIN_PROGRAM.test(words[0]!) ? words : undefined;
 }
 
-/** Whether a plain command's second word is a subcommand that its scope keeps. */
-function hasSubcommand(words: readonly string[]): boolean {
-  return (
-    words.length >= 2 && SUBCOMMAND_WORD.test(words[1]!) && !OPERAND_PROGRAMS.has(path.basename(words[0]!))
-  );
+/**
+ * How many leading words of a plain command its scope keeps, covering every plain command that
+ * begins with them (2: program and subcommand, 3: and what a runner names); 0: the whole
+ * command, covering that command alone.
+ */
+function coveredWords(words: readonly string[]): number {
+  if (words.length < 2 || !SUBCOMMAND_WORD.test(words[1]!) || OPERAND_PROGRAMS.has(path.basename(words[0]!)))
+    return 0;
+  if (!RUNNER_SUBCOMMANDS.has(words[1]!)) return 2;
+  return words.length >= 3 && RUN_NAME.test(words[2]!) ? 3 : 0;
 }
 
 /** The scope of one command (see the module comment). */
 export function commandScope(command: string): string {
   const words = plainWords(command);
   if (!words) return command;
-  return hasSubcommand(words) ? `${words[0]} ${words[1]}` : words.join(" ");
+  const kept = coveredWords(words);
+  return (kept > 0 ? words.slice(0, kept) : words).join(" ");
 }
 
 /**
@@ -166,7 +181,7 @@ export const COMMAND_SCOPE: ApprovalScope<string> = {
   example: "npm test",
   meaning(scope) {
     const words = plainWords(scope);
-    return words?.length === 2 && hasSubcommand(words)
+    return words && coveredWords(words) === words.length
       ? `every "${scope} …" command`
       : "only this exact command";
   },

@@ -37,7 +37,14 @@ describe("bash: the program and its first subcommand word of a plain command, el
     ["npm test", "npm test"],
     ["npm test -- --x", "npm test"],
     ["npm publish", "npm publish"],
-    ["npm run build -- --watch=false", "npm run"],
+    // A runner subcommand keeps what it runs: `npm run lint` is not `npm run deploy`.
+    ["npm run build -- --watch=false", "npm run build"],
+    ["npm run test:unit", "npm run test:unit"],
+    ["pnpm exec tsc --noEmit", "pnpm exec tsc"],
+    ["uv run pytest -x", "uv run pytest"],
+    ["npm run", "npm run"],
+    ["npm run --silent build", "npm run --silent build"],
+    ["deno run scripts/x.ts", "deno run scripts/x.ts"],
     ["cargo build --release", "cargo build"],
     // Another program (or none): not `git status`.
     ["GIT status", "GIT status"],
@@ -111,6 +118,8 @@ describe("bash: the program and its first subcommand word of a plain command, el
     expect(alwaysCovers(readyCall("bash", "git"))).toBe("only this exact command");
     expect(alwaysCovers(readyCall("bash", "git status; git clean -fdx"))).toBe("only this exact command");
     expect(alwaysCovers(readyCall("bash", "rm build"))).toBe("only this exact command");
+    expect(alwaysCovers(readyCall("bash", "npm run lint -- --fix"))).toBe('every "npm run lint …" command');
+    expect(alwaysCovers(readyCall("bash", "npm run"))).toBe("only this exact command");
   });
 
   it("a deny or ask rule reaches every command with its words in order; an allow rule is never widened", () => {
@@ -225,6 +234,8 @@ describe("a rule's match is read as the tool's scope", () => {
     ["bash", "npm  test", "npm test"],
     ["bash", "ls -la", "ls -la"],
     ["bash", "git", "git"],
+    ["bash", "npm run", "npm run"],
+    ["bash", "npm run lint", "npm run lint"],
     ["bash", "rm build -rf", "rm build -rf"],
     ["bash", "make build && make test", "make build && make test"],
     ["file_write", "./notes.txt", "notes.txt"],
@@ -242,6 +253,7 @@ describe("a rule's match is read as the tool's scope", () => {
 
   const invalid: [string, string, string][] = [
     ["bash", "npm test --watch", 'write "npm test" (it covers "npm test --watch" too)'],
+    ["bash", "npm run lint --fix", 'write "npm run lint"'],
     ["bash", ";;", "names no command"],
     ["file_write", "../elsewhere.txt", "is not a file of the project"],
     ["file_write", "~/.bashrc", "~ and $VARIABLES are not expanded"],
