@@ -1,9 +1,9 @@
 /**
  * Approval (docs/safety.md "Approval"): the phase of the call pipeline after the gate allowed a call
  * and before its `tool_call` record, where a person may still say no. The gate decides
- * first; an approver can only narrow what it allowed. Who answers is an `Approver`: the
- * keyboard in a REPL on a terminal, the editor over ACP. Where nobody can answer (`-e`,
- * `serve`, jobs, no terminal) there is no approver and nothing waits.
+ * first; rules (approval-rules.ts) and the person answer only for what it allowed. Who answers
+ * is an `Approver`: the keyboard in a REPL on a terminal, the editor over ACP. Where nobody can
+ * answer (`-e`, `serve`, jobs, no terminal) there is no approver and nothing waits.
  */
 import type { Capability } from "../core/types.js";
 import type { Ready } from "./call-record.js";

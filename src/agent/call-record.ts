@@ -48,7 +48,10 @@ export interface CallApproval {
    */
   answer: "not_needed" | "rule" | "remembered" | "once" | "always" | "refuse";
   reason?: string;
-  /** The `[[tools.rules]]` entry that decided (allow or deny) or made the call ask: `tools.rules[N]`. */
+  /**
+   * The `[[tools.rules]]` entry that decided without the person: `tools.rules[N]` when a rule
+   * allowed the call (`rule`) or refused it (`refuse`: deny, or ask with nobody to answer).
+   */
   rule?: string;
 }
 

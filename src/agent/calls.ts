@@ -4,7 +4,8 @@
  *
  *   prepare: find the tool → validate the input once → declared effects → gate
  *            → invalid | denied | ready {tool, input, target}
- *   approve: a person may still refuse a call with an effect (docs/safety.md "Approval")
+ *   approve: `[[tools.rules]]` deny, ask or allow the call's scope (docs/safety.md "Rules"),
+ *            then a person may still refuse a call with an effect (docs/safety.md "Approval")
  *            → approved {change?} | refused
  *   run:     audit `tool_call` → undo checkpoint of a file about to change → the tool
  *            under its deadline, opening only `target` → `file_changed` → clip
@@ -210,6 +211,14 @@ function pipelineRules(deps: PipelineDeps): PipelineRules | undefined {
   return { rules, problems, place: { root: settings.projectRoot, realRoot: realRoot(settings) } };
 }
 
+function deniedByRule(rule: ApprovalRule): string {
+  return `denied by rule ${rule.name} (${ruleLabel(rule)})`;
+}
+
+function askedByRule(rule: ApprovalRule, nobody: string): string {
+  return `rule ${rule.name} (${ruleLabel(rule)}) asks the user about this call, and ${nobody}`;
+}
+
 function brokenRulesReason(problems: string): string {
   return `the approval rules in the user's configuration have problems, so no call they could cover runs until they are fixed (${problems})`;
 }
@@ -311,7 +320,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
 
   /** A call a rule refused (deny, or ask with nobody to answer): audited, told, never run. */
   const refuseByRule = (ready: Ready, reason: string, rule?: ApprovalRule): Approval | NotRecorded => {
-    ready.approval = { answer: "refuse", reason, ...(rule ? { rule: rule.name } : {}) };
+    // Rules that do not check refuse as a whole: the record names them all.
+    ready.approval = { answer: "refuse", reason, rule: rule?.name ?? "tools.rules" };
     const logged = mustAudit("approval", `refused: ${reason}: ${ready.action} ${ready.raw}`);
     if (logged) return logged;
     emit({ type: "refused", action: ready.action, input: ready.raw, reason, call: ready });
@@ -323,10 +333,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (!ruled) return undefined;
     if (ruled.kind === "broken") return brokenRulesReason(ruled.text);
     const { rule } = ruled;
-    if (rule.decision === "deny") return `denied by rule ${rule.name} (${ruleLabel(rule)})`;
-    if (rule.decision === "ask")
-      return `rule ${rule.name} (${ruleLabel(rule)}) asks the user about this call, and ${nobody}`;
-    return undefined;
+    if (rule.decision === "deny") return deniedByRule(rule);
+    return rule.decision === "ask" ? askedByRule(rule, nobody) : undefined;
   };
 
   const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
@@ -341,14 +349,14 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     // Rules come after the gate (this call is allowed) and before anyone is asked.
     const ruled = ruleOf(ready);
     const rule = ruled?.kind === "rule" ? ruled.rule : undefined;
-    if (ruled?.kind === "broken" || rule?.decision === "deny")
-      return refuseByRule(ready, narrowingRefusal(ruled, "")!, rule);
+    if (ruled?.kind === "broken") return refuseByRule(ready, brokenRulesReason(ruled.text));
+    if (rule?.decision === "deny") return refuseByRule(ready, deniedByRule(rule), rule);
     // A change that cannot be made (file_edit's `old` is not there) is not offered: the call
     // fails with the tool's own words when it runs, and writes nothing.
     const fails = change !== undefined && !change.after.ok;
     const asks = rule?.decision === "ask" ? rule : undefined;
     if (asks && !setup && !fails)
-      return refuseByRule(ready, narrowingRefusal(ruled, "nobody can answer in this run")!, asks);
+      return refuseByRule(ready, askedByRule(asks, "nobody can answer in this run"), asks);
     // Without a rule and without anyone to ask there is nothing to decide (a read step stops here).
     if (fails || (!rule && !setup) || (!asks && !needsApproval(ready.effects.capability))) {
       ready.approval = { answer: "not_needed" };
@@ -370,7 +378,6 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       ready.approval = { answer: "remembered" };
       return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
     }
-    const byRule = asks ? { rule: asks.name } : {};
     const asked = mustAudit("approval", asks ? `asked (rule ${asks.name}): ${call}` : `asked: ${call}`);
     if (asked) return asked;
     let answer: ApprovalAnswer;
@@ -386,7 +393,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (signal.aborted && answer.kind !== "refuse") answer = { kind: "refuse", reason: "interrupted" };
     if (answer.kind === "refuse") {
       const reason = answer.reason?.trim() || undefined;
-      ready.approval = { answer: "refuse", ...(reason ? { reason } : {}), ...byRule };
+      ready.approval = { answer: "refuse", ...(reason ? { reason } : {}) };
       if (answer.always) setup.memory.remember(rememberKey, "refuse");
       const refused = mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`);
       if (refused) return refused;
@@ -399,7 +406,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       });
       return { kind: "refused", observation: refusalObservation(ready.action, reason) };
     }
-    ready.approval = { answer: answer.kind, ...byRule };
+    ready.approval = { answer: answer.kind };
     if (answer.kind === "always") setup.memory.remember(rememberKey, "allow");
     return (
       mustAudit(

@@ -169,6 +169,28 @@ describe("permission through the editor", () => {
     expect(fs.readFileSync(path.join(scene.project, "a.txt"), "utf8")).toBe("c");
   });
 
+  it("rules answer for the editor: deny refuses without asking and the tool call names the rule; allow runs unasked", async () => {
+    fs.writeFileSync(
+      path.join(scene.home, "config.toml"),
+      '[[tools.rules]]\ntool = "bash"\nmatch = "git clean"\ndecision = "deny"\n\n[[tools.rules]]\ntool = "file_write"\nmatch = "ok.txt"\ndecision = "allow"\n',
+    );
+    scene.model.push(
+      step("bash", "git clean -fdx"),
+      step("file_write", JSON.stringify({ path: "ok.txt", content: "ok" })),
+      step("final", "done"),
+    );
+    const c = await start();
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "clean and write")).stopReason).toBe("end_turn");
+    expect(asked).toEqual([]);
+    expect(fs.readFileSync(path.join(scene.project, "ok.txt"), "utf8")).toBe("ok");
+    const failed = of("tool_call_update").filter((u) => u.status === "failed");
+    expect(JSON.stringify(failed.map((u) => u.content))).toContain(
+      'not run: denied by rule tools.rules[0] (deny bash \\"git clean\\")',
+    );
+    expect(JSON.stringify(failed.map((u) => u.content))).not.toContain("refused by the user");
+  });
+
   it("reject always refuses the same scope again without asking", async () => {
     answer = choose("reject_always");
     scene.model.push(

@@ -297,6 +297,26 @@ describe("rules in the call pipeline", () => {
     expect(observation(1)).toContain('tools.rules[0].decision: "dney" is not a decision');
   });
 
+  it("a deny rule reaches into parallel: the child read is refused, its siblings run", async () => {
+    fs.writeFileSync(path.join(project, "a.txt"), "alpha\n");
+    const { h, observation } = withRules(
+      [
+        step("parallel", {
+          calls: [
+            { action: "file_read", input: '{"path":"a.txt"}' },
+            { action: "http_request", input: '{"method":"GET","url":"https://example.com/x"}' },
+          ],
+        }),
+      ],
+      [{ tool: "http_request", match: "GET https://example.com", decision: "deny" }],
+    );
+    await h.run("read both");
+    expect(observation(1)).toContain("alpha");
+    expect(observation(1)).toContain(
+      'not run: denied by rule tools.rules[0] (deny http_request "GET https://example.com")',
+    );
+  });
+
   it("a redirect is not a way around a deny rule: the hop is refused by it", async () => {
     const target = http.createServer((_req, res) => res.end("reached"));
     await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
