@@ -149,5 +149,12 @@ describe("scoot config and bad rules", () => {
     ])
       expect(r.stderr).toContain(`  ${field}: `);
     expect(scene.model.completions()).toEqual([]);
+    const doctor = await runInProcess(["doctor"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+    });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(/FAIL\s+config\s+tools\.rules\[0\]\.tool: "bsh" is not a tool/);
   });
 });
