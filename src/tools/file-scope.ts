@@ -26,7 +26,8 @@ export function fileScope(verb: string): ApprovalScope<{ path: string }> {
 }
 
 function parseFileMatch(match: string): Result<string> {
-  if (match.startsWith("~") || match.includes("$"))
+  // A rule's path is taken as written: a home or a variable there is a misunderstanding.
+  if (/^~(\/|$)/.test(match) || /\$\{?[A-Za-z_]/.test(match))
     return {
       ok: false,
       error: `"${match}": ~ and $VARIABLES are not expanded; write the path relative to the project, or absolute`,
