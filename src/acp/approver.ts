@@ -2,25 +2,29 @@
  * Approval through the editor (docs/editors.md "Editors (ACP)"): the pipeline's approval phase asks
  * this Approver, which sends `session/request_permission` with the tool call as the editor
  * already shows it (same id, title, kind, locations, rawInput, and the diff of a write) and
- * four options. Allow once runs the call; allow always runs it and remembers its key (the
- * tool, or the bash program) for the session; reject once refuses it; reject always refuses
+ * four options. Allow once runs the call; allow always runs it and remembers its scope (the
+ * file, the command's program and subcommand, the origin, the server's tool) for the session; reject once refuses it; reject always refuses
  * it and every later call with the same key without asking again. Both "always" answers are
  * stored with the session (src/store/session-settings.ts) and restored by `session/load`.
  * A cancelled prompt cancels the pending request (the SDK sends `$/cancel_request`); an
  * editor that answers `cancelled`, fails or is gone is a refusal, never a yes.
  */
 import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
-import type { ApprovalAnswer, Approver } from "../agent/approval.js";
+import { type ApprovalAnswer, type Approver, alwaysCovers } from "../agent/approval.js";
 import type { Ready } from "../agent/call-record.js";
 import type { EditorLink } from "./editor-link.js";
 import { changeDiff, toolCallView } from "./tool-kind.js";
 
-export const PERMISSION_OPTIONS: readonly PermissionOption[] = [
-  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
-  { optionId: "allow_always", name: "Allow always (this tool, this session)", kind: "allow_always" },
-  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
-  { optionId: "reject_always", name: "Reject always (this tool, this session)", kind: "reject_always" },
-];
+/** The four options; the "always" ones say what they cover (docs/safety.md "Approval scopes"). */
+export function permissionOptions(request: Ready): PermissionOption[] {
+  const covers = alwaysCovers(request);
+  return [
+    { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+    { optionId: "allow_always", name: `Allow always (${covers}, this session)`, kind: "allow_always" },
+    { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+    { optionId: "reject_always", name: `Reject always (${covers}, this session)`, kind: "reject_always" },
+  ];
+}
 
 /** What the approver needs from the session while a prompt runs. */
 export interface ApprovalContext {
@@ -61,7 +65,7 @@ export class AcpApprover implements Approver {
     const id = this.ctx.openToolCallId() ?? `permission-${requestCounter}`;
     const outcome = await link.requestPermission(
       permissionToolCall(request, id, this.ctx.cwd),
-      [...PERMISSION_OPTIONS],
+      permissionOptions(request),
       signal,
     );
     if (outcome.outcome === "cancelled")

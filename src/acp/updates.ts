@@ -132,7 +132,10 @@ export class UpdateTranslator {
         break;
       }
       case "refused":
-        this.finish("failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
+        // A rule in Scoot's configuration refuses in its own words; the person's refusal says it is theirs.
+        if (e.call?.approval?.rule !== undefined)
+          this.finish("failed", `not run: ${e.reason ?? e.call.approval.rule}`);
+        else this.finish("failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
         break;
       case "observation":
         this.finish("completed", e.text ?? `(${e.bytes} bytes)`);

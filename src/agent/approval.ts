@@ -1,9 +1,9 @@
 /**
  * Approval (docs/safety.md "Approval"): the phase of the call pipeline after the gate allowed a call
  * and before its `tool_call` record, where a person may still say no. The gate decides
- * first; an approver can only narrow what it allowed. Who answers is an `Approver`: the
- * keyboard in a REPL on a terminal, the editor over ACP. Where nobody can answer (`-e`,
- * `serve`, jobs, no terminal) there is no approver and nothing waits.
+ * first; rules (approval-rules.ts) and the person answer only for what it allowed. Who answers
+ * is an `Approver`: the keyboard in a REPL on a terminal, the editor over ACP. Where nobody can
+ * answer (`-e`, `serve`, jobs, no terminal) there is no approver and nothing waits.
  */
 import type { Capability } from "../core/types.js";
 import type { Ready } from "./call-record.js";
@@ -47,6 +47,17 @@ export function callSummary(request: Pick<Ready, "action" | "presentation">): st
   return shown ? `${request.action}  ${shown}` : request.action;
 }
 
+/**
+ * What an "always" answer to this call covers, in words (docs/safety.md "Approval scopes"):
+ * `every "git status …" command`, `only this exact command`, `writes to notes.txt`,
+ * `POST requests to https://example.com`, `calls of tool create_issue on MCP server github`.
+ * The keyboard's question and the editor's options say it.
+ */
+export function alwaysCovers(call: Pick<Ready, "action" | "tool" | "scope">): string {
+  const declared = call.tool.approvalScope;
+  return declared && call.scope !== undefined ? declared.meaning(call.scope) : `every ${call.action} call`;
+}
+
 /** A remembered answer: "always" (allow) or "reject always" (refuse). */
 export type RememberedAnswer = "allow" | "refuse";
 
@@ -81,4 +92,9 @@ export function approvalMemory(
 export function refusalObservation(action: string, reason: string | undefined): string {
   const why = reason?.trim() ? `: ${reason.trim()}` : " (no reason given)";
   return `not run: the user refused this ${action} call${why}. Do not retry the same call; adjust your plan or ask the user in your final answer.`;
+}
+
+/** What a refusal by a `[[tools.rules]]` entry tells the model, as the call's observation. */
+export function ruleRefusalObservation(reason: string): string {
+  return `not run: ${reason}. Do not retry the same call; adjust your plan or ask the user in your final answer.`;
 }

@@ -32,8 +32,6 @@ interface ValidCall extends CallBase {
   /** The validated input (parsed once). */
   input: unknown;
   effects: Effects;
-  /** What an "always" or "reject always" answer covers: the tool, or `bash:<program>`. */
-  rememberKey: string;
 }
 
 export interface DeniedCall extends ValidCall {
@@ -44,12 +42,17 @@ export interface DeniedCall extends ValidCall {
 /** How the approval phase ended for a call the gate allowed. */
 export interface CallApproval {
   /**
-   * `not_needed`: a read, or nobody to ask; `remembered`: an earlier "always" covered it;
-   * `once` / `always`: the person allowed it; `refuse`: the person (or an earlier
-   * "reject always") said no.
+   * `not_needed`: a read, or nobody to ask; `rule`: an allow rule let it run; `remembered`: an
+   * earlier "always" covered it; `once` / `always`: the person allowed it; `refuse`: the person,
+   * an earlier "reject always", a deny rule, or an ask rule nobody could answer said no.
    */
-  answer: "not_needed" | "remembered" | "once" | "always" | "refuse";
+  answer: "not_needed" | "rule" | "remembered" | "once" | "always" | "refuse";
   reason?: string;
+  /**
+   * The `[[tools.rules]]` entry that decided without the person: `tools.rules[N]` when a rule
+   * allowed the call (`rule`) or refused it (`refuse`: deny, or ask with nobody to answer).
+   */
+  rule?: string;
 }
 
 /** What a call that ran gave back. */
@@ -66,6 +69,13 @@ export interface Ready extends ValidCall {
   kind: "ready";
   /** The resolved paths the gate allowed; the tool opens these, never its input's strings. */
   target: Target;
+  /**
+   * The call's approval scope (docs/safety.md "Approval scopes"): `git status`, `notes.txt`,
+   * `POST https://example.com`; absent when the tool declares none (an "always" covers the tool).
+   */
+  scope?: string;
+  /** What an "always" or "reject always" answer covers: `<tool>:<scope>`, or the tool. */
+  rememberKey: string;
   /** Judged children of a fan-out call (`parallel`), in call order. */
   children?: readonly Prepared[];
   /** Set by `approve`: the change a file tool will make, read once before anyone is asked. */

@@ -4,7 +4,8 @@
  *
  *   prepare: find the tool → validate the input once → declared effects → gate
  *            → invalid | denied | ready {tool, input, target}
- *   approve: a person may still refuse a call with an effect (docs/safety.md "Approval")
+ *   approve: `[[tools.rules]]` deny, ask or allow the call's scope (docs/safety.md "Rules"),
+ *            then a person may still refuse a call with an effect (docs/safety.md "Approval")
  *            → approved {change?} | refused
  *   run:     audit `tool_call` → undo checkpoint of a file about to change → the tool
  *            under its deadline, opening only `target` → `file_changed` → clip
@@ -30,7 +31,16 @@ import {
   type Approver,
   needsApproval,
   refusalObservation,
+  ruleRefusalObservation,
 } from "./approval.js";
+import {
+  type ApprovalRule,
+  checkRules,
+  decidingRule,
+  type RulePlace,
+  ruleLabel,
+  rulesProblemText,
+} from "./approval-rules.js";
 import { type Prepared, type Ready, rawPresentation } from "./call-record.js";
 import type { AgentEvent } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
@@ -78,19 +88,27 @@ export function prepareCall(
     children = prepared.value;
   }
   const effects = tool.effects(input);
-  const valid = {
-    action,
-    raw,
-    tool,
-    input,
-    effects,
-    presentation: tool.present(input),
-    // What "always" covers: the tool's own scope (bash: its program), else the tool.
-    rememberKey: tool.approvalScope?.(input) ?? tool.name,
-  };
+  const valid = { action, raw, tool, input, effects, presentation: tool.present(input) };
   const verdict = (env.judge ?? decide)(effects, env.settings);
   if (!verdict.allow) return { kind: "denied", ...valid, reason: verdict.reason };
-  return { kind: "ready", ...valid, target: verdict.target, ...(children ? { children } : {}) };
+  // What "always" and a rule cover: the tool's own scope of what the gate resolved, else the tool.
+  const scope = tool.approvalScope?.of(input, {
+    target: verdict.target,
+    root: () => realRoot(env.settings) ?? env.settings.projectRoot,
+  });
+  return {
+    kind: "ready",
+    ...valid,
+    target: verdict.target,
+    ...(scope !== undefined ? { scope } : {}),
+    rememberKey: scope !== undefined ? `${tool.name}:${scope}` : tool.name,
+    ...(children ? { children } : {}),
+  };
+}
+
+/** The project root with its symlinks followed, as the gate's targets are. */
+function realRoot(settings: GateSettings): string | undefined {
+  return settings.realpath(settings.projectRoot);
 }
 
 /**
@@ -168,6 +186,41 @@ export function dryRunDecision(p: Prepared): Decision {
     }
   }
   return { allow: true };
+}
+
+/** The rules of one pipeline, checked once, and the project they are read in. */
+interface PipelineRules {
+  rules: readonly ApprovalRule[];
+  problems: readonly string[];
+  place: RulePlace;
+}
+
+type Ruled = { kind: "rule"; rule: ApprovalRule } | { kind: "broken"; text: string };
+
+/**
+ * `[[tools.rules]]` of the run's configuration, checked against the run's tools. The commands
+ * refuse a configuration with a bad rule before any run; one that reaches here unchecked (an
+ * embedding program) refuses every call with a scope rather than drop a rule it cannot read.
+ */
+function pipelineRules(deps: PipelineDeps): PipelineRules | undefined {
+  const raw = deps.base.config.tools.rules;
+  // The common case: no rule, nothing checked or loaded per call.
+  if (raw.length === 0) return undefined;
+  const { rules, problems } = checkRules(raw, new Map([...TOOLS_BY_NAME, ...deps.env.tools]));
+  const { settings } = deps.env;
+  return { rules, problems, place: { root: settings.projectRoot, realRoot: realRoot(settings) } };
+}
+
+function deniedByRule(rule: ApprovalRule): string {
+  return `denied by rule ${rule.name} (${ruleLabel(rule)})`;
+}
+
+function askedByRule(rule: ApprovalRule, nobody: string): string {
+  return `rule ${rule.name} (${ruleLabel(rule)}) asks the user about this call, and ${nobody}`;
+}
+
+function brokenRulesReason(problems: string): string {
+  return `the approval rules in the user's configuration have problems, so no call they could cover runs until they are fixed (${problems})`;
 }
 
 /** Appends one audit record of the run (bound to its session and run); an error: not on disk. */
@@ -256,6 +309,34 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     return logged.ok ? undefined : notRecorded(logged.error);
   };
 
+  const rules = pipelineRules(deps);
+  /** The rule that decides a call with a scope, or the problems that keep every rule from applying. */
+  const ruleOf = (ready: Ready): Ruled | undefined => {
+    if (!rules || ready.scope === undefined) return undefined;
+    if (rules.problems.length > 0) return { kind: "broken", text: rulesProblemText(rules.problems) };
+    const rule = decidingRule(rules.rules, ready, rules.place);
+    return rule ? { kind: "rule", rule } : undefined;
+  };
+
+  /** A call a rule refused (deny, or ask with nobody to answer): audited, told, never run. */
+  const refuseByRule = (ready: Ready, reason: string, rule?: ApprovalRule): Approval | NotRecorded => {
+    // Rules that do not check refuse as a whole: the record names them all.
+    ready.approval = { answer: "refuse", reason, rule: rule?.name ?? "tools.rules" };
+    const logged = mustAudit("approval", `refused: ${reason}: ${ready.action} ${ready.raw}`);
+    if (logged) return logged;
+    emit({ type: "refused", action: ready.action, input: ready.raw, reason, call: ready });
+    return { kind: "refused", observation: ruleRefusalObservation(reason) };
+  };
+
+  /** Why a rule refuses a call nobody can be asked about (a redirect hop), or undefined. */
+  const narrowingRefusal = (ruled: Ruled | undefined, nobody: string): string | undefined => {
+    if (!ruled) return undefined;
+    if (ruled.kind === "broken") return brokenRulesReason(ruled.text);
+    const { rule } = ruled;
+    if (rule.decision === "deny") return deniedByRule(rule);
+    return rule.decision === "ask" ? askedByRule(rule, nobody) : undefined;
+  };
+
   const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
     // Only a content-replacing tool has a change to plan (a read never reads its file twice).
     const change = ready.tool.proposedContent
@@ -264,21 +345,40 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (change) ready.change = change;
     const approved: Approved = { kind: "approved", ready };
     const setup = deps.approval;
+    const call = `${ready.action} ${ready.raw}`;
+    // Rules come after the gate (this call is allowed) and before anyone is asked.
+    const ruled = ruleOf(ready);
+    const rule = ruled?.kind === "rule" ? ruled.rule : undefined;
+    if (ruled?.kind === "broken") return refuseByRule(ready, brokenRulesReason(ruled.text));
+    if (rule?.decision === "deny") return refuseByRule(ready, deniedByRule(rule), rule);
     // A change that cannot be made (file_edit's `old` is not there) is not offered: the call
     // fails with the tool's own words when it runs, and writes nothing.
     const fails = change !== undefined && !change.after.ok;
-    if (!setup || fails || !needsApproval(ready.effects.capability)) {
+    const asks = rule?.decision === "ask" ? rule : undefined;
+    if (asks && !setup && !fails)
+      return refuseByRule(ready, askedByRule(asks, "nobody can answer in this run"), asks);
+    // Without a rule and without anyone to ask there is nothing to decide (a read step stops here).
+    if (fails || (!rule && !setup) || (!asks && !needsApproval(ready.effects.capability))) {
       ready.approval = { answer: "not_needed" };
       return approved;
     }
-    const call = `${ready.action} ${ready.raw}`;
     const { rememberKey } = ready;
-    const remembered = setup.memory.answer(rememberKey);
-    if (remembered === "allow") {
+    const remembered = setup?.memory.answer(rememberKey);
+    // An allow rule answers for the person, unless they refused this scope for the session.
+    if (rule?.decision === "allow" && remembered !== "refuse") {
+      ready.approval = { answer: "rule", rule: rule.name };
+      return mustAudit("approval", `allowed by rule ${rule.name} (${ruleLabel(rule)}): ${call}`) ?? approved;
+    }
+    if (!setup) {
+      ready.approval = { answer: "not_needed" };
+      return approved;
+    }
+    // An ask rule asks every time: an earlier "always" does not answer for it.
+    if (remembered === "allow" && !asks) {
       ready.approval = { answer: "remembered" };
       return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
     }
-    const asked = mustAudit("approval", `asked: ${call}`);
+    const asked = mustAudit("approval", asks ? `asked (rule ${asks.name}): ${call}` : `asked: ${call}`);
     if (asked) return asked;
     let answer: ApprovalAnswer;
     try {
@@ -375,10 +475,15 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const note = (r: NotRecorded | undefined): void => {
       if (r) unrecorded.first ??= r;
     };
-    /** A redirect hop's gate check: judged and, when denied, audited. */
+    /** A redirect hop's gate check, then its deny and ask rules (nobody is asked mid-call); audited. */
     const gate = (action: string, raw: string): Decision => {
       const p = prepareCall(action, raw, deps.env);
-      if (p.kind === "ready") return { allow: true };
+      if (p.kind === "ready") {
+        const reason = narrowingRefusal(ruleOf(p), "a redirect is not asked about");
+        if (reason === undefined) return { allow: true };
+        note(mustAudit("approval", `refused: ${reason}: ${action} ${raw}`));
+        return { allow: false, reason };
+      }
       note(recordDenial(p));
       return { allow: false, reason: p.kind === "denied" ? p.reason : p.error };
     };

@@ -11,7 +11,7 @@
  * invisible characters show escaped and cannot rewrite the question; their presence is
  * warned about. After the answer one line says what was decided; the diff is not shown again.
  */
-import { type ApprovalAnswer, type Approver, callSummary } from "../agent/approval.js";
+import { type ApprovalAnswer, type Approver, alwaysCovers, callSummary } from "../agent/approval.js";
 import type { Ready } from "../agent/call-record.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
@@ -76,16 +76,6 @@ function hiddenWarning(text: string): string | undefined {
     ...(other > 0 ? [`${other} control or invisible character${other === 1 ? "" : "s"}`] : []),
   ];
   return `⚠ this holds ${parts.join(" and ")}, shown escaped (\\x00, \\u202e): read it with care`;
-}
-
-/** What "always" covers, in words (the tool's own scope). */
-export function alwaysMeaning(request: Ready): string {
-  const key = request.rememberKey;
-  if (key.startsWith("bash:")) {
-    const program = key.slice("bash:".length);
-    return program === request.input ? "this exact command" : `every "${program} …" command`;
-  }
-  return `every ${request.action} call`;
 }
 
 /** The size of the change, for the prompt line: `+60 lines`, `+3 -1 lines`. */
@@ -260,7 +250,7 @@ export function keyboardApprover(io: KeyboardIo): Approver {
     async ask(request, signal): Promise<ApprovalAnswer> {
       const shown = await describe(request);
       const { rows, columns } = io.size();
-      const always = safe(alwaysMeaning(request));
+      const always = safe(alwaysCovers(request));
       const subject = `${cutSubject(shown.subject, columns)}${shown.size ? ` ${shown.size}` : ""}`;
       const tail = screenRows(
         [

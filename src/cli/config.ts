@@ -1,5 +1,6 @@
 /** `scoot config`: resolved home, file in effect, every section, and the token source (never its value). */
 
+import { ruleNotes } from "../agent/approval-rules.js";
 import type { KeySpec } from "../config/declare.js";
 import { sectionsInOrder } from "../config/load.js";
 import { type Config, SCHEMA } from "../config/schema.js";
@@ -78,6 +79,8 @@ export async function runConfig(cli: Cli): Promise<number> {
   lines.push(`# token source: ${tokenLine}`);
   if (fromEnv.length > 0) lines.push(`# from environment: ${fromEnv.join(", ")}`);
   const record = shown as unknown as Record<string, Record<string, unknown>>;
+  // What each rule covers, in the words of the approval question (docs/safety.md "Rules").
+  const notes = ruleNotes(config.tools.rules);
   for (const section of sectionsInOrder()) {
     const body = record[section]!;
     const tables: [string, unknown[]][] = [];
@@ -101,8 +104,10 @@ export async function runConfig(cli: Cli): Promise<number> {
         lines.push(`# ${key} = (unset: ${spec.unset})`);
     }
     for (const [key, entries] of tables) {
-      for (const entry of entries) {
+      for (const [i, entry] of entries.entries()) {
         lines.push("", `[[${section}.${key}]]`);
+        const note = notes.get(`${section}.${key}[${i}]`);
+        if (note) lines.push(`# ${note}`);
         for (const [k, v] of Object.entries(entry as Record<string, unknown>))
           lines.push(`${k} = ${tomlValue(v)}`);
       }

@@ -1,4 +1,5 @@
 /** What every command starts from: parsed arguments, the home, and the loaded configuration. */
+import { checkRules, rulesProblemText } from "../agent/approval-rules.js";
 import { ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
 import type { ParsedArgs } from "./args.js";
@@ -41,6 +42,13 @@ export function loadForCommand(cli: Cli): Loadable {
     return { ok: false, exitCode: EXIT.usage };
   }
   for (const w of loaded.value.warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  // A rule is checked against the tools' scopes, which the config layer does not know.
+  const rules = checkRules(loaded.value.config.tools.rules);
+  if (rules.problems.length > 0) {
+    const where = loaded.value.file ? `${loaded.value.file}: ` : "";
+    cli.io.err(`scoot: configuration error: ${where}${rulesProblemText(rules.problems)}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
   const flags = applyBackendFlags(loaded.value.config, cli.args);
   if (!flags.ok) {
     cli.io.err(`scoot: ${flags.error}\n`);

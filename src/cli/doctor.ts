@@ -3,6 +3,7 @@
  * Exit 1 on any FAIL. Checks never print a secret value (only where it came from).
  */
 import fs from "node:fs";
+import { checkRules } from "../agent/approval-rules.js";
 import { homePaths, resolveHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
@@ -178,6 +179,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
     const flags = applyBackendFlags(config, backendArgs);
     if (!flags.ok) checks.push({ name: "config", status: "FAIL", detail: flags.error });
     for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });
+    for (const p of checkRules(config.tools.rules).problems)
+      checks.push({ name: "config", status: "FAIL", detail: p });
     const tokenChecks = checkToken(config, root, cli.env, cli.cwd);
     checks.push(...tokenChecks);
     checks.push(checkPolicy(config));

@@ -11,12 +11,17 @@
 import readline from "node:readline";
 import { PassThrough, type Readable } from "node:stream";
 import type { Approver } from "../agent/approval.js";
+import { rulesSummary } from "../agent/approval-rules.js";
+import type { Ready } from "../agent/call-record.js";
+import { saveApprovalRule } from "../agent/save-rule.js";
 import type { RunResult } from "../agent/loop.js";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
+import { terminalText } from "../core/terminal-text.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { listSessions } from "../store/session.js";
-import { readSessionMeta, sessionExists } from "../store/session-meta.js";
+import { projectRoot, readSessionMeta, sessionExists } from "../store/session-meta.js";
 import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -125,6 +130,7 @@ function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
     write: (text) => process.stderr.write(text),
     color: useColor(process.stderr, cli.env),
     size: terminalSize,
+    offerRule: (call) => ruleOffer(cli, current(), call),
   });
   return {
     async ask(call, signal) {
@@ -136,6 +142,24 @@ function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
         repl?.keys?.closeQuestion();
         if (repl) showTypedAhead(repl);
       }
+    },
+  };
+}
+
+/**
+ * After an "always": the offer to keep it as a rule for this project in the home's config
+ * (docs/safety.md "Rules"), from the next session on. Only a call with a scope can be kept.
+ */
+function ruleOffer(cli: Cli, repl: Repl | undefined, call: Ready): { question: string; save(): string } | undefined {
+  if (!repl || call.scope === undefined) return undefined;
+  const project = projectRoot(cli.cwd);
+  const rule = { tool: call.action, match: call.scope, decision: "allow" as const, project };
+  return {
+    question: `  keep it as a rule for this project (${terminalText(redact(call.action))} ${terminalText(redact(JSON.stringify(call.scope)))}, from the next session)?`,
+    save() {
+      const saved = saveApprovalRule(repl.active.paths.root, rule);
+      if (!saved.ok) return `  scoot: ${terminalText(redact(saved.error))}`;
+      return `  saved as ${saved.value.name} in ${saved.value.file}`;
     },
   };
 }
@@ -394,6 +418,7 @@ function showStatus(repl: Repl): void {
       `model     ${agent.model()}`,
       `mode      ${agent.mode}`,
       `approval  ${repl.active.approval}`,
+      `rules     ${rulesSummary(repl.active.config.tools.rules, repl.cli.cwd).join("\n          ") || "none"}`,
       `context   ${context}, ${agent.historyBytes()} bytes kept`,
       `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
       "",

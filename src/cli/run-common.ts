@@ -131,6 +131,8 @@ export interface CliAgent {
   sessionsDir: string;
   /** The home's layout (undo and diff read the checkpoints under it). */
   paths: HomePaths;
+  /** The loaded configuration (`/status` lists its `[[tools.rules]]`). */
+  config: Config;
   /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
   reopen(target: { resume?: ResumeTarget }): Promise<Result<CliAgent>>;
 }
@@ -241,6 +243,7 @@ export async function openCliAgent(
         },
         sessionsDir: paths.sessions,
         paths,
+        config,
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
       },
     };

@@ -49,6 +49,8 @@ export interface KeyDecl<T, Optional extends boolean = boolean> {
   /** Turns an environment string into a value for `check`, or says what was expected. */
   parseEnv(raw: string): Result<unknown>;
   setup?: SetupQuestion<T>;
+  /** Set when the key is read from the config file only (see `Common.fileOnly`). */
+  fileOnly?: string;
   /** For an optional key whose absence means something: what `scoot config` says when it is unset. */
   unset?: string;
 }
@@ -205,6 +207,12 @@ function parseEnvKind(kind: KeyKind, raw: string): Result<unknown> {
 interface Common<T> {
   doc: string;
   setup?: SetupQuestion<T>;
+  /**
+   * Why the key is never read from the environment (its `SCOOT_*` variable is ignored with a
+   * warning that says this): a variable may come from a project (`.envrc`), and some keys
+   * belong to the person's own config file alone.
+   */
+  fileOnly?: string;
 }
 
 interface OptionalCommon<T> extends Common<T> {
@@ -225,9 +233,10 @@ function key<T, O extends boolean>(
     expects: expectsOf(kind),
     // The kind's check guarantees the value has the key's type.
     check: (value, where) => checkKind(kind, value, where) as Checked<T>,
-    parseEnv: (raw) => parseEnvKind(kind, raw),
+    parseEnv: (raw) => (opts.fileOnly ? { ok: false, error: opts.fileOnly } : parseEnvKind(kind, raw)),
     ...(opts.setup ? { setup: opts.setup } : {}),
     ...(opts.unset !== undefined ? { unset: opts.unset } : {}),
+    ...(opts.fileOnly !== undefined ? { fileOnly: opts.fileOnly } : {}),
   };
 }
 

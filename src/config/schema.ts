@@ -213,6 +213,15 @@ export const SCHEMA = declareConfig({
     approval: optionalOneOf(["ask", "never"], {
       doc: "ask | never; unset: ask in a REPL on a terminal and in ACP, never where nobody can answer",
     }),
+    /**
+     * Raw rule tables; `agent/approval-rules.ts` checks each against the tools' scopes and the
+     * commands refuse a configuration with a bad one (docs/safety.md "Rules").
+     */
+    rules: tables({
+      doc: "[[tools.rules]] {tool, match, decision = allow | ask | deny, project?}",
+      fileOnly:
+        "rules are read only from the config file in Scoot's home (a variable could come from a project)",
+    }),
   },
   skills: {
     enabled: bool({ default: true, doc: "load skills" }),

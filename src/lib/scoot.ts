@@ -8,6 +8,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { checkRules, rulesProblemText } from "../agent/approval-rules.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
@@ -112,6 +113,9 @@ export function createScoot(options: ScootOptions = {}): Scoot {
   if (!loaded.ok) throw new Error(`scoot: configuration error: ${loaded.error.message}`);
   for (const w of loaded.value.warnings) warn(w);
   const config = loaded.value.config;
+  const rules = checkRules(config.tools.rules);
+  if (rules.problems.length > 0)
+    throw new Error(`scoot: configuration error: ${rulesProblemText(rules.problems)}`);
   let mode = config.tools.policy;
   if (options.policy !== undefined) {
     const parsed = parsePolicyMode(options.policy);

@@ -16,6 +16,7 @@ import type { Result } from "../core/types.js";
 import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
+import { COMMAND_SCOPE } from "./command-scope.js";
 import { declareText } from "./declare.js";
 import { done, failed } from "./result.js";
 import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
@@ -207,7 +208,7 @@ export const bashTool: Tool<string> = {
     "search and HTTP.",
   inputShape: INPUT.inputShape,
   textName: INPUT.textName,
-  approvalScope: (command: string) => bashRememberKey(command),
+  approvalScope: COMMAND_SCOPE,
   clipBytes: CLIP.bash,
   parse: INPUT.parse,
   effects(command: string) {
@@ -218,24 +219,3 @@ export const bashTool: Tool<string> = {
     return runShell(command, ctx);
   },
 };
-
-/**
- * A command that is one plain program with plain arguments: no separators, pipes,
- * substitutions, redirections, quotes, escapes, globs-with-braces or variable expansion. Only
- * such a command lets "always" cover its program: `npm test; curl … | sh` must never ride on
- * an "always" given to `npm test` (test/agent/approval.test.ts has the attacks).
- */
-const PLAIN_COMMAND = /^[A-Za-z0-9 _\-./=:,@%+]+$/;
-/** A program word: no `=` (a leading `VAR=value` changes how the program runs). */
-const PLAIN_PROGRAM = /^[A-Za-z0-9_\-./+]+$/;
-
-/**
- * What "always" remembers for a bash call: `bash:<program>` for a plain command (all
- * `npm …`), else `bash:<the exact command>` so only that same command is allowed again.
- */
-export function bashRememberKey(command: string): string {
-  const trimmed = command.trim();
-  const program = trimmed.split(" ")[0] ?? "";
-  if (PLAIN_COMMAND.test(trimmed) && PLAIN_PROGRAM.test(program)) return `bash:${program}`;
-  return `bash:${command}`;
-}

@@ -13,6 +13,7 @@ import { judgeOpened, judgeWriteLanding } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { inspectWriteTarget, preservedAttributes } from "./file_write.js";
+import { fileScope } from "./file-scope.js";
 import {
   formatBytes,
   judgedPath,
@@ -67,6 +68,8 @@ export const fileEditTool: Tool<FileEditInput> = {
     keyArgument: input.path,
     locations: [{ path: input.path }],
   }),
+
+  approvalScope: fileScope("edits of"),
 
   proposedContent(input, before) {
     const shown = JSON.stringify(input.path);

@@ -15,6 +15,7 @@ import type { Result } from "../core/types.js";
 import { judgeWriteLanding } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
+import { fileScope } from "./file-scope.js";
 import { judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
@@ -44,6 +45,8 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     keyArgument: input.path,
     locations: [{ path: input.path }],
   }),
+
+  approvalScope: fileScope("writes to"),
 
   proposedContent: (input) => ({ ok: true, value: input.content }),
 

@@ -16,7 +16,7 @@ import { loadCaBundle } from "../net/tls.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, oneOf, optMap, optStr, str } from "./declare.js";
 import { done, failed } from "./result.js";
-import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
+import type { ApprovalScope, Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
 
 export const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"] as const;
 export type HttpMethod = (typeof METHODS)[number];
@@ -476,6 +476,53 @@ export async function runHttpRequest(input: HttpRequestInput, ctx: ToolContext):
   }
 }
 
+const SCOPE_FIX = 'write "<METHOD> <scheme>://<host>[:<port>]", e.g. "POST https://api.example.com"';
+
+/**
+ * A rule's `match` for http_request: a method and an origin, written as the URL parser reads
+ * them (`post HTTPS://API.Example.com:443` is `POST https://api.example.com`). A user name,
+ * a path or a query is refused: the scope is the whole origin, and `https://example.com@evil.test`
+ * is an origin on evil.test.
+ */
+function parseRequestMatch(match: string): Result<string> {
+  const parts = match.trim().split(/\s+/);
+  if (parts.length !== 2)
+    return { ok: false, error: `"${match}" is not a method and an origin; ${SCOPE_FIX}` };
+  const method = parts[0]!.toUpperCase();
+  if (!(METHODS as readonly string[]).includes(method))
+    return { ok: false, error: `"${parts[0]}" is not a method (${METHODS.join(", ")}); ${SCOPE_FIX}` };
+  let url: URL;
+  try {
+    url = new URL(parts[1]!);
+  } catch {
+    return { ok: false, error: `"${parts[1]}" is not an absolute URL; ${SCOPE_FIX}` };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return { ok: false, error: `"${parts[1]}" is not http or https; ${SCOPE_FIX}` };
+  if (url.username !== "" || url.password !== "")
+    return {
+      ok: false,
+      error: `"${parts[1]}" holds a user name or password before "@": the host is what follows it; write "${method} ${url.origin}" if that is the one meant`,
+    };
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "")
+    return {
+      ok: false,
+      error: `"${parts[1]}" has a path, query or fragment, but a scope is a whole origin; write "${method} ${url.origin}"`,
+    };
+  return { ok: true, value: `${method} ${url.origin}` };
+}
+
+/** "Always" and rules cover one method on one origin (scheme, host, port; docs/safety.md "Approval scopes"). */
+const REQUEST_SCOPE: ApprovalScope<HttpRequestInput> = {
+  of: (input) => `${input.method} ${new URL(input.url).origin}`,
+  parseMatch: parseRequestMatch,
+  example: "POST https://api.example.com",
+  meaning(scope) {
+    const [method, origin] = scope.split(" ");
+    return `${method} requests to ${origin}`;
+  },
+};
+
 export const httpRequestTool: Tool<HttpRequestInput> = {
   name: "http_request",
   describe:
@@ -489,6 +536,7 @@ export const httpRequestTool: Tool<HttpRequestInput> = {
     const read = input.method === "GET" || input.method === "HEAD";
     return { capability: read ? "net_read" : "net_write", url: { method: input.method, url: input.url } };
   },
+  approvalScope: REQUEST_SCOPE,
   present: (input: HttpRequestInput) => {
     const call = `${input.method} ${input.url}`;
     return { title: call, keyArgument: call, locations: [] };

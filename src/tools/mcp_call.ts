@@ -5,12 +5,13 @@
  * the allowlist, and the MCP pool checks it again before connecting).
  */
 
+import { MCP_SERVER_NAME } from "../config/mcp-servers.js";
 import type { Effects, Result } from "../core/types.js";
 import { checkArgs, compactSchema, type McpService, type McpToolInfo } from "../mcp/tools-info.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optObj, str } from "./declare.js";
 import { done, failed, stoppedBy } from "./result.js";
-import type { Presentation, Tool, ToolContext, ToolResult } from "./types.js";
+import type { ApprovalScope, Presentation, Tool, ToolContext, ToolResult } from "./types.js";
 
 export interface McpCallInput {
   server: string;
@@ -53,6 +54,30 @@ function present(input: McpCallInput): Presentation {
 }
 
 /**
+ * "Always" and rules cover one tool on one server (docs/safety.md "Approval scopes"), written
+ * `<server>/<tool>`: a server name holds no `/`, so the first one divides them.
+ */
+const MCP_SCOPE: ApprovalScope<McpCallInput> = {
+  of: (input) => `${input.server}/${input.tool}`,
+  parseMatch(match) {
+    const at = match.indexOf("/");
+    const server = match.slice(0, Math.max(at, 0));
+    const tool = at === -1 ? "" : match.slice(at + 1);
+    if (!MCP_SERVER_NAME.test(server) || tool.trim() === "" || tool !== tool.trim())
+      return {
+        ok: false,
+        error: `"${match}" is not a server and a tool; write "<server>/<tool>" with the names of [[mcp.servers]] and its allowed_tools, e.g. "github/create_issue"`,
+      };
+    return { ok: true, value: match };
+  },
+  example: "github/create_issue",
+  meaning(scope) {
+    const at = scope.indexOf("/");
+    return `calls of tool ${scope.slice(at + 1)} on MCP server ${scope.slice(0, at)}`;
+  },
+};
+
+/**
  * The pool's error value covers both a call that never completed (no server, transport, the
  * deadline) and a result the server marked `isError` (mcp/render.ts): either way the tool's
  * work was not done.
@@ -84,6 +109,7 @@ export const mcpCallTool: Tool<McpCallInput> = {
   parse,
   effects,
   present,
+  approvalScope: MCP_SCOPE,
   run,
 };
 

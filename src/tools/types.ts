@@ -118,10 +118,11 @@ export interface Tool<I = unknown> {
   /** How the call shows itself (title, key argument, locations); see Presentation. */
   present(input: I): Presentation;
   /**
-   * What an "always" (or "reject always") answer to this call covers, when narrower than the
-   * tool: e.g. `bash:npm` for a plain `npm …` command. Default: the tool's name.
+   * What an "always" (or "reject always") answer to this call covers, and what a rule's `match`
+   * names (docs/safety.md "Approval scopes"). Every tool that can ask declares one; a tool
+   * without it is covered whole (its reads never ask).
    */
-  approvalScope?: (input: I) => string;
+  approvalScope?: ApprovalScope<I>;
   /** When the tool is offered at all (default: always). */
   enabledWhen?: (run: RunFeatures) => boolean;
   /** Listed in the prompt's "prefer the structured tools over bash" rule. */
@@ -149,6 +150,37 @@ export interface Tool<I = unknown> {
    * file tool opens those, never its input's path strings.
    */
   run(input: I, ctx: ToolContext, target: Target): Promise<ToolResult>;
+}
+
+/** What a call's scope is read from besides its input: the gate's verdict and the project. */
+export interface ScopeWhere {
+  /** The paths the gate resolved and allowed (every symlink followed). */
+  target: Target;
+  /** The project root with every symlink followed, as the targets are. */
+  root(): string;
+}
+
+/**
+ * A tool's approval scope (docs/safety.md "Approval scopes"): the text that names what one
+ * "always" covers — `git status`, `notes.txt`, `POST https://example.com`, `github/create_issue` —
+ * which is also what a `[[tools.rules]]` entry's `match` says. Two calls share an "always" and a
+ * rule exactly when their scope texts are equal.
+ */
+export interface ApprovalScope<I> {
+  /** The scope of one call the gate allowed. */
+  of(input: I, where: ScopeWhere): string;
+  /** A rule's `match` read as this tool's scope text, or what is wrong with it and how to write it. */
+  parseMatch(match: string): Result<string>;
+  /** A scope as a rule writes it, for messages: `npm test`, `notes.txt`. */
+  example: string;
+  /** What the scope covers, in words: `every "git status …" command`, `writes to notes.txt`. */
+  meaning(scope: string): string;
+  /**
+   * Whether a deny or ask rule with scope `rule` reaches this call even though the call's own
+   * scope differs (bash: the rule's words appear in the command, in order). Only a narrowing
+   * answer is widened so; an allow rule needs the very scope.
+   */
+  narrowedBy?(input: I, rule: string): boolean;
 }
 
 /** What a run has, for `enabledWhen`. */

@@ -127,53 +127,82 @@ describe("permission through the editor", () => {
     expect(approvals.map((e) => e.msg.split(":")[0])).toEqual(["asked", "answer=refuse"]);
   });
 
-  it("allow always asks once for that tool, and the choice survives a restart of the agent", async () => {
+  it("allow always asks once for that file, says so, and the choice survives a restart of the agent", async () => {
     answer = choose("allow_always");
     scene.model.push(
       step("file_write", JSON.stringify({ path: "a.txt", content: "a" })),
-      step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
-      step("final", "wrote both"),
+      step("file_write", JSON.stringify({ path: "./a.txt", content: "b" })),
+      step("final", "wrote it twice"),
     );
     let c = await start();
     const sessionId = await newSession(c);
-    expect((await ask(c, sessionId, "write two files")).stopReason).toBe("end_turn");
+    expect((await ask(c, sessionId, "write a file twice")).stopReason).toBe("end_turn");
     expect(asked).toHaveLength(1);
-    expect(fs.readFileSync(path.join(scene.project, "b.txt"), "utf8")).toBe("b");
+    expect(asked[0]!.options.map((o) => o.name)).toEqual([
+      "Allow once",
+      "Allow always (writes to a.txt, this session)",
+      "Reject",
+      "Reject always (writes to a.txt, this session)",
+    ]);
+    expect(fs.readFileSync(path.join(scene.project, "a.txt"), "utf8")).toBe("b");
 
     await stop();
     answer = choose("reject_once");
     c = await start();
     await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: scene.project, mcpServers: [] });
     scene.model.push(
-      step("file_write", JSON.stringify({ path: "c.txt", content: "c" })),
+      step("file_write", JSON.stringify({ path: "sub/../a.txt", content: "c" })),
       step("final", "ok"),
     );
-    await ask(c, sessionId, "and a third");
+    await ask(c, sessionId, "and a third time");
     expect(asked).toHaveLength(1);
-    expect(fs.readFileSync(path.join(scene.project, "c.txt"), "utf8")).toBe("c");
-    // A different tool is still asked.
+    expect(fs.readFileSync(path.join(scene.project, "a.txt"), "utf8")).toBe("c");
+    // Another file, and another tool on the same file, are still asked.
     scene.model.push(
-      step("file_edit", JSON.stringify({ path: "c.txt", old: "c", new: "d" })),
+      step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
+      step("file_edit", JSON.stringify({ path: "a.txt", old: "c", new: "d" })),
       step("final", "refused"),
     );
-    await ask(c, sessionId, "edit it");
-    expect(asked).toHaveLength(2);
-    expect(fs.readFileSync(path.join(scene.project, "c.txt"), "utf8")).toBe("c");
+    await ask(c, sessionId, "write and edit");
+    expect(asked).toHaveLength(3);
+    expect(fs.existsSync(path.join(scene.project, "b.txt"))).toBe(false);
+    expect(fs.readFileSync(path.join(scene.project, "a.txt"), "utf8")).toBe("c");
   });
 
-  it("reject always refuses the same tool again without asking", async () => {
+  it("rules answer for the editor: deny refuses without asking and the tool call names the rule; allow runs unasked", async () => {
+    fs.writeFileSync(
+      path.join(scene.home, "config.toml"),
+      '[[tools.rules]]\ntool = "bash"\nmatch = "git clean"\ndecision = "deny"\n\n[[tools.rules]]\ntool = "file_write"\nmatch = "ok.txt"\ndecision = "allow"\n',
+    );
+    scene.model.push(
+      step("bash", "git clean -fdx"),
+      step("file_write", JSON.stringify({ path: "ok.txt", content: "ok" })),
+      step("final", "done"),
+    );
+    const c = await start();
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "clean and write")).stopReason).toBe("end_turn");
+    expect(asked).toEqual([]);
+    expect(fs.readFileSync(path.join(scene.project, "ok.txt"), "utf8")).toBe("ok");
+    const failed = of("tool_call_update").filter((u) => u.status === "failed");
+    expect(JSON.stringify(failed.map((u) => u.content))).toContain(
+      'not run: denied by rule tools.rules[0] (deny bash \\"git clean\\")',
+    );
+    expect(JSON.stringify(failed.map((u) => u.content))).not.toContain("refused by the user");
+  });
+
+  it("reject always refuses the same scope again without asking", async () => {
     answer = choose("reject_always");
     scene.model.push(
-      step("file_write", JSON.stringify({ path: "a.txt", content: "a" })),
-      step("file_write", JSON.stringify({ path: "b.txt", content: "b" })),
+      step("bash", "touch a.txt"),
+      step("bash", "touch  a.txt"),
       step("final", "refused twice"),
     );
     const c = await start();
     const sessionId = await newSession(c);
-    await ask(c, sessionId, "write two files");
+    await ask(c, sessionId, "touch twice");
     expect(asked).toHaveLength(1);
     expect(fs.existsSync(path.join(scene.project, "a.txt"))).toBe(false);
-    expect(fs.existsSync(path.join(scene.project, "b.txt"))).toBe(false);
     expect(transcript(sessionId)).toMatch(/reject always/);
   });
 

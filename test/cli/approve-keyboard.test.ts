@@ -139,10 +139,10 @@ describe("keyboard approver", () => {
   it("says what 'always' covers", async () => {
     const plain = terminal(["y"]);
     await keyboardApprover(plain).ask(bash("npm test"), signal);
-    expect(plain.shown).toMatch(/a = always: every "npm[^"]*" command, for this session/);
+    expect(plain.shown).toContain('a = always: every "npm test …" command, for this session');
     const compound = terminal(["y"]);
     await keyboardApprover(compound).ask(bash("npm test && npm publish"), signal);
-    expect(compound.shown).toContain("a = always: this exact command, for this session");
+    expect(compound.shown).toContain("a = always: only this exact command, for this session");
   });
 
   // Model text reaches the terminal: it must not be able to redraw the question.
@@ -198,6 +198,7 @@ describe("keyboard approver", () => {
       "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b",
     );
     expect(t.shown).toContain("approve file_edit calc.py (+1 -1 lines)?");
+    expect(t.shown).toContain("a = always: edits of calc.py, for this session");
   });
 });
 

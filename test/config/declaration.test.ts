@@ -105,19 +105,33 @@ describe("every key is fully declared", () => {
     },
   );
 
-  it.each(KEYS.map((k) => [k.env, k] as const))("%s is the variable the loader reads", (env, spec) => {
-    const loaded = loadConfig(root, { [env]: envSample(spec.kind) });
-    expect(loaded.ok).toBe(true);
-    if (!loaded.ok) return;
-    expect(loaded.value.fromEnv).toEqual([spec.dotted]);
-    const [section, name] = spec.dotted.split(".") as [string, string];
-    const value = (loaded.value.config as unknown as Record<string, Record<string, unknown>>)[section]![name];
-    const parsed = spec.parseEnv(envSample(spec.kind));
-    if (!parsed.ok) throw new Error(parsed.error);
-    const checked = spec.check(parsed.value, spec.dotted);
-    expect(checked.ok).toBe(true);
-    if (checked.ok === true) expect(value).toEqual(checked.value);
-  });
+  it.each(KEYS.filter((k) => k.fileOnly).map((k) => [k.env, k] as const))(
+    "%s is never read: the key comes from the config file only, and the warning says why",
+    (env, spec) => {
+      const loaded = loadConfig(root, { [env]: envSample(spec.kind) });
+      expect(loaded.ok && loaded.value.fromEnv).toEqual([]);
+      expect(loaded.ok && loaded.value.warnings).toEqual([`${env} ignored: ${spec.fileOnly}`]);
+    },
+  );
+
+  it.each(KEYS.filter((k) => !k.fileOnly).map((k) => [k.env, k] as const))(
+    "%s is the variable the loader reads",
+    (env, spec) => {
+      const loaded = loadConfig(root, { [env]: envSample(spec.kind) });
+      expect(loaded.ok).toBe(true);
+      if (!loaded.ok) return;
+      expect(loaded.value.fromEnv).toEqual([spec.dotted]);
+      const [section, name] = spec.dotted.split(".") as [string, string];
+      const value = (loaded.value.config as unknown as Record<string, Record<string, unknown>>)[section]![
+        name
+      ];
+      const parsed = spec.parseEnv(envSample(spec.kind));
+      if (!parsed.ok) throw new Error(parsed.error);
+      const checked = spec.check(parsed.value, spec.dotted);
+      expect(checked.ok).toBe(true);
+      if (checked.ok === true) expect(value).toEqual(checked.value);
+    },
+  );
 
   it("the Config type is read off the declaration", () => {
     expectTypeOf<Config["backend"]["api"]>().toEqualTypeOf<"chat" | "responses">();
