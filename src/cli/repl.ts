@@ -229,10 +229,10 @@ async function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Pr
   repl.current = new AbortController();
   const result = await repl.active.agent.run(goal, repl.current.signal);
   repl.current = undefined;
-  repl.active.finish(result);
+  const failure = result.status === "interrupted" ? "goal cancelled" : result.error;
+  // The failure line goes before the usage line (run-common's finish).
+  repl.active.finish(result, result.status === "final" ? undefined : `scoot: ${failure}\n`);
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
-  if (result.status !== "final")
-    cli.io.err(`scoot: ${result.status === "interrupted" ? "goal cancelled" : result.error}\n`);
 }
 
 /** Switches to another session (a new one when `resumeId` is undefined); on failure the current one stays. */

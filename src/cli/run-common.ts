@@ -16,7 +16,7 @@ import { EXIT } from "./io.js";
 import { resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 import { type LiveView, liveView } from "./view/live.js";
-import { makeScreen } from "./view/screen.js";
+import { makeScreen, type Screen } from "./view/screen.js";
 import { colorWanted } from "./view/style.js";
 
 /**
@@ -106,8 +106,14 @@ export interface CliAgent {
   printer: ConsolePrinter;
   /** The live view, when stderr is a terminal (docs/keyboard.md "The live view"). */
   view: LiveView | undefined;
-  /** After a goal: ends the streamed answer, then the live view's usage line. */
-  finish(r: RunResult): void;
+  /**
+   * After a goal: ends the streamed answer, then `failure` (the line saying why a goal did not
+   * end with an answer, if it did not), then the live view's usage line — only when the goal
+   * ended with an answer or used tokens, so no "0 tokens" line stands before or after an error.
+   */
+  finish(r: RunResult, failure?: string): void;
+  /** The run's console: the live view's lines and its block (status lines, footer). */
+  screen: Screen;
   /** What `/status` reports: tokens of the last request and of every goal so far. */
   stats: SessionStats;
   /** Whether a tool call waits for the person (docs/keyboard.md "The REPL": `/status`). */
@@ -162,7 +168,12 @@ export async function openCliAgent(
 
   const open = async (id: string, target: ResumeTarget | undefined): Promise<Result<CliAgent>> => {
     for (const w of target?.warnings ?? []) cli.io.err(`scoot: warning: ${w}\n`);
-    const screen = makeScreen(cli.io, live ? (text) => process.stderr.write(text) : undefined);
+    const screen = makeScreen(cli.io, {
+      ...(process.stderr.isTTY ? { err: (text: string) => void process.stderr.write(text) } : {}),
+      ...(process.stdout.isTTY ? { out: (text: string) => void process.stdout.write(text) } : {}),
+      live,
+      columns: () => process.stderr.columns || process.stdout.columns,
+    });
     const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
     const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;
     const stats: SessionStats = {
@@ -201,7 +212,8 @@ export async function openCliAgent(
         approval: approver && approval.value === "ask" ? "ask" : "never",
         stateDir: paths.state,
         resumed: target?.messages,
-        finish(r) {
+        screen,
+        finish(r, failure) {
           stats.goals += 1;
           stats.usage = {
             prompt_tokens: stats.usage.prompt_tokens + r.usage.prompt_tokens,
@@ -209,6 +221,7 @@ export async function openCliAgent(
             total_tokens: stats.usage.total_tokens + r.usage.total_tokens,
           };
           printer.finish(r);
+          if (failure) screen.err(failure);
           view?.finish(r, opened.value.contextWindow());
         },
         sessionsDir: paths.sessions,

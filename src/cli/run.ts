@@ -40,7 +40,7 @@ export async function runEval(cli: Cli): Promise<number> {
     control.dispose();
     await agent.close();
   }
-  finish(result);
+  finish(result, result.status !== "final" && result.error ? `scoot: ${result.error}\n` : undefined);
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
   if (json) {
     const out = {
@@ -54,6 +54,5 @@ export async function runEval(cli: Cli): Promise<number> {
     };
     cli.io.out(`${JSON.stringify(out)}\n`);
   }
-  if (result.status !== "final" && result.error) cli.io.err(`scoot: ${result.error}\n`);
   return exitCodeFor(result);
 }

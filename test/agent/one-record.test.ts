@@ -68,7 +68,9 @@ function screenView() {
     err: keep,
     styled: keep,
     status: () => {},
+    footer: () => {},
     live: false,
+    columns: () => 80,
   };
   return { view: liveView(screen, { color: false, cwd: project }), shown: () => pieces.join("") };
 }
