@@ -190,7 +190,8 @@ export async function openCliAgent(
       mode: mode.value,
       retries: retries.value,
       unattended: flagBool(cli.args, "unattended"),
-      onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
+      // Through the screen: a warning during a run must not land under the live view's block.
+      onWarning: (w) => screen.err(`scoot: warning: ${w}\n`),
       onEvent: (e) => {
         if (e.type === "reply" && e.usage)
           stats.contextTokens = e.usage.prompt_tokens + e.usage.completion_tokens;

@@ -69,6 +69,8 @@ function screenView() {
     styled: keep,
     status: () => {},
     footer: () => {},
+    suspend: () => {},
+    resume: () => {},
     live: false,
     columns: () => 80,
   };

@@ -5,8 +5,9 @@
  * escaped, and no usage line stands before an error.
  */
 import fs from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { builtFile, runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 import { hasTmux, openTerminal, type Terminal } from "../helpers/terminal.js";
@@ -43,10 +44,12 @@ const LONG_ANSWER = Array.from(
     ["alpha", "be", "charlie-delta", "echo", "foxtrot", "golf.", "hotel,", "india"][i % 8] + String(i),
 ).join(" ");
 
-describe.skipIf(!hasTmux).each([
+const SIZES = [
   { width: 120, height: 40 },
   { width: 80, height: 24 },
-])("the screen at $width×$height", (size) => {
+];
+
+describe.skipIf(!hasTmux).each(SIZES)("the screen at $width×$height", (size) => {
   it("seq 1 200000 shows its last lines with the true count and size; a failed command keeps its exit code", async () => {
     const t = await open(
       [step("bash", "seq 1 200000"), step("bash", "seq 1 5000; exit 3"), step("final", "counted")],
@@ -119,6 +122,80 @@ describe.skipIf(!hasTmux).each([
     // The files are what the model named: only the screen escapes.
     expect(fs.existsSync(`${scene.project}/evil\u202egnp.sh`)).toBe(true);
     expect(fs.existsSync(`${scene.project}/zero\u200bwidth.txt`)).toBe(true);
+  });
+});
+
+describe.skipIf(!hasTmux).each(SIZES)("the Screen's block at $width×$height", (size) => {
+  const fixture = fileURLToPath(new URL("../fixtures/view/screen-block.mjs", import.meta.url));
+  /** The screen's lines, trailing blank rows left out. */
+  const rows = (screen: string) => screen.replace(/\n+$/, "").split("\n");
+  const cutLine = /^ {2}STATUS two x+…$/;
+
+  it("draws the status lines and the footer at the bottom, cut to the width, below an open answer line, steps aside and erases them", async () => {
+    builtFile("cli/view/screen.js");
+    term = await openTerminal([], { cwd: scene.project, script: fixture, ...size });
+    const t = term;
+    let screen = rows(await t.waitFor("FOOTER typed ahead"));
+    expect(screen.slice(0, 2)).toEqual(["above the block", "STATUS one"]);
+    expect(screen[2]).toMatch(cutLine);
+    expect(screen[2]!.length).toBeLessThan(size.width);
+    expect(screen.slice(3)).toEqual(["FOOTER typed ahead"]);
+
+    // An answer line opens: the block moves below it, the line stays whole above. (Each phase is
+    // several writes: the screen is read until the last one landed.)
+    await t.type("n");
+    screen = rows(await t.waitFor(/^answer begins\nSTATUS one\n.+\nFOOTER typed ahead$/m));
+    expect(screen.filter((l) => !cutLine.test(l))).toEqual([
+      "above the block",
+      "answer begins",
+      "STATUS one",
+      "FOOTER typed ahead",
+    ]);
+
+    // A stderr line waits for the answer line to end, then the block comes back under both.
+    await t.type("n");
+    screen = rows(await t.waitFor(/^waits for the answer line\nSTATUS one\n.+\nFOOTER typed ahead$/m));
+    expect(screen.filter((l) => !cutLine.test(l))).toEqual([
+      "above the block",
+      "answer begins and ends",
+      "waits for the answer line",
+      "STATUS one",
+      "FOOTER typed ahead",
+    ]);
+    expect(screen.filter((l) => cutLine.test(l))).toHaveLength(1);
+
+    // The status lines go, the footer stays.
+    await t.type("n");
+    screen = rows(await t.waitFor(/line\nFOOTER typed ahead$/m));
+    expect(screen).toEqual([
+      "above the block",
+      "answer begins and ends",
+      "waits for the answer line",
+      "FOOTER typed ahead",
+    ]);
+
+    // Suspended for a writer of its own, the block comes back below what it wrote.
+    await t.type("n");
+    screen = rows(await t.waitFor(/outside\nFOOTER typed ahead$/m));
+    expect(screen).toEqual([
+      "above the block",
+      "answer begins and ends",
+      "waits for the answer line",
+      "written outside",
+      "FOOTER typed ahead",
+    ]);
+
+    // The footer goes too.
+    await t.type("n");
+    screen = rows(await t.waitFor("[exit "));
+    expect(screen).toEqual([
+      "above the block",
+      "answer begins and ends",
+      "waits for the answer line",
+      "written outside",
+      "done",
+      "[exit 0]",
+    ]);
   });
 });
 

@@ -48,6 +48,14 @@ export interface Screen {
    * erased and drawn again with them; same rules as `status`. Drawn only when `live`.
    */
   footer(lines: readonly string[] | undefined): void;
+  /**
+   * Erases the block and keeps it off the screen (its lines stay set) until `resume`: for a
+   * writer that draws on the terminal itself (the approval question, an interrupt notice), which
+   * would otherwise write after the block's last row and leave the block's rows miscounted.
+   */
+  suspend(): void;
+  /** Draws the block again after `suspend`, below whatever was written meanwhile. */
+  resume(): void;
   /** Whether the block (status and footer) can be drawn (the live view is on a terminal). */
   readonly live: boolean;
   /** The terminal's width in columns (DEFAULT_COLUMNS when it does not say). */
@@ -83,6 +91,7 @@ export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
   let statusLines: readonly string[] = [];
   let footerLines: readonly string[] = [];
   let drawn: Drawn | undefined;
+  let suspended = false;
   const waiting: { text: string; styled: boolean }[] = [];
 
   /** What erases the block, leaving the cursor where it was before the block was drawn. */
@@ -99,7 +108,7 @@ export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
   };
   /** What draws the block, if it may be drawn now. */
   const draw = (): string => {
-    if (!live || drawn) return "";
+    if (!live || drawn || suspended) return "";
     const lines = [...statusLines, ...footerLines];
     if (lines.length === 0) return "";
     // Below an open answer line only when its column is known (stdout is this terminal).
@@ -173,6 +182,14 @@ export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
     },
     err: (text) => toErr(text, false),
     styled: (text) => toErr(text, true),
+    suspend() {
+      suspended = true;
+      redraw();
+    },
+    resume() {
+      suspended = false;
+      redraw();
+    },
     status(lines) {
       // Nothing to erase or draw: the spinner's stop comes with most events.
       if (statusLines.length === 0 && (lines?.length ?? 0) === 0) return;

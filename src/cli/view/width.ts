@@ -5,9 +5,10 @@
  * colours (CSI … m), which take no column.
  *
  * A character takes two columns when it is East Asian wide or fullwidth, or an emoji drawn as a
- * picture (Unicode TR #11 and the emoji presentation ranges, the common blocks only), none when
- * it is a combining mark, one otherwise. Terminals disagree at the edges (ambiguous-width
- * letters, newer emoji); an error there makes a line a column longer or shorter, never lost.
+ * picture (the East Asian Width annex, UAX 11, and the emoji presentation ranges; common blocks
+ * only), none when it is a combining mark, one otherwise. Terminals disagree at the edges
+ * (ambiguous-width letters, newer emoji); an error there makes a line a column longer or
+ * shorter, never lost.
  */
 
 /** Code point ranges drawn two columns wide, sorted. */
