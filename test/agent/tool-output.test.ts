@@ -20,7 +20,13 @@ it("a running command's lines come as tool_output events, redacted, with the cal
       step("bash", `echo token sk-abcdefgh12345678; while [ ! -f seen ]; do sleep 0.05; done; echo after`),
       step("final", "ok"),
     ],
-    { cwd: scene.project, mode: "unrestricted", configure: (c) => void (c.tools.sandbox = "off") },
+    {
+      cwd: scene.project,
+      mode: "unrestricted",
+      configure: (c) => {
+        c.tools.sandbox = "off";
+      },
+    },
   );
   const keep = h.deps.onEvent!;
   h.deps.onEvent = (e: AgentEvent) => {
