@@ -163,14 +163,19 @@ export async function openCliAgent(
   }
   const trace = flagBool(cli.args, "trace");
   // The live view draws on a terminal's stderr; --trace prints its own plain lines instead.
-  const live = !trace && Boolean(process.stderr.isTTY);
+  // The terminal is written to directly only when the process's own streams are the output
+  // (a test running the CLI in process passes writers of its own).
+  const own = cli.io.processStreams === true;
+  const errTty = own && Boolean(process.stderr.isTTY);
+  const outTty = own && Boolean(process.stdout.isTTY);
+  const live = !trace && errTty;
   const color = live && colorWanted(true, cli.env, flagBool(cli.args, "no-color"));
 
   const open = async (id: string, target: ResumeTarget | undefined): Promise<Result<CliAgent>> => {
     for (const w of target?.warnings ?? []) cli.io.err(`scoot: warning: ${w}\n`);
     const screen = makeScreen(cli.io, {
-      ...(process.stderr.isTTY ? { err: (text: string) => void process.stderr.write(text) } : {}),
-      ...(process.stdout.isTTY ? { out: (text: string) => void process.stdout.write(text) } : {}),
+      ...(errTty ? { err: (text: string) => void process.stderr.write(text) } : {}),
+      ...(outTty ? { out: (text: string) => void process.stdout.write(text) } : {}),
       live,
       columns: () => process.stderr.columns || process.stdout.columns,
     });
