@@ -9,6 +9,7 @@ import path from "node:path";
 import type { Diff, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { Prepared } from "../agent/call-record.js";
 import type { FileChange } from "../agent/file-change.js";
+import { terminalText } from "../core/terminal-text.js";
 import type { Capability, Effects } from "../core/types.js";
 import type { AnyTool, Presentation } from "../tools/types.js";
 
@@ -54,8 +55,14 @@ function rawInputOf(raw: string, textName: string | undefined): Record<string, u
   }
 }
 
+/**
+ * The title on one line, its invisible and reordering characters shown escaped as on a terminal
+ * (docs/safety.md "Hostile inputs"): an editor shows the title where a person approves the call,
+ * so `evil\u202egnp.sh` must not read as `evilhs.png`. Escaping comes first: U+2028 is white
+ * space to the collapse below and would otherwise read as a plain space.
+ */
 function cut(s: string): string {
-  const one = s.replace(/\s+/g, " ").trim();
+  const one = terminalText(s).replace(/\s+/g, " ").trim();
   return one.length > TITLE_MAX_CHARS ? `${one.slice(0, TITLE_MAX_CHARS)}…` : one;
 }
 

@@ -18,6 +18,7 @@
 import { clip } from "../core/clip.js";
 import { readCurrent } from "../core/file-state.js";
 import { isInside, shownPath } from "../core/inside.js";
+import { redact } from "../core/redact.js";
 import type { Decision, Effects, Result, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { secretLikeName } from "../policy/paths.js";
@@ -489,8 +490,12 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     };
     // Each declared child runs once, as it was judged when the call was prepared.
     const pending = [...(ready.children ?? [])];
+    /** A running tool's newest output lines, redacted like every line that leaves the loop. */
+    const progress = (lines: readonly string[]): void =>
+      emit({ type: "tool_output", action: ready.action, lines: lines.map(redact), call: ready });
     return (own: AbortSignal) => ({
       gate,
+      progress,
       call: async (action: string, raw: string): Promise<string> => {
         const at = pending.findIndex((c) => c.action === action && c.raw === raw);
         if (at === -1) return `${action}: not run: it is not one of the calls ${ready.action} declared`;

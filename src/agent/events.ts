@@ -16,6 +16,11 @@ export type AgentEvent =
   | { type: "malformed"; turn: number; error: string; consecutive: number }
   | { type: "deny"; action: string; input: string; reason: string; call?: Prepared }
   | { type: "running"; action: string; input: string; call?: Ready }
+  /**
+   * A running call's newest output lines (bash), redacted, at most every 100 ms while output
+   * comes: the live view draws them under its spinner (docs/keyboard.md "The live view").
+   */
+  | { type: "tool_output"; action: string; lines: readonly string[]; call?: Ready }
   /** A person refused a call the gate allowed (docs/safety.md "Approval"); it did not run. */
   | { type: "refused"; action: string; input: string; reason?: string; call?: Ready }
   | {

@@ -18,7 +18,7 @@ export async function runToolWithDeadline(
   target: Target,
   base: Omit<ToolContext, "signal" | "timeoutMs" | "gate" | "call">,
   /** The derived-call hooks, bound to this call's own signal (children stop with their parent). */
-  derived: (signal: AbortSignal) => Pick<ToolContext, "gate" | "call">,
+  derived: (signal: AbortSignal) => Pick<ToolContext, "gate" | "call" | "progress">,
   timeoutMs: number,
   parent: AbortSignal,
   /** The planned content of a file tool's change: the tool writes exactly this. */

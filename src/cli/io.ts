@@ -13,6 +13,11 @@ export interface Io {
    * when the reader has gone (`scoot audit show id | head`): the caller stops reading.
    */
   drain?(): Promise<boolean>;
+  /**
+   * These writers are the process's own stdout and stderr, so a terminal there may be drawn on
+   * directly (the live view); a test's writers are not.
+   */
+  processStreams?: true;
 }
 
 let stdoutGone = false;
@@ -41,6 +46,7 @@ export function neutralisedIo(write: { out(text: string): void; err(text: string
 }
 
 export const processIo: Io = {
+  processStreams: true,
   ...neutralisedIo({
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),

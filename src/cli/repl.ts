@@ -13,8 +13,8 @@ import { PassThrough, type Readable } from "node:stream";
 import type { Approver } from "../agent/approval.js";
 import { rulesSummary } from "../agent/approval-rules.js";
 import type { Ready } from "../agent/call-record.js";
-import { saveApprovalRule } from "../agent/save-rule.js";
 import type { RunResult } from "../agent/loop.js";
+import { saveApprovalRule } from "../agent/save-rule.js";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
@@ -134,13 +134,14 @@ function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
   });
   return {
     async ask(call, signal) {
-      const repl = current();
-      repl?.active.screen.footer(undefined);
+      // The question writes to the terminal itself: the live view's block steps aside meanwhile.
+      const screen = current()?.active.screen;
+      screen?.suspend();
       try {
         return await inner.ask(call, signal);
       } finally {
-        repl?.keys?.closeQuestion();
-        if (repl) showTypedAhead(repl);
+        current()?.keys?.closeQuestion();
+        screen?.resume();
       }
     },
   };
@@ -150,7 +151,11 @@ function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
  * After an "always": the offer to keep it as a rule for this project in the home's config
  * (docs/safety.md "Rules"), from the next session on. Only a call with a scope can be kept.
  */
-function ruleOffer(cli: Cli, repl: Repl | undefined, call: Ready): { question: string; save(): string } | undefined {
+function ruleOffer(
+  cli: Cli,
+  repl: Repl | undefined,
+  call: Ready,
+): { question: string; save(): string } | undefined {
   if (!repl || call.scope === undefined) return undefined;
   const project = projectRoot(cli.cwd);
   const rule = { tool: call.action, match: call.scope, decision: "allow" as const, project };
@@ -267,7 +272,8 @@ function cancelGoal(repl: Repl, key: "Ctrl-C" | "Esc"): void {
   if (!current || current.signal.aborted) return;
   const what = repl.active.cancel();
   repl.active.screen.footer(undefined);
-  repl.cli.io.err(`\nscoot: cancelled (${key}): stopped ${what}\n`);
+  // A question's prompt line is still open: the cancel line goes below it.
+  repl.active.screen.err(`${repl.keys?.asking ? "\n" : ""}scoot: cancelled (${key}): stopped ${what}\n`);
   current.abort(new Error("interrupted"));
 }
 
@@ -346,11 +352,11 @@ async function runGoal(
   }
   const ahead = repl.keys?.endRun();
   repl.active.screen.footer(undefined);
-  repl.active.finish(result);
+  // A cancel already said what it stopped; another failure's line goes before the usage line.
+  const failed = result.status !== "final" && result.status !== "interrupted";
+  repl.active.finish(result, failed ? `scoot: ${result.error}\n` : undefined);
   rl.resume();
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
-  // A cancel already said what it stopped.
-  if (result.status !== "final" && result.status !== "interrupted") cli.io.err(`scoot: ${result.error}\n`);
   if (ahead) repl.queued.push(...ahead.queued);
   return ahead?.line || undefined;
 }

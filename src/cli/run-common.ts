@@ -107,15 +107,19 @@ export interface CliAgent {
   printer: ConsolePrinter;
   /** The live view, when stderr is a terminal (docs/keyboard.md "The live view"). */
   view: LiveView | undefined;
-  /** After a goal: ends the streamed answer, then the live view's usage line. */
-  finish(r: RunResult): void;
+  /**
+   * After a goal: ends the streamed answer, then `failure` (the line saying why a goal did not
+   * end with an answer, if it did not), then the live view's usage line — only when the goal
+   * ended with an answer or used tokens, so no "0 tokens" line stands before or after an error.
+   */
+  finish(r: RunResult, failure?: string): void;
   /**
    * The goal is being cancelled (docs/keyboard.md "Cancelling"): from now until `finish` nothing
    * more of it is printed, the spinner is gone, an answer line left open is ended. Returns
    * what was stopped, in words.
    */
   cancel(): string;
-  /** The console writer of this session's goals. */
+  /** The run's console: the live view's lines and its block (status lines, footer). */
   screen: Screen;
   /** Which project instructions (AGENTS.md) were read, as the session said when it opened. */
   instructions: string | undefined;
@@ -170,12 +174,22 @@ export async function openCliAgent(
   }
   const trace = flagBool(cli.args, "trace");
   // The live view draws on a terminal's stderr; --trace prints its own plain lines instead.
-  const live = !trace && Boolean(process.stderr.isTTY);
+  // The terminal is written to directly only when the process's own streams are the output
+  // (a test running the CLI in process passes writers of its own).
+  const own = cli.io.processStreams === true;
+  const errTty = own && Boolean(process.stderr.isTTY);
+  const outTty = own && Boolean(process.stdout.isTTY);
+  const live = !trace && errTty;
   const color = live && colorWanted(true, cli.env, flagBool(cli.args, "no-color"));
 
   const open = async (id: string, target: ResumeTarget | undefined): Promise<Result<CliAgent>> => {
     for (const w of target?.warnings ?? []) cli.io.err(`scoot: warning: ${w}\n`);
-    const screen = makeScreen(cli.io, live ? (text) => process.stderr.write(text) : undefined);
+    const screen = makeScreen(cli.io, {
+      ...(errTty ? { err: (text: string) => void process.stderr.write(text) } : {}),
+      ...(outTty ? { out: (text: string) => void process.stdout.write(text) } : {}),
+      live,
+      columns: () => process.stderr.columns || process.stdout.columns,
+    });
     const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
     const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;
     const doing = activity();
@@ -196,7 +210,8 @@ export async function openCliAgent(
       mode: mode.value,
       retries: retries.value,
       unattended: flagBool(cli.args, "unattended"),
-      onWarning: (w) => cli.io.err(`scoot: warning: ${w}\n`),
+      // Through the screen: a warning during a run must not land under the live view's block.
+      onWarning: (w) => screen.err(`scoot: warning: ${w}\n`),
       onEvent: (e) => {
         if (e.type === "reply" && e.usage)
           stats.contextTokens = e.usage.prompt_tokens + e.usage.completion_tokens;
@@ -230,7 +245,7 @@ export async function openCliAgent(
         },
         stateDir: paths.state,
         resumed: target?.messages,
-        finish(r) {
+        finish(r, failure) {
           stats.goals += 1;
           stats.usage = {
             prompt_tokens: stats.usage.prompt_tokens + r.usage.prompt_tokens,
@@ -239,6 +254,7 @@ export async function openCliAgent(
           };
           muted = false;
           printer.finish(r);
+          if (failure) screen.err(failure);
           view?.finish(r, opened.value.contextWindow());
         },
         sessionsDir: paths.sessions,

@@ -27,9 +27,13 @@ export async function runEval(cli: Cli): Promise<number> {
   // --json prints one object at the end; otherwise the answer streams as it arrives.
   const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false });
   if (!opened.ok) return opened.exitCode;
-  const { agent, trace, finish } = opened;
+  const { agent, trace, finish, screen } = opened;
   const control = createStopControl({
-    onFirst: () => cli.io.err("\nscoot: interrupted; stopping the running step (Ctrl-C again to force)\n"),
+    onFirst: () => {
+      // The notice is written at once, not after the answer line: the live view's block goes first.
+      screen.suspend();
+      cli.io.err("\nscoot: interrupted; stopping the running step (Ctrl-C again to force)\n");
+    },
     onAgain: () => endProcess(EXIT.interrupted),
     error: () => new Error("interrupted"),
   });
@@ -40,7 +44,7 @@ export async function runEval(cli: Cli): Promise<number> {
     control.dispose();
     await agent.close();
   }
-  finish(result);
+  finish(result, result.status !== "final" && result.error ? `scoot: ${result.error}\n` : undefined);
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
   if (json) {
     const out = {
@@ -54,6 +58,5 @@ export async function runEval(cli: Cli): Promise<number> {
     };
     cli.io.out(`${JSON.stringify(out)}\n`);
   }
-  if (result.status !== "final" && result.error) cli.io.err(`scoot: ${result.error}\n`);
   return exitCodeFor(result);
 }

@@ -18,6 +18,7 @@ import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
 import { COMMAND_SCOPE } from "./command-scope.js";
 import { declareText } from "./declare.js";
+import { type OutputSummary, OutputTally } from "./output-tally.js";
 import { done, failed } from "./result.js";
 import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
 
@@ -25,6 +26,10 @@ import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
 export const OUTPUT_CAP_BYTES = 1024 * 1024;
 /** After the shell exits, how long its pipes may take to deliver their last bytes. */
 export const DRAIN_GRACE_MS = 200;
+/** How often, at most, a running command's newest lines are reported (the live view's stream). */
+export const PROGRESS_INTERVAL_MS = 100;
+/** How many of its newest lines each report carries (the live view shows fewer). */
+export const PROGRESS_LINES = 8;
 /** How long to wait for the shell's exit to be reported once its group was killed. */
 const EXIT_REPORT_MS = 1000;
 const SHELL = "/bin/sh";
@@ -72,9 +77,39 @@ function stoppedDetails(stop: Stop): ToolDetails {
  * A command that ran to its end did the tool's work whatever its status (a failing test run
  * is an answer); one stopped by the deadline or an interrupt did not.
  */
-function outcome(text: string, exit: Exit | undefined, stop: Stop | undefined): ToolResult {
-  if (stop) return failed(text, stoppedDetails(stop));
-  return typeof exit?.code === "number" ? done(text, { exitCode: exit.code }) : done(text);
+function outcome(
+  text: string,
+  exit: Exit | undefined,
+  stop: Stop | undefined,
+  output: OutputSummary,
+): ToolResult {
+  if (stop) return failed(text, { ...stoppedDetails(stop), output });
+  return typeof exit?.code === "number"
+    ? done(text, { exitCode: exit.code, output })
+    : done(text, { output });
+}
+
+/**
+ * Reports the newest lines through `ctx.progress` at most every PROGRESS_INTERVAL_MS while
+ * output keeps coming, and never after the call ended.
+ */
+function progressReporter(ctx: ToolContext, tally: OutputTally): { touch(): void; end(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  return {
+    touch() {
+      if (!ctx.progress || ended || timer) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        if (!ended) ctx.progress?.(tally.newest(PROGRESS_LINES));
+      }, PROGRESS_INTERVAL_MS);
+      timer.unref();
+    },
+    end() {
+      ended = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 function section(label: string, capture: Capture): string | undefined {
@@ -153,8 +188,16 @@ export async function runShell(command: string, ctx: ToolContext): Promise<ToolR
   const pgid = started.value.pid;
   // Later errors (a failed kill) must not crash the run; the exit event still reports.
   child.on("error", () => {});
-  const out = captureStream(child.stdout!, OUTPUT_CAP_BYTES);
-  const err = captureStream(child.stderr!, OUTPUT_CAP_BYTES);
+  const tally = new OutputTally();
+  const progress = progressReporter(ctx, tally);
+  const out = captureStream(child.stdout!, OUTPUT_CAP_BYTES, (chunk) => {
+    tally.feed("stdout", chunk);
+    progress.touch();
+  });
+  const err = captureStream(child.stderr!, OUTPUT_CAP_BYTES, (chunk) => {
+    tally.feed("stderr", chunk);
+    progress.touch();
+  });
   const exited = new Promise<Exit>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) {
       resolve({ code: child.exitCode, signal: child.signalCode });
@@ -191,10 +234,13 @@ export async function runShell(command: string, ctx: ToolContext): Promise<ToolR
     await within(Promise.all([out.done, err.done]), DRAIN_GRACE_MS);
     out.stop();
     err.stop();
+    progress.end();
     const observation = formatObservation(exit, first.stop, leftovers, out, err);
     const note = launch.after?.();
-    return outcome(note ? `${observation}\n${note}` : observation, exit, first.stop);
+    const output = tally.summary(out.kept() + err.kept());
+    return outcome(note ? `${observation}\n${note}` : observation, exit, first.stop, output);
   } finally {
+    progress.end();
     clearTimeout(timer);
     if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
   }

@@ -11,13 +11,20 @@ export interface Capture {
   done: Promise<void>;
   /** Bytes the stream produced, kept or not. */
   total(): number;
+  /** Bytes of them kept for `text`. */
+  kept(): number;
   /** The kept text, with a marker where bytes were dropped. */
   text(label: string): string;
   /** Stops reading (the producer may still hold the pipe open). */
   stop(): void;
 }
 
-export function captureStream(stream: Readable, capBytes: number): Capture {
+export function captureStream(
+  stream: Readable,
+  capBytes: number,
+  /** Sees every chunk as it arrives, kept or not (bash's OutputTally). */
+  onChunk?: (chunk: Buffer) => void,
+): Capture {
   const headCap = Math.ceil(capBytes / 2);
   const tailCap = capBytes - headCap;
   const head: Buffer[] = [];
@@ -27,6 +34,7 @@ export function captureStream(stream: Readable, capBytes: number): Capture {
   let total = 0;
 
   stream.on("data", (chunk: Buffer) => {
+    onChunk?.(chunk);
     total += chunk.length;
     if (headLen < headCap) {
       const take = chunk.subarray(0, headCap - headLen);
@@ -50,6 +58,7 @@ export function captureStream(stream: Readable, capBytes: number): Capture {
   return {
     done,
     total: () => total,
+    kept: () => headLen + Math.min(tailLen, tailCap),
     text(label: string): string {
       let tailBuf = Buffer.concat(tail);
       if (tailBuf.length > tailCap) tailBuf = tailBuf.subarray(tailBuf.length - tailCap);

@@ -6,6 +6,7 @@ import type { Config, PolicyMode } from "../config/schema.js";
 import type { Decision, Effects, Result, Target } from "../core/types.js";
 import type { GateSettings } from "../policy/types.js";
 import type { SandboxService } from "../sandbox/launch.js";
+import type { OutputSummary } from "./output-tally.js";
 
 /** The gate bound to the run's mode and settings; tools that fan out or follow redirects call it again. */
 export type BoundGate = (action: string, rawInput: string) => Decision;
@@ -27,6 +28,12 @@ export interface ToolContext {
    * call it did not declare is not run.
    */
   call: (action: string, rawInput: string) => Promise<string>;
+  /**
+   * Where a tool that streams output (bash) reports its newest lines while it runs, throttled by
+   * the tool; the pipeline turns them into `tool_output` events for the live view. Absent:
+   * nobody is watching.
+   */
+  progress?: (lines: readonly string[]) => void;
   /** Environment for child processes, token variable already removed. */
   childEnv: NodeJS.ProcessEnv;
   /** Current session transcript path (recall reads it and its `.1`). */
@@ -99,6 +106,11 @@ export interface ToolDetails {
   exitCode?: number;
   /** The deadline or an interrupt ended the call. */
   stopped?: "deadline" | "interrupted";
+  /**
+   * bash: the whole output as it streamed (bytes and lines, kept or not) and its last lines;
+   * the live view shows those with the true size, not the clip the model saw.
+   */
+  output?: OutputSummary;
 }
 
 export interface Tool<I = unknown> {

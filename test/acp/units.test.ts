@@ -439,3 +439,17 @@ describe("the ACP SDK is loaded only by `scoot acp`", () => {
     expect(entry).not.toContain("@agentclientprotocol");
   });
 });
+
+describe("a title shows invisible and reordering characters escaped", () => {
+  it.each([
+    // Right-to-left override: reads "evilhs.png" unescaped.
+    ["file_write", JSON.stringify({ path: "evil\u202egnp.sh", content: "x" }), "Write evil\\u202egnp.sh"],
+    // A line separator is white space to a collapse: it would read as a plain space.
+    ["bash", "rm -rf x\u2028echo ok", "Run rm -rf x\\u2028echo ok"],
+    ["file_read", JSON.stringify({ path: "src/ma\u200bin.ts" }), "Read src/ma\\u200bin.ts"],
+    ["bash", "echo a\u0000b", "Run echo a\\x00b"],
+    ["bash", "ls \u2066x\u2069 \ufeffy", "Run ls \\u2066x\\u2069 \\ufeffy"],
+  ])("%s %j → %s", (action, input, title) => {
+    expect(view(action, input).title).toBe(title);
+  });
+});

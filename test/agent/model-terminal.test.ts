@@ -32,7 +32,7 @@ async function scoot(script: ScriptItem[], args: string[], timeoutMs = 60_000) {
   return r;
 }
 
-const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/u;
 
 describe("item 1: the audit log takes a bounded number of bytes per turn", () => {
   it("a 15 MiB thought on several turns does not evict another session's audit history", async () => {
@@ -102,7 +102,8 @@ describe("item 5: the terminal text function", () => {
     ["\u009b2J", "\\u009b2J"],
     ["abc\u202edcba", "abc\\u202edcba"],
     ["\u2066x\u2069", "\\u2066x\\u2069"],
-    ["\u0000\u007f", "\\x00\u007f"],
+    // DEL draws nothing: escaped too, as the JSON escape (JSON leaves it raw).
+    ["\u0000\u007f", "\\x00\\u007f"],
     ["plain שלום text", "plain שלום text"],
   ])("%j is shown as %j", (input, shown) => {
     expect(terminalText(input)).toBe(shown);
@@ -111,6 +112,8 @@ describe("item 5: the terminal text function", () => {
   it("JSON output stays valid and exact for every control character", () => {
     let all = "";
     for (let c = 0; c < 0x2070; c++) all += String.fromCharCode(c);
+    // The zero-width no-break space and a tag character (a surrogate pair once escaped).
+    all += "\ufeff\u{e0001}\u{e0041}";
     const line = JSON.stringify({ answer: all });
     const shown = terminalText(line);
     expect(shown).not.toMatch(RAW_CONTROL);

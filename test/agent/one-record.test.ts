@@ -70,7 +70,10 @@ function screenView() {
     styled: keep,
     status: () => {},
     footer: () => {},
+    suspend: () => {},
+    resume: () => {},
     live: false,
+    columns: () => 80,
   };
   return { view: liveView(screen, { color: false, cwd: project }), shown: () => pieces.join("") };
 }

@@ -57,11 +57,14 @@ export interface TerminalOptions {
   env?: Record<string, string | undefined>;
   width?: number;
   height?: number;
+  /** A Node script to run instead of the built CLI (the args follow it): a fixture driving one part. */
+  script?: string;
 }
 
 /**
- * Starts `node dist/scoot.mjs <args>` in a fresh terminal. The pane stays open after the CLI
- * exits and shows `[exit <code>]`, so its last screen and exit code can be read.
+ * Starts `node dist/scoot.mjs <args>` (or `node <script> <args>`) in a fresh terminal. The pane
+ * stays open after the CLI exits and shows `[exit <code>]`, so its last screen and exit code can
+ * be read.
  */
 export async function openTerminal(args: string[], opts: TerminalOptions): Promise<Terminal> {
   needsBuiltCli();
@@ -74,7 +77,7 @@ export async function openTerminal(args: string[], opts: TerminalOptions): Promi
   });
   const tmux = async (...a: string[]) =>
     (await run("tmux", ["-L", socket, "-f", "/dev/null", ...a], { env, cwd: opts.cwd })).stdout;
-  const cmd = [process.execPath, CLI, ...args].map(quote).join(" ");
+  const cmd = [process.execPath, opts.script ?? CLI, ...args].map(quote).join(" ");
   const shell = `${cmd}; echo "[exit $?]"; sleep 600`;
   await tmux(
     "new-session",

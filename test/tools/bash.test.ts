@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
-import { bashTool, OUTPUT_CAP_BYTES } from "../../src/tools/bash.js";
-import { makeToolContext, runTool } from "../helpers/tool-context.js";
+import { bashTool, OUTPUT_CAP_BYTES, PROGRESS_INTERVAL_MS } from "../../src/tools/bash.js";
+import { makeToolContext, runTool, runToolResult } from "../helpers/tool-context.js";
 
 let tmp: string;
 beforeAll(() => {
@@ -129,6 +129,47 @@ describe("bash output capture", () => {
     const obs = await run("yes", { timeoutMs: 500 });
     expect(obs.startsWith("timed out after 500 ms (process group terminated)\nstdout:\ny\n")).toBe(true);
     expect(Buffer.byteLength(stdoutSection(obs))).toBeLessThan(OUTPUT_CAP_BYTES + 200);
+  });
+});
+
+describe("bash counts all of its output for the screen", () => {
+  const context = (overrides: Parameters<typeof makeToolContext>[0] = {}) =>
+    makeToolContext({ cwd: tmp, timeoutMs: GENEROUS_MS, config: unsandboxed(), ...overrides });
+
+  it("a flood past the capture: the true bytes and lines, what was kept, and the last lines", async () => {
+    const r = await runToolResult(bashTool, "yes | head -n 3000000; echo END >&2", context());
+    const output = r.details?.output;
+    expect(output).toMatchObject({ bytes: 6_000_004, lines: 3_000_001 });
+    expect(output!.kept).toBe(OUTPUT_CAP_BYTES + 4);
+    expect(output!.tail.at(-1)).toBe("END");
+    expect(output!.tail.slice(0, -1).every((l) => l === "y")).toBe(true);
+  });
+
+  it("reports the newest lines while the command runs, and nothing after it ended", async () => {
+    // The command waits for the test to have seen its first line: it ends only if that line was
+    // reported while it ran (else the deadline stops it).
+    const go = path.join(tmp, "seen-step1");
+    const reports: string[][] = [];
+    let ended = false;
+    const late: string[][] = [];
+    const r = await runToolResult(
+      bashTool,
+      `echo step1; while [ ! -f '${go}' ]; do sleep 0.05; done; echo step2`,
+      context({
+        timeoutMs: 10_000,
+        progress: (lines) => {
+          (ended ? late : reports).push([...lines]);
+          if (lines.includes("step1")) fs.writeFileSync(go, "");
+        },
+      }),
+    );
+    ended = true;
+    expect(r.details?.exitCode).toBe(0);
+    expect(r.details?.output?.tail).toEqual(["step1", "step2"]);
+    expect(reports[0]).toEqual(["step1"]);
+    // A report after the end would come within one interval.
+    await new Promise((resolve) => setTimeout(resolve, 3 * PROGRESS_INTERVAL_MS));
+    expect(late).toEqual([]);
   });
 });
 

@@ -142,7 +142,8 @@ const ROWS: Row[] = [
     input: "echo hi",
     failed: undefined,
     text: "exit code: 0\nstdout:\nhi",
-    details: { exitCode: 0 },
+    // The whole output as it streamed, beside the exit code (the live view's preview).
+    details: { exitCode: 0, output: { bytes: 3, lines: 1, kept: 3, tail: ["hi"] } },
   },
   {
     what: "bash exit 3",
@@ -150,7 +151,7 @@ const ROWS: Row[] = [
     input: "exit 3",
     failed: undefined,
     text: "exit code: 3\n(no output)",
-    details: { exitCode: 3 },
+    details: { exitCode: 3, output: { bytes: 0, lines: 0, kept: 0, tail: [] } },
   },
   {
     what: "bash past the deadline",
@@ -158,7 +159,7 @@ const ROWS: Row[] = [
     input: "sleep 5",
     failed: true,
     text: "timed out after 150 ms (process group terminated)\n(no output)",
-    details: { stopped: "deadline" },
+    details: { stopped: "deadline", output: { bytes: 0, lines: 0, kept: 0, tail: [] } },
     ctx: () => ({ timeoutMs: 150 }),
   },
   {

@@ -59,8 +59,8 @@ describe.skipIf(!hasTmux)("the live view on a terminal", () => {
     const screen = await term.waitFor("[exit ");
     expect(screen).toContain("[exit 0]");
     expect(screen).toMatch(/● bash {2}seq 1 12/);
-    // The preview: the first lines, then the count of the rest.
-    expect(screen).toMatch(/^ {2}1\n {2}2\n {2}3\n {2}… 9 more lines$/m);
+    // The preview: the count of the rest, then the last lines (the model saw all 12: no size).
+    expect(screen).toMatch(/^ {2}… 9 more lines\n {2}10\n {2}11\n {2}12$/m);
     expect(screen).toMatch(/● file_edit {2}calc\.py/);
     expect(screen).toContain("--- a/calc.py");
     expect(screen).toContain("+++ b/calc.py");

@@ -84,6 +84,8 @@ export interface KeyRouter {
   closeQuestion(): void;
   /** Whether a goal is running. */
   readonly running: boolean;
+  /** Whether a question is open (its prompt line waits, the cursor at its end). */
+  readonly asking: boolean;
 }
 
 export function keyRouter(opts: KeyRouterOptions): KeyRouter {
@@ -139,6 +141,9 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
   return {
     get running() {
       return running;
+    },
+    get asking() {
+      return questionKeys !== undefined;
     },
     feed(chunk) {
       if (!running) {

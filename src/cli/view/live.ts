@@ -1,10 +1,11 @@
 /**
  * The live view (docs/keyboard.md "The live view"): one more subscriber to the loop's events, drawn on
  * stderr of a terminal. A spinner with the elapsed time and the turn while the model works
- * (and while a tool runs), one line per tool call with its key argument and a dimmed
- * preview of the result, denials with the gate's reason, corrected steps, a coloured diff
- * for each file change, and one usage line per goal. Nothing here touches stdout: the answer
- * stays alone there.
+ * (and while a tool runs, with a running command's newest lines dimmed under it), one line per
+ * tool call with its key argument and a dimmed preview of the result (a command's: its last
+ * lines and the true size of its output), denials with the gate's reason, corrected steps, a
+ * coloured diff for each file change, and one usage line per goal. Nothing here touches stdout:
+ * the answer stays alone there.
  */
 import type { AgentEvent } from "../../agent/events.js";
 import type { RunResult } from "../../agent/loop.js";
@@ -14,17 +15,25 @@ import { terminalText } from "../../core/terminal-text.js";
 import { renderUnifiedDiff } from "../../core/unified-diff.js";
 import type { Screen } from "./screen.js";
 import { makeStyle } from "./style.js";
-import { keyArgument, preview } from "./summary.js";
+import { keyArgument, outputTail, preview } from "./summary.js";
+import { cutToWidth } from "./width.js";
 
 /** Spinner frame interval. */
 export const SPINNER_INTERVAL_MS = 100;
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** A denial reason or a correction is cut to this many characters. */
 export const REASON_MAX_CHARS = 160;
+/** A running command shows this many of its newest lines under the spinner. */
+export const RUNNING_OUTPUT_LINES = 4;
+/** Preview and output lines are indented by this under their call's line. */
+const INDENT = "  ";
 
 export interface LiveView {
   listener(e: AgentEvent): void;
-  /** After a goal: stops the spinner and prints the usage line. */
+  /**
+   * After a goal: stops the spinner and prints the usage line — when the goal ended with an
+   * answer or used tokens (a goal that failed before the model answered has none).
+   */
   finish(r: RunResult, contextWindow: number | undefined): void;
   /** The goal is being cancelled: the spinner goes, nothing more is drawn until `finish`. */
   interrupt(): void;
@@ -82,26 +91,62 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
   let frame = 0;
   let contextTokens = 0;
 
+  /** A running command's newest lines, shown under the spinner until the call ends. */
+  let running: readonly string[] = [];
+
   const render = () => {
     if (label === undefined) return;
+    const spinner = s.cyan(`${FRAMES[frame]} ${label} · turn ${turn} · ${seconds(now() - goalStart)}`);
+    screen.status([spinner, ...running.map((l) => `${INDENT}${s.dim(clean(l.replace(/\t/g, "  ")))}`)]);
+  };
+  const tick = () => {
     frame = (frame + 1) % FRAMES.length;
-    screen.status(s.cyan(`${FRAMES[frame]} ${label} · turn ${turn} · ${seconds(now() - goalStart)}`));
+    render();
   };
   const spin = (what: string) => {
     label = what;
+    running = [];
     if (!screen.live) return;
-    render();
-    timer ??= setInterval(render, SPINNER_INTERVAL_MS);
+    tick();
+    timer ??= setInterval(tick, SPINNER_INTERVAL_MS);
     timer.unref();
   };
   const stop = () => {
     label = undefined;
+    running = [];
     if (timer) clearInterval(timer);
     timer = undefined;
     screen.status(undefined);
   };
   const line = (text: string) => screen.styled(`${text}\n`);
   const shown = (p: string) => shownPath(p, opts.cwd);
+  /** One dimmed line of a result, cut to the terminal's width (a preview never wraps). */
+  const row = (text: string) =>
+    `${INDENT}${s.dim(cutToWidth(clean(text), screen.columns() - 1 - INDENT.length))}`;
+
+  /** The preview of a result: a command's last lines and true size, else the first lines. */
+  const resultRows = (e: Extract<AgentEvent, { type: "observation" }>): string[] => {
+    const details = e.call?.result?.details;
+    // A successful command's output needs no header; a failing one keeps its exit code.
+    const succeeded = details?.exitCode === 0;
+    const output = details?.output;
+    if (output) {
+      const rows: string[] = [];
+      if (!succeeded) rows.push(row((e.text ?? "").split("\n")[0] ?? ""));
+      // The model saw it all when the capture kept every byte and no clip cut the observation.
+      const all = output.kept >= output.bytes && e.clippedTo >= e.bytes;
+      const tail = outputTail(output, { bytes: e.clippedTo, all });
+      if (tail.note) rows.push(row(tail.note));
+      rows.push(...tail.lines.map(row));
+      if (output.bytes === 0 && succeeded) rows.push(row("(no output)"));
+      return rows;
+    }
+    const text = succeeded ? (e.text ?? "").replace(/^exit code: 0\nstdout:\n/, "") : e.text;
+    const p = preview(text ?? "");
+    const rows = p.lines.map(row);
+    if (p.more > 0) rows.push(row(`… ${p.more} more line${p.more === 1 ? "" : "s"}`));
+    return rows;
+  };
 
   return {
     listener(e) {
@@ -139,14 +184,14 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
           line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}`);
           spin(`running ${e.action}`);
           return;
+        case "tool_output":
+          if (label === undefined) return;
+          running = e.lines.slice(-RUNNING_OUTPUT_LINES);
+          if (screen.live) render();
+          return;
         case "observation": {
           stop();
-          // A successful command's output needs no header; a failing one keeps its exit code.
-          const succeeded = e.call?.result?.details?.exitCode === 0;
-          const text = succeeded ? (e.text ?? "").replace(/^exit code: 0\nstdout:\n/, "") : e.text;
-          const p = preview(text ?? "");
-          const rows = p.lines.map((l) => `  ${s.dim(clean(l))}`);
-          if (p.more > 0) rows.push(`  ${s.dim(`… ${p.more} more line${p.more === 1 ? "" : "s"}`)}`);
+          const rows = resultRows(e);
           if (rows.length > 0) line(rows.join("\n"));
           return;
         }
@@ -169,6 +214,7 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
     },
     finish(r, window) {
       stop();
+      if (r.status !== "final" && r.usage.total_tokens === 0) return;
       line(s.dim(usageLine(r, contextTokens, window)));
     },
   };

@@ -1,84 +1,149 @@
 /**
  * The one writer of a run's console (docs/keyboard.md "The live view"): the answer on stdout, every
- * other line on stderr, and on a terminal one status line (the spinner) that is erased
- * before anything else is written and drawn again after.
+ * other line on stderr, and on a terminal a block of lines at the bottom — the status lines (the
+ * spinner and a running command's newest output) and under them the footer (what another part
+ * of Scoot sets, such as the REPL's echo of what is typed ahead) — erased before anything else
+ * is written and drawn again after, each line cut to the terminal's width so it never wraps.
  *
  * A stderr line never lands inside a streamed stdout line: while the answer's current line
- * is open, stderr lines wait and follow once it ends.
+ * is open, stderr lines wait and follow once it ends. The block may still be drawn then, on the
+ * rows below that line, with the cursor put back where the line goes on.
+ *
+ * On a terminal, text wraps between words at the width (wrap.ts), the column tracked across
+ * streamed pieces; on a pipe it goes out byte for byte.
  */
+import { redact } from "../../core/redact.js";
+import { terminalText } from "../../core/terminal-text.js";
 import type { Io } from "../io.js";
+import { cutToWidth } from "./width.js";
+import { LineWrap } from "./wrap.js";
 
-const ERASE_LINE = "\r\x1b[2K";
-const UP_AND_ERASE = "\x1b[1A\x1b[2K";
-const DEFAULT_COLUMNS = 80;
+/** Columns when the terminal does not say. */
+export const DEFAULT_COLUMNS = 80;
 
-/** Cuts a line to `width` visible characters; colour escapes do not count and are kept. */
-function cutVisible(line: string, width: number): string {
-  let visible = 0;
-  let out = "";
-  for (const part of line.split(/(\x1b\[[0-9;]*m)/)) {
-    if (part.startsWith("\x1b[")) {
-      out += part;
-      continue;
-    }
-    for (const ch of part) {
-      if (visible >= width) return `${out}\x1b[0m`;
-      out += ch;
-      visible += 1;
-    }
-  }
-  return out;
-}
+const ERASE_LINE = "\x1b[2K";
+const UP = (n: number) => `\x1b[${n}A`;
+const DOWN = (n: number) => `\x1b[${n}B`;
+/** Moves to a column (1-based) of the current row. */
+const COLUMN = (n: number) => `\x1b[${n}G`;
 
 export interface Screen {
-  /** Answer text, as it streams (redacted and neutralised by `io.out`). */
+  /** Answer text, as it streams (redacted and neutralised here). */
   out(text: string): void;
-  /** Plain text for stderr (redacted and neutralised by `io.err`). */
+  /** Plain text for stderr (redacted and neutralised here). */
   err(text: string): void;
   /**
    * Text for stderr that the caller has already redacted and neutralised and may have
-   * coloured; on a terminal it goes out as it is.
+   * coloured; on a terminal it goes out as it is (wrapped at words).
    */
   styled(text: string): void;
-  /** Sets (or, undefined, removes) the status line; drawn only on a terminal. */
-  status(line: string | undefined): void;
   /**
-   * Sets (or removes) lines drawn under the status line, erased and drawn again with it (the
-   * REPL's echo of what is typed during a run). Only on a terminal.
+   * Sets (or, undefined or empty, removes) the status lines: the first block at the bottom of
+   * the terminal. Each line must already be redacted and neutralised and may be coloured; it
+   * is cut to the width. Drawn only when `live`.
    */
-  footer(lines: string[] | undefined): void;
-  /** Whether the status line can be drawn (stderr is a terminal). */
+  status(lines: readonly string[] | undefined): void;
+  /**
+   * Sets (or, undefined or empty, removes) the footer: lines drawn below the status lines,
+   * erased and drawn again with them; same rules as `status`. Drawn only when `live`.
+   */
+  footer(lines: readonly string[] | undefined): void;
+  /**
+   * Erases the block and keeps it off the screen (its lines stay set) until `resume`: for a
+   * writer that draws on the terminal itself (the approval question, an interrupt notice), which
+   * would otherwise write after the block's last row and leave the block's rows miscounted.
+   */
+  suspend(): void;
+  /** Draws the block again after `suspend`, below whatever was written meanwhile. */
+  resume(): void;
+  /** Whether the block (status and footer) can be drawn (the live view is on a terminal). */
   readonly live: boolean;
+  /** The terminal's width in columns (DEFAULT_COLUMNS when it does not say). */
+  columns(): number;
 }
 
-export function makeScreen(io: Io, rawErr?: (text: string) => void): Screen {
+export interface ScreenTerminal {
+  /** Writes to stderr as it is; present when stderr is a terminal. */
+  err?: (text: string) => void;
+  /** Writes to stdout as it is; present when stdout is a terminal (the answer then wraps). */
+  out?: (text: string) => void;
+  /** Whether the block is drawn (the live view is on; with `--trace` it is not). */
+  live?: boolean;
+  /** The terminal's width, read at every write (it follows a resize). */
+  columns?: () => number | undefined;
+}
+
+/** Where the block sits: at the cursor, or below a line still open at column `col`. */
+type Drawn = { rows: number; below: false } | { rows: number; below: true; col: number };
+
+export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
+  const rawErr = term.err;
+  const rawOut = term.out;
+  const live = Boolean(rawErr && term.live);
+  const columns = () => term.columns?.() || DEFAULT_COLUMNS;
+  // Lines stop a column short of the edge: a line that fills the last column leaves some
+  // terminals waiting to wrap, and the block's cursor arithmetic would be a row off.
+  const width = () => columns() - 1;
+  const outWrap = rawOut ? new LineWrap() : undefined;
+  const errWrap = rawErr ? new LineWrap() : undefined;
   let outOpen = false;
   let errOpen = false;
-  let statusLine: string | undefined;
-  let footerLines: string[] = [];
-  /** Rows of the block (status and footer) on screen now; 0: nothing drawn. */
-  let drawn = 0;
+  let statusLines: readonly string[] = [];
+  let footerLines: readonly string[] = [];
+  let drawn: Drawn | undefined;
+  let suspended = false;
   const waiting: { text: string; styled: boolean }[] = [];
 
-  const erase = () => {
-    if (drawn > 0 && rawErr) rawErr(ERASE_LINE + UP_AND_ERASE.repeat(drawn - 1));
-    drawn = 0;
+  /** What erases the block, leaving the cursor where it was before the block was drawn. */
+  const erase = (): string => {
+    const d = drawn;
+    drawn = undefined;
+    if (!d) return "";
+    let s = "";
+    if (d.below) s += DOWN(d.rows);
+    s += `\r${ERASE_LINE}`;
+    for (let i = 1; i < d.rows; i++) s += `${UP(1)}${ERASE_LINE}`;
+    if (d.below) s += `${UP(1)}${COLUMN(d.col + 1)}`;
+    return s;
   };
-  const draw = () => {
-    const block = [...(statusLine === undefined ? [] : [statusLine]), ...footerLines];
-    if (!rawErr || block.length === 0 || outOpen || errOpen) return;
-    const width = (process.stderr.columns || DEFAULT_COLUMNS) - 1;
-    // A block line that wrapped would leave a row behind when erased: each is cut to the width.
-    rawErr(`${ERASE_LINE}${block.map((l) => cutVisible(l, width)).join("\n")}`);
-    drawn = block.length;
+  /** What draws the block, if it may be drawn now. */
+  const draw = (): string => {
+    if (!live || drawn || suspended) return "";
+    const lines = [...statusLines, ...footerLines];
+    if (lines.length === 0) return "";
+    // Below an open answer line only when its column is known (stdout is this terminal).
+    let openCol: number | undefined;
+    if (outOpen) {
+      if (!outWrap) return "";
+      openCol = outWrap.column;
+    } else if (errOpen) openCol = errWrap!.column;
+    const w = width();
+    const block = lines.map((l) => cutToWidth(l, w)).join("\n");
+    if (openCol === undefined) {
+      drawn = { rows: lines.length, below: false };
+      return block;
+    }
+    drawn = { rows: lines.length, below: true, col: openCol };
+    return `\n${block}${UP(lines.length)}${COLUMN(openCol + 1)}`;
   };
+  const redraw = () => {
+    if (!rawErr) return;
+    const s = erase() + draw();
+    if (s !== "") rawErr(s);
+  };
+
   const writeErr = (text: string, styled: boolean) => {
     if (text === "") return;
-    erase();
-    if (styled && rawErr) rawErr(text);
-    else io.err(text);
-    errOpen = !text.endsWith("\n");
-    draw();
+    if (!rawErr || !errWrap) {
+      io.err(text);
+      errOpen = !text.endsWith("\n");
+      return;
+    }
+    const safe = styled ? text : terminalText(redact(text));
+    const before = erase();
+    const wrapped = errWrap.feed(safe, width());
+    errOpen = errWrap.open;
+    rawErr(before + wrapped + draw());
   };
   const flushWaiting = () => {
     while (waiting.length > 0 && !outOpen) {
@@ -92,31 +157,48 @@ export function makeScreen(io: Io, rawErr?: (text: string) => void): Screen {
   };
 
   return {
-    live: rawErr !== undefined,
+    live,
+    columns,
     out(text) {
       if (text === "") return;
-      erase();
+      const before = erase();
+      if (before !== "") rawErr?.(before);
       if (errOpen) {
         // A streamed thought line ends before the answer starts below it.
-        io.err("\n");
+        if (rawErr && errWrap) rawErr(errWrap.feed("\n", width()));
+        else io.err("\n");
         errOpen = false;
       }
-      io.out(text);
-      outOpen = !text.endsWith("\n");
+      if (rawOut && outWrap) {
+        rawOut(outWrap.feed(terminalText(redact(text)), width()));
+        outOpen = outWrap.open;
+      } else {
+        io.out(text);
+        outOpen = !text.endsWith("\n");
+      }
       if (!outOpen) flushWaiting();
-      draw();
+      const after = draw();
+      if (after !== "") rawErr?.(after);
     },
     err: (text) => toErr(text, false),
     styled: (text) => toErr(text, true),
-    status(line) {
-      erase();
-      statusLine = line;
-      draw();
+    suspend() {
+      suspended = true;
+      redraw();
+    },
+    resume() {
+      suspended = false;
+      redraw();
+    },
+    status(lines) {
+      // Nothing to erase or draw: the spinner's stop comes with most events.
+      if (statusLines.length === 0 && (lines?.length ?? 0) === 0) return;
+      statusLines = lines ?? [];
+      redraw();
     },
     footer(lines) {
-      erase();
       footerLines = lines ?? [];
-      draw();
+      redraw();
     },
   };
 }

@@ -3,12 +3,15 @@
  * `file_edit  src/calc.py`, `http_request  GET https://…`) and a short preview of what it
  * returned (docs/keyboard.md "The live view"). The key argument is the tool's own (its
  * presentation in the call's record); a call without a record is shown as the model wrote it.
+ * A command's preview is its last lines with the true size of everything it printed, and what
+ * the model saw of it when that was less.
  */
+import type { OutputSummary } from "../../tools/output-tally.js";
 import type { Presentation } from "../../tools/types.js";
 
 /** The key argument is cut to this many characters. */
 export const KEY_ARG_MAX_CHARS = 100;
-/** A preview shows the first this many lines of a result... */
+/** A preview shows the first this many lines of a result (a command's output: the last)... */
 export const PREVIEW_LINES = 3;
 /** ...each cut to this many characters. */
 export const PREVIEW_LINE_CHARS = 110;
@@ -32,4 +35,51 @@ export function preview(text: string): { lines: string[]; more: number } {
     return t.length > PREVIEW_LINE_CHARS ? `${t.slice(0, PREVIEW_LINE_CHARS - 1)}…` : t;
   });
   return { lines, more: Math.max(0, all.length - PREVIEW_LINES) };
+}
+
+const THOUSANDS = new Intl.NumberFormat("en-US");
+
+/** A count with thousands separators: `199,997`. */
+export function thousands(n: number): string {
+  return THOUSANDS.format(n);
+}
+
+const UNITS = ["B", "KB", "MB", "GB", "TB"] as const;
+
+/** A size in decimal units (1 KB = 1000 bytes), one decimal below 10: `980 B`, `2 KB`, `1.3 MB`. */
+export function humanBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  let unit = 0;
+  let v = n;
+  while (v >= 1000 && unit < UNITS.length - 1) {
+    v /= 1000;
+    unit += 1;
+  }
+  let shown = v < 10 ? Number(v.toFixed(1)) : Math.round(v);
+  // 999,999 bytes reads 1 MB, not 1000 KB.
+  if (shown >= 1000 && unit < UNITS.length - 1) {
+    unit += 1;
+    shown = Number((shown / 1000).toFixed(1));
+  }
+  return `${shown} ${UNITS[unit]}`;
+}
+
+/**
+ * The last lines of a command's output (trailing blank lines left out) and the line that says
+ * how much more there was: `… 199,997 more lines (1.3 MB; the model saw 2 KB)`. The size and
+ * what the model saw are said only when the model did not see it all (`model.all`).
+ */
+export function outputTail(
+  o: OutputSummary,
+  model: { bytes: number; all: boolean },
+): { lines: string[]; note: string | undefined } {
+  const tail = [...o.tail];
+  while (tail.length > 0 && tail[tail.length - 1]!.trim() === "") tail.pop();
+  const lines = tail.slice(-PREVIEW_LINES).map((l) => l.replace(/\t/g, "  "));
+  const more = Math.max(0, o.lines - lines.length);
+  const size = model.all ? undefined : `${humanBytes(o.bytes)}; the model saw ${humanBytes(model.bytes)}`;
+  let note: string | undefined;
+  if (more > 0) note = `… ${thousands(more)} more line${more === 1 ? "" : "s"}${size ? ` (${size})` : ""}`;
+  else if (size) note = `… ${humanBytes(o.bytes)} in all; the model saw ${humanBytes(model.bytes)}`;
+  return { lines, note };
 }
