@@ -144,7 +144,9 @@ await appears("word word", 0);
 const streaming = await measure((line) => `› ${line}`);
 type("\u001b"); // Esc: cancel the goal
 await appears("cancelled", 0);
-type("\u0004");
+// The typed-ahead line waits on the prompt: clear it, then leave.
+await appears("scoot> ", out.lastIndexOf("cancelled"));
+type("\u0015\u0004");
 await new Promise((r) => child.on("close", r));
 server.close();
 fs.rmSync(work, { recursive: true, force: true });
