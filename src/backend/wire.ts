@@ -2,6 +2,7 @@
  * The two OpenAI-compatible wire shapes: request bodies out, reply text and usage in.
  * Pure functions, so every rule here is tested as a table without a server.
  */
+import { checkBaseUrl } from "../config/base-url.js";
 import type { BackendApi } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { readToolCalls, stepFromToolCalls } from "./tool-calls.js";
@@ -14,15 +15,10 @@ export const SERVER_MESSAGE_MAX_CHARS = 300;
 
 /** `<base_url>/<path>`, whatever trailing slashes the base has; a query on the base (Azure style) is kept. */
 export function joinUrl(baseUrl: string, path: string): Result<URL> {
-  let url: URL;
-  try {
-    url = new URL(baseUrl.trim());
-  } catch {
-    return { ok: false, error: `backend.base_url ${JSON.stringify(baseUrl)} is not a URL` };
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, error: `backend.base_url must start with http:// or https:// (got ${url.protocol})` };
-  }
+  // The loader has refused a bad one already; a library caller's config object may still hold one.
+  const checked = checkBaseUrl(baseUrl);
+  if (!checked.ok) return { ok: false, error: `backend.base_url: ${checked.error}` };
+  const url = new URL(checked.value);
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
   return { ok: true, value: url };
 }

@@ -15,6 +15,7 @@ import {
   validateTokenCmd,
   validateTokenSource,
 } from "./answers.js";
+import { checkBaseUrl } from "./base-url.js";
 import {
   bool,
   declareConfig,
@@ -115,6 +116,7 @@ export const SCHEMA = declareConfig({
     base_url: text({
       default: "http://127.0.0.1:11434/v1",
       doc: "OpenAI-compatible base URL",
+      valid: checkBaseUrl,
       setup: { flag: "base-url", question: "Model server base URL", answer: validateBaseUrl },
     }),
     model: text({

@@ -26,11 +26,12 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-/** A value of the key's type, as an environment string would carry it. */
-function envSample(kind: KeyKind): string {
+/** A value of the key's type (and one its own check takes), as an environment string would carry it. */
+function envSample(spec: KeySpec): string {
+  const kind = spec.kind;
   switch (kind.type) {
     case "string":
-      return "declared-sample";
+      return spec.dotted === "backend.base_url" ? "http://declared-sample:8080/v1" : "declared-sample";
     case "int":
       return String(kind.max);
     case "bool":
@@ -106,13 +107,13 @@ describe("every key is fully declared", () => {
   );
 
   it.each(KEYS.map((k) => [k.env, k] as const))("%s is the variable the loader reads", (env, spec) => {
-    const loaded = loadConfig(root, { [env]: envSample(spec.kind) });
+    const loaded = loadConfig(root, { [env]: envSample(spec) });
     expect(loaded.ok).toBe(true);
     if (!loaded.ok) return;
     expect(loaded.value.fromEnv).toEqual([spec.dotted]);
     const [section, name] = spec.dotted.split(".") as [string, string];
     const value = (loaded.value.config as unknown as Record<string, Record<string, unknown>>)[section]![name];
-    const parsed = spec.parseEnv(envSample(spec.kind));
+    const parsed = spec.parseEnv(envSample(spec));
     if (!parsed.ok) throw new Error(parsed.error);
     const checked = spec.check(parsed.value, spec.dotted);
     expect(checked.ok).toBe(true);

@@ -136,7 +136,11 @@ describe("setup --yes", () => {
 
   it.each<[string, string[], RegExp]>([
     ["an unknown api", ["--api", "soap"], /--api: unknown api "soap"/],
-    ["a bad URL", ["--base-url", "llm.example.com"], /--base-url: "llm\.example\.com" is not a URL/],
+    [
+      "a bad URL",
+      ["--base-url", "llm.example.com"],
+      /--base-url: "llm\.example\.com" does not start with http:\/\/ or https:\/\/; write it as http:\/\/llm\.example\.com\/v1/,
+    ],
     ["an unknown policy", ["--policy", "loose"], /--policy: unknown policy "loose"/],
     ["an unknown token source", ["--token-source", "vault"], /--token-source: unknown token source "vault"/],
     [
