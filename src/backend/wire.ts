@@ -5,6 +5,7 @@
 import { checkBaseUrl } from "../config/base-url.js";
 import type { BackendApi } from "../config/schema.js";
 import type { Result } from "../core/types.js";
+import { bodyExcerpt } from "./body-excerpt.js";
 import { readToolCalls, stepFromToolCalls } from "./tool-calls.js";
 import type { ChatMessage, StructuredLevel, Usage } from "./types.js";
 
@@ -309,7 +310,10 @@ function serverMessageFromJson(json: Record<string, unknown>): string | undefine
   return undefined;
 }
 
-/** The server's own explanation of an HTTP error, as one clipped line (not yet redacted). */
+/**
+ * The server's own explanation of an HTTP error, as one clipped line (not yet redacted): the
+ * message of a JSON error object, else a short excerpt of the body (an HTML page's text).
+ */
 export function serverMessage(body: string): string {
   try {
     const json: unknown = JSON.parse(body);
@@ -318,9 +322,9 @@ export function serverMessage(body: string): string {
       if (m !== undefined) return excerpt(m);
     }
   } catch {
-    // Not JSON: the text itself is the best explanation there is.
+    // Not JSON: a glimpse of what answered is the best explanation there is.
   }
-  return excerpt(body) || "no message";
+  return bodyExcerpt(body) || "no message";
 }
 
 /** Model ids from a `GET /models` body (`{data: [{id}]}`; a bare array is tolerated). */
