@@ -55,9 +55,12 @@ export function renderUnifiedDiff(
   const paint = (style: keyof typeof STYLE, line: string): string =>
     opts.color ? `${STYLE[style]}${line}${STYLE.reset}` : line;
   const safe = (text: string): string => terminalText(redact(text));
+  // `a/` and `b/` go before a relative name; an absolute one (a file outside the root) is
+  // written as git writes it, `a/tmp/x`, never `a//tmp/x`.
+  const name = path.replace(/^\/+/, "");
   const out: string[] = [
-    paint("header", safe(`--- ${before === null ? "/dev/null" : `a/${path}`}`)),
-    paint("header", safe(`+++ ${after === null ? "/dev/null" : `b/${path}`}`)),
+    paint("header", safe(`--- ${before === null ? "/dev/null" : `a/${name}`}`)),
+    paint("header", safe(`+++ ${after === null ? "/dev/null" : `b/${name}`}`)),
   ];
   const summary = (why: string) =>
     `${out.join("\n")}\n${paint("note", `(${why}: ${lineCount(before)} lines -> ${lineCount(after)} lines)`)}\n`;

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
@@ -64,6 +64,27 @@ describe("scoot undo", () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("session undo-me has no file changes to undo");
     expect(again.stderr).toContain("bash");
+  });
+
+  it("diff names files relative to the session's project root from any directory", async () => {
+    fs.mkdirSync(file("src"));
+    fs.writeFileSync(file("src/x.py"), "x = 1\n");
+    const r = await evalRun([
+      step("file_edit", { path: "src/x.py", old: "x = 1", new: "x = 2" }),
+      final("done"),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const elsewhere = tempDir("scoot-undo-elsewhere-");
+    try {
+      for (const cwd of [scene.project, file("src"), elsewhere]) {
+        const diff = await runCli(["diff", "undo-me"], { home: scene.home, cwd });
+        expect(diff.code, diff.stderr).toBe(0);
+        expect(diff.stdout, cwd).toContain("--- a/src/x.py\n+++ b/src/x.py\n");
+        expect(diff.stdout).not.toContain("//");
+      }
+    } finally {
+      removeDir(elsewhere);
+    }
   });
 
   it("refuses a file changed since, naming it and changing nothing; --force reverts it", async () => {
