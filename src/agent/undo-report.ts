@@ -132,9 +132,11 @@ export function undoLastRun(
       io.err(`${opts.what}: nothing was undone: the earlier content of these files was too large to keep:\n`);
       for (const f of tooLarge) io.err(`  ${name(f)}\n`);
     }
-    io.err(
-      `  fix: look at the changes (scoot diff ${sessionId}), then undo with --force to overwrite them (/undo --force in the REPL)\n`,
-    );
+    // Named as this caller takes it: the REPL's and the editor's slash command, or the CLI's.
+    const [diff, force] = opts.what.startsWith("/")
+      ? ["/diff", "/undo --force"]
+      : [`scoot diff ${sessionId}`, `scoot undo ${sessionId} --force`];
+    io.err(`  fix: look at the changes (${diff}), then ${force} to overwrite them\n`);
     return false;
   }
   const out = applyUndo(paths.state, sessionId, plan, root);

@@ -29,7 +29,7 @@ export function resumeFromFlags(
   }
   if (id !== undefined) return loadResumeTarget(sessionsDir, id);
   if (!cont) return { ok: true, value: undefined };
-  const latest = latestSessionOfProject(sessionsDir, cwd);
-  if (!latest.ok) return latest;
+  const latest = latestSessionOfProject(sessionsDir, cwd, "use --resume <id>");
+  if (!latest.ok) return { ok: false, error: latest.error.replace(/^no session/, "no session to continue") };
   return loadResumeTarget(sessionsDir, latest.value);
 }

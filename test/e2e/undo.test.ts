@@ -101,7 +101,11 @@ describe("scoot undo", () => {
     expect(refused.stderr).toContain("nothing was undone");
     expect(refused.stderr).toContain("  a.txt\n");
     expect(refused.stderr).not.toContain("  b.txt\n");
-    expect(refused.stderr).toContain("--force");
+    // The fix names the commands undo and diff take (never a flag they lack, like --resume).
+    expect(refused.stderr).toContain(
+      "  fix: look at the changes (scoot diff undo-me), then scoot undo undo-me --force to overwrite them\n",
+    );
+    expect(refused.stderr).not.toContain("--resume");
     expect(fs.readFileSync(file("a.txt"), "utf8")).toBe("my own work\n");
     expect(fs.readFileSync(file("b.txt"), "utf8")).toBe("b scoot\n");
 
@@ -123,9 +127,14 @@ describe("scoot undo", () => {
     expect((await scoot(["undo", "no-such-session"])).code).toBe(2);
     expect((await scoot(["undo", "../escape"])).code).toBe(2);
     expect((await scoot(["diff", "a", "b"])).code).toBe(2);
-    const elsewhere = await runCli(["undo"], { home: scene.home, cwd: scene.home });
-    expect(elsewhere.code).toBe(2);
-    expect(elsewhere.stderr).toContain("no session");
+    for (const command of ["undo", "diff"]) {
+      const elsewhere = await runCli([command], { home: scene.home, cwd: scene.home });
+      expect(elsewhere.code).toBe(2);
+      expect(elsewhere.stderr).toContain(
+        `scoot ${command}: no session in ${fs.realpathSync(scene.home)}: none was started in this directory (see scoot sessions list --all, or name one: scoot ${command} <session-id>)`,
+      );
+      expect(elsewhere.stderr).not.toContain("--resume");
+    }
   });
 });
 
