@@ -1,6 +1,6 @@
 /**
  * What `backend.base_url` must be, said once for the loader (file and `SCOOT_BACKEND_BASE_URL`),
- * `--base-url`, `scoot setup` and the backend (docs/configuration.md "The model server's URL"):
+ * `--base-url`, `scoot setup` and the backend (docs/configuration.md "Configuration"):
  * an http:// or https:// URL with a host. A refusal quotes the whole value and, when the
  * mistake is a common one, the URL that was probably meant: `localhost:8080` lacks `http://`
  * (→ `http://localhost:8080/v1`), `http//x` lacks the colon, `ftp://x` is another scheme.

@@ -221,8 +221,6 @@ describe("reserved values", () => {
   });
 });
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 describe("backend.base_url is checked where it is read", () => {
   it.each([
     [
@@ -242,13 +240,13 @@ describe("backend.base_url is checked where it is read", () => {
       "ftp://x",
       '"ftp://x" uses ftp://; model servers are reached over http:// or https://, e.g. http://x/v1',
     ],
-    ["http://", '"http://" is not a URL: its host is missing or not valid'],
+    ["http://", '"http://" is not a URL: its host is missing or not valid (e.g. http://127.0.0.1:11434/v1)'],
   ])("%j from the environment is an error quoting the whole value", (value, said) => {
     const r = load({ SCOOT_BACKEND_BASE_URL: value });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.problems).toHaveLength(1);
-    expect(r.error.problems[0]).toMatch(new RegExp(`^SCOOT_BACKEND_BASE_URL: ${escape(said)}`));
+    expect(r.error.problems[0]).toBe(`SCOOT_BACKEND_BASE_URL: ${said}`);
   });
 
   it("from the file it names the file and the key", () => {

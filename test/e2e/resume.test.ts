@@ -85,8 +85,10 @@ describe("-e, --resume, --continue", () => {
     const list = await scoot(["sessions", "list", "--json"]);
     const rows = JSON.parse(list.stdout) as { id: string; project: string }[];
     expect(rows).toEqual([expect.objectContaining({ id, project: fs.realpathSync(scene.project) })]);
-    const plain = await scoot(["sessions", "list"]);
-    expect(plain.stdout).toContain(`\t${fs.realpathSync(scene.project)}\n`);
+    const plain = await scoot(["sessions", "list", "--all"]);
+    expect(plain.stdout).toMatch(
+      new RegExp(`^1 +${id} +.* ${fs.realpathSync(scene.project)} +goal one`, "m"),
+    );
   });
 
   it("--continue picks the latest session of this directory, not another project's", async () => {
@@ -189,8 +191,8 @@ describe("REPL commands", () => {
     ].join("\n");
     const r = await scoot(["repl"], { input });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("/resume <id>");
-    expect(r.stdout).toContain(`  ${a}\t`);
+    expect(r.stdout).toContain("/resume <n|id>");
+    expect(r.stdout).toMatch(new RegExp(`^1 +${a} +.+ +3 +goal in A$`, "m"));
     expect(r.stdout).toContain("B1\n");
     expect(r.stdout).toContain("A2\n");
     expect(r.stderr).toMatch(/new session repl-/);
