@@ -13,7 +13,7 @@ import { newSessionId, validateSessionId } from "../store/session.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
-import { resumeFromFlags } from "./resume.js";
+import { continuingLine, resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 import { type LiveView, liveView } from "./view/live.js";
 import { makeScreen } from "./view/screen.js";
@@ -217,10 +217,13 @@ export async function openCliAgent(
       },
     };
   };
+  // Which session `--continue` / `--resume` picked, said before the run adds to it.
+  const continuing = resume.value ? continuingLine(resume.value, paths.sessions, Date.now()) : undefined;
   const first = await open(resume.value?.sessionId ?? sessionId.value, resume.value);
   if (!first.ok) {
     cli.io.err(`scoot: ${first.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
+  if (continuing) cli.io.err(`${continuing}\n`);
   return { ok: true, ...first.value };
 }

@@ -91,6 +91,35 @@ describe("-e, --resume, --continue", () => {
     );
   });
 
+  it("--resume and --continue say on stderr which session they continue, its goals and when it last changed", async () => {
+    scene.model.push(final("one"), final("two"), final("three"));
+    const one = await scoot(["--json", "-e", "first goal"]);
+    const id = JSON.parse(one.stdout).session_id as string;
+    expect(one.stderr).not.toContain("continuing");
+    const transcript = path.join(sessionsDir(), `${id}.jsonl`);
+    /** Local noon `days` ago: the relative time does not depend on the hour the test runs. */
+    const noon = (days: number) => {
+      const d = new Date();
+      return new Date(d.getFullYear(), d.getMonth(), d.getDate() - days, 12);
+    };
+    fs.utimesSync(transcript, noon(1), noon(1));
+    const two = await scoot(["--json", "--resume", id, "-e", "second goal"]);
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.stderr).toBe(`continuing session ${id} (1 goal, last yesterday)\n`);
+    expect(JSON.parse(two.stdout).session_id).toBe(id);
+
+    fs.utimesSync(transcript, noon(12), noon(12));
+    const three = await scoot(["--continue", "-e", "third goal"]);
+    expect(three.stderr).toBe(`continuing session ${id} (2 goals, last 12 days ago)\n`);
+    expect(three.stdout).toBe("three\n");
+
+    // The REPL says it too, before its prompt.
+    fs.utimesSync(transcript, noon(3), noon(3));
+    const repl = await scoot(["--continue"], { input: "/exit\n" });
+    expect(repl.code, repl.stderr).toBe(0);
+    expect(repl.stderr.split("\n")[0]).toBe(`continuing session ${id} (3 goals, last 3 days ago)`);
+  });
+
   it("--continue picks the latest session of this directory, not another project's", async () => {
     const other = tempDir("scoot-other-");
     try {
