@@ -279,7 +279,7 @@ export function oneOf<const V extends string>(
 
 export function optionalOneOf<const V extends string>(
   values: readonly V[],
-  opts: Common<V>,
+  opts: OptionalCommon<V>,
 ): KeyDecl<V, true> {
   return key({ type: "enum", values }, true, undefined, opts);
 }
