@@ -17,6 +17,7 @@ import { sessionExists } from "../store/session-meta.js";
 import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
+import { someNames } from "./model-check.js";
 import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./repl/commands.js";
 import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
 import { lastExchange } from "./repl/last-exchange.js";
@@ -334,10 +335,20 @@ function replCommands(repl: Repl): ReplCommand[] {
       usage: "/model <name>",
       help: "send the next goals to model <name>",
       argument: "optional",
-      run(c) {
+      async run(c) {
         if (c.arg === "") return c.out(`model ${repl.active.agent.model()} (usage: /model <name>)\n`);
         if (!MODEL_NAME.test(c.arg))
           return c.err(`scoot: "${c.arg}" is not a model name (one printable word)\n`);
+        // Checked against the server's list; a server without one cannot say, and is believed.
+        const checked = await repl.active.checkModel(c.arg);
+        if (checked.known === false)
+          return c.err(
+            `scoot: the server does not list a model "${c.arg}"; still ${repl.active.agent.model()}. It lists: ${someNames(checked.listed)}\n`,
+          );
+        if (checked.known === "unchecked")
+          c.err(
+            `scoot: warning: could not check "${c.arg}" against the server's model list: ${checked.why}\n`,
+          );
         repl.active.agent.setModel(c.arg);
         c.err(`model ${c.arg} for the next goals\n`);
       },

@@ -5,14 +5,17 @@ import { type AgentSession, openAgentSession } from "../agent/session-runner.js"
 import type { Usage } from "../backend/types.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
+import { resolveToken } from "../config/secrets.js";
 import type { Result } from "../core/types.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import type { ResumeTarget } from "../store/resume-target.js";
 import type { Message } from "../store/session.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
+import { projectRoot } from "../store/session-meta.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
+import type { ModelCheck } from "./model-check.js";
 import { continuingLine, resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 import { type LiveView, liveView } from "./view/live.js";
@@ -122,6 +125,8 @@ export interface CliAgent {
   paths: HomePaths;
   /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
   reopen(target: { resume?: ResumeTarget }): Promise<Result<CliAgent>>;
+  /** Whether the model server lists a model of this name (the REPL's `/model`). */
+  checkModel(name: string): Promise<ModelCheck>;
 }
 
 /**
@@ -214,6 +219,12 @@ export async function openCliAgent(
         sessionsDir: paths.sessions,
         paths,
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
+        async checkModel(name) {
+          // The session resolved the same token when it opened (a token command runs once per process).
+          const token = resolveToken(config, paths.root, cli.env, projectRoot(cli.cwd));
+          const { checkModelName } = await import("./model-check.js");
+          return checkModelName(config.backend, token.token, name);
+        },
       },
     };
   };
