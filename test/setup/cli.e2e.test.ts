@@ -94,7 +94,17 @@ describe("setup --yes", () => {
     ["http://localhost:8080/v1", "none"],
     ["https://llm.example.com/v1", "env"],
   ])("without --token-source, %s gets the source the terminal offers: %s", async (url, source) => {
-    const r = await setup(["--yes", "--base-url", url, "--model", "m", "--api", "chat", "--policy", "guarded"]);
+    const r = await setup([
+      "--yes",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--api",
+      "chat",
+      "--policy",
+      "guarded",
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const c = await configJson({ OPENAI_API_KEY: "sk-shellkey0123456789" });
     expect(JSON.parse(c.stdout).token_source).toBe(source);
