@@ -7,6 +7,7 @@ import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { resolveToken } from "../config/secrets.js";
 import type { Result } from "../core/types.js";
+import { loadCaBundle } from "../net/tls.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import type { ResumeTarget } from "../store/resume-target.js";
 import type { Message } from "../store/session.js";
@@ -65,6 +66,17 @@ export function resolveApproval(args: ParsedArgs, config: Config, canAsk: boolea
 }
 
 /**
+ * A configured `backend.ca_file` that cannot be used, said before a run starts: a configuration
+ * error (exit 2) like any other, not a backend failure found at the first request (exit 1).
+ */
+function caFileProblem(cli: Cli, config: Config): boolean {
+  const ca = loadCaBundle(config.backend.ca_file);
+  if (ca.ok) return false;
+  cli.io.err(`scoot: configuration error: ${ca.error}\n`);
+  return true;
+}
+
+/**
  * The loaded configuration plus the run flags (`--policy`, `--retries`) that every command
  * starting agent runs shares (`acp`, `serve`); errors are printed as `scoot <name>: …`.
  */
@@ -86,6 +98,7 @@ export function loadAgentCommand(
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
+  if (caFileProblem(cli, config)) return { ok: false, exitCode: EXIT.usage };
   const mode = resolveMode(cli.args, config);
   const retries = resolveRetries(cli.args);
   const approval = resolveApproval(cli.args, config, opts.canAsk ?? false);
@@ -145,6 +158,7 @@ export async function openCliAgent(
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
+  if (caFileProblem(cli, config)) return { ok: false, exitCode: EXIT.usage };
   const mode = resolveMode(cli.args, config);
   const sessionId = resolveSessionId(cli.args, kind);
   const retries = resolveRetries(cli.args);

@@ -71,6 +71,21 @@ describe("configuration errors exit 2", () => {
     );
   });
 
+  it("a backend.ca_file that cannot be read stops a run before any request: exit 2, not a backend failure", async () => {
+    scene.server = await startScriptedServer([step("final", "never asked")]);
+    const missing = path.join(scene.home, "missing.pem");
+    const r = await runCli(["-e", "hello"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_CA_FILE: missing },
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(
+      `scoot: configuration error: backend.ca_file ${missing}: cannot read: no such file\n`,
+    );
+    expect(scene.server.requests).toEqual([]);
+  });
+
   it("doctor lists every problem as its own FAIL line", async () => {
     fs.writeFileSync(
       path.join(scene.home, "config.toml"),
