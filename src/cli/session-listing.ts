@@ -125,7 +125,9 @@ export function sessionNumbered(
   cwd: string,
   n: number,
 ): { ok: true; value: string } | { ok: false; error: string } {
-  const listing = selectSessions(sessionsDir, { cwd, all: false, limit: Math.max(n, 1) });
+  if (n < 1)
+    return { ok: false, error: `no session numbered ${n}: the listing counts from 1 (see /sessions)` };
+  const listing = selectSessions(sessionsDir, { cwd, all: false, limit: n });
   const row = listing.rows[n - 1];
   if (row) return { ok: true, value: row.id };
   const shown = listing.rows.length;

@@ -101,10 +101,13 @@ describe("scoot sessions list and /sessions", () => {
 
     // The REPL's /sessions is the same table; /resume 2 is the second row of it.
     scene.model.push(step("final", "back in A1"));
-    const repl = await scoot(["repl"], { input: "/sessions\n/resume 7\n/resume 2\nwhat was it?\n/exit\n" });
+    const repl = await scoot(["repl"], {
+      input: "/sessions\n/resume 7\n/resume 0\n/resume 2\nwhat was it?\n/exit\n",
+    });
     expect(repl.code, repl.stderr).toBe(0);
     expect(repl.stdout.startsWith(here.stdout)).toBe(true);
     expect(repl.stderr).toContain("scoot: no session numbered 7: this directory has 2 (see /sessions)");
+    expect(repl.stderr).toContain("scoot: no session numbered 0: the listing counts from 1 (see /sessions)");
     expect(repl.stderr).toContain(`resumed session ${a1}`);
     const last = JSON.stringify(scene.model.completions().at(-1)!.body);
     expect(last).toContain("goal A1");
