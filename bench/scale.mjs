@@ -186,6 +186,9 @@ async function benchAudit() {
 // ---------------------------------------------------------------------------------------------
 // sessions list with 5,000 sessions
 
+/** Every session of every project, one header line and a row each: the whole listing, not the default 20 of this directory. */
+const LIST_ALL = ["sessions", "list", "--all", "--limit", String(SESSIONS)];
+
 async function benchSessions() {
   const home = path.join(work, "home-sessions");
   const dir = path.join(home, "state", "sessions");
@@ -212,11 +215,11 @@ async function benchSessions() {
     // First listing: no listing index yet (transcripts of an older version, or copied in); it
     // reads every transcript and writes the index the listings after it use.
     fs.rmSync(path.join(dir, "list-index.json"), { force: true });
-    const first = await measure(process.execPath, [CLI, "sessions", "list"], { env });
+    const first = await measure(process.execPath, [CLI, ...LIST_ALL], { env });
     cold.push(first.ms);
     coldCpu.push(first.cpuMs);
     coldRss.push(first.mb);
-    const list = await measure(process.execPath, [CLI, "sessions", "list"], { env });
+    const list = await measure(process.execPath, [CLI, ...LIST_ALL], { env });
     times.push(list.ms);
     cpu.push(list.cpuMs);
     rss.push(list.mb);
@@ -238,7 +241,7 @@ async function benchSessions() {
       unit: "ms",
       ratio: median(times) / median(base),
       aim: "≤ 400 ms",
-      met: code === 0 && lines === SESSIONS && median(times) <= 400,
+      met: code === 0 && lines === SESSIONS + 1 && median(times) <= 400,
     }),
     row({
       bench: "scale",

@@ -29,13 +29,12 @@ export interface UndoIo {
   color: boolean;
 }
 
-/** A path relative to the project when inside it (checkpoints hold resolved paths). */
-function shown(file: string, cwd: string): string {
-  for (const root of [cwd, projectRoot(cwd)]) {
-    const rel = shownPath(file, root);
-    if (rel !== file) return rel;
-  }
-  return file;
+/**
+ * A path relative to the session's project root when inside it (checkpoints hold resolved
+ * paths): the same name whatever directory `scoot diff` runs in, as the model and git name it.
+ */
+function shown(file: string, root: string): string {
+  return shownPath(file, root);
 }
 
 /** The gate's word on each restore, in the session's mode, and the audit record of each file. */
@@ -96,13 +95,14 @@ export function undoLastRun(
     return NOTHING_UNDONE;
   }
   const root = rootOf(entries, cwd);
+  const name = (file: string) => shown(file, root);
   const outside = uncontained(plan, root);
   if (outside.length > 0) {
     io.err(
       `${opts.what}: nothing was undone: refused ${outside.length === 1 ? "this entry" : "these entries"}: undo acts only inside the project root ${root}, never through a symlink (--force does not override this):\n`,
     );
     for (const f of outside) {
-      io.err(`  ${shown(f.path, cwd)}: refused: ${f.why}\n`);
+      io.err(`  ${name(f.path)}: refused: ${f.why}\n`);
       opts.guard?.record(`refused ${f.path} -- outside the project or through a symlink: ${f.why}`);
     }
     io.err("  fix: look at the entry by hand and put the file back yourself if it is yours\n");
@@ -118,7 +118,7 @@ export function undoLastRun(
     if (denied.length > 0) {
       io.err(`${opts.what}: nothing was undone: the policy gate refused:\n`);
       for (const f of denied) {
-        io.err(`  ${shown(f.path, cwd)}: ${f.why}\n`);
+        io.err(`  ${name(f.path)}: ${f.why}\n`);
         guard.record(`refused ${f.path} -- ${f.why}`);
       }
       return NOTHING_UNDONE;
@@ -132,21 +132,23 @@ export function undoLastRun(
       io.err(
         `${opts.what}: nothing was undone: ${changed.length === 1 ? "this file has" : "these files have"} changed since Scoot changed ${changed.length === 1 ? "it" : "them"}:\n`,
       );
-      for (const f of changed) io.err(`  ${shown(f, cwd)}\n`);
+      for (const f of changed) io.err(`  ${name(f)}\n`);
     }
     if (secrets.length > 0) {
       io.err(
         `${opts.what}: nothing was undone: these files are secrets; their earlier content was not kept:\n`,
       );
-      for (const f of secrets) io.err(`  ${shown(f, cwd)}\n`);
+      for (const f of secrets) io.err(`  ${name(f)}\n`);
     }
     if (tooLarge.length > 0) {
       io.err(`${opts.what}: nothing was undone: the earlier content of these files was too large to keep:\n`);
-      for (const f of tooLarge) io.err(`  ${shown(f, cwd)}\n`);
+      for (const f of tooLarge) io.err(`  ${name(f)}\n`);
     }
-    io.err(
-      `  fix: look at the changes (scoot diff ${sessionId}), then undo with --force to overwrite them (/undo --force in the REPL)\n`,
-    );
+    // Named as this caller takes it: the REPL's and the editor's slash command, or the CLI's.
+    const [diff, force] = opts.what.startsWith("/")
+      ? ["/diff", "/undo --force"]
+      : [`scoot diff ${sessionId}`, `scoot undo ${sessionId} --force`];
+    io.err(`  fix: look at the changes (${diff}), then ${force} to overwrite them\n`);
     return NOTHING_UNDONE;
   }
   const out = applyUndo(paths.state, sessionId, plan, root);
@@ -154,13 +156,12 @@ export function undoLastRun(
   for (const f of out.removed) opts.guard?.record(`removed ${f}`);
   for (const f of out.failed) opts.guard?.record(`failed ${f.path} -- ${f.error}`);
   io.out(`undid run ${plan.runId} of session ${sessionId}${plan.goal ? ` (goal: ${plan.goal})` : ""}\n`);
-  for (const f of out.restored) io.out(`  restored ${shown(f, cwd)}\n`);
-  for (const f of out.removed) io.out(`  removed  ${shown(f, cwd)} (it did not exist before)\n`);
-  for (const f of out.skipped)
-    io.out(`  skipped  ${shown(f, cwd)} (its earlier content was too large to keep)\n`);
+  for (const f of out.restored) io.out(`  restored ${name(f)}\n`);
+  for (const f of out.removed) io.out(`  removed  ${name(f)} (it did not exist before)\n`);
+  for (const f of out.skipped) io.out(`  skipped  ${name(f)} (its earlier content was too large to keep)\n`);
   for (const f of out.secret)
-    io.out(`  skipped  ${shown(f, cwd)} (a secret: its earlier content was not kept; restore it yourself)\n`);
-  for (const f of out.failed) io.err(`${opts.what}: could not restore ${shown(f.path, cwd)}: ${f.error}\n`);
+    io.out(`  skipped  ${name(f)} (a secret: its earlier content was not kept; restore it yourself)\n`);
+  for (const f of out.failed) io.err(`${opts.what}: could not restore ${name(f.path)}: ${f.error}\n`);
   io.err(`${BASH_NOT_COVERED}\n`);
   return {
     ok: out.failed.length === 0,
@@ -179,7 +180,8 @@ export async function showSessionDiff(
 ): Promise<void> {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
-  const changes = sessionChanges(entries, rootOf(entries, cwd));
+  const root = rootOf(entries, cwd);
+  const changes = sessionChanges(entries, root);
   if (changes.length === 0) {
     io.err(`session ${sessionId} has no file changes (no file_write or file_edit checkpoints)\n`);
     io.err("note: changes made by bash commands are not recorded and cannot be shown\n");
@@ -187,7 +189,7 @@ export async function showSessionDiff(
   }
   const { renderUnifiedDiff } = await import("../core/unified-diff.js");
   for (const c of changes) {
-    const name = shown(c.path, cwd);
+    const name = shown(c.path, root);
     if (c.refused) {
       io.err(`note: ${name}: refused, not read: ${c.refused}\n`);
       continue;

@@ -68,7 +68,8 @@ export interface BackendOptions {
 
 export function createBackend(config: Config["backend"], opts: BackendOptions = {}): Backend {
   const api = config.api;
-  const url = joinUrl(config.base_url, api === "chat" ? "chat/completions" : "responses");
+  const endpoint = { baseUrl: config.base_url, path: api === "chat" ? "chat/completions" : "responses" };
+  const url = joinUrl(config.base_url, endpoint.path);
   const shown = url.ok ? displayUrl(url.value) : config.base_url;
   const { extra, ignored } = splitExtraBody(api, config.extra_body);
   let pendingWarning =
@@ -245,7 +246,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
         const error = backendError(
           "http",
           shown,
-          httpMessage(shown, res.status, said, attempts, !auto && tryLevel !== "none"),
+          httpMessage(shown, res.status, said, attempts, !auto && tryLevel !== "none", endpoint),
           opts.token,
           res.status,
         );

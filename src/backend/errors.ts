@@ -3,6 +3,7 @@
  * through `redact` and has the token cut out by value, so it may go anywhere (stderr, audit, session).
  */
 import { STATUS_CODES } from "node:http";
+import { OPENAI_PATH, withV1 } from "../config/base-url.js";
 import { REDACTED, redact } from "../core/redact.js";
 import { MAX_RESPONSE_BYTES, type TransportFailure } from "./transport.js";
 import type { BackendError, BackendErrorKind } from "./types.js";
@@ -86,6 +87,44 @@ export function protocolMessage(url: string, what: string, detail: string): stri
   return `the backend at ${url} returned a body that is not ${what}: ${detail} — check backend.api and backend.base_url`;
 }
 
+/**
+ * Statuses a server gives for a path or a method it does not serve (501: "not implemented"):
+ * whatever answered is not an OpenAI-compatible server at that URL. Never worth a retry.
+ */
+export const WRONG_PATH_STATUSES: ReadonlySet<number> = new Set([404, 405, 501]);
+
+/** Where the request went: the configured base URL and the endpoint under it (`chat/completions`). */
+export interface Endpoint {
+  baseUrl: string;
+  path: string;
+}
+
+/**
+ * Whether an error answer says the URL is wrong rather than the request: 405 and 501 always; a
+ * 404 unless the server's own message is about the model (OpenAI and Ollama answer an unknown
+ * model with 404 at the right URL).
+ */
+function wrongPath(status: number, serverText: string): boolean {
+  if (!WRONG_PATH_STATUSES.has(status)) return false;
+  return status !== 404 || !/\bmodel\b/i.test(serverText);
+}
+
+/** "is base_url right? …": where an OpenAI-compatible server answers, from the configured base URL. */
+function wrongPathHint(at: Endpoint): string {
+  let base: URL;
+  try {
+    base = new URL(at.baseUrl.trim());
+  } catch {
+    return `is backend.base_url right? OpenAI-compatible servers answer at …${OPENAI_PATH}/${at.path}`;
+  }
+  const fixed = withV1(base);
+  if (fixed !== undefined)
+    return `is backend.base_url right? OpenAI-compatible servers answer at ${fixed.replace(/\/$/, "")}/${at.path}: add ${OPENAI_PATH} (base_url = "${fixed.replace(/\/$/, "")}")`;
+  // The model list is the same for both wire APIs; the completion endpoint depends on backend.api.
+  const api = at.path === "models" ? "" : " (check backend.api too)";
+  return `is backend.base_url right? OpenAI-compatible servers answer at …${OPENAI_PATH}/${at.path}${api}`;
+}
+
 function statusHint(status: number, explicitSchema: boolean): string {
   if (status === 401 || status === 403)
     return "check the token (backend.api_key_env, api_key_file or api_key_cmd)";
@@ -105,9 +144,13 @@ export function httpMessage(
   serverText: string,
   attempts: number,
   explicitSchema: boolean,
+  /** Where the request went, for the hint when the URL is not an OpenAI-compatible endpoint. */
+  endpoint?: Endpoint,
 ): string {
   const phrase = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : "";
-  return `the backend at ${url} answered ${status}${phrase}: ${serverText}${attemptsNote(attempts)} — ${statusHint(status, explicitSchema)}`;
+  const hint =
+    endpoint && wrongPath(status, serverText) ? wrongPathHint(endpoint) : statusHint(status, explicitSchema);
+  return `the backend at ${url} answered ${status}${phrase}: ${serverText}${attemptsNote(attempts)} — ${hint}`;
 }
 
 /**

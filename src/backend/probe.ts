@@ -71,7 +71,12 @@ export async function probeBackendInfo(
   }
   const res = r.value;
   if (res.status < 200 || res.status >= 300) {
-    return fail("http", httpMessage(shown, res.status, serverMessage(res.body), 1, false), res.status);
+    const endpoint = { baseUrl: config.base_url, path: "models" };
+    return fail(
+      "http",
+      httpMessage(shown, res.status, serverMessage(res.body), 1, false, endpoint),
+      res.status,
+    );
   }
   const list = parseModelList(res.body);
   if (!list.ok) return fail("protocol", protocolMessage(shown, "a model list", list.error), res.status);

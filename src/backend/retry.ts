@@ -10,8 +10,13 @@ export const BACKOFF_CAP_MS = 8_000;
 /** A server may ask for more, but an interactive agent should not sit silent longer than this per retry. */
 export const RETRY_AFTER_CAP_MS = 30_000;
 
-/** 408 timeout, 409 conflict (OpenAI uses it for transient lock contention), 429 rate limit, any 5xx. */
+/**
+ * 408 timeout, 409 conflict (OpenAI uses it for transient lock contention), 429 rate limit, any
+ * 5xx but 501: "not implemented" is what a server says of a path or method it never serves, and
+ * asking again gets the same answer.
+ */
 export function isTransientStatus(status: number): boolean {
+  if (status === 501) return false;
   return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
 }
 

@@ -2,8 +2,10 @@
  * The two OpenAI-compatible wire shapes: request bodies out, reply text and usage in.
  * Pure functions, so every rule here is tested as a table without a server.
  */
+import { checkBaseUrl } from "../config/base-url.js";
 import type { BackendApi } from "../config/schema.js";
 import type { Result } from "../core/types.js";
+import { bodyExcerpt } from "./body-excerpt.js";
 import { readToolCalls, stepFromToolCalls } from "./tool-calls.js";
 import type { ChatMessage, StructuredLevel, Usage } from "./types.js";
 
@@ -14,15 +16,10 @@ export const SERVER_MESSAGE_MAX_CHARS = 300;
 
 /** `<base_url>/<path>`, whatever trailing slashes the base has; a query on the base (Azure style) is kept. */
 export function joinUrl(baseUrl: string, path: string): Result<URL> {
-  let url: URL;
-  try {
-    url = new URL(baseUrl.trim());
-  } catch {
-    return { ok: false, error: `backend.base_url ${JSON.stringify(baseUrl)} is not a URL` };
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, error: `backend.base_url must start with http:// or https:// (got ${url.protocol})` };
-  }
+  // The loader has refused a bad one already; a library caller's config object may still hold one.
+  const checked = checkBaseUrl(baseUrl);
+  if (!checked.ok) return { ok: false, error: `backend.base_url: ${checked.error}` };
+  const url = new URL(checked.value);
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
   return { ok: true, value: url };
 }
@@ -313,7 +310,10 @@ function serverMessageFromJson(json: Record<string, unknown>): string | undefine
   return undefined;
 }
 
-/** The server's own explanation of an HTTP error, as one clipped line (not yet redacted). */
+/**
+ * The server's own explanation of an HTTP error, as one clipped line (not yet redacted): the
+ * message of a JSON error object, else a short excerpt of the body (an HTML page's text).
+ */
 export function serverMessage(body: string): string {
   try {
     const json: unknown = JSON.parse(body);
@@ -322,9 +322,9 @@ export function serverMessage(body: string): string {
       if (m !== undefined) return excerpt(m);
     }
   } catch {
-    // Not JSON: the text itself is the best explanation there is.
+    // Not JSON: a glimpse of what answered is the best explanation there is.
   }
-  return excerpt(body) || "no message";
+  return bodyExcerpt(body) || "no message";
 }
 
 /** Model ids from a `GET /models` body (`{data: [{id}]}`; a bare array is tolerated). */

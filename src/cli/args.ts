@@ -50,6 +50,9 @@ const FLAGS: Record<string, FlagSpec> = {
   "--follow": { key: "follow", takesValue: false },
   // audit verify
   "--head": { key: "head", takesValue: true },
+  // sessions list
+  "--all": { key: "all", takesValue: false },
+  "--limit": { key: "limit", takesValue: true },
 };
 
 /** Help asked for where a value was expected is still help. */
@@ -149,7 +152,8 @@ Commands (scoot <command> --help for one):
   doctor [--json] [--model]         health checks (exit 1 on any FAIL); --model: does the model work with Scoot
   policy check <action> <input> [--mode M]
                                     dry-run the policy gate: decision=allow|deny
-  sessions list [--json]            sessions, newest first
+  sessions list [--all] [--limit N] [--json]
+                                    this directory's sessions, newest first (--all: every project)
   session show <id>                 a transcript as JSONL
   audit show <session-id>           a session's audit events, oldest first, as JSONL
   audit export [--follow]           ship the audit log to the OTLP collector in [telemetry]

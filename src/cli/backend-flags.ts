@@ -4,6 +4,7 @@
  * configuration — `-e`, the REPL, `serve`, `acp`, `doctor`, `config`. A bad value is a
  * usage error, never a silent fallback.
  */
+import { checkBaseUrl } from "../config/base-url.js";
 import type { Config } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { flagString, type ParsedArgs } from "./args.js";
@@ -22,18 +23,9 @@ export function applyBackendFlags(config: Config, args: ParsedArgs): Result<void
     config.backend.model = model;
   }
   if (baseUrl !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(baseUrl);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
-      return {
-        ok: false,
-        error: `--base-url "${baseUrl}" is not an http(s) URL (e.g. --base-url http://127.0.0.1:11434/v1)`,
-      };
-    config.backend.base_url = baseUrl;
+    const checked = checkBaseUrl(baseUrl);
+    if (!checked.ok) return { ok: false, error: `--base-url: ${checked.error}` };
+    config.backend.base_url = checked.value;
   }
   if (api !== undefined) {
     if (!(APIS as readonly string[]).includes(api))

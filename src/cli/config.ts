@@ -85,9 +85,12 @@ export async function runConfig(cli: Cli): Promise<number> {
     const body = record[section]!;
     const tables: [string, unknown[]][] = [];
     lines.push("", `[${section}]`);
-    for (const [key, value] of Object.entries(body)) {
+    // In declaration order, every key: an unset optional one says so (and what its absence
+    // means, when that is declared), since no single value is in effect.
+    for (const [key, spec] of Object.entries(SCHEMA[section]) as [string, KeySpec][]) {
+      const value = body[key];
       if (value === undefined) {
-        lines.push(`# ${key} = (unset)`);
+        lines.push(`# ${key} = (unset${spec.unset !== undefined ? `: ${spec.unset}` : ""})`);
       } else if (
         Array.isArray(value) &&
         value.length > 0 &&
@@ -97,11 +100,6 @@ export async function runConfig(cli: Cli): Promise<number> {
       } else {
         lines.push(`${key} = ${tomlValue(value)}`);
       }
-    }
-    // A key whose absence has a meaning says it, since no single value is in effect.
-    for (const [key, spec] of Object.entries(SCHEMA[section]) as [string, KeySpec][]) {
-      if (spec.unset !== undefined && body[key] === undefined)
-        lines.push(`# ${key} = (unset: ${spec.unset})`);
     }
     for (const [key, entries] of tables) {
       for (const [i, entry] of entries.entries()) {

@@ -38,7 +38,9 @@ export function loadForCommand(cli: Cli): Loadable {
   }
   const loaded = loadConfig(root, cli.env);
   if (!loaded.ok) {
-    cli.io.err(`scoot: configuration error: ${loaded.error.message}\n`);
+    // Every problem at once (and the warnings beside them), so one edit can fix them all.
+    for (const w of loaded.error.warnings) cli.io.err(`scoot: warning: ${w}\n`);
+    for (const p of loaded.error.problems) cli.io.err(`scoot: configuration error: ${p}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
   for (const w of loaded.value.warnings) cli.io.err(`scoot: warning: ${w}\n`);

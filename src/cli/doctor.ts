@@ -164,7 +164,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
   checks.push(checkHome(root));
   const loaded = loadConfig(root, cli.env);
   if (!loaded.ok) {
-    checks.push({ name: "config", status: "FAIL", detail: loaded.error.message });
+    for (const p of loaded.error.problems) checks.push({ name: "config", status: "FAIL", detail: p });
+    for (const w of loaded.error.warnings) checks.push({ name: "config", status: "WARN", detail: w });
   } else {
     const { config, file, warnings } = loaded.value;
     checks.push({ name: "config", status: "OK", detail: file ?? "no config file (defaults)" });

@@ -63,10 +63,16 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     docs: "docs/safety.md",
   },
   sessions: {
-    usage: ["scoot sessions [list] [--json]"],
-    about: "Stored sessions, newest first: id, modified time, messages, first goal, project.",
-    options: ["list     the list (also bare `scoot sessions`)", "--json   the list as JSON"],
-    example: "scoot sessions list --json",
+    usage: ["scoot sessions [list] [--all] [--limit N] [--json]"],
+    about:
+      "The sessions started in this directory, newest first: number, id, modified, messages, first goal.",
+    options: [
+      "list        the list (also bare `scoot sessions`)",
+      "--all       every project's sessions, with a project column",
+      "--limit N   at most N sessions (default 20)",
+      "--json      the same rows as JSON",
+    ],
+    example: "scoot sessions list --all --limit 50",
     docs: "docs/sessions.md",
   },
   session: {

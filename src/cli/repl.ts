@@ -20,17 +20,24 @@ import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
 import { terminalText } from "../core/terminal-text.js";
 import { loadResumeTarget } from "../store/resume-target.js";
-import { listSessions } from "../store/session.js";
-import { projectRoot, readSessionMeta, sessionExists } from "../store/session-meta.js";
+import { projectRoot, sessionExists } from "../store/session-meta.js";
 import { keyboardApprover } from "./approve-keyboard.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
+import { someNames } from "./model-check.js";
 import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./repl/commands.js";
 import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
 import { type KeyRouter, keyRouter, type TypedAhead } from "./repl/keys.js";
 import { lastExchange } from "./repl/last-exchange.js";
 import { PASTE_OFF, PASTE_ON, pasteFilter, restoreNewlines } from "./repl/paste.js";
 import { type CliAgent, openCliAgent } from "./run-common.js";
+import {
+  formatListing,
+  listingNote,
+  SESSIONS_LIMIT,
+  selectSessions,
+  sessionNumbered,
+} from "./session-listing.js";
 import { traceSummary } from "./trace.js";
 import { useColor } from "./undo.js";
 import { compactCount } from "./view/live.js";
@@ -41,8 +48,6 @@ const TYPED_AHEAD_SHOWN_CHARS = 70;
 /** A pseudo-terminal that does not say its size is taken to be this big. */
 const DEFAULT_ROWS = 24;
 const DEFAULT_COLUMNS = 80;
-/** `/sessions` shows the newest this many. */
-const SESSIONS_SHOWN = 20;
 const PREVIEW_CHARS = 50;
 /** The resumed goal and answer shown before the prompt are cut to this many characters. */
 const RESUMED_SHOWN_CHARS = 400;
@@ -366,6 +371,15 @@ async function switchTo(repl: Repl, resumeId: string | undefined): Promise<void>
   const { cli } = repl;
   let target: Parameters<CliAgent["reopen"]>[0] = {};
   if (resumeId !== undefined) {
+    // A number is a row of /sessions (this directory's listing); anything else is an id.
+    if (/^\d+$/.test(resumeId)) {
+      const numbered = sessionNumbered(repl.active.sessionsDir, cli.cwd, Number(resumeId));
+      if (!numbered.ok) {
+        cli.io.err(`scoot: ${numbered.error}\n`);
+        return;
+      }
+      resumeId = numbered.value;
+    }
     if (resumeId === repl.active.agent.sessionId) {
       cli.io.err(`scoot: already in session ${resumeId}\n`);
       return;
@@ -392,21 +406,15 @@ async function switchTo(repl: Repl, resumeId: string | undefined): Promise<void>
   showResumed(cli, repl.active);
 }
 
-/** `/sessions`: the newest sessions, the active one marked. */
+/** `/sessions`: this directory's listing, as `scoot sessions list` shows it, the active session marked. */
 function showSessions(repl: Repl): void {
   const { cli, active } = repl;
-  const { sessions } = listSessions(active.sessionsDir);
-  if (sessions.length === 0) {
-    cli.io.err("no sessions yet\n");
-    return;
-  }
-  for (const s of sessions.slice(0, SESSIONS_SHOWN)) {
-    const mark = s.id === active.agent.sessionId ? "*" : " ";
-    const project = readSessionMeta(active.sessionsDir, s.id)?.project_root ?? "-";
-    cli.io.out(
-      `${mark} ${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${project}\t${preview(s.firstUser)}\n`,
-    );
-  }
+  const listing = selectSessions(active.sessionsDir, { cwd: cli.cwd, all: false, limit: SESSIONS_LIMIT });
+  for (const w of listing.warnings) cli.io.err(`scoot: warning: ${w}\n`);
+  if (listing.rows.length > 0)
+    cli.io.out(formatListing(listing, { now: Date.now(), active: active.agent.sessionId }));
+  const note = listingNote(listing);
+  if (note) cli.io.err(`${note}\n`);
 }
 
 /** `/status`: model, mode, approval, context use and tokens of the active session. */
@@ -454,10 +462,20 @@ function replCommands(repl: Repl): ReplCommand[] {
       usage: "/model <name>",
       help: "send the next goals to model <name>",
       argument: "optional",
-      run(c) {
+      async run(c) {
         if (c.arg === "") return c.out(`model ${repl.active.agent.model()} (usage: /model <name>)\n`);
         if (!MODEL_NAME.test(c.arg))
           return c.err(`scoot: "${c.arg}" is not a model name (one printable word)\n`);
+        // Checked against the server's list; a server without one cannot say, and is believed.
+        const checked = await repl.active.checkModel(c.arg);
+        if (checked.known === false)
+          return c.err(
+            `scoot: the server does not list a model "${c.arg}"; still ${repl.active.agent.model()}. It lists: ${someNames(checked.listed)}\n`,
+          );
+        if (checked.known === "unchecked")
+          c.err(
+            `scoot: warning: could not check "${c.arg}" against the server's model list: ${checked.why}\n`,
+          );
         repl.active.agent.setModel(c.arg);
         c.err(`model ${c.arg} for the next goals\n`);
       },
@@ -497,14 +515,14 @@ function replCommands(repl: Repl): ReplCommand[] {
     {
       name: "/sessions",
       usage: "/sessions",
-      help: "the newest sessions (id, modified, messages, project, first goal)",
+      help: "this directory's sessions, newest first (number, id, modified, messages, first goal)",
       argument: "none",
       run: () => showSessions(repl),
     },
     {
       name: "/resume",
-      usage: "/resume <id>",
-      help: "continue session <id> (its history comes back; see /sessions)",
+      usage: "/resume <n|id>",
+      help: "continue session number n of /sessions, or session <id> (its history comes back)",
       argument: "required",
       run: (c) => switchTo(repl, c.arg),
     },

@@ -5,15 +5,19 @@ import { type AgentSession, openAgentSession } from "../agent/session-runner.js"
 import type { Usage } from "../backend/types.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
+import { resolveToken } from "../config/secrets.js";
 import type { Result } from "../core/types.js";
+import { loadCaBundle } from "../net/tls.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import type { ResumeTarget } from "../store/resume-target.js";
 import type { Message } from "../store/session.js";
 import { newSessionId, validateSessionId } from "../store/session.js";
+import { projectRoot } from "../store/session-meta.js";
 import { flagBool, flagCount, flagString, type ParsedArgs } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
-import { resumeFromFlags } from "./resume.js";
+import type { ModelCheck } from "./model-check.js";
+import { continuingLine, resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 import { activity } from "./view/activity.js";
 import { type LiveView, liveView } from "./view/live.js";
@@ -63,6 +67,17 @@ export function resolveApproval(args: ParsedArgs, config: Config, canAsk: boolea
 }
 
 /**
+ * A configured `backend.ca_file` that cannot be used, said before a run starts: a configuration
+ * error (exit 2) like any other, not a backend failure found at the first request (exit 1).
+ */
+function caFileProblem(cli: Cli, config: Config): boolean {
+  const ca = loadCaBundle(config.backend.ca_file);
+  if (ca.ok) return false;
+  cli.io.err(`scoot: configuration error: ${ca.error}\n`);
+  return true;
+}
+
+/**
  * The loaded configuration plus the run flags (`--policy`, `--retries`) that every command
  * starting agent runs shares (`acp`, `serve`); errors are printed as `scoot <name>: …`.
  */
@@ -84,6 +99,7 @@ export function loadAgentCommand(
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
+  if (caFileProblem(cli, config)) return { ok: false, exitCode: EXIT.usage };
   const mode = resolveMode(cli.args, config);
   const retries = resolveRetries(cli.args);
   const approval = resolveApproval(cli.args, config, opts.canAsk ?? false);
@@ -139,6 +155,8 @@ export interface CliAgent {
   config: Config;
   /** Opens another session with the same configuration and flags (REPL `/new`, `/resume`). */
   reopen(target: { resume?: ResumeTarget }): Promise<Result<CliAgent>>;
+  /** Whether the model server lists a model of this name (the REPL's `/model`). */
+  checkModel(name: string): Promise<ModelCheck>;
 }
 
 /**
@@ -157,6 +175,7 @@ export async function openCliAgent(
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
+  if (caFileProblem(cli, config)) return { ok: false, exitCode: EXIT.usage };
   const mode = resolveMode(cli.args, config);
   const sessionId = resolveSessionId(cli.args, kind);
   const retries = resolveRetries(cli.args);
@@ -261,13 +280,22 @@ export async function openCliAgent(
         paths,
         config,
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
+        async checkModel(name) {
+          // The session resolved the same token when it opened (a token command runs once per process).
+          const token = resolveToken(config, paths.root, cli.env, projectRoot(cli.cwd));
+          const { checkModelName } = await import("./model-check.js");
+          return checkModelName(config.backend, token.token, name);
+        },
       },
     };
   };
+  // Which session `--continue` / `--resume` picked, said before the run adds to it.
+  const continuing = resume.value ? continuingLine(resume.value, paths.sessions, Date.now()) : undefined;
   const first = await open(resume.value?.sessionId ?? sessionId.value, resume.value);
   if (!first.ok) {
     cli.io.err(`scoot: ${first.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
+  if (continuing) cli.io.err(`${continuing}\n`);
   return { ok: true, ...first.value };
 }

@@ -1,22 +1,21 @@
-/** `scoot sessions list` and `scoot session show <id>`: read-only views of the transcripts. */
+/**
+ * `scoot sessions list [--all] [--limit N] [--json]` (the listing itself: session-listing.ts) and
+ * `scoot session show <id>`: read-only views of the transcripts.
+ */
 import fs from "node:fs";
-import {
-  listSessions,
-  sessionPath,
-  streamSession,
-  transcriptFiles,
-  validateSessionId,
-} from "../store/session.js";
-import { readSessionMeta } from "../store/session-meta.js";
-import { flagBool } from "./args.js";
+import { sessionPath, streamSession, transcriptFiles, validateSessionId } from "../store/session.js";
+import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
+import { formatListing, listingNote, SESSIONS_LIMIT, selectSessions } from "./session-listing.js";
 
-const PREVIEW_CHARS = 60;
-
-function preview(text: string): string {
-  const one = text.replace(/\s+/g, " ").trim();
-  return one.length > PREVIEW_CHARS ? `${one.slice(0, PREVIEW_CHARS - 1)}…` : one;
+/** `--limit N`: a whole number of at least 1, else a usage error. */
+function limitFlag(cli: Cli): { ok: true; value: number } | { ok: false; error: string } {
+  const raw = flagString(cli.args, "limit");
+  if (raw === undefined) return { ok: true, value: SESSIONS_LIMIT };
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    return { ok: false, error: `--limit needs a whole number of at least 1, got "${raw}"` };
+  return { ok: true, value: Number(raw) };
 }
 
 export async function runSessionsList(cli: Cli): Promise<number> {
@@ -24,42 +23,34 @@ export async function runSessionsList(cli: Cli): Promise<number> {
     cli.io.err(`scoot sessions list: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
+  const limit = limitFlag(cli);
+  if (!limit.ok) {
+    cli.io.err(`scoot sessions list: ${limit.error}\n`);
+    return EXIT.usage;
+  }
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
-  const dir = loaded.value.paths.sessions;
-  const { sessions, warnings, metaIds } = listSessions(dir);
-  // The project a session was started in (docs/sessions.md "Resuming a session"); older sessions
-  // have none, and the directory listing already said so: thousands of failed opens cost more
-  // than the listing itself.
-  const skipped: string[] = [];
-  const projects = new Map(
-    sessions.map((s) => [
-      s.id,
-      metaIds.has(s.id) ? readSessionMeta(dir, s.id, skipped)?.project_root : undefined,
-    ]),
-  );
-  const project = (id: string) => projects.get(id);
-  for (const w of [...warnings, ...skipped]) cli.io.err(`scoot: warning: ${w}\n`);
+  const listing = selectSessions(loaded.value.paths.sessions, {
+    cwd: cli.cwd,
+    all: flagBool(cli.args, "all"),
+    limit: limit.value,
+  });
+  for (const w of listing.warnings) cli.io.err(`scoot: warning: ${w}\n`);
   if (flagBool(cli.args, "json")) {
-    const rows = sessions.map((s) => ({
+    // The same rows as the table, as objects.
+    const rows = listing.rows.map((s) => ({
       id: s.id,
       modified: new Date(s.modified).toISOString(),
       messages: s.messages,
       first_user_message: s.firstUser,
-      project: project(s.id) ?? null,
+      project: s.project ?? null,
     }));
     cli.io.out(`${JSON.stringify(rows)}\n`);
     return EXIT.ok;
   }
-  if (sessions.length === 0) {
-    cli.io.err("no sessions yet\n");
-    return EXIT.ok;
-  }
-  for (const s of sessions) {
-    cli.io.out(
-      `${s.id}\t${new Date(s.modified).toISOString()}\t${s.messages}\t${preview(s.firstUser)}\t${project(s.id) ?? "-"}\n`,
-    );
-  }
+  if (listing.rows.length > 0) cli.io.out(formatListing(listing, { now: Date.now() }));
+  const note = listingNote(listing);
+  if (note) cli.io.err(`${note}\n`);
   return EXIT.ok;
 }
 

@@ -237,9 +237,12 @@ function valuesFromFlags(args: ParsedArgs): Result<FromFlags> {
 
 function withDefaults(v: Partial<SetupValues>): SetupValues {
   const d = defaultConfig();
-  const tokenSource = v.tokenSource ?? "env";
+  const baseUrl = v.baseUrl ?? d.backend.base_url;
+  // As on the terminal: a server on this machine needs no token, so none is sent (not even a
+  // stray OPENAI_API_KEY); any other server reads the environment variable.
+  const tokenSource = v.tokenSource ?? (isLocalUrl(baseUrl) ? "none" : "env");
   return {
-    baseUrl: v.baseUrl ?? d.backend.base_url,
+    baseUrl,
     model: v.model ?? d.backend.model,
     api: v.api ?? d.backend.api,
     tokenSource,

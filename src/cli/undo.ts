@@ -32,12 +32,15 @@ export function useColor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): bo
 }
 
 /** The session named on the command line, or the latest one started in this directory. */
-function chooseSession(paths: HomePaths, word: string | undefined, cwd: string): Result<string> {
-  if (word === undefined) {
-    const latest = latestSessionOfProject(paths.sessions, cwd);
-    if (!latest.ok) return { ok: false, error: latest.error.replace("no session to continue", "no session") };
-    return latest;
-  }
+function chooseSession(
+  paths: HomePaths,
+  word: string | undefined,
+  cwd: string,
+  name: "undo" | "diff",
+): Result<string> {
+  // The hint names what this command takes: a session id, never `--resume`.
+  if (word === undefined)
+    return latestSessionOfProject(paths.sessions, cwd, `name one: scoot ${name} <session-id>`);
   const valid = validateSessionId(word);
   if (!valid.ok) return valid;
   if (!sessionExists(paths.sessions, word)) {
@@ -70,7 +73,7 @@ function sessionForCommand(
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return { ok: false, exitCode: loaded.exitCode };
   const { paths } = loaded.value;
-  const id = chooseSession(paths, arg.word, cli.cwd);
+  const id = chooseSession(paths, arg.word, cli.cwd, name);
   if (!id.ok) {
     cli.io.err(`scoot ${name}: ${id.error}\n`);
     return { ok: false, exitCode: EXIT.usage };
@@ -136,9 +139,13 @@ export async function runUndo(cli: Cli): Promise<number> {
   if (!chosen.ok) return chosen.exitCode;
   const { paths, id } = chosen;
   // A live run of the session may be changing the same files: undo waits for it to end.
-  const claim = claimSession(paths.sessions, id);
+  const claim = claimSession(
+    paths.sessions,
+    id,
+    "wait for it to finish, or type /undo in that REPL (it reverts its last goal)",
+  );
   if (!claim.ok) {
-    cli.io.err(`scoot undo: ${claim.error}\n  (in that REPL, /undo reverts its last goal)\n`);
+    cli.io.err(`scoot undo: ${claim.error}\n`);
     return EXIT.failed;
   }
   try {

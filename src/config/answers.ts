@@ -7,6 +7,7 @@
 
 import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
+import { checkBaseUrl } from "./base-url.js";
 import { normalisePolicy } from "./declare.js";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -17,18 +18,10 @@ export type TokenSourceChoice = "env" | "file" | "cmd" | "none";
 export const TOKEN_SOURCES: readonly TokenSourceChoice[] = ["env", "file", "cmd", "none"];
 
 export function validateBaseUrl(text: string): Result<string> {
-  const v = text.trim();
-  if (v === "") return { ok: false, error: "the base URL is empty" };
-  if (CONTROL_CHARS.test(v)) return { ok: false, error: "the base URL contains control characters" };
-  let url: URL;
-  try {
-    url = new URL(v);
-  } catch {
-    return { ok: false, error: `"${v}" is not a URL (e.g. http://127.0.0.1:11434/v1)` };
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, error: `the base URL must start with http:// or https://, got "${url.protocol}"` };
-  }
+  const checked = checkBaseUrl(text);
+  if (!checked.ok) return checked;
+  const v = checked.value;
+  const url = new URL(v);
   if (url.username || url.password) {
     return {
       ok: false,

@@ -21,10 +21,15 @@ export type KeyKind =
   | { type: "object" }
   | { type: "table[]" };
 
-/** A checked value; `warn` keeps a safe substitute and says why (an unknown policy name). */
+/**
+ * A checked value; `warn` keeps a safe substitute and says why (an unknown policy name).
+ * `refused`: the value has the key's type but the key's own check refuses it (a base URL
+ * without http://); the environment overlay treats that as a configuration error, not as a
+ * value to ignore, because ignoring it would quietly use another value than the one written.
+ */
 export type Checked<T = unknown> =
   | { ok: true; value: T }
-  | { ok: false; error: string }
+  | { ok: false; error: string; refused?: true }
   | { ok: "warn"; value: T; warning: string };
 
 /** What `scoot setup` asks for one key: the `--flag`, the question (its choices in it) and the answer's check. */
@@ -213,6 +218,11 @@ interface Common<T> {
    * belong to the person's own config file alone.
    */
   fileOnly?: string;
+  /**
+   * What a value of the right type must also be (a URL with http://), with the whole value
+   * quoted in the message; a refusal is an error from the file and the environment alike.
+   */
+  valid?: (value: T) => Result<T>;
 }
 
 interface OptionalCommon<T> extends Common<T> {
@@ -231,8 +241,15 @@ function key<T, O extends boolean>(
     optional,
     doc: opts.doc,
     expects: expectsOf(kind),
-    // The kind's check guarantees the value has the key's type.
-    check: (value, where) => checkKind(kind, value, where) as Checked<T>,
+    check(value, where) {
+      // The kind's check guarantees the value has the key's type.
+      const typed = checkKind(kind, value, where) as Checked<T>;
+      if (typed.ok !== true || !opts.valid) return typed;
+      const v = opts.valid(typed.value);
+      return v.ok
+        ? { ok: true, value: v.value }
+        : { ok: false, error: `${where}: ${v.error}`, refused: true };
+    },
     parseEnv: (raw) => (opts.fileOnly ? { ok: false, error: opts.fileOnly } : parseEnvKind(kind, raw)),
     ...(opts.setup ? { setup: opts.setup } : {}),
     ...(opts.unset !== undefined ? { unset: opts.unset } : {}),
@@ -271,7 +288,7 @@ export function oneOf<const V extends string>(
 
 export function optionalOneOf<const V extends string>(
   values: readonly V[],
-  opts: Common<V>,
+  opts: OptionalCommon<V>,
 ): KeyDecl<V, true> {
   return key({ type: "enum", values }, true, undefined, opts);
 }

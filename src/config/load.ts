@@ -2,9 +2,9 @@
  * Loads the configuration: `config.toml`, else `config.json`, else defaults; merged per
  * section and key; then `SCOOT_*` environment overrides (env > file > default).
  *
- * Fatal problems (malformed file, wrong-typed key) come back as a `ConfigError`, which the
- * CLI turns into exit 2. Soft problems (unknown keys, bad env overrides, unknown policy
- * strings) are warnings the caller prints to stderr.
+ * Fatal problems (malformed file, wrong-typed key, a value its key refuses) come back together
+ * as one `ConfigError`, which the CLI turns into exit 2. Soft problems (unknown keys,
+ * wrong-typed env overrides, unknown policy strings) are warnings the caller prints to stderr.
  */
 import path from "node:path";
 import { lazyRequire } from "../core/lazy.js";
@@ -24,7 +24,17 @@ export interface LoadedConfig {
 }
 
 export interface ConfigError {
+  /** Every problem, one per line. */
   message: string;
+  /** The same problems, one item each, in the order found (the file, then the environment). */
+  problems: string[];
+  /** The warnings found on the way (shown with the problems: a fix may need both). */
+  warnings: string[];
+}
+
+/** A load that stops at one problem (the file cannot be read or parsed). */
+function failed(message: string, warnings: string[] = []): { ok: false; error: ConfigError } {
+  return { ok: false, error: { message, problems: [message], warnings } };
 }
 
 /** Line and column (1-based) of a character offset. */
@@ -97,14 +107,21 @@ function depthError(value: unknown, dotted: string): string | undefined {
   return `${dotted}: nested deeper than ${CONFIG_MAX_DEPTH} levels (at ${deep.length > 80 ? `${deep.slice(0, 80)}...` : deep}); flatten it`;
 }
 
-/** Applies a parsed document over the defaults, per section and key. */
+/**
+ * Applies a parsed document over the defaults, per section and key. Every problem is
+ * collected, not only the first: someone fixing a file should see all of them at once.
+ */
 function mergeDocument(
   config: Config,
   doc: unknown,
   file: string,
   warnings: string[],
-): ConfigError | undefined {
-  if (!isPlainObject(doc)) return { message: `${file}: the top level must be a table/object` };
+  errors: string[],
+): void {
+  if (!isPlainObject(doc)) {
+    errors.push(`${file}: the top level must be a table/object`);
+    return;
+  }
   const target = config as unknown as Record<string, Record<string, unknown>>;
   for (const [section, body] of Object.entries(doc)) {
     const keys = (SCHEMA as Record<string, Record<string, KeySpec>>)[section];
@@ -112,8 +129,10 @@ function mergeDocument(
       warnings.push(`${file}: unknown section "${section}" ignored`);
       continue;
     }
-    if (!isPlainObject(body))
-      return { message: `${file}: ${section}: expected a table, got ${describeType(body)}` };
+    if (!isPlainObject(body)) {
+      errors.push(`${file}: ${section}: expected a table, got ${describeType(body)}`);
+      continue;
+    }
     for (const [key, value] of Object.entries(body)) {
       const spec = keys[key];
       const dotted = `${section}.${key}`;
@@ -122,18 +141,31 @@ function mergeDocument(
         continue;
       }
       const deep = depthError(value, dotted);
-      if (deep) return { message: `${file}: ${deep}` };
+      if (deep) {
+        errors.push(`${file}: ${deep}`);
+        continue;
+      }
       const checked = spec.check(value, dotted);
-      if (checked.ok === false) return { message: `${file}: ${checked.error}` };
+      if (checked.ok === false) {
+        errors.push(`${file}: ${checked.error}`);
+        continue;
+      }
       if (checked.ok === "warn") warnings.push(`${file}: ${checked.warning}`);
       target[section]![key] = checked.value;
     }
   }
-  return undefined;
 }
 
-/** Applies `SCOOT_<SECTION>_<KEY>` overrides. A wrong-typed override is ignored with a warning. */
-function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fromEnv: string[]): void {
+/**
+ * Applies `SCOOT_<SECTION>_<KEY>` overrides. A wrong-typed override is ignored with a warning; a
+ * value of the right type its key refuses (a base URL without http://) is an error.
+ */
+function applyEnv(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  out: { warnings: string[]; errors: string[]; fromEnv: string[] },
+): void {
+  const { warnings, errors, fromEnv } = out;
   const target = config as unknown as Record<string, Record<string, unknown>>;
   for (const [section, keys] of Object.entries(SCHEMA)) {
     for (const [key, spec] of Object.entries(keys)) {
@@ -148,6 +180,10 @@ function applyEnv(config: Config, env: NodeJS.ProcessEnv, warnings: string[], fr
         : parsed.ok
           ? spec.check(parsed.value, `${section}.${key}`)
           : parsed;
+      if (checked.ok === false && checked.refused) {
+        errors.push(`${name}: ${checked.error.replace(/^[^:]+: /, "")}`);
+        continue;
+      }
       if (checked.ok === false) {
         warnings.push(`${name} ignored: ${checked.error.replace(/^[^:]+: /, "")}`);
         continue;
@@ -174,6 +210,7 @@ export function loadConfig(
 ): { ok: true; value: LoadedConfig } | { ok: false; error: ConfigError } {
   const config = defaultConfig();
   const warnings: string[] = [];
+  const errors: string[] = [];
   const fromEnv: string[] = [];
   let file: string | undefined;
   const candidates = explicitFile
@@ -182,25 +219,22 @@ export function loadConfig(
   for (const candidate of candidates) {
     // Regular file, at most 1 MiB, never a blocking open; may be a symlink.
     const read = readHomeFile(candidate, { maxBytes: CONFIG_MAX_BYTES, noFollow: false });
-    if (!read.ok && read.missing && explicitFile)
-      return { ok: false, error: { message: `config file ${candidate} does not exist` } };
+    if (!read.ok && read.missing && explicitFile) return failed(`config file ${candidate} does not exist`);
     if (!read.ok && read.missing) continue;
     if (!read.ok)
-      return {
-        ok: false,
-        error: {
-          message: `${read.error} (the configuration must be a regular file of at most ${CONFIG_MAX_BYTES} bytes)`,
-        },
-      };
+      return failed(
+        `${read.error} (the configuration must be a regular file of at most ${CONFIG_MAX_BYTES} bytes)`,
+      );
     const text = read.text;
     const parsed = parseFile(candidate, text);
-    if (!parsed.ok) return { ok: false, error: { message: parsed.error } };
-    const err = mergeDocument(config, parsed.data, candidate, warnings);
-    if (err) return { ok: false, error: err };
+    if (!parsed.ok) return failed(parsed.error);
+    mergeDocument(config, parsed.data, candidate, warnings, errors);
     file = candidate;
     break;
   }
-  applyEnv(config, env, warnings, fromEnv);
+  applyEnv(config, env, { warnings, errors, fromEnv });
+  if (errors.length > 0)
+    return { ok: false, error: { message: errors.join("\n"), problems: errors, warnings } };
   // Shown on stderr by every command and in `doctor`, not only under --trace.
   const ignored = splitExtraBody(config.backend.api, config.backend.extra_body).ignored;
   if (ignored.length > 0) {

@@ -15,6 +15,7 @@ import {
   validateTokenCmd,
   validateTokenSource,
 } from "./answers.js";
+import { checkBaseUrl } from "./base-url.js";
 import {
   bool,
   declareConfig,
@@ -115,6 +116,7 @@ export const SCHEMA = declareConfig({
     base_url: text({
       default: "http://127.0.0.1:11434/v1",
       doc: "OpenAI-compatible base URL",
+      valid: checkBaseUrl,
       setup: { flag: "base-url", question: "Model server base URL", answer: validateBaseUrl },
     }),
     model: text({
@@ -142,7 +144,7 @@ export const SCHEMA = declareConfig({
         answer: validateEnvName,
       },
     }),
-    api_key_file: optionalText({ doc: "second token source" }),
+    api_key_file: optionalText({ doc: "second token source", unset: "<home>/token" }),
     api_key_cmd: optionalText({
       doc: "third token source",
       setup: { flag: "token-cmd", question: "Command that prints the token", answer: validateTokenCmd },
@@ -212,6 +214,7 @@ export const SCHEMA = declareConfig({
     /** docs/safety.md "Approval". */
     approval: optionalOneOf(["ask", "never"], {
       doc: "ask | never; unset: ask in a REPL on a terminal and in ACP, never where nobody can answer",
+      unset: "ask in a REPL on a terminal and in ACP, never elsewhere",
     }),
     /**
      * Raw rule tables; `agent/approval-rules.ts` checks each against the tools' scopes and the
@@ -243,7 +246,10 @@ export const SCHEMA = declareConfig({
       doc: "retired files kept",
     }),
     max_file_bytes: int({ min: 1, max: LIMITS.BYTES_MAX, default: 16_777_216, doc: "rotation threshold" }),
-    hmac_key_file: optionalText({ doc: "0600 key file: the event chain becomes an HMAC chain" }),
+    hmac_key_file: optionalText({
+      doc: "0600 key file: the event chain becomes an HMAC chain",
+      unset: "a plain SHA-256 chain",
+    }),
   },
   /** Raw job tables; `schedule/jobs.ts` validates each one and skips the bad ones with a warning. */
   schedule: {
@@ -258,11 +264,15 @@ export const SCHEMA = declareConfig({
   telemetry: {
     otlp_endpoint: optionalText({
       doc: "OTLP/HTTP base URL (logs go to <url>/v1/logs); unset = OTEL_EXPORTER_OTLP_ENDPOINT, else off",
+      unset: "OTEL_EXPORTER_OTLP_ENDPOINT, else off",
     }),
     otlp_protocol: oneOf(["http/protobuf", "http/json"], { default: "http/protobuf", doc: "OTLP encoding" }),
     /** Raw header tables, validated like MCP headers (`value` or `value_env`, `prefix`). */
     otlp_headers: tables({ doc: "[[telemetry.otlp_headers]] {name, value | value_env, prefix?}" }),
-    service_name: optionalText({ doc: "service.name; unset = OTEL_SERVICE_NAME, else scoot" }),
+    service_name: optionalText({
+      doc: "service.name; unset = OTEL_SERVICE_NAME, else scoot",
+      unset: "OTEL_SERVICE_NAME, else scoot",
+    }),
     resource_attributes: table({ doc: "extra resource attributes" }),
     timeout_ms: int({
       min: 1,
@@ -280,6 +290,7 @@ export const SCHEMA = declareConfig({
   daemon: {
     metrics_listen: optionalText({
       doc: "host:port for Prometheus /metrics (a bare port means 127.0.0.1); unset = off",
+      unset: "off",
     }),
   },
 });

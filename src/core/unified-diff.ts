@@ -73,9 +73,12 @@ export function diffLines(
   opts: { exact?: boolean } = {},
 ): DiffLines {
   const safe = (text: string): string => terminalText(redact(text));
+  // `a/` and `b/` go before a relative name; an absolute one (a file outside the root) is
+  // written as git writes it, `a/tmp/x`, never `a//tmp/x`.
+  const name = path.replace(/^\/+/, "");
   const header: DiffLine[] = [
-    { style: "header", text: safe(`--- ${before === null ? "/dev/null" : `a/${path}`}`) },
-    { style: "header", text: safe(`+++ ${after === null ? "/dev/null" : `b/${path}`}`) },
+    { style: "header", text: safe(`--- ${before === null ? "/dev/null" : `a/${name}`}`) },
+    { style: "header", text: safe(`+++ ${after === null ? "/dev/null" : `b/${name}`}`) },
   ];
   const counts = { added: lineCount(after), removed: lineCount(before) };
   const summary = (why: string, body: DiffLine[] = []): DiffLines => {

@@ -110,7 +110,8 @@ export function createScoot(options: ScootOptions = {}): Scoot {
   const paths = homePaths(resolveHomeDir(options.home, env));
   const fixedCwd = options.cwd === undefined ? undefined : checkedCwd(options.cwd);
   const loaded = loadConfig(paths.root, env, options.configFile);
-  if (!loaded.ok) throw new Error(`scoot: configuration error: ${loaded.error.message}`);
+  if (!loaded.ok)
+    throw new Error(loaded.error.problems.map((p) => `scoot: configuration error: ${p}`).join("\n"));
   for (const w of loaded.value.warnings) warn(w);
   const config = loaded.value.config;
   const rules = checkRules(config.tools.rules);

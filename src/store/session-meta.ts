@@ -78,9 +78,11 @@ export function sessionExists(sessionsDir: string, id: string): boolean {
 
 /**
  * The most recently modified session started in this project directory. Scheduled jobs'
- * sessions (`job-*`) are not conversations a person continues, so they are skipped.
+ * sessions (`job-*`) are not conversations a person continues, so they are skipped. When there
+ * is none the error says so and ends with `instead`, the caller's own way to name a session
+ * (`use --resume <id>`, `name one: scoot undo <session-id>`): each command offers what it takes.
  */
-export function latestSessionOfProject(sessionsDir: string, cwd: string): Result<string> {
+export function latestSessionOfProject(sessionsDir: string, cwd: string, instead: string): Result<string> {
   const root = projectRoot(cwd);
   const { sessions } = listSessions(sessionsDir);
   const skipped: string[] = [];
@@ -91,6 +93,6 @@ export function latestSessionOfProject(sessionsDir: string, cwd: string): Result
   const also = skipped.length > 0 ? `; ${skipped.join("; ")}` : "";
   return {
     ok: false,
-    error: `no session to continue in ${root}: none was started in this directory (see scoot sessions list, or use --resume <id>)${also}`,
+    error: `no session in ${root}: none was started in this directory (see scoot sessions list --all, or ${instead})${also}`,
   };
 }

@@ -90,7 +90,12 @@ export interface SessionClaim {
  * another live process holds it. A claim left by a dead process is taken over. `--resume`
  * calls this before it reads a transcript to continue.
  */
-export function claimSession(sessionsDir: string, id: string): Result<SessionClaim> {
+export function claimSession(
+  sessionsDir: string,
+  id: string,
+  /** What the refused caller can do instead (a run: another `--session-id`; undo: `/undo` in that REPL). */
+  advice = "wait for it to finish or choose another --session-id",
+): Result<SessionClaim> {
   const lockFile = `${sessionPath(sessionsDir, id)}.lock`;
   releaseClaimsAtExit();
   const mine = claims.get(lockFile);
@@ -100,7 +105,7 @@ export function claimSession(sessionsDir: string, id: string): Result<SessionCla
     if (!("release" in r)) {
       return {
         ok: false,
-        error: `session "${id}" is in use by a live run${r.holder ? ` (pid ${r.holder})` : ""}; wait for it to finish or choose another --session-id (if no Scoot process holds it, remove ${lockFile})`,
+        error: `session "${id}" is in use by a live run${r.holder ? ` (pid ${r.holder})` : ""}; ${advice} (if no Scoot process holds it, remove ${lockFile})`,
       };
     }
     entry = { lock: r, count: 0 };

@@ -159,7 +159,7 @@ describe("item 5: control characters never reach the terminal raw", () => {
     expect(bad.stderr).not.toMatch(RAW_CONTROL);
     expect(bad.stderr).toContain("\\x1b]52;c;AAAA\\x07");
 
-    const list = await runCli(["sessions", "list"], { home: scene.home });
+    const list = await runCli(["sessions", "list", "--all"], { home: scene.home });
     expect(list.code).toBe(0);
     expect(list.stdout).toContain("s1");
     expect(list.stdout).not.toMatch(RAW_CONTROL);

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { BODY_EXCERPT_MAX_CHARS } from "../../src/backend/body-excerpt.js";
 import { type BackendOptions, createBackend } from "../../src/backend/client.js";
 import type { BackendEvent, ChatMessage } from "../../src/backend/types.js";
 import { type Config, defaultConfig } from "../../src/config/schema.js";
@@ -272,6 +273,66 @@ describe("other failures are not retried", () => {
     expect(r.error.message).not.toContain("\n");
     expect(s.completions()).toHaveLength(1);
     expect(sleeps).toEqual([]);
+  });
+
+  /** A web server's own error page, as nginx and most frameworks send it. */
+  const PAGE = (status: string) =>
+    `<!DOCTYPE html>\n<html><head><title>${status}</title><style>body { color: red; }</style>` +
+    `<script>var tracking = "${"x".repeat(5000)}";</script></head>\n<body>\n<center><h1>${status}</h1></center>\n` +
+    `<hr><center>nginx/1.24.0</center>\n${"<p>padding &amp; more padding</p>\n".repeat(200)}</body></html>`;
+
+  it.each([
+    [404, "404 Not Found", "/"],
+    [405, "405 Not Allowed", "/v1"],
+    [501, "501 Not Implemented", "/v1"],
+  ])(
+    "%i from a server that is not OpenAI-compatible there: one request, the URL, status, a short excerpt and where to look",
+    async (status, title, basePath) => {
+      const s = await startScriptedServer([], {
+        routes: {
+          [`POST ${basePath === "/" ? "" : basePath}/chat/completions`]: () => ({
+            status,
+            body: PAGE(title),
+            contentType: "text/html",
+          }),
+        },
+      });
+      servers.push(s);
+      const root = s.url.replace(/\/v1$/, "");
+      const base = basePath === "/" ? root : s.url;
+      const { backend, sleeps } = recorded(backendConfig({ base_url: base, max_retries: 3 }));
+      const r = await backend.complete({ messages: MESSAGES, stepSchema: STEP_SCHEMA });
+      expect(r.ok).toBe(false);
+      if (r.ok) return;
+      expect(s.requests).toHaveLength(1);
+      expect(sleeps).toEqual([]);
+      expect(r.error.status).toBe(status);
+      const said = r.error.message;
+      expect(said).toContain(`the backend at ${base}/chat/completions answered ${status}`);
+      // The page's text, not its markup, scripts or styles, and cut short.
+      expect(said).toContain(`: ${title} ${title} nginx/1.24.0 padding & more padding`);
+      expect(said).not.toMatch(/<|tracking|color: red/);
+      const excerpt = said.slice(said.indexOf(": ") + 2, said.indexOf(" — "));
+      expect(excerpt.length).toBeLessThanOrEqual(BODY_EXCERPT_MAX_CHARS + 1);
+      expect(excerpt.endsWith("…")).toBe(true);
+      if (basePath === "/")
+        expect(said).toContain(
+          `— is backend.base_url right? OpenAI-compatible servers answer at ${root}/v1/chat/completions: add /v1 (base_url = "${root}/v1")`,
+        );
+      else
+        expect(said).toContain(
+          "— is backend.base_url right? OpenAI-compatible servers answer at …/v1/chat/completions (check backend.api too)",
+        );
+    },
+  );
+
+  it("a 404 about the model (the right URL, an unknown model) keeps the model hint", async () => {
+    const s = await serve([{ status: 404, body: { error: 'model "nope" not found, try pulling it first' } }]);
+    const { backend } = recorded(backendConfig({ base_url: s.url }));
+    const r = await backend.complete({ messages: MESSAGES, stepSchema: STEP_SCHEMA });
+    expect(!r.ok && r.error.message).toContain(
+      'answered 404 Not Found: model "nope" not found, try pulling it first — check backend.base_url, backend.api and backend.model',
+    );
   });
 
   it("a server echoing the token never gets it into the error", async () => {

@@ -84,6 +84,8 @@ describe("probeBackend (doctor)", () => {
     if (r.ok) return;
     expect(r.error.kind).toBe("http");
     expect(r.error.status).toBe(404);
-    expect(r.error.message).toContain("check backend.base_url");
+    expect(r.error.message).toContain(
+      "is backend.base_url right? OpenAI-compatible servers answer at …/v1/models",
+    );
   });
 });

@@ -266,7 +266,7 @@ describe("retry timing", () => {
   it.each([408, 409, 429, 500, 502, 503, 599])("%i is transient", (status) => {
     expect(isTransientStatus(status)).toBe(true);
   });
-  it.each([400, 401, 403, 404, 413, 422])("%i is not transient", (status) => {
+  it.each([400, 401, 403, 404, 405, 413, 422, 501])("%i is not transient", (status) => {
     expect(isTransientStatus(status)).toBe(false);
   });
 

@@ -58,7 +58,10 @@ describe("global backend flags", () => {
 
   it.each([
     [["--api", "soap"], /--api "soap" is not one of chat, responses/],
-    [["--base-url", "ftp://x"], /--base-url "ftp:\/\/x" is not an http\(s\) URL/],
+    [
+      ["--base-url", "ftp://x"],
+      /--base-url: "ftp:\/\/x" uses ftp:\/\/; model servers are reached over http:\/\/ or https:\/\//,
+    ],
     [["--model", " "], /--model needs a model name/],
   ])("a bad value %j is a usage error, nothing is sent", async (flags, message) => {
     scene.server = await startScriptedServer([final("never")]);

@@ -26,11 +26,12 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-/** A value of the key's type, as an environment string would carry it. */
-function envSample(kind: KeyKind): string {
+/** A value of the key's type (and one its own check takes), as an environment string would carry it. */
+function envSample(spec: KeySpec): string {
+  const kind = spec.kind;
   switch (kind.type) {
     case "string":
-      return "declared-sample";
+      return spec.dotted === "backend.base_url" ? "http://declared-sample:8080/v1" : "declared-sample";
     case "int":
       return String(kind.max);
     case "bool":
@@ -108,7 +109,7 @@ describe("every key is fully declared", () => {
   it.each(KEYS.filter((k) => k.fileOnly).map((k) => [k.env, k] as const))(
     "%s is never read: the key comes from the config file only, and the warning says why",
     (env, spec) => {
-      const loaded = loadConfig(root, { [env]: envSample(spec.kind) });
+      const loaded = loadConfig(root, { [env]: envSample(spec) });
       expect(loaded.ok && loaded.value.fromEnv).toEqual([]);
       expect(loaded.ok && loaded.value.warnings).toEqual([`${env} ignored: ${spec.fileOnly}`]);
     },
@@ -117,7 +118,7 @@ describe("every key is fully declared", () => {
   it.each(KEYS.filter((k) => !k.fileOnly).map((k) => [k.env, k] as const))(
     "%s is the variable the loader reads",
     (env, spec) => {
-      const loaded = loadConfig(root, { [env]: envSample(spec.kind) });
+      const loaded = loadConfig(root, { [env]: envSample(spec) });
       expect(loaded.ok).toBe(true);
       if (!loaded.ok) return;
       expect(loaded.value.fromEnv).toEqual([spec.dotted]);
@@ -125,7 +126,7 @@ describe("every key is fully declared", () => {
       const value = (loaded.value.config as unknown as Record<string, Record<string, unknown>>)[section]![
         name
       ];
-      const parsed = spec.parseEnv(envSample(spec.kind));
+      const parsed = spec.parseEnv(envSample(spec));
       if (!parsed.ok) throw new Error(parsed.error);
       const checked = spec.check(parsed.value, spec.dotted);
       expect(checked.ok).toBe(true);

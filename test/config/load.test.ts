@@ -220,3 +220,88 @@ describe("reserved values", () => {
     expect(v.warnings.join("\n")).toMatch(/reserved/);
   });
 });
+
+describe("backend.base_url is checked where it is read", () => {
+  it.each([
+    [
+      "localhost:8080",
+      '"localhost:8080" does not start with http:// or https://; write it as http://localhost:8080/v1',
+    ],
+    [
+      "localhost:",
+      '"localhost:" does not start with http:// or https://; write it as http://localhost:<port>/v1',
+    ],
+    [
+      "127.0.0.1:11434/v1",
+      '"127.0.0.1:11434/v1" does not start with http:// or https://; write it as http://127.0.0.1:11434/v1',
+    ],
+    ["http//x", '"http//x" is not a URL: the ":" after http is missing; write it as http://x/v1'],
+    [
+      "ftp://x",
+      '"ftp://x" uses ftp://; model servers are reached over http:// or https://, e.g. http://x/v1',
+    ],
+    ["http://", '"http://" is not a URL: its host is missing or not valid (e.g. http://127.0.0.1:11434/v1)'],
+  ])("%j from the environment is an error quoting the whole value", (value, said) => {
+    const r = load({ SCOOT_BACKEND_BASE_URL: value });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.problems).toHaveLength(1);
+    expect(r.error.problems[0]).toBe(`SCOOT_BACKEND_BASE_URL: ${said}`);
+  });
+
+  it("from the file it names the file and the key", () => {
+    const file = write("config.toml", '[backend]\nbase_url = "localhost:8080"\n');
+    const r = load();
+    expect(!r.ok && r.error.problems).toEqual([
+      `${file}: backend.base_url: "localhost:8080" does not start with http:// or https://; write it as http://localhost:8080/v1`,
+    ]);
+  });
+
+  it("a good URL loads (trimmed), with or without /v1", () => {
+    expect(ok({ SCOOT_BACKEND_BASE_URL: " http://h:8080/v1 " }).config.backend.base_url).toBe(
+      "http://h:8080/v1",
+    );
+    expect(ok({ SCOOT_BACKEND_BASE_URL: "https://h" }).config.backend.base_url).toBe("https://h");
+  });
+});
+
+describe("every problem is reported at once", () => {
+  it("three problems in the file and one in the environment: all four, with the warning beside them", () => {
+    const file = write(
+      "config.toml",
+      [
+        "[backend]",
+        'base_url = "localhost:8080"',
+        "[tools]",
+        'policy = "gaurded"',
+        "[agent]",
+        "max_turns = 0",
+        "[audit]",
+        'level = "loud"',
+        "",
+      ].join("\n"),
+    );
+    const r = load({ SCOOT_BACKEND_BASE_URL: "ftp://x" });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.problems).toEqual([
+      `${file}: backend.base_url: "localhost:8080" does not start with http:// or https://; write it as http://localhost:8080/v1`,
+      `${file}: agent.max_turns: must be in 1..100000, got 0`,
+      `${file}: audit.level: "loud" is not one of debug, info, warn, error`,
+      'SCOOT_BACKEND_BASE_URL: "ftp://x" uses ftp://; model servers are reached over http:// or https://, e.g. http://x/v1',
+    ]);
+    expect(r.error.message).toBe(r.error.problems.join("\n"));
+    expect(r.error.warnings).toEqual([
+      `${file}: tools.policy: unknown policy "gaurded"; using "readonly" (valid: readonly, guarded, unrestricted, yolo)`,
+    ]);
+  });
+
+  it("a section that is not a table does not hide the problems after it", () => {
+    const file = write("config.json", JSON.stringify({ backend: 3, agent: { max_turns: -1 } }));
+    const r = load();
+    expect(!r.ok && r.error.problems).toEqual([
+      `${file}: backend: expected a table, got an integer (3)`,
+      `${file}: agent.max_turns: must be in 1..100000, got -1`,
+    ]);
+  });
+});

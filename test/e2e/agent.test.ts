@@ -89,7 +89,7 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     expect(events[2]!.msg).toContain("glob");
 
     // The inspection commands read it back.
-    const list = await runCli(["sessions", "list", "--json"], { home: scene.home });
+    const list = await runCli(["sessions", "list", "--all", "--json"], { home: scene.home });
     expect(JSON.parse(list.stdout)[0]).toMatchObject({
       id,
       messages: 9,

@@ -85,8 +85,39 @@ describe("-e, --resume, --continue", () => {
     const list = await scoot(["sessions", "list", "--json"]);
     const rows = JSON.parse(list.stdout) as { id: string; project: string }[];
     expect(rows).toEqual([expect.objectContaining({ id, project: fs.realpathSync(scene.project) })]);
-    const plain = await scoot(["sessions", "list"]);
-    expect(plain.stdout).toContain(`\t${fs.realpathSync(scene.project)}\n`);
+    const plain = await scoot(["sessions", "list", "--all"]);
+    expect(plain.stdout).toMatch(
+      new RegExp(`^1 +${id} +.* ${fs.realpathSync(scene.project)} +goal one`, "m"),
+    );
+  });
+
+  it("--resume and --continue say on stderr which session they continue, its goals and when it last changed", async () => {
+    scene.model.push(final("one"), final("two"), final("three"));
+    const one = await scoot(["--json", "-e", "first goal"]);
+    const id = JSON.parse(one.stdout).session_id as string;
+    expect(one.stderr).not.toContain("continuing");
+    const transcript = path.join(sessionsDir(), `${id}.jsonl`);
+    /** Local noon `days` ago: the relative time does not depend on the hour the test runs. */
+    const noon = (days: number) => {
+      const d = new Date();
+      return new Date(d.getFullYear(), d.getMonth(), d.getDate() - days, 12);
+    };
+    fs.utimesSync(transcript, noon(1), noon(1));
+    const two = await scoot(["--json", "--resume", id, "-e", "second goal"]);
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.stderr).toBe(`continuing session ${id} (1 goal, last yesterday)\n`);
+    expect(JSON.parse(two.stdout).session_id).toBe(id);
+
+    fs.utimesSync(transcript, noon(12), noon(12));
+    const three = await scoot(["--continue", "-e", "third goal"]);
+    expect(three.stderr).toBe(`continuing session ${id} (2 goals, last 12 days ago)\n`);
+    expect(three.stdout).toBe("three\n");
+
+    // The REPL says it too, before its prompt.
+    fs.utimesSync(transcript, noon(3), noon(3));
+    const repl = await scoot(["--continue"], { input: "/exit\n" });
+    expect(repl.code, repl.stderr).toBe(0);
+    expect(repl.stderr.split("\n")[0]).toBe(`continuing session ${id} (3 goals, last 3 days ago)`);
   });
 
   it("--continue picks the latest session of this directory, not another project's", async () => {
@@ -189,8 +220,8 @@ describe("REPL commands", () => {
     ].join("\n");
     const r = await scoot(["repl"], { input });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("/resume <id>");
-    expect(r.stdout).toContain(`  ${a}\t`);
+    expect(r.stdout).toContain("/resume <n|id>");
+    expect(r.stdout).toMatch(new RegExp(`^1 +${a} +.+ +3 +goal in A$`, "m"));
     expect(r.stdout).toContain("B1\n");
     expect(r.stdout).toContain("A2\n");
     expect(r.stderr).toMatch(/new session repl-/);

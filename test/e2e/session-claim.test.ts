@@ -36,6 +36,7 @@ describe("a session id in use by a live run", () => {
       expect(second.stderr).toMatch(
         /session "shared" is in use by a live run \(pid \d+\); wait for it to finish or choose another --session-id/,
       );
+
       const a = await firstDone;
       expect(a.code, a.stderr).toBe(0);
       expect(a.stdout).toBe("first run done\n");
@@ -46,6 +47,29 @@ describe("a session id in use by a live run", () => {
       });
       expect(third.code, third.stderr).toBe(0);
       expect(fs.existsSync(`${transcript("shared")}.lock`)).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("scoot undo of a session a live run holds says what to do instead, in words undo takes", async () => {
+    // The run waits on a reply that never comes until the server closes.
+    const server = await startScriptedServer([{ hang: true }]);
+    try {
+      const first = spawnCli(["-e", "first goal", "--session-id", "held", "--retries", "0"], {
+        home: scene.home,
+        env: { SCOOT_BACKEND_BASE_URL: server.url },
+      });
+      const firstDone = collect(first, { timeoutMs: 30_000 });
+      await waitFor("the run's backend call", () => server.completions().length > 0);
+      const undo = await runCli(["undo", "held"], { home: scene.home });
+      expect(undo.code).toBe(1);
+      expect(undo.stderr).toMatch(
+        /^scoot undo: session "held" is in use by a live run \(pid \d+\); wait for it to finish, or type \/undo in that REPL \(it reverts its last goal\)/,
+      );
+      expect(undo.stderr).not.toMatch(/--session-id|--resume/);
+      await server.close();
+      expect((await firstDone).code).toBe(1);
     } finally {
       await server.close();
     }

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
@@ -66,6 +66,27 @@ describe("scoot undo", () => {
     expect(again.stderr).toContain("bash");
   });
 
+  it("diff names files relative to the session's project root from any directory", async () => {
+    fs.mkdirSync(file("src"));
+    fs.writeFileSync(file("src/x.py"), "x = 1\n");
+    const r = await evalRun([
+      step("file_edit", { path: "src/x.py", old: "x = 1", new: "x = 2" }),
+      final("done"),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const elsewhere = tempDir("scoot-undo-elsewhere-");
+    try {
+      for (const cwd of [scene.project, file("src"), elsewhere]) {
+        const diff = await runCli(["diff", "undo-me"], { home: scene.home, cwd });
+        expect(diff.code, diff.stderr).toBe(0);
+        expect(diff.stdout, cwd).toContain("--- a/src/x.py\n+++ b/src/x.py\n");
+        expect(diff.stdout).not.toContain("//");
+      }
+    } finally {
+      removeDir(elsewhere);
+    }
+  });
+
   it("refuses a file changed since, naming it and changing nothing; --force reverts it", async () => {
     fs.writeFileSync(file("a.txt"), "original\n");
     fs.writeFileSync(file("b.txt"), "b original\n");
@@ -80,7 +101,11 @@ describe("scoot undo", () => {
     expect(refused.stderr).toContain("nothing was undone");
     expect(refused.stderr).toContain("  a.txt\n");
     expect(refused.stderr).not.toContain("  b.txt\n");
-    expect(refused.stderr).toContain("--force");
+    // The fix names the commands undo and diff take (never a flag they lack, like --resume).
+    expect(refused.stderr).toContain(
+      "  fix: look at the changes (scoot diff undo-me), then scoot undo undo-me --force to overwrite them\n",
+    );
+    expect(refused.stderr).not.toContain("--resume");
     expect(fs.readFileSync(file("a.txt"), "utf8")).toBe("my own work\n");
     expect(fs.readFileSync(file("b.txt"), "utf8")).toBe("b scoot\n");
 
@@ -102,9 +127,14 @@ describe("scoot undo", () => {
     expect((await scoot(["undo", "no-such-session"])).code).toBe(2);
     expect((await scoot(["undo", "../escape"])).code).toBe(2);
     expect((await scoot(["diff", "a", "b"])).code).toBe(2);
-    const elsewhere = await runCli(["undo"], { home: scene.home, cwd: scene.home });
-    expect(elsewhere.code).toBe(2);
-    expect(elsewhere.stderr).toContain("no session");
+    for (const command of ["undo", "diff"]) {
+      const elsewhere = await runCli([command], { home: scene.home, cwd: scene.home });
+      expect(elsewhere.code).toBe(2);
+      expect(elsewhere.stderr).toContain(
+        `scoot ${command}: no session in ${fs.realpathSync(scene.home)}: none was started in this directory (see scoot sessions list --all, or name one: scoot ${command} <session-id>)`,
+      );
+      expect(elsewhere.stderr).not.toContain("--resume");
+    }
   });
 });
 

@@ -84,8 +84,12 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
-/** What an extra route answers: JSON (or raw text) with a status, or nothing at all. */
-export type RouteAnswer = { status?: number; body: unknown } | { hang: true };
+/**
+ * What an extra route answers: JSON (or raw text) with a status, or nothing at all. `contentType`
+ * sends a string body under another type (an HTML error page from a server that is not
+ * OpenAI-compatible).
+ */
+export type RouteAnswer = { status?: number; body: unknown; contentType?: string } | { hang: true };
 
 export interface ScriptedServerOptions {
   /** Ids listed by `GET /v1/models`. */
@@ -461,7 +465,7 @@ export async function startScriptedServer(
       if (route) {
         const a = route(rec);
         if ("hang" in a) return;
-        sendJson(res, a.status ?? 200, a.body);
+        sendJson(res, a.status ?? 200, a.body, a.contentType ? { "content-type": a.contentType } : {});
       } else if (req.method === "POST" && (path === CHAT_PATH || path === RESPONSES_PATH)) {
         answer(path, rec, res, req);
       } else if (req.method === "GET" && path === MODELS_PATH) {

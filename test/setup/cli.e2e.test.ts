@@ -89,6 +89,27 @@ describe("setup --yes", () => {
     expect(c.stdout).not.toContain(TOKEN);
   });
 
+  it.each([
+    ["http://127.0.0.1:11434/v1", "none"],
+    ["http://localhost:8080/v1", "none"],
+    ["https://llm.example.com/v1", "env"],
+  ])("without --token-source, %s gets the source the terminal offers: %s", async (url, source) => {
+    const r = await setup([
+      "--yes",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--api",
+      "chat",
+      "--policy",
+      "guarded",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const c = await configJson({ OPENAI_API_KEY: "sk-shellkey0123456789" });
+    expect(JSON.parse(c.stdout).token_source).toBe(source);
+  });
+
   it("refuses to replace an existing config without --force (exit 2, nothing changed); --force replaces it", async () => {
     expect((await setup(flags, `${TOKEN}\n`)).code).toBe(0);
     const before = snapshot();
@@ -136,7 +157,11 @@ describe("setup --yes", () => {
 
   it.each<[string, string[], RegExp]>([
     ["an unknown api", ["--api", "soap"], /--api: unknown api "soap"/],
-    ["a bad URL", ["--base-url", "llm.example.com"], /--base-url: "llm\.example\.com" is not a URL/],
+    [
+      "a bad URL",
+      ["--base-url", "llm.example.com"],
+      /--base-url: "llm\.example\.com" does not start with http:\/\/ or https:\/\/; write it as http:\/\/llm\.example\.com\/v1/,
+    ],
     ["an unknown policy", ["--policy", "loose"], /--policy: unknown policy "loose"/],
     ["an unknown token source", ["--token-source", "vault"], /--token-source: unknown token source "vault"/],
     [

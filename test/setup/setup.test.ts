@@ -33,7 +33,12 @@ describe("values are checked with a clear error", () => {
   it.each<[string, (s: string) => { ok: boolean; error?: string }, string, RegExp | true]>([
     ["url ok", validateBaseUrl, "https://api.example.com/v1", true],
     ["url local", validateBaseUrl, "http://127.0.0.1:11434/v1", true],
-    ["url not a url", validateBaseUrl, "api.example.com", /is not a URL/],
+    [
+      "url not a url",
+      validateBaseUrl,
+      "api.example.com",
+      /"api\.example\.com" does not start with http:\/\/ or https:\/\//,
+    ],
     ["url empty", validateBaseUrl, " ", /empty/],
     ["url wrong scheme", validateBaseUrl, "ftp://x/v1", /http:\/\/ or https:\/\//],
     ["url with userinfo", validateBaseUrl, "https://me:pw@api.example.com/v1", /must not carry credentials/],
@@ -151,7 +156,7 @@ describe("on a terminal, setup asks", () => {
       "y",
     ]);
     expect(r.code, r.err).toBe(0);
-    expect(r.shown).toMatch(/is not a URL/);
+    expect(r.shown).toMatch(/"not a url" is not an http:\/\/ or https:\/\/ URL/);
     const config = fs.readFileSync(path.join(home, "config.toml"), "utf8");
     expect(config).not.toContain(token);
     expect(config).toContain('base_url = "https://api.example.com/v1"');

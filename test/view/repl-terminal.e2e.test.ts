@@ -88,7 +88,10 @@ describe.skipIf(!hasTmux)("the REPL on a terminal", () => {
   });
 
   it("/model, /clear and /compact change what the next goal sends", async () => {
-    server = await startScriptedServer([final("one"), final("two"), final("three")]);
+    // /model checks the name against the server's list: this one lists it.
+    server = await startScriptedServer([final("one"), final("two"), final("three")], {
+      models: ["scripted-model", "other-model"],
+    });
     term = await repl();
     await term.waitFor("scoot> ");
     await term.keys("first goal", "Enter");

@@ -1,6 +1,7 @@
 /**
  * The last goal of a resumed conversation and its answer, shown before the prompt of
- * `--resume` / `--continue` (docs/sessions.md "Resuming a session") so the person knows where they are.
+ * `--resume` / `--continue` (docs/sessions.md "Resuming a session") so the person knows where they
+ * are, and how many goals it holds.
  */
 
 import { SUMMARY_MARKER } from "../../agent/compact.js";
@@ -33,6 +34,11 @@ function finalAnswer(m: Message): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** How many goals the person gave in a conversation (observations, corrections and summaries are not goals). */
+export function goalCount(messages: readonly Message[]): number {
+  return messages.filter(isGoal).length;
 }
 
 export function lastExchange(messages: readonly Message[]): { goal: string; answer?: string } | undefined {
