@@ -41,7 +41,7 @@ describe("basic flags", () => {
     }
   });
   it.each([
-    [["frobnicate"], /unknown command "frobnicate"/],
+    [["sesions"], /unknown command "sesions"; did you mean scoot sessions/],
     [["--nope"], /unknown option --nope/],
     [["-e"], /needs a value/],
     [["--session-id", "../x", "-e", "hi"], /invalid session id/],
