@@ -129,6 +129,42 @@ describe.skipIf(!hasTmux).each(SIZES)("the keyboard at $width x $height", (size)
     expect((await t.screen()).match(/\+row 60/g)).toHaveLength(1);
   });
 
+  it("after a on git status, git clean -fdx still asks", async () => {
+    const t = await open(
+      [
+        step("bash", "git status"),
+        step("bash", "git status --short"),
+        step("bash", "git clean -fdx"),
+        final("cleaned?"),
+      ],
+      size,
+    );
+    await t.line("tidy up");
+    const first = await t.waitFor(QUESTION);
+    expect(first).toContain('a = always: every "git status …" command, for this session');
+    await t.type("a");
+    await t.waitFor(/keep it as a rule for this project .*\[y\/N\] $/m);
+    await t.type("n");
+    // `git status --short` rides on the "always"; `git clean -fdx` is asked about.
+    const third = await t.waitFor(/approve bash git clean -fdx\? \[y\/a\/n\] $/m);
+    expect(third).not.toContain("approve bash git status --short");
+    await t.keys("Escape");
+    await t.waitFor("cleaned?");
+  });
+
+  it("a refusal by a rule is marked on screen, naming the rule", async () => {
+    fs.mkdirSync(scene.home, { recursive: true });
+    fs.writeFileSync(
+      path.join(scene.home, "config.toml"),
+      '[[tools.rules]]\ntool = "bash"\nmatch = "npm publish"\ndecision = "deny"\n',
+    );
+    const t = await open([step("bash", "npm publish"), final("not published")], size);
+    await t.line("publish");
+    const shown = await t.waitFor("not published");
+    expect(shown).toContain("✗ refused by rule tools.rules[0]  bash  npm publish");
+    expect(shown).not.toMatch(QUESTION);
+  });
+
   it("a write holding a NUL shows \\x00 and a warning", async () => {
     const content = "#!/bin/sh\nprintf 'a\u0000b'\n";
     const t = await open([step("file_write", { path: "run.sh", content }), final("done")], size);

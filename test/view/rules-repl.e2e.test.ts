@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { saveApprovalRule } from "../../src/agent/save-rule.js";
 import { auditEvents } from "../helpers/audit-file.js";
 import { useScene } from "../helpers/scene.js";
@@ -28,11 +28,16 @@ const final = (answer: string): ScriptItem => step("final", answer, "t");
 /** The approval question, in any of its layouts: it always offers y, a and n. */
 const QUESTION = /\[y\/a\/n\]/;
 
+const SIZES = [
+  { width: 120, height: 40 },
+  { width: 80, height: 24 },
+];
+let size = SIZES[0]!;
+
 async function repl(items: ScriptItem[]): Promise<Terminal> {
   scene.server = await startScriptedServer(items);
   term = await openTerminal(["repl"], {
-    width: 160,
-    height: 40,
+    ...size,
     home: scene.home,
     cwd: scene.project,
     env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false", NO_COLOR: "1" },
@@ -41,7 +46,11 @@ async function repl(items: ScriptItem[]): Promise<Terminal> {
   return term;
 }
 
-describe.skipIf(!hasTmux)("rules in the REPL", () => {
+describe.skipIf(!hasTmux).each(SIZES)("rules in the REPL at $width x $height", (at) => {
+  beforeEach(() => {
+    size = at;
+  });
+
   it("a rule saved for this project runs its command unasked in the next session; /status lists it", async () => {
     const saved = saveApprovalRule(scene.home, {
       tool: "bash",
@@ -100,8 +109,7 @@ describe.skipIf(!hasTmux)("rules in the REPL", () => {
     fs.rmSync(path.join(scene.project, "first.txt"));
     // The next session: the same command runs without a question.
     term = await openTerminal(["repl"], {
-      width: 160,
-      height: 40,
+      ...size,
       home: scene.home,
       cwd: scene.project,
       env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, SCOOT_BACKEND_STREAM: "false", NO_COLOR: "1" },

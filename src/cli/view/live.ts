@@ -179,6 +179,17 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
             `${s.red("✗ denied")}  ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}\n  ${s.red(clean(cut(e.reason, REASON_MAX_CHARS)))}`,
           );
           return;
+        case "refused": {
+          // The person's own refusal was marked by the question; a rule's or an earlier
+          // "reject always" was made without one, so it is marked here.
+          const rule = e.call?.approval?.rule;
+          if (!rule && !e.reason?.startsWith("refused earlier")) return;
+          stop();
+          line(
+            `${s.red(rule ? `✗ refused by rule ${clean(rule)}` : "✗ refused")}  ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}\n  ${s.red(clean(cut(e.reason ?? "", REASON_MAX_CHARS)))}`,
+          );
+          return;
+        }
         case "running":
           stop();
           line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}`);
