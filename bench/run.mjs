@@ -28,6 +28,7 @@ const BENCHES = [
   "prompt.mjs",
   "telemetry.mjs",
   "view.mjs",
+  "keys.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

@@ -126,7 +126,7 @@ function edgesOf(after: string, safe: (t: string) => string): DiffLine[] {
   if (lines.length <= 2 * n) return lines.map(plus);
   return [
     ...lines.slice(0, n).map(plus),
-    { style: "note", text: `… ${(lines.length - 2 * n).toLocaleString("en-US")} lines not shown …` },
+    { style: "note", text: `… ${lines.length - 2 * n} lines not shown …` },
     ...lines.slice(-n).map(plus),
   ];
 }
