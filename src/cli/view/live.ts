@@ -190,11 +190,15 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
           );
           return;
         }
-        case "running":
+        case "running": {
           stop();
-          line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}`);
+          // A call the person just approved is named by the question's `✓` line: not twice.
+          const answer = e.call?.approval?.answer;
+          if (answer !== "once" && answer !== "always")
+            line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}`);
           spin(`running ${e.action}`);
           return;
+        }
         case "tool_output":
           if (label === undefined) return;
           running = e.lines.slice(-RUNNING_OUTPUT_LINES);
