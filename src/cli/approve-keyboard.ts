@@ -15,7 +15,7 @@ import { type ApprovalAnswer, type Approver, alwaysCovers, callSummary } from ".
 import type { Ready } from "../agent/call-record.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
-import type { DiffLine } from "../core/unified-diff.js";
+import { type DiffLine, paintDiffLine } from "../core/unified-diff.js";
 
 /** How much of a non-file, non-shell input is shown (JSON text). */
 export const SHOWN_INPUT_MAX_CHARS = 4000;
@@ -135,15 +135,6 @@ async function describe(request: Ready): Promise<Shown> {
   return { subject, size: "", lines, ...(warning ? { warning } : {}) };
 }
 
-const PAINT: Record<NonNullable<DiffLine["style"]>, string> = {
-  removed: "\u001b[31m",
-  added: "\u001b[32m",
-  hunk: "\u001b[36m",
-  header: "\u001b[1m",
-  note: "\u001b[2m",
-  reset: "\u001b[0m",
-};
-
 /**
  * Lines as screen rows: a line wider than the screen is broken into rows (the rows after the
  * first marked `↪`), never cut, so nothing past the edge hides — a command padded with spaces
@@ -164,10 +155,6 @@ export function screenRows(lines: DiffLine[], columns: number): DiffLine[] {
     }
   }
   return rows;
-}
-
-function paint(line: DiffLine, color: boolean): string {
-  return color && line.style ? `${PAINT[line.style]}${line.text}${PAINT.reset}` : line.text;
 }
 
 /**
@@ -213,7 +200,7 @@ export function keyboardApprover(io: KeyboardIo): Approver {
     const pages = Math.ceil(all.length / per);
     for (let p = 0; p < pages; p++) {
       const chunk = all.slice(p * per, (p + 1) * per);
-      io.write(`${chunk.map((l) => paint(l, io.color)).join("\n")}\n`);
+      io.write(`${chunk.map((l) => paintDiffLine(l, io.color)).join("\n")}\n`);
       if (p === pages - 1) break;
       io.write(`-- page ${p + 1} of ${pages} · space: next page · q: back to the question --`);
       const key = await io.key(signal);
@@ -266,7 +253,7 @@ export function keyboardApprover(io: KeyboardIo): Approver {
       );
       const out = [
         `${bold("●")} ${bold(subject)}`,
-        ...lines.map((l) => paint(l, io.color)),
+        ...lines.map((l) => paintDiffLine(l, io.color)),
         ...tail.map((l) => l.text),
       ];
       io.write(`${out.join("\n")}\n`);
