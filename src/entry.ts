@@ -8,6 +8,7 @@ import { parseArgs, USAGE } from "./cli/args.js";
 import { unknownCommandMessage } from "./cli/command-hint.js";
 import type { Surroundings } from "./cli/context.js";
 import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
+import { wrapHelp } from "./cli/help-wrap.js";
 import { EXIT, type Io } from "./cli/io.js";
 import { scootVersion } from "./core/version.js";
 
@@ -41,10 +42,16 @@ function helpTopic(words: string[], flag: boolean): string[] {
   return flag ? words : [];
 }
 
+/** Help wrapped to the terminal's width when it goes to the process's own terminal. */
+function helpForScreen(text: string, io: Io): string {
+  if (!io.processStreams || !process.stdout.isTTY) return text;
+  return wrapHelp(text, process.stdout.columns);
+}
+
 /** `scoot --help`, `scoot <command> --help`, `scoot help [<command>]` (docs/commands.md). */
 function printHelp(words: string[], io: Io): number {
   if (words.length === 0) {
-    io.out(USAGE);
+    io.out(helpForScreen(USAGE, io));
     return EXIT.ok;
   }
   const text = commandHelpText(words[0]!);
@@ -52,6 +59,6 @@ function printHelp(words: string[], io: Io): number {
     io.err(unknownCommandMessage(words, Object.keys(COMMAND_HELP)));
     return EXIT.usage;
   }
-  io.out(text);
+  io.out(helpForScreen(text, io));
   return EXIT.ok;
 }
