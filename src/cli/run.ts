@@ -27,12 +27,12 @@ export async function runEval(cli: Cli): Promise<number> {
   // --json prints one object at the end; otherwise the answer streams as it arrives.
   const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false });
   if (!opened.ok) return opened.exitCode;
-  const { agent, trace, finish, screen } = opened;
+  const { agent, trace, finish, screen, cancel } = opened;
   const control = createStopControl({
     onFirst: () => {
-      // The notice is written at once, not after the answer line: the live view's block goes first.
-      screen.suspend();
-      cli.io.err("\nscoot: interrupted; stopping the running step (Ctrl-C again to force)\n");
+      // Nothing more of the run prints after this line; the spinner goes (docs/keyboard.md "Cancelling").
+      const what = cancel();
+      screen.err(`scoot: interrupted: stopped ${what} (Ctrl-C again to force)\n`);
     },
     onAgain: () => endProcess(EXIT.interrupted),
     error: () => new Error("interrupted"),

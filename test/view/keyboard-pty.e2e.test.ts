@@ -229,6 +229,23 @@ describe.skipIf(!hasTmux).each(SIZES)("the keyboard at $width x $height", (size)
     );
   });
 
+  it("-e: Ctrl-C during a streamed answer prints nothing of it after the interrupt line", async () => {
+    const answer = `${"word ".repeat(40)}END-OF-ANSWER`;
+    const text = stepText("final", answer);
+    const pieces = Array.from({ length: 40 }, (_, i) =>
+      text.slice((i * text.length) / 40, ((i + 1) * text.length) / 40),
+    );
+    const t = await open([{ stream: pieces, pauseMs: 150 }], size, ["-e", "answer slowly"], null);
+    await t.waitFor(/word word/);
+    await t.keys("C-c");
+    await t.waitFor(/scoot: interrupted: stopped the answer while it streamed after \d+\.\ds/);
+    const screen = await t.waitFor("[exit 130]");
+    const tail = screen.slice(screen.indexOf("scoot: interrupted"));
+    expect(tail).not.toContain("word");
+    expect(screen).toContain("[interrupted]");
+    expect(screen).not.toContain("END-OF-ANSWER");
+  });
+
   it("Esc cancels a running command like Ctrl-C, and one line says what was stopped", async () => {
     const t = await open([step("bash", "sleep 30"), final("never")], size, [
       "repl",
