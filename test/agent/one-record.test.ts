@@ -124,7 +124,19 @@ describe("a new tool is one file and one registry line", () => {
     expect((await h.run("stamp it")).stop).toBe("final");
     expect(fs.readFileSync(path.join(project, "STAMP"), "utf8")).toBe("v1\n");
     expect(keys.shown).toContain("approve stamp STAMP ← v1? [y/a/n]");
-    expect(live.shown()).toContain("● stamp  STAMP ← v1");
+    // Approved at the keyboard, the call is named by the question's ✓ line...
+    expect(keys.shown).toContain("✓ stamp STAMP ← v1 · run once");
+    expect(live.shown()).not.toContain("● stamp");
+    // ...and where nobody is asked, by the live view's own line.
+    const unasked = screenView();
+    const h0 = loopHarness([call, finalStep], { cwd: project, tools });
+    const seen0 = h0.deps.onEvent!;
+    h0.deps.onEvent = (e) => {
+      seen0(e);
+      unasked.view.listener(e);
+    };
+    expect((await h0.run("stamp it unasked")).stop).toBe("final");
+    expect(unasked.shown()).toContain("● stamp  STAMP ← v1");
     // The system prompt offers it from its declaration.
     expect(h.deps.history[0]!.content).toContain("Write a one-line stamp file.");
 
