@@ -4,7 +4,8 @@
  *   ask    one backend request
  *   step   extract and validate exactly one step (a bad one becomes a correction)
  *   call   the call pipeline (calls.ts): validate → effects → gate → audit → tool → clip
- *   record the observation, wrapped as untrusted data, into history and transcript
+ *   record the observation, wrapped as untrusted data, into history and transcript; then the
+ *          AGENTS.md files below the root that govern a path the call first touched
  * Every step is written to the transcript and the audit log as it happens; if the audit log
  * cannot be written, no further tool runs (fail closed).
  */
@@ -29,6 +30,7 @@ import {
   stopNote,
 } from "./history.js";
 import { compactWithHysteresis } from "./hysteresis.js";
+import { type NestedInstructions, touchedPaths } from "./nested-instructions.js";
 import { appendTurn, correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
 import { type RunStatus, type RunStop, statusOf } from "./run-stop.js";
@@ -86,6 +88,11 @@ export interface RunDeps {
   approval?: ApprovalSetup;
   /** Where file changes are checkpointed for undo (docs/sessions.md "Undo"); absent: they are not. */
   checkpoints?: CheckpointWriter;
+  /**
+   * AGENTS.md files below the project root, added when a call first touches a path under them
+   * (docs/context.md "Project instructions"); absent: project instructions are off.
+   */
+  instructions?: NestedInstructions;
 }
 
 class Interrupted extends Error {}
@@ -481,6 +488,26 @@ function recordPhase(run: Run, action: string, observation: string): NotRecorded
 }
 
 /**
+ * Phase record, continued: the AGENTS.md files below the root that govern what the call just
+ * touched, one note each after its observation (merged into it in the history, a line of its
+ * own in the transcript), each audited; files not read are said on the trace.
+ */
+function instructionsPhase(run: Run, prepared: Prepared): NotRecorded | undefined {
+  const tracker = run.deps.instructions;
+  if (!tracker || prepared.kind !== "ready") return undefined;
+  const paths = touchedPaths(prepared);
+  if (paths.length === 0) return undefined;
+  const found = tracker.touched(paths, run.deps.history);
+  for (const why of found.refused) run.emit({ type: "project", message: why });
+  for (const a of found.added) {
+    run.emit({ type: "project", message: a.message });
+    const kept = run.record("observation", a.audit) ?? run.remember({ role: "user", content: a.note });
+    if (kept) return kept;
+  }
+  return undefined;
+}
+
+/**
  * A goal that ended without a final answer leaves a note on the assistant's side saying why
  * (history.ts): the model knows, and the next goal's request does not carry two user
  * messages in a row. The history gets it even when the transcript cannot be written (the run
@@ -564,6 +591,8 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const recorded = recordPhase(run, step.action, withDropped(text, reply.dropped));
       if (recorded) return unrecorded(recorded);
       if (typeof observation !== "string") throw new Interrupted();
+      const told = instructionsPhase(run, prepared);
+      if (told) return unrecorded(told);
     }
     return fail("max_turns", `no final answer within agent.max_turns = ${maxTurns} turns`);
   } catch (e) {

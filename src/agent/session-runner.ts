@@ -36,7 +36,8 @@ import { openContextFit } from "./context-setup.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { NOTE_PREFIX, type UndoneFiles, undoNote } from "./history.js";
 import { type RunResult, runGoal } from "./loop.js";
-import { loadProjectInstructions } from "./project-instructions.js";
+import { instructionsStatus, type NestedInstructions, nestedInstructions } from "./nested-instructions.js";
+import { describeLoaded, loadProjectInstructions, type ProjectInstructions } from "./project-instructions.js";
 import { alternating, appendTurn, buildSystemPrompt } from "./prompt.js";
 import { gateUndoGuard, type UndoGuard } from "./undo-report.js";
 
@@ -91,6 +92,11 @@ export interface AgentSession {
   compact(): Result<{ removed: number; beforeBytes: number; afterBytes: number } | undefined, string>;
   /** Bytes of the conversation kept for the next goal. */
   historyBytes(): number;
+  /**
+   * The project instructions (AGENTS.md) in words for `/status`: the budget, what was read,
+   * clipped or left out, and the files added since on first touch.
+   */
+  instructions(): string;
   /** The gate of this session (in `mode`, default its own) and its audit log, for `/undo`. */
   undoGuard(mode?: PolicyMode): UndoGuard;
   /**
@@ -122,12 +128,15 @@ function failedBeforeStart(error: string): RunResult {
   };
 }
 
-/** AGENTS.md for this session, and the trace line that says what was read or why not. */
-function projectInstructionsFor(
-  config: Config,
-  cwd: string,
-  job: boolean,
-): { section: string; message: string } {
+/** AGENTS.md for this session: the prompt section, the trace line, and what `/status` reads. */
+interface SessionInstructions {
+  section: string;
+  message: string;
+  /** Undefined when project instructions are off (`message` says why). */
+  found?: ProjectInstructions;
+}
+
+function projectInstructionsFor(config: Config, cwd: string, job: boolean): SessionInstructions {
   const setting = config.agent.project_instructions;
   const on = setting ?? !job;
   if (!on) {
@@ -138,10 +147,7 @@ function projectInstructionsFor(
     return { section: "", message: `off: ${why}` };
   }
   const found = loadProjectInstructions(cwd);
-  const read =
-    found.files.length === 0 ? "no AGENTS.md found" : `read ${found.files.join(", ")} (nearest last)`;
-  const notes = found.notes.length > 0 ? `; ${found.notes.join("; ")}` : "";
-  return { section: found.section, message: `${read}${notes}` };
+  return { section: found.section, message: describeLoaded(found), found };
 }
 
 /** `/compact` aims at this share of the conversation's current size. */
@@ -300,6 +306,14 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   }
   const project = projectInstructionsFor(config, cwd, opts.job === true);
   onEvent?.({ type: "project", message: project.message });
+  const nested = project.found
+    ? nestedInstructions({
+        dirs: project.found.dirs,
+        settings: gateSettings,
+        cwd,
+        ...(opts.resume ? { resumed: opts.resume } : {}),
+      })
+    : undefined;
   const systemPrompt = buildSystemPrompt({
     tools: [...tools.values()],
     mode: opts.mode,
@@ -322,6 +336,8 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
       systemPrompt,
       stores: stores.value,
       pool,
+      project,
+      nested,
     }),
   };
 }
@@ -338,6 +354,9 @@ interface Wired {
   systemPrompt: string;
   stores: Stores;
   pool: { close(): Promise<void> } | undefined;
+  project: SessionInstructions;
+  /** AGENTS.md files below the root, added on first touch; undefined when instructions are off. */
+  nested: NestedInstructions | undefined;
 }
 
 /** The session's conversation and its goals, over the wired parts. */
@@ -444,6 +463,7 @@ function agentSession(w: Wired): AgentSession {
           fit,
           ...(resumedNow ? { resumed: opts.sessionId } : {}),
           ...(approval ? { approval } : {}),
+          ...(w.nested ? { instructions: w.nested } : {}),
           checkpoints,
         },
         goal,
@@ -495,6 +515,7 @@ function agentSession(w: Wired): AgentSession {
       return { ok: true, value: undefined };
     },
     historyBytes: () => historyBytes(history),
+    instructions: () => (w.project.found ? instructionsStatus(w.project.found, w.nested) : w.project.message),
     async close() {
       audit.close();
       claim.release();

@@ -434,6 +434,7 @@ function showStatus(repl: Repl): void {
       `approval  ${repl.active.approval}`,
       `rules     ${rulesSummary(repl.active.config.tools.rules, repl.cli.cwd).join("\n          ") || "none"}`,
       `context   ${context}, ${agent.historyBytes()} bytes kept`,
+      `instructions  ${agent.instructions()}`,
       `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
       "",
     ].join("\n"),

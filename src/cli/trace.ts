@@ -8,9 +8,14 @@ import { clip } from "../core/clip.js";
 import { redact } from "../core/redact.js";
 
 const TRACE_INPUT_MAX = 300;
+/**
+ * The project instructions line names every AGENTS.md read, clipped, left out or refused, by
+ * absolute path: it is bounded by the files of one repository, not by model output.
+ */
+const TRACE_PROJECT_MAX = 4000;
 
-function one(text: string): string {
-  return clip(redact(text), TRACE_INPUT_MAX).replace(/\s*\n\s*/g, " ⏎ ");
+function one(text: string, max = TRACE_INPUT_MAX): string {
+  return clip(redact(text), max).replace(/\s*\n\s*/g, " ⏎ ");
 }
 
 export function traceLine(e: AgentEvent): string | undefined {
@@ -42,7 +47,7 @@ export function traceLine(e: AgentEvent): string | undefined {
     case "error":
       return `[trace] error: ${one(e.message)}`;
     case "project":
-      return `[trace] project instructions: ${one(e.message)}`;
+      return `[trace] project instructions: ${one(e.message, TRACE_PROJECT_MAX)}`;
     case "mcp":
       return `[trace] mcp: ${one(e.message)}`;
     case "sandbox":
