@@ -93,6 +93,11 @@ export interface RunDeps {
    * (docs/context.md "Project instructions"); absent: project instructions are off.
    */
   instructions?: NestedInstructions;
+  /**
+   * The system prompt as it should read for the next request; asked before each one. MCP tool
+   * lists can change during a run (docs/mcp.md "Tool lists that stay true"); absent: it never does.
+   */
+  systemPrompt?: (signal: AbortSignal) => Promise<string>;
 }
 
 class Interrupted extends Error {}
@@ -171,6 +176,27 @@ function openRun(deps: RunDeps, goal: string): Run {
 
 function checkInterrupted(run: Run): void {
   if (run.deps.signal.aborted) throw new Interrupted();
+}
+
+/**
+ * Before a request: a system prompt that changed (an MCP server's tool list) replaces the
+ * history's first message, and the transcript records the new one (a resume starts from the
+ * last system prompt it holds).
+ */
+async function refreshSystemPrompt(run: Run): Promise<NotRecorded | undefined> {
+  const { deps } = run;
+  if (!deps.systemPrompt) return undefined;
+  const text = await deps.systemPrompt(deps.signal);
+  const first = deps.history[0];
+  if (first?.role !== "system" || first.content === text) return undefined;
+  const m: Message = { role: "system", content: text };
+  deps.history[0] = m;
+  try {
+    deps.session.append(m);
+    return undefined;
+  } catch (e) {
+    return notRecorded(`cannot write the session transcript ${deps.session.path}: ${(e as Error).message}`);
+  }
 }
 
 /** Phase turn: compact the history when it is over budget. An error stops the run. */
@@ -567,6 +593,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     run.goalIndex = deps.history.length - 1;
 
     for (let turn = 1; turn <= maxTurns; turn++) {
+      checkInterrupted(run);
+      const refreshed = await refreshSystemPrompt(run);
+      if (refreshed) return unrecorded(refreshed);
       checkInterrupted(run);
       run.counts.turns = turn;
       const stopped = turnPhase(run);

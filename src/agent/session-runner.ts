@@ -14,9 +14,8 @@ import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
 import { type RedactingListener, redactStreamedEvents } from "../core/stream-redact.js";
 import type { Result } from "../core/types.js";
-import type { ToolLister } from "../mcp/describe.js";
+import type { McpCatalog } from "../mcp/catalog.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
-import type { McpToolInfo } from "../mcp/tools-info.js";
 import { modeAtProjectRoot, refuseProjectRoot } from "../policy/project-root.js";
 import { buildGateSettings } from "../policy/settings.js";
 import type { GateSettings } from "../policy/types.js";
@@ -197,47 +196,59 @@ function servicesFor(
   };
 }
 
-/** The MCP pool when servers are configured (loaded only then); it becomes `services.mcp`. */
+/**
+ * The MCP pool when servers are configured (loaded only then); it becomes `services.mcp`. Outside
+ * readonly (where every mcp_call is denied and no server is started just to describe it) the
+ * catalog keeps each server's tool list true for the session (docs/mcp.md "Tool lists that stay
+ * true"): the pool tells it when a server connects or announces a change, and asks it to check
+ * each call's arguments against the newest list.
+ */
 async function startMcp(
   opts: AgentSessionOptions,
   ext: Extensions,
   services: ToolServices,
   childEnv: NodeJS.ProcessEnv,
-): Promise<{ close(): Promise<void> } | undefined> {
+  onEvent: Listener | undefined,
+): Promise<{ pool: { close(): Promise<void> }; catalog: McpCatalog | undefined } | undefined> {
   if (ext.mcpServers.length === 0) return undefined;
   const { createMcpPool } = await import("../mcp/pool.js");
+  let catalog: McpCatalog | undefined;
   const pool = createMcpPool(ext.mcpServers, {
     caFile: opts.config.backend.ca_file,
     env: childEnv,
     timeoutMs: effectiveToolTimeout(opts.config),
     projectRoot: projectRoot(opts.cwd),
     scootHome: opts.paths.root,
+    bwrapPath: opts.config.tools.sandbox_bwrap_path,
+    onWarning: (message) => opts.onWarning?.(`mcp: ${message}`),
+    onToolsStale: (server, why) => catalog?.stale(server, why),
+    checkCall: async (server, tool, args) => catalog?.checkCall(server, tool, args),
   });
   services.mcp = pool;
-  return pool;
+  if (opts.mode === "readonly") return { pool, catalog };
+  const { createMcpCatalog } = await import("../mcp/catalog.js");
+  catalog = createMcpCatalog({
+    servers: ext.mcpServers,
+    lister: pool,
+    stateDir: opts.paths.state,
+    say: (message) => onEvent?.({ type: "mcp", message }),
+  });
+  await catalog.load();
+  return { pool, catalog };
 }
 
-/** The enabled tools, with `mcp_call` checking each MCP tool's schema when the servers describe them. */
+/** The enabled tools, with `mcp_call` checking each MCP tool's schema against the catalog's lists. */
 async function toolsFor(
-  opts: AgentSessionOptions,
   ext: Extensions,
-  services: ToolServices,
-  onEvent: Listener | undefined,
-): Promise<{ tools: ReadonlyMap<string, AnyTool>; mcpTools: Map<string, McpToolInfo[]> }> {
+  catalog: McpCatalog | undefined,
+): Promise<ReadonlyMap<string, AnyTool>> {
   const tools = enabledTools({ hasMcp: ext.mcpServers.length > 0, hasSkills: ext.skills.length > 0 });
-  // In readonly every mcp_call is denied: no server is started just to describe its tools.
-  if (!services.mcp || opts.mode === "readonly") return { tools, mcpTools: new Map() };
-  const { describeMcpTools } = await import("../mcp/describe.js");
-  const lister = services.mcp as unknown as ToolLister;
-  const mcpTools = await describeMcpTools(ext.mcpServers, lister, opts.paths.state, (message) =>
-    onEvent?.({ type: "mcp", message }),
-  );
-  if (mcpTools.size === 0) return { tools, mcpTools };
+  if (!catalog) return tools;
   const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
   const checked = new Map(tools);
-  const withSchemas = mcpCallWithSchemas(mcpTools);
+  const withSchemas = mcpCallWithSchemas(catalog.tools);
   checked.set(withSchemas.name, withSchemas as unknown as AnyTool);
-  return { tools: checked, mcpTools };
+  return checked;
 }
 
 /**
@@ -285,8 +296,10 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   const childEnv = childEnvFor(config, env);
   const ext = loadExtensions(opts);
   const services = servicesFor(opts, ext, onEvent);
-  const pool = await startMcp(opts, ext, services, childEnv);
-  const { tools, mcpTools } = await toolsFor(opts, ext, services, onEvent);
+  const mcp = await startMcp(opts, ext, services, childEnv, onEvent);
+  const pool = mcp?.pool;
+  const catalog = mcp?.catalog;
+  const tools = await toolsFor(ext, catalog);
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
@@ -314,14 +327,16 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
         ...(opts.resume ? { resumed: opts.resume } : {}),
       })
     : undefined;
-  const systemPrompt = buildSystemPrompt({
-    tools: [...tools.values()],
-    mode: opts.mode,
-    cwd,
-    skillsSection: ext.skills.length > 0 ? skillsPromptSection(ext.skills) : undefined,
-    mcpSection: mcpPromptSection(ext.mcpServers, mcpTools) || undefined,
-    projectSection: project.section || undefined,
-  });
+  const promptWith = (listed: McpCatalog["tools"] | undefined) =>
+    buildSystemPrompt({
+      tools: [...tools.values()],
+      mode: opts.mode,
+      cwd,
+      skillsSection: ext.skills.length > 0 ? skillsPromptSection(ext.skills) : undefined,
+      mcpSection: mcpPromptSection(ext.mcpServers, listed) || undefined,
+      projectSection: project.section || undefined,
+    });
+  const systemPrompt = systemPromptOf(catalog, promptWith);
 
   return {
     ok: true,
@@ -342,6 +357,39 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   };
 }
 
+/**
+ * The system prompt as the MCP tool lists stand now (docs/mcp.md "Tool lists that stay true"):
+ * rebuilt only when the catalog's version moved. `fresh` first lets the catalog re-read aged
+ * lists and waits for re-lists under way, so a request never describes a list already replaced.
+ */
+interface SystemPrompt {
+  now(): string;
+  fresh?: (signal: AbortSignal) => Promise<string>;
+}
+
+function systemPromptOf(
+  catalog: McpCatalog | undefined,
+  build: (listed: McpCatalog["tools"] | undefined) => string,
+): SystemPrompt {
+  if (!catalog) {
+    const fixed = build(undefined);
+    return { now: () => fixed };
+  }
+  let built = { version: catalog.version(), text: build(catalog.tools) };
+  const now = () => {
+    if (built.version !== catalog.version())
+      built = { version: catalog.version(), text: build(catalog.tools) };
+    return built.text;
+  };
+  return {
+    now,
+    fresh: async (signal) => {
+      await catalog.settle(signal);
+      return now();
+    },
+  };
+}
+
 /** What one session runs with, wired once by openAgentSession. */
 interface Wired {
   opts: AgentSessionOptions;
@@ -351,7 +399,7 @@ interface Wired {
   services: ToolServices;
   childEnv: NodeJS.ProcessEnv;
   gateSettings: GateSettings;
-  systemPrompt: string;
+  systemPrompt: SystemPrompt;
   stores: Stores;
   pool: { close(): Promise<void> } | undefined;
   project: SessionInstructions;
@@ -417,15 +465,15 @@ function agentSession(w: Wired): AgentSession {
       }),
     async run(goal, signal) {
       if (!systemWritten) {
+        const prompt = systemPrompt.now();
         try {
           recordSessionMeta(paths.sessions, opts.sessionId, cwd);
-          if (!resumed || lastSystem !== systemPrompt)
-            session.append({ role: "system", content: systemPrompt });
+          if (!resumed || lastSystem !== prompt) session.append({ role: "system", content: prompt });
         } catch (e) {
           const error = `cannot write the session transcript ${session.path}: ${(e as Error).message}`;
           return failedBeforeStart(error);
         }
-        history.push({ role: "system", content: systemPrompt });
+        history.push({ role: "system", content: prompt });
         // Merged as the live history is (history.ts): a transcript may hold two user lines in a row.
         if (resumed && !clearedBeforeStart)
           history.push(...alternating(resumed.filter((m) => m.role !== "system")));
@@ -465,6 +513,7 @@ function agentSession(w: Wired): AgentSession {
           ...(approval ? { approval } : {}),
           ...(w.nested ? { instructions: w.nested } : {}),
           checkpoints,
+          ...(systemPrompt.fresh ? { systemPrompt: systemPrompt.fresh } : {}),
         },
         goal,
       );

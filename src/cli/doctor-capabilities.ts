@@ -12,6 +12,7 @@ import { rootUserCheck, sandboxCheck } from "../sandbox/doctor.js";
 import { validateJobs } from "../schedule/jobs.js";
 import { discoverSkills } from "../skills/discover.js";
 import { projectRoot } from "../store/session-meta.js";
+import { closestCommand } from "./command-hint.js";
 import type { Cli } from "./context.js";
 import type { Check } from "./doctor-check.js";
 
@@ -38,10 +39,30 @@ function skillChecks(config: Config, cli: Cli, root: string): Check[] {
 /** Doctor waits at most this long for one MCP server to connect and list its tools. */
 export const DOCTOR_MCP_TIMEOUT_MS = 10_000;
 
+/** The server's tools named in a FAIL line; the rest are counted. */
+const LISTED_NAMES_SHOWN = 20;
+
+/**
+ * An allowed tool the server does not list can never be called: a typo, or a tool the server
+ * dropped. Named with the closest listed name and the server's tools.
+ */
+function missingAllowedTools(s: McpServerConfig, listed: readonly string[]): string | undefined {
+  const missing = s.allowed_tools.filter((t) => !listed.includes(t));
+  if (missing.length === 0) return undefined;
+  const named = missing.map((t) => {
+    const near = closestCommand(t, listed);
+    return near ? `${JSON.stringify(t)} (closest: ${JSON.stringify(near)})` : JSON.stringify(t);
+  });
+  const shown = listed.slice(0, LISTED_NAMES_SHOWN).join(", ");
+  const more = listed.length > LISTED_NAMES_SHOWN ? `, …${listed.length - LISTED_NAMES_SHOWN} more` : "";
+  return `allowed_tools names ${named.join(", ")}, which the server does not list (it lists: ${shown || "nothing"}${more}). Fix: correct allowed_tools in this [[mcp.servers]] entry`;
+}
+
 /**
  * Each configured server is really connected (a stdio server spawned, a remote one
  * handshaken) and asked for its tools, within the tool deadline (at most
- * DOCTOR_MCP_TIMEOUT_MS); a server that cannot is a FAIL with the reason.
+ * DOCTOR_MCP_TIMEOUT_MS); a server that cannot is a FAIL with the reason, and so is an
+ * allowed tool it does not list.
  */
 async function mcpChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
   if (config.mcp.servers.length === 0) return [];
@@ -50,12 +71,21 @@ async function mcpChecks(config: Config, cli: Cli, root: string): Promise<Check[
   // As in a run: the backend token never reaches a child process.
   if (config.backend.api_key_env) delete env[config.backend.api_key_env];
   const { createMcpPool } = await import("../mcp/pool.js");
+  const configured = effectiveToolTimeout(config);
+  const timeoutMs = Math.min(configured, DOCTOR_MCP_TIMEOUT_MS);
+  const warnings: string[] = [];
   const pool = createMcpPool(servers, {
     caFile: config.backend.ca_file,
     env,
-    timeoutMs: Math.min(effectiveToolTimeout(config), DOCTOR_MCP_TIMEOUT_MS),
+    timeoutMs,
+    timeoutSetting:
+      timeoutMs < configured
+        ? `doctor waits at most ${DOCTOR_MCP_TIMEOUT_MS} ms; a run waits tools.timeout_ms = ${configured}`
+        : `tools.timeout_ms = ${configured}`,
     projectRoot: projectRoot(cli.cwd),
     scootHome: root,
+    bwrapPath: config.tools.sandbox_bwrap_path,
+    onWarning: (message) => warnings.push(message),
   });
   let probes: Awaited<ReturnType<typeof pool.probe>>[];
   try {
@@ -66,7 +96,10 @@ async function mcpChecks(config: Config, cli: Cli, root: string): Promise<Check[
   const checks: Check[] = servers.map((s, i) => {
     const probe = probes[i]!;
     if (!probe.ok) return { name: "mcp", status: "FAIL", detail: `${mcpServerSummary(s)}: ${probe.error}` };
-    const tools = `connected, ${probe.value.tools} tool${probe.value.tools === 1 ? "" : "s"} listed`;
+    const listed = probe.value.tools;
+    const missing = missingAllowedTools(s, listed);
+    if (missing) return { name: "mcp", status: "FAIL", detail: `${mcpServerSummary(s)}: ${missing}` };
+    const tools = `connected, ${listed.length} tool${listed.length === 1 ? "" : "s"} listed`;
     return {
       name: "mcp",
       status: s.allowed_tools.length === 0 ? "WARN" : "OK",
@@ -82,6 +115,8 @@ async function mcpChecks(config: Config, cli: Cli, root: string): Promise<Check[
         detail: `${mcpServerSummary(s)}: ${why}, and the server runs on the host, unsandboxed. Scoot starts it in its home with a PATH that leaves out the project, but code is still taken from whatever that launcher resolves. Fix: install the server and set command to its absolute path (or pin the package: npx -y pkg@1.2.3)`,
       });
   }
+  // The run would warn the same way: its stdio servers' processes are not held by a PID namespace.
+  for (const w of warnings) checks.push({ name: "mcp", status: "WARN", detail: w });
   // An invalid entry is left out of every run: a configuration error the operator must see.
   for (const p of problems) checks.push({ name: "mcp", status: "FAIL", detail: p });
   return checks;

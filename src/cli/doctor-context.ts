@@ -18,7 +18,7 @@ import { buildSystemPrompt } from "../agent/prompt.js";
 import { describeWindow, discoverContextWindow, windowFix } from "../backend/context-window.js";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import type { Config } from "../config/schema.js";
-import { cachedMcpTools } from "../mcp/describe.js";
+import { cachedMcpTools } from "../mcp/catalog.js";
 import { mcpPromptSection } from "../mcp/prompt.js";
 import { discoverSkills } from "../skills/discover.js";
 import { skillsPromptSection } from "../skills/prompt.js";

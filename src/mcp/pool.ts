@@ -22,7 +22,9 @@ import type { McpServerConfig } from "../config/schema.js";
 import { helperWorkingDir } from "../core/host-helper-env.js";
 import { terminateGroup } from "../core/process-group.js";
 import type { Result } from "../core/types.js";
+import type { StaleReason } from "./catalog.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
+import { reapMarked } from "./mark-reap.js";
 import { renderToolResult } from "./render.js";
 import type { McpService } from "./tools-info.js";
 import { type BuiltTransport, buildTransport } from "./transport.js";
@@ -47,10 +49,13 @@ const REAP_POLL_MS = 20;
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 
-/** The caller aborts on its tool deadline with a TimeoutError, or on interruption. */
-function abortedText(what: string, signal: AbortSignal | undefined): string {
-  const reason = signal?.reason as { name?: string } | undefined;
-  return reason?.name === "TimeoutError" ? `${what} timed out (tool deadline)` : `${what} was aborted`;
+/** The setting a run's MCP deadline comes from (SCOOT_TOOLS_TIMEOUT_MS in the environment). */
+export const MCP_DEADLINE_SETTING = "tools.timeout_ms";
+
+/** `30 s`, `2.5 s`, `800 ms`: a deadline as a person reads it. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
 export interface McpPoolOptions {
@@ -60,6 +65,19 @@ export interface McpPoolOptions {
   env: NodeJS.ProcessEnv;
   /** The tool deadline: applies to connecting and to each call. */
   timeoutMs: number;
+  /**
+   * Where `timeoutMs` comes from, named in every timeout message so the reader knows what to
+   * raise (default: `tools.timeout_ms = <ms>`).
+   */
+  timeoutSetting?: string;
+  /** A server's tools may have changed: it connected, or sent notifications/tools/list_changed. */
+  onToolsStale?: (server: string, why: StaleReason) => void;
+  /** Consulted after connecting, just before a call is sent: an error text refuses the call. */
+  checkCall?: (server: string, tool: string, args: Record<string, unknown>) => Promise<string | undefined>;
+  /** tools.sandbox_bwrap_path: the bubblewrap that gives each stdio server a PID namespace of its own. */
+  bwrapPath?: string | undefined;
+  /** Told once when stdio servers run without a PID namespace (docs/mcp.md "Server processes"). */
+  onWarning?: (message: string) => void;
   /** Receives stdio servers' stderr; without it the text is kept only for error messages. */
   stderrSink?: (server: string, text: string) => void;
   /** The project root: stdio servers never start there nor search it (default: Scoot's own cwd). */
@@ -70,7 +88,8 @@ export interface McpPoolOptions {
 
 export interface McpPool extends McpService {
   listTools(server: string, signal?: AbortSignal): Promise<Result<unknown[]>>;
-  probe(serverName: string): Promise<Result<{ tools: number }>>;
+  /** Connects and lists once (doctor): the names of the tools the server lists. */
+  probe(serverName: string): Promise<Result<{ tools: string[] }>>;
   close(): Promise<void>;
 }
 
@@ -160,6 +179,15 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
   let nodeFetch: NodeFetch | undefined;
   let ca: Result<string | undefined> | undefined;
   const label = (name: string) => `MCP server ${JSON.stringify(name)}`;
+  /** `after 30 s (tools.timeout_ms = 30000)`: the duration and the setting to raise. */
+  const deadline = `after ${formatDuration(opts.timeoutMs)} (${opts.timeoutSetting ?? `${MCP_DEADLINE_SETTING} = ${opts.timeoutMs}`})`;
+  let fallbackWarned = false;
+
+  /** The caller aborts on its tool deadline with a TimeoutError, or on interruption. */
+  function abortedText(what: string, signal: AbortSignal | undefined): string {
+    const reason = signal?.reason as { name?: string } | undefined;
+    return reason?.name === "TimeoutError" ? `${what} timed out ${deadline}` : `${what} was aborted`;
+  }
 
   function loadCa(): Result<string | undefined> {
     if (ca) return ca;
@@ -214,6 +242,8 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       }
       await closing;
       if (pid !== undefined) await waitReaped(pid);
+      // No PID namespace: whatever left the group (a setsid helper) is found by its mark.
+      if (built?.mark) await reapMarked(built.mark);
     })();
     return slot.shutdown;
   }
@@ -231,14 +261,32 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
           nodeFetch ??= createNodeFetch(ca?.ok && ca.value !== undefined ? { ca: ca.value } : {});
           return nodeFetch.fetch;
         },
+        bwrapPath: opts.bwrapPath,
       });
       slot.built = built;
+      if (built.fallbackReason && !fallbackWarned) {
+        fallbackWarned = true;
+        opts.onWarning?.(
+          `MCP stdio servers run without a PID namespace of their own: ${built.fallbackReason}. Their processes are ended at close through their process group and an environment mark; one that leaves its group and clears its environment can outlive the run (docs/mcp.md "Server processes")`,
+        );
+      }
       built.stderr?.on("data", (chunk: Buffer | string) => {
         const text = chunk.toString();
         slot.stderrTail = (slot.stderrTail + text).slice(-STDERR_TAIL_BYTES);
         opts.stderrSink?.(server.name, text);
       });
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      const client = new Client(CLIENT_INFO, {
+        capabilities: {},
+        // The catalog re-lists itself, within the deadline; told at once (no debounce) so the
+        // re-list is under way before the answer of the call that changed the list arrives.
+        listChanged: {
+          tools: {
+            autoRefresh: false,
+            debounceMs: 0,
+            onChanged: () => opts.onToolsStale?.(server.name, "list_changed"),
+          },
+        },
+      });
       // Transport hiccups (a dropped event stream the SDK retries, say) are not fatal by
       // themselves; a call that depends on them fails with its own error.
       client.onerror = () => {};
@@ -257,6 +305,8 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     const outcome = await settle(attempt, opts.timeoutMs, slot.abort.signal);
     if (outcome.kind === "ok" && !closed && !slot.lost) {
       slot.connected = true;
+      // Compared on connect: the list the run started from may be a cached one.
+      opts.onToolsStale?.(server.name, "connected");
       return { ok: true, value: outcome.value };
     }
     let reason: string;
@@ -265,7 +315,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     } else if (outcome.kind === "ok" || outcome.kind === "aborted" || closed) {
       reason = `${label(server.name)}: connection abandoned because the run is ending`;
     } else if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
-      reason = `${label(server.name)} did not complete its connection within ${opts.timeoutMs} ms${stderrQuote(slot)}`;
+      reason = `${label(server.name)} did not complete its connection: timed out ${deadline}${stderrQuote(slot)}`;
     } else {
       reason = `${label(server.name)} failed to connect: ${errorText(outcome.error)}${stderrQuote(slot)}`;
     }
@@ -306,7 +356,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     if (conn.kind === "timeout") {
       return {
         ok: false,
-        error: `${label(serverName)} did not complete its connection within ${opts.timeoutMs} ms`,
+        error: `${label(serverName)} did not complete its connection: timed out ${deadline}`,
       };
     }
     if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
@@ -330,7 +380,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     if (listed.kind === "ok") return { ok: true, value: listed.value.tools };
     if (listed.kind === "error")
       return { ok: false, error: `${label(serverName)}: ${errorText(listed.error)}` };
-    return { ok: false, error: `${label(serverName)} did not list its tools within ${opts.timeoutMs} ms` };
+    return { ok: false, error: `${label(serverName)} did not list its tools: timed out ${deadline}` };
   }
 
   async function call(
@@ -361,6 +411,18 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     const connected = await clientFor(slot, signal);
     if (!connected.ok) return connected;
     const client = connected.value;
+    // The newest list (a re-list after connecting or list_changed may be under way) has the
+    // last word on the arguments: a tool that changed is checked against its new schema.
+    if (opts.checkCall) {
+      const waited = Math.max(1, opts.timeoutMs - (Date.now() - started));
+      const checked = await settle(opts.checkCall(serverName, tool, args), waited, signal);
+      const what = `${label(serverName)} tool ${JSON.stringify(tool)}`;
+      if (checked.kind === "aborted") return { ok: false, error: abortedText(`the call to ${what}`, signal) };
+      if (checked.kind === "timeout")
+        return { ok: false, error: `${what} timed out ${deadline}: its tools were being listed again` };
+      if (checked.kind === "ok" && checked.value !== undefined)
+        return { ok: false, error: `${what}: ${checked.value}; not sent` };
+    }
 
     const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
     const stop = new AbortController();
@@ -383,10 +445,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       if (outcome.kind === "ok") return renderToolResult(outcome.value);
       if (outcome.kind === "aborted") return { ok: false, error: abortedText(`the call to ${what}`, signal) };
       if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
-        return {
-          ok: false,
-          error: `${what} timed out: no answer within ${opts.timeoutMs} ms (tools.timeout_ms)`,
-        };
+        return { ok: false, error: `${what} timed out ${deadline}: no answer` };
       }
       if (errorCode(outcome.error) === CONNECTION_CLOSED || slot.dead !== undefined) {
         markDead(slot, lostReason(slot));
@@ -400,12 +459,14 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     }
   }
 
-  /** Connects the slot's server (once per pool) within the deadline, or says why not. */
   /** Connects and lists the tools once, for doctor: a server that starts but cannot list is a failure. */
-  async function probe(serverName: string): Promise<Result<{ tools: number }>> {
+  async function probe(serverName: string): Promise<Result<{ tools: string[] }>> {
     const listed = await listTools(serverName);
     if (!listed.ok) return listed;
-    return { ok: true, value: { tools: listed.value.length } };
+    const names = listed.value
+      .map((t) => (isPlainObject(t) && typeof t.name === "string" ? t.name : undefined))
+      .filter((n): n is string => n !== undefined);
+    return { ok: true, value: { tools: names } };
   }
 
   async function close(): Promise<void> {

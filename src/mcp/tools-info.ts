@@ -1,24 +1,26 @@
 /**
- * What the model is told about each allowed MCP tool (docs/mcp.md "MCP servers"): its description
- * and a compact form of its input schema — property names, types, which are required — taken
- * from `tools/list`, within a byte budget per tool and in total. The arguments of a call are
- * checked against the same schema before anything is sent, so a model that guessed wrong
- * gets a correction naming the field instead of a server error (or a wrong call).
+ * What the model is told about each allowed MCP tool (docs/mcp.md "MCP client"): its description
+ * and the shape of its whole input schema (schema-shape.ts), taken from `tools/list`, within a
+ * byte budget per tool and in total. The arguments of a call are checked against the same schema
+ * before anything is sent (args-check.ts), so a model that guessed wrong gets a correction naming
+ * the JSON path instead of a server error (or a wrong call).
  */
 
 import { clip } from "../core/clip.js";
 import { defuseMarkers } from "../core/markers.js";
 import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
+import { boundedSchemaShape } from "./schema-shape.js";
 
-/** One tool's line in the prompt (description + argument summary). */
-export const MCP_TOOL_PROMPT_MAX_BYTES = 480;
+/** One tool's description in the prompt; a longer one is clipped and says so. */
+export const MCP_TOOL_DESCRIPTION_MAX_BYTES = 480;
+/**
+ * One tool's whole line: its name, its argument shape (MCP_TOOL_ARGS_MAX_BYTES) and its
+ * description (MCP_TOOL_DESCRIPTION_MAX_BYTES), with room for a long tool name.
+ */
+export const MCP_TOOL_PROMPT_MAX_BYTES = 1664;
 /** All MCP tool lines together; beyond it tools are listed by name only, and the prompt says so. */
 export const MCP_TOOLS_PROMPT_MAX_BYTES = 6144;
-/** Properties shown per tool; the rest are counted. */
-const MAX_SHOWN_PROPERTIES = 16;
-/** Enum values shown per property. */
-const MAX_SHOWN_ENUM = 6;
 /** Kept per tool in the cache: descriptions can be pages long; the prompt needs a paragraph. */
 export const MCP_CACHED_DESCRIPTION_MAX_BYTES = 4096;
 /** Tools kept per server in the cache. */
@@ -96,40 +98,16 @@ export function normaliseListed(tools: readonly unknown[]): McpToolInfo[] {
   return out;
 }
 
-function typeOf(schema: unknown): string {
-  if (!isObject(schema)) return "any";
-  if (Array.isArray(schema.enum)) {
-    const values = schema.enum.slice(0, MAX_SHOWN_ENUM).map((v) => JSON.stringify(v));
-    return values.join("|") + (schema.enum.length > MAX_SHOWN_ENUM ? "|…" : "");
-  }
-  const t = schema.type;
-  if (t === "array") return `${typeOf(schema.items)}[]`;
-  if (typeof t === "string") return t;
-  if (Array.isArray(t)) return t.filter((x) => typeof x === "string").join("|") || "any";
-  if (Array.isArray(schema.anyOf)) return schema.anyOf.map(typeOf).join("|");
-  return isObject(schema.properties) ? "object" : "any";
-}
-
-/** `{path: string, tail?: number}`: property names and types, optional ones marked with `?`. */
-export function compactSchema(schema: Record<string, unknown>): string {
-  const props = isObject(schema.properties) ? Object.entries(schema.properties) : [];
-  if (props.length === 0) return "{}";
-  const required = new Set(
-    Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === "string") : [],
-  );
-  const shown = props
-    .slice(0, MAX_SHOWN_PROPERTIES)
-    .map(([name, s]) => `${name}${required.has(name) ? "" : "?"}: ${typeOf(s)}`);
-  const more = props.length > MAX_SHOWN_PROPERTIES ? `, …${props.length - MAX_SHOWN_PROPERTIES} more` : "";
-  return `{${shown.join(", ")}${more}}`;
-}
-
-/** One tool's prompt line within `maxBytes`: the description is clipped first, and says so. */
+/**
+ * One tool's prompt line within `maxBytes`: the argument shape in full up to its own bound
+ * (schema-shape.ts), the description clipped to MCP_TOOL_DESCRIPTION_MAX_BYTES; each says when
+ * it was clipped.
+ */
 export function toolLine(info: McpToolInfo, maxBytes = MCP_TOOL_PROMPT_MAX_BYTES): string {
-  const head = `  - ${info.name} args ${compactSchema(info.inputSchema)}`;
+  const head = `  - ${info.name} args ${boundedSchemaShape(info.inputSchema)}`;
   const desc = info.description.replace(/\s+/g, " ").trim();
   if (desc === "") return clip(head, maxBytes);
-  const room = maxBytes - Buffer.byteLength(head) - 2;
+  const room = Math.min(MCP_TOOL_DESCRIPTION_MAX_BYTES, maxBytes - Buffer.byteLength(head) - 2);
   if (room < Buffer.byteLength(DESCRIPTION_CLIPPED) + 8) return clip(head, maxBytes);
   return `${head}: ${clipDescription(desc, room)}`;
 }
@@ -164,54 +142,4 @@ export function serverToolLines(
   if (unnamed.length > 0)
     lines.push(`  - also allowed (descriptions left out: prompt budget): ${unnamed.join(", ")}`);
   return lines;
-}
-
-const JSON_TYPES: Record<string, (v: unknown) => boolean> = {
-  string: (v) => typeof v === "string",
-  number: (v) => typeof v === "number" && Number.isFinite(v),
-  integer: (v) => typeof v === "number" && Number.isInteger(v),
-  boolean: (v) => typeof v === "boolean",
-  array: Array.isArray,
-  object: isObject,
-  null: (v) => v === null,
-};
-
-/**
- * The first problems of `args` against the tool's input schema, top level only (required
- * properties, declared types, enums, and unknown properties when the schema forbids them),
- * each naming the field; empty when the arguments fit. Deeper checks stay the server's.
- */
-export function checkArgs(tool: McpToolInfo, args: Record<string, unknown>): string[] {
-  const schema = tool.inputSchema;
-  const props = isObject(schema.properties) ? schema.properties : {};
-  const problems: string[] = [];
-  const required = Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === "string") : [];
-  for (const name of required) {
-    if (!(name in args)) problems.push(`args.${name} is required (${typeOf(props[name])})`);
-  }
-  for (const [name, value] of Object.entries(args)) {
-    const s = props[name];
-    if (s === undefined) {
-      if (schema.additionalProperties === false) {
-        const known = Object.keys(props);
-        problems.push(
-          `args.${clip(name, 64)} is not a parameter of ${tool.name} (parameters: ${known.join(", ") || "none"})`,
-        );
-      }
-      continue;
-    }
-    if (!isObject(s)) continue;
-    if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-      problems.push(`args.${name} must be one of ${typeOf(s)}`);
-      continue;
-    }
-    const types = typeof s.type === "string" ? [s.type] : Array.isArray(s.type) ? s.type : [];
-    const checks = types.filter((t): t is string => typeof t === "string" && t in JSON_TYPES);
-    if (checks.length > 0 && !checks.some((t) => JSON_TYPES[t]!(value))) {
-      problems.push(
-        `args.${name} must be ${checks.join(" or ")}, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}`,
-      );
-    }
-  }
-  return problems;
 }

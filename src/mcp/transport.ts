@@ -8,7 +8,7 @@ import { resolveEnv } from "../config/mcp-servers.js";
 import type { McpServerConfig } from "../config/schema.js";
 import { hostHelperEnv } from "../core/host-helper-env.js";
 import type { FetchLike } from "./fetch.js";
-import { inOwnProcessGroup } from "./process-group.js";
+import { serverLaunch } from "./server-launch.js";
 
 /**
  * What a stdio server inherits from Scoot's environment: the SDK's own safe list plus
@@ -37,6 +37,10 @@ export interface BuiltTransport {
   pid(): number | undefined;
   /** stdio: the child leads its own process group (pgid = pid), reaped whole at close. */
   ownGroup?: boolean;
+  /** stdio, no PID namespace: the mark its processes carry, reaped at close (mark-reap.ts). */
+  mark?: string;
+  /** stdio: why the server is not in a PID namespace of its own, when it is not. */
+  fallbackReason?: string;
   /** Streamable HTTP: ends the server-side session (DELETE); a no-op elsewhere. */
   endSession(): Promise<void>;
 }
@@ -73,16 +77,23 @@ export async function buildTransport(
     cwd: string;
     headers: Record<string, string>;
     fetch: () => FetchLike;
+    /** tools.sandbox_bwrap_path: the bubblewrap that gives a stdio server its own PID namespace. */
+    bwrapPath?: string | undefined;
   },
 ): Promise<BuiltTransport> {
   if (server.transport === "stdio") {
     const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
     const env = stdioEnv(server, opts.env, opts.projectRoot);
-    const launch = inOwnProcessGroup(server.command!, server.args, env.PATH, opts.cwd);
+    const launch = await serverLaunch(server.command!, server.args, {
+      pathVar: env.PATH,
+      cwd: opts.cwd,
+      projectRoot: opts.projectRoot,
+      bwrapPath: opts.bwrapPath,
+    });
     const transport = new StdioClientTransport({
       command: launch.command,
       args: launch.args,
-      env,
+      env: { ...env, ...launch.env },
       stderr: "pipe",
       cwd: opts.cwd,
     });
@@ -102,6 +113,8 @@ export async function buildTransport(
       stderr: (transport.stderr as NodeJS.ReadableStream | null) ?? undefined,
       pid: () => pid,
       ownGroup: launch.ownGroup,
+      ...(launch.mark ? { mark: launch.mark } : {}),
+      ...(launch.fallbackReason ? { fallbackReason: launch.fallbackReason } : {}),
       endSession: async () => {},
     };
   }

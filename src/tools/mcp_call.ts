@@ -7,7 +7,9 @@
 
 import { MCP_SERVER_NAME } from "../config/mcp-servers.js";
 import type { Effects, Result } from "../core/types.js";
-import { checkArgs, compactSchema, type McpService, type McpToolInfo } from "../mcp/tools-info.js";
+import { checkArgs } from "../mcp/args-check.js";
+import { boundedSchemaShape } from "../mcp/schema-shape.js";
+import type { McpService, McpToolInfo } from "../mcp/tools-info.js";
 import { CLIP } from "./clip.js";
 import { declareInput, optObj, str } from "./declare.js";
 import { done, failed, stoppedBy } from "./result.js";
@@ -114,9 +116,11 @@ export const mcpCallTool: Tool<McpCallInput> = {
 };
 
 /**
- * `mcp_call` whose arguments are checked against each listed tool's input schema while the
- * step is validated (docs/mcp.md "MCP servers"): a violation is a correction naming the field, and
- * nothing reaches the server. A tool the listing does not know is left to the server.
+ * `mcp_call` whose arguments are checked against each listed tool's whole input schema while
+ * the step is validated (docs/mcp.md "MCP client"): a violation is a correction naming its JSON
+ * path, and nothing reaches the server. `listed` is read at every step, so a list that changed
+ * during the run (catalog.ts) is the one checked against. A tool the list does not know is left
+ * to the server.
  */
 export function mcpCallWithSchemas(listed: ReadonlyMap<string, readonly McpToolInfo[]>): Tool<McpCallInput> {
   return {
@@ -130,7 +134,7 @@ export function mcpCallWithSchemas(listed: ReadonlyMap<string, readonly McpToolI
       if (problems.length === 0) return parsed;
       return {
         ok: false,
-        error: `${problems.join("; ")} — ${parsed.value.server}/${info.name} takes args ${compactSchema(info.inputSchema)}`,
+        error: `${problems.join("; ")} — ${parsed.value.server}/${info.name} takes args ${boundedSchemaShape(info.inputSchema)}`,
       };
     },
   };

@@ -92,7 +92,7 @@ describe("doctor", () => {
     expect(ok.stdout).toMatch(/^OK\s+backend\s.*alpha among them/m);
   });
 
-  it("connects to each MCP server: OK with its tools, FAIL with the reason", async () => {
+  it("connects to each MCP server: OK with its tools, FAIL with the reason or an allowed tool it lacks", async () => {
     scene.server = await startScriptedServer([], { models: ["scripted-model"] });
     const everything = path.resolve("test/mcp/fixtures/everything-stdio.mjs");
     fs.writeFileSync(
@@ -102,6 +102,7 @@ describe("doctor", () => {
         `[[mcp.servers]]\nname = "good"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(everything)}]\nallowed_tools = ["echo"]\n`,
         `[[mcp.servers]]\nname = "missing"\ncommand = "/nonexistent/mcp-server"\nallowed_tools = ["x"]\n`,
         `[[mcp.servers]]\nname = "silent"\ncommand = ${JSON.stringify(process.execPath)}\nargs = ["-e", "setInterval(() => {}, 1000)"]\nallowed_tools = ["x"]\n`,
+        `[[mcp.servers]]\nname = "typo"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(everything)}]\nallowed_tools = ["echo", "get_env", "teleport"]\n`,
       ].join("\n"),
     );
     const r = await runCli(["doctor"], {
@@ -115,8 +116,14 @@ describe("doctor", () => {
       /^FAIL .*failed to connect: spawn \/nonexistent\/mcp-server ENOENT/,
     );
     expect(mcp.find((l) => l.includes("server silent "))).toMatch(
-      /^FAIL .*did not complete its connection within 8000 ms/,
+      /^FAIL .*did not complete its connection: timed out after 8 s \(tools\.timeout_ms = 8000\)/,
     );
+    // Allowed tools the server does not list: named, with the closest real name and its list.
+    const typo = mcp.find((l) => l.includes("server typo "));
+    expect(typo).toMatch(
+      /^FAIL .*allowed_tools names "get_env" \(closest: "get-env"\), "teleport", which the server does not list \(it lists: echo, .*get-env/,
+    );
+    expect(typo).not.toMatch(/"echo"/);
     expect(r.code).toBe(1);
   });
 });

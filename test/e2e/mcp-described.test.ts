@@ -96,12 +96,15 @@ describe("MCP tools described, checked and cached (real servers from npm)", () =
     // Each allowed tool with its description and its schema's property names; others are absent.
     expect(prompt).toMatch(/- read_text_file args \{path: string[^}]*\}: .*read/i);
     expect(prompt).toMatch(/- list_directory args \{path: string\}: \S+/);
-    expect(prompt).toMatch(/- create_entities args \{entities: object\[\]\}: \S+/);
+    // A nested schema in full, not `object[]`.
+    expect(prompt).toMatch(
+      /- create_entities args \{entities: \{name: string, entityType: string, observations: string\[\]\}\[\]\}: \S+/,
+    );
     expect(prompt).toMatch(/- read_graph args \{\}: \S+/);
     expect(prompt).not.toContain("write_file");
     // The call without `path` never reached the server: a correction names the field.
     expect(lastMessage(1)).toContain("not a valid step and nothing was executed");
-    expect(lastMessage(1)).toMatch(/args\.path is required/);
+    expect(lastMessage(1)).toMatch(/\/path: is required \(string\)/);
     // The valid call did reach it.
     expect(lastMessage(2)).toContain("the mode is readonly");
     expect(r.stderr).toMatch(/\[trace\] mcp: listed \d+ tools of fs \(cached for later runs\)/);

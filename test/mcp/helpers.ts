@@ -35,13 +35,40 @@ export function everythingStdio(name: string, marker: string, allowed: string[])
   });
 }
 
-export function pidsIn(marker: string): number[] {
-  if (!fs.existsSync(marker)) return [];
+/**
+ * How many times a fixture server started: each start appends a line to $MARKER. (The pid it
+ * writes is the one it sees: inside its PID namespace, not the host's; see `pidsIn`.)
+ */
+export function spawnsIn(marker: string): number {
+  if (!fs.existsSync(marker)) return 0;
   return fs
     .readFileSync(marker, "utf8")
     .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map(Number);
+    .filter((l) => l.trim() !== "").length;
+}
+
+/**
+ * Host pids of the live (not zombie) processes started with `MARKER=<marker>` in their
+ * environment: the fixture server and whatever it started, bubblewrap's own processes left out.
+ * Read from /proc, so they are the host's pids even when the server runs in a PID namespace.
+ */
+export function pidsIn(marker: string): number[] {
+  const needle = `\0MARKER=${marker}\0`;
+  const found: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!`\0${fs.readFileSync(`/proc/${entry}/environ`, "latin1")}`.includes(needle)) continue;
+      const argv0 = fs.readFileSync(`/proc/${entry}/cmdline`, "latin1").split("\0")[0] ?? "";
+      if (path.basename(argv0) === "bwrap") continue;
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+      if (state !== "Z" && state !== "X") found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found.sort((a, b) => a - b);
 }
 
 /** True once the pid is out of the process table: a zombie still counts as present. */

@@ -3,7 +3,17 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { helperSearchPath } from "../../src/core/host-helper-env.js";
 import { createMcpPool, type McpPool } from "../../src/mcp/pool.js";
-import { everythingStdio, FIXTURES, pidsIn, processGone, server, tempDir, waitFor } from "./helpers.js";
+import { bwrapWorks, processesWith, uniqueSleepArg, waitForProcess } from "../helpers/procs.js";
+import {
+  everythingStdio,
+  FIXTURES,
+  pidsIn,
+  processGone,
+  server,
+  spawnsIn,
+  tempDir,
+  waitFor,
+} from "./helpers.js";
 
 const CALL_MS = 20_000;
 
@@ -34,6 +44,18 @@ function hangServer(name: string, marker: string, allowed: string[], stubborn = 
     args: [path.join(FIXTURES, "hang-server.mjs"), ...(stubborn ? ["--stubborn"] : [])],
     env: [{ name: "MARKER", value: marker }],
     allowed_tools: allowed,
+  });
+}
+
+/** A server that starts (and says so in $MARKER) but never answers the handshake. */
+function muteServer(marker: string) {
+  const script = `require("fs").appendFileSync(process.env.MARKER, process.pid + "\\n"); process.stdin.resume();`;
+  return server({
+    name: "mute",
+    command: process.execPath,
+    args: ["-e", script],
+    env: [{ name: "MARKER", value: marker }],
+    allowed_tools: ["t"],
   });
 }
 
@@ -174,7 +196,7 @@ describe("stdio: a crashed server", () => {
     expect(!next.ok && next.error).toMatch(/MCP server "ev" closed its connection \(it exited or hung up\)/);
     const later = await p.call("ev", "echo", { message: "3" });
     expect(!later.ok && later.error).toMatch(/not restarted within a run/);
-    expect(pidsIn(marker)).toEqual([pid]);
+    expect(spawnsIn(marker)).toBe(1);
     await p.close();
     expect(fs.existsSync(`/proc/${pid}`)).toBe(false);
   });
@@ -187,8 +209,8 @@ describe("stdio: a crashed server", () => {
     expect(!r.ok && r.error).toMatch(/closed its connection/);
     expect(!r.ok && r.error).toMatch(/about to crash on purpose/);
     expect(!r.ok && r.error).not.toMatch(/did not answer/);
-    const [pid] = pidsIn(marker);
-    expect(await waitFor(() => processGone(pid!), 5000)).toBe(true);
+    expect(spawnsIn(marker)).toBe(1);
+    expect(await waitFor(() => pidsIn(marker).length === 0, 5000)).toBe(true);
   });
 });
 
@@ -201,7 +223,7 @@ describe("stdio: deadlines", () => {
     const r = await p.call("h", "hang", {});
     expect(r).toEqual({
       ok: false,
-      error: 'MCP server "h" tool "hang" timed out: no answer within 3000 ms (tools.timeout_ms)',
+      error: 'MCP server "h" tool "hang" timed out after 3 s (tools.timeout_ms = 3000): no answer',
     });
     expect(await p.call("h", "ok", {})).toEqual({ ok: true, value: "fine" });
     const [pid] = pidsIn(marker);
@@ -214,22 +236,18 @@ describe("stdio: deadlines", () => {
 
   it("a server that never completes the handshake fails the connection at the deadline", async () => {
     const marker = fresh();
-    const script = `require("fs").appendFileSync(${JSON.stringify(marker)}, process.pid + "\\n"); process.stdin.resume();`;
-    const p = pool(
-      [server({ name: "mute", command: process.execPath, args: ["-e", script], allowed_tools: ["t"] })],
-      {
-        env: process.env,
-        timeoutMs: 800,
-      },
-    );
+    const p = pool([muteServer(marker)], { env: process.env, timeoutMs: 800 });
     const r = await p.call("mute", "t", {});
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.error).toMatch(/did not complete its connection within 800 ms/);
+    expect(!r.ok && r.error).toMatch(
+      /did not complete its connection: timed out after 800 ms \(tools\.timeout_ms = 800\)/,
+    );
     const again = await p.call("mute", "t", {});
     expect(!again.ok && again.error).toMatch(/not restarted within a run/);
-    expect(await waitFor(() => pidsIn(marker).length === 1, 5000)).toBe(true);
+    expect(spawnsIn(marker)).toBe(1);
+    const pids = pidsIn(marker);
     await p.close();
-    expect(processGone(pidsIn(marker)[0]!)).toBe(true);
+    expect(pids.filter((pid) => !processGone(pid))).toEqual([]);
   });
 
   it("the caller's abort signal ends the wait", async () => {
@@ -254,25 +272,19 @@ describe("stdio: close", () => {
     await p.close();
     const r = await p.call("ev", "echo", { message: "y" });
     expect(!r.ok && r.error).toMatch(/pool is closed/);
-    expect(pidsIn(marker)).toHaveLength(1);
+    expect(spawnsIn(marker)).toBe(1);
   });
 
   it("during a pending connection: the call returns and the child is reaped", async () => {
     const marker = fresh();
-    const script = `require("fs").appendFileSync(${JSON.stringify(marker)}, process.pid + "\\n"); process.stdin.resume();`;
-    const p = pool(
-      [server({ name: "mute", command: process.execPath, args: ["-e", script], allowed_tools: ["t"] })],
-      {
-        env: process.env,
-        timeoutMs: 60_000,
-      },
-    );
+    const p = pool([muteServer(marker)], { env: process.env, timeoutMs: 60_000 });
     const pending = p.call("mute", "t", {});
     expect(await waitFor(() => pidsIn(marker).length === 1, 10_000)).toBe(true);
+    const pids = pidsIn(marker);
     await p.close();
     const r = await pending;
     expect(r.ok).toBe(false);
-    expect(processGone(pidsIn(marker)[0]!)).toBe(true);
+    expect(pids.filter((pid) => !processGone(pid))).toEqual([]);
   });
 });
 
@@ -305,5 +317,97 @@ describe("stdio: the server's whole process group is reaped at close", () => {
     const survivors = pids.filter((pid) => !processGone(pid) && !isZombie(pid));
     for (const pid of survivors) process.kill(pid, "SIGKILL");
     expect(survivors).toEqual([]);
+  });
+});
+
+describe("stdio: a server's setsid helper does not outlive the run", () => {
+  let sleeps: string[] = [];
+  afterEach(() => {
+    // A failed assertion must not leave its helper behind either.
+    for (const arg of sleeps) for (const pid of processesWith(`sleep ${arg}`)) process.kill(pid, "SIGKILL");
+    sleeps = [];
+  });
+  function helperArg(): string {
+    const arg = uniqueSleepArg(300);
+    sleeps.push(arg);
+    return arg;
+  }
+  function setsidServer(marker: string, sleepArg: string) {
+    return server({
+      name: "careless",
+      command: process.execPath,
+      args: [path.join(FIXTURES, "setsid-server.mjs"), sleepArg],
+      env: [{ name: "MARKER", value: marker }],
+      allowed_tools: ["ok"],
+    });
+  }
+
+  it.skipIf(!bwrapWorks())(
+    "in a PID namespace of its own (bubblewrap): the helper ends with the server",
+    async () => {
+      const marker = fresh();
+      const sleepArg = helperArg();
+      const warnings: string[] = [];
+      const p = pool([setsidServer(marker, sleepArg)], {
+        env: process.env,
+        timeoutMs: CALL_MS,
+        onWarning: (w) => warnings.push(w),
+      });
+      expect(await p.call("careless", "ok", {})).toEqual({ ok: true, value: "fine" });
+      expect(await waitForProcess(`sleep ${sleepArg}`, 10_000)).toBe(true);
+      // The server sees its own PID namespace: it is not pid 1 (bwrap's init is), and its pid
+      // there is not its host pid.
+      const [hostPid] = pidsIn(marker);
+      expect(fs.readFileSync(marker, "utf8").trim()).not.toBe(String(hostPid));
+      await p.close();
+      const left = processesWith(`sleep ${sleepArg}`);
+      for (const pid of left) process.kill(pid, "SIGKILL");
+      expect(left).toEqual([]);
+      expect(warnings).toEqual([]);
+    },
+  );
+
+  it("a bwrap inside the project (which the model can write) is never run, not even to try it", async () => {
+    const marker = fresh();
+    const project = path.join(dir, "project");
+    fs.mkdirSync(project);
+    const ran = path.join(dir, "planted-bwrap-ran");
+    const planted = path.join(project, "bwrap");
+    fs.writeFileSync(planted, `#!/bin/sh\necho ran >> ${JSON.stringify(ran)}\nexit 1\n`, { mode: 0o755 });
+    const warnings: string[] = [];
+    const p = pool([setsidServer(marker, helperArg())], {
+      env: process.env,
+      timeoutMs: CALL_MS,
+      projectRoot: project,
+      bwrapPath: planted,
+      onWarning: (w) => warnings.push(w),
+    });
+    expect(await p.call("careless", "ok", {})).toEqual({ ok: true, value: "fine" });
+    await p.close();
+    expect(fs.existsSync(ran)).toBe(false);
+    expect(warnings[0]).toContain(`${planted} lies inside the project, where a command can replace it`);
+  });
+
+  it("without bubblewrap: found by its environment mark and ended, with a warning", async () => {
+    const marker = fresh();
+    const sleepArg = helperArg();
+    const warnings: string[] = [];
+    const p = pool([setsidServer(marker, sleepArg)], {
+      env: process.env,
+      timeoutMs: CALL_MS,
+      bwrapPath: path.join(dir, "no-bwrap-here"),
+      onWarning: (w) => warnings.push(w),
+    });
+    expect(await p.call("careless", "ok", {})).toEqual({ ok: true, value: "fine" });
+    expect(await waitForProcess(`sleep ${sleepArg}`, 10_000)).toBe(true);
+    // Unwrapped: the pid the server wrote is its host pid.
+    expect(fs.readFileSync(marker, "utf8").trim()).toBe(String(pidsIn(marker)[0]));
+    await p.close();
+    expect(processesWith(`sleep ${sleepArg}`)).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /run without a PID namespace of their own: tools\.sandbox_bwrap_path = .*no-bwrap-here is not an executable file/,
+    );
+    expect(warnings[0]).toMatch(/environment mark/);
   });
 });
