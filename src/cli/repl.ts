@@ -346,7 +346,6 @@ async function runGoal(
 ): Promise<string | undefined> {
   const { cli } = repl;
   repl.current = new AbortController();
-  rl.pause();
   repl.keys?.startRun();
   lastTyped = { state: { queued: [], line: "" } };
   let result: RunResult;
@@ -360,7 +359,6 @@ async function runGoal(
   // A cancel already said what it stopped; another failure's line goes before the usage line.
   const failed = result.status !== "final" && result.status !== "interrupted";
   repl.active.finish(result, failed ? `scoot: ${result.error}\n` : undefined);
-  rl.resume();
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
   if (ahead) repl.queued.push(...ahead.queued);
   return ahead?.line || undefined;
