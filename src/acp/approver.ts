@@ -2,12 +2,16 @@
  * Approval through the editor (docs/editors.md "Editors (ACP)"): the pipeline's approval phase asks
  * this Approver, which sends `session/request_permission` with the tool call as the editor
  * already shows it (same id, title, kind, locations, rawInput, and the diff of a write) and
- * four options. Allow once runs the call; allow always runs it and remembers its scope (the
- * file, the command's program and subcommand, the origin, the server's tool) for the session; reject once refuses it; reject always refuses
- * it and every later call with the same key without asking again. Both "always" answers are
- * stored with the session (src/store/session-settings.ts) and restored by `session/load`.
- * A cancelled prompt cancels the pending request (the SDK sends `$/cancel_request`); an
- * editor that answers `cancelled`, fails or is gone is a refusal, never a yes.
+ * four options. The `tool_call` for that id always reaches the editor first: the session's
+ * translator sends it, and the link writes every pending update before it asks.
+ *
+ * Allow once runs the call; allow always runs it and remembers its scope (the file, the
+ * command's program and subcommand, the origin, the server's tool) for the session; reject
+ * once refuses it; reject always refuses it and every later call with the same key without
+ * asking again. Both "always" answers are stored with the session
+ * (src/store/session-settings.ts) and restored by `session/load`. A cancelled prompt cancels
+ * the pending request (the SDK sends `$/cancel_request`); an editor that answers `cancelled`,
+ * fails or is gone is a refusal, never a yes.
  */
 import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { type ApprovalAnswer, type Approver, alwaysCovers } from "../agent/approval.js";
@@ -30,8 +34,11 @@ export function permissionOptions(request: Ready): PermissionOption[] {
 export interface ApprovalContext {
   /** The editor of the running prompt; undefined: nobody to ask (refused). */
   link(): EditorLink | undefined;
-  /** The id of the tool call the editor was shown for this step, when there is one. */
-  openToolCallId(): string | undefined;
+  /**
+   * The id of the tool call the editor is shown for `request`, its `tool_call` sent first
+   * (undefined: no prompt is running). The permission request names it, never another id.
+   */
+  toolCallFor(request: Ready): string | undefined;
   cwd: string;
 }
 
@@ -62,7 +69,7 @@ export class AcpApprover implements Approver {
     const link = this.ctx.link();
     if (!link) return { kind: "refuse", reason: "no editor is connected to ask" };
     requestCounter += 1;
-    const id = this.ctx.openToolCallId() ?? `permission-${requestCounter}`;
+    const id = this.ctx.toolCallFor(request) ?? `permission-${requestCounter}`;
     const outcome = await link.requestPermission(
       permissionToolCall(request, id, this.ctx.cwd),
       permissionOptions(request),

@@ -9,11 +9,24 @@ import type { EditorBuffers } from "../tools/types.js";
 
 /** How long a read through the editor may take before the file is read from disk instead. */
 export const EDITOR_READ_TIMEOUT_MS = 5_000;
+/**
+ * How long a write through the editor may take. There is no falling back to the disk (the
+ * editor would then hold another text than the file): past this the call fails, and says so.
+ */
+export const EDITOR_WRITE_TIMEOUT_MS = 30_000;
 
 export interface EditorLink {
   /** `fs/read_text_file`, when the client offered it: the buffer, unsaved changes included. */
   readTextFile?: (path: string, signal: AbortSignal) => Promise<string>;
-  /** `session/request_permission`: the person's answer, or `cancelled`. */
+  /**
+   * `fs/write_text_file`, when the client offered it: the editor writes the file (its buffer
+   * and the disk then agree). Rejects with the editor's error.
+   */
+  writeTextFile?: (path: string, content: string, signal: AbortSignal) => Promise<void>;
+  /**
+   * `session/request_permission`: the person's answer, or `cancelled`. Sent only after every
+   * session update before it (the `tool_call` it names among them) has been written.
+   */
   requestPermission: (
     toolCall: ToolCallUpdate,
     options: PermissionOption[],
@@ -22,8 +35,9 @@ export interface EditorLink {
 }
 
 /**
- * file_read's view of the editor: the current prompt's link, when there is one and it reads
- * files. An editor that fails or is slow is not an error: the disk is read instead.
+ * The file tools' view of the editor: the current prompt's link, when there is one. A read
+ * that fails or is slow is not an error: the disk is read instead. A write has no such way
+ * out: when the editor offered writes, the editor writes, or the call fails with its error.
  */
 export function editorBuffers(current: () => EditorLink | undefined): EditorBuffers {
   return {
@@ -36,6 +50,22 @@ export function editorBuffers(current: () => EditorLink | undefined): EditorBuff
       } catch {
         return undefined;
       }
+    },
+    writer() {
+      const write = current()?.writeTextFile;
+      if (!write) return undefined;
+      return async (absPath, content, signal) => {
+        const deadline = AbortSignal.any([signal, AbortSignal.timeout(EDITOR_WRITE_TIMEOUT_MS)]);
+        try {
+          await write(absPath, content, deadline);
+        } catch (e) {
+          if (deadline.aborted && !signal.aborted)
+            throw new Error(
+              `the editor did not answer within ${EDITOR_WRITE_TIMEOUT_MS / 1000} s (the file may still change if it answers late)`,
+            );
+          throw e;
+        }
+      };
     },
   };
 }

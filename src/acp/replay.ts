@@ -2,26 +2,30 @@
  * `session/load` (docs/editors.md "Editors (ACP)"): a stored transcript replayed as the conversation an
  * editor shows — each goal as a `user_message_chunk`, each tool step as a `tool_call` (the
  * same title, kind, locations and rawInput as when it ran) followed by a `tool_call_update`
- * with the observation the model got, and each final answer as an `agent_message_chunk`.
+ * with the observation the model got and the call's real ending: `failed` for a denial, a
+ * refusal, an interruption or a tool that failed (call-outcomes.ts), else `completed`. A call
+ * with no observation stored (the agent stopped while it ran) is replayed failed, never left
+ * pending. Each final answer is an `agent_message_chunk`.
  * The loop's corrections of invalid steps are its own working, not the conversation, and are
  * not replayed; nor are Scoot's notes to the model (src/agent/history.ts: after `/undo`, after a
- * goal that stopped). A call the person interrupted is replayed as failed; an answer they cut
- * off is replayed as it was kept, ending in `[interrupted]`.
+ * goal that stopped). An answer the person cut off is replayed as it was kept, ending in
+ * `[interrupted]`.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { presentRecorded } from "../agent/calls.js";
-import { isInterruptedObservation, isScootNote } from "../agent/history.js";
+import { isScootNote } from "../agent/history.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import type { Message } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
+import { endedFailed } from "./call-outcomes.js";
 import { toolCallView } from "./tool-kind.js";
 
 const OBSERVATION_PREFIX = "Observation from ";
 /** The loop's correction of an invalid step (src/agent/prompt.ts): not a goal. */
 const CORRECTION_PREFIX = "Your last reply was not a valid step";
-/** How a gate denial reads in the observation (src/agent/loop.ts). */
-const DENIAL_PREFIX = "denied by policy";
+/** What a call with no stored observation is replayed with. */
+export const NO_RESULT_STORED = "no result was stored: the agent stopped while this call ran";
 
 type Step = { action: string; input: string };
 
@@ -44,40 +48,50 @@ function observationBody(content: string): string {
     .replace(/\n$/, "");
 }
 
-export function replayUpdates(messages: readonly Message[], cwd: string): SessionUpdate[] {
+export function replayUpdates(
+  messages: readonly Message[],
+  cwd: string,
+  /** Fingerprints of the session's failed tool calls (call-outcomes.ts). */
+  failed: ReadonlySet<string> = new Set(),
+): SessionUpdate[] {
   const out: SessionUpdate[] = [];
   let seq = 0;
-  let open: string | undefined;
+  let open: { id: string; action: string } | undefined;
+  const ended = (status: "completed" | "failed", body: string) => {
+    if (!open) return;
+    out.push({
+      sessionUpdate: "tool_call_update",
+      toolCallId: open.id,
+      status,
+      content: [{ type: "content", content: { type: "text", text: body } }],
+    });
+    open = undefined;
+  };
   for (const m of messages) {
     if (m.role === "user") {
       if (m.content.startsWith(CORRECTION_PREFIX) || isScootNote(m.content)) continue;
       if (m.content.startsWith(OBSERVATION_PREFIX)) {
         if (!open) continue;
         const body = observationBody(m.content);
-        out.push({
-          sessionUpdate: "tool_call_update",
-          toolCallId: open,
-          status: body.startsWith(DENIAL_PREFIX) || isInterruptedObservation(body) ? "failed" : "completed",
-          content: [{ type: "content", content: { type: "text", text: body } }],
-        });
-        open = undefined;
+        ended(endedFailed(open.action, body, failed) ? "failed" : "completed", body);
         continue;
       }
-      open = undefined;
+      ended("failed", NO_RESULT_STORED);
       out.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: m.content } });
     } else if (m.role === "assistant") {
       const step = stepOf(m.content);
       if (!step) continue;
+      ended("failed", NO_RESULT_STORED);
       if (step.action === FINAL_ACTION) {
         out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.input } });
         continue;
       }
       seq += 1;
-      open = `replay-${seq}`;
+      open = { id: `replay-${seq}`, action: step.action };
       const v = toolCallView(presentRecorded(step.action, step.input), cwd);
       out.push({
         sessionUpdate: "tool_call",
-        toolCallId: open,
+        toolCallId: open.id,
         title: v.title,
         kind: v.kind,
         status: "pending",
@@ -86,5 +100,6 @@ export function replayUpdates(messages: readonly Message[], cwd: string): Sessio
       });
     }
   }
+  ended("failed", NO_RESULT_STORED);
   return out;
 }

@@ -10,7 +10,25 @@ import { redactDeep } from "../serve/protocol.js";
 import { availableCommands } from "./commands.js";
 import type { EditorLink } from "./editor-link.js";
 import { capAcpLines } from "./line-cap.js";
+import { MODEL_CONFIG_ID } from "./models.js";
 import { ACP_ERROR, AcpFailure, type AcpSessions, MODE_CONFIG_ID } from "./sessions.js";
+
+/** How much of an editor's error data is quoted. */
+const CLIENT_ERROR_DATA_CHARS = 300;
+
+/**
+ * An editor's JSON-RPC error in words: its message and what its data says (the SDK answers a
+ * handler's exception as "Internal error" with the exception's text in `data.details`).
+ */
+export function clientErrorText(e: unknown): string {
+  const message = (e as Error)?.message ?? String(e);
+  const data = (e as { data?: unknown })?.data;
+  if (data === undefined || data === null) return message;
+  const details = (data as { details?: unknown }).details;
+  const said = typeof details === "string" ? details : JSON.stringify(data);
+  if (said === undefined || said === "{}" || said === "") return message;
+  return `${message}: ${said.length > CLIENT_ERROR_DATA_CHARS ? `${said.slice(0, CLIENT_ERROR_DATA_CHARS)}…` : said}`;
+}
 
 export interface AcpServerOptions {
   sessions: AcpSessions;
@@ -46,10 +64,30 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return { send, flush: () => chain };
   };
 
-  /** Whether the client offered `fs/read_text_file` at `initialize`. */
+  /** Whether the client offered `fs/read_text_file` / `fs/write_text_file` at `initialize`. */
   let clientReadsFiles = false;
-  /** The editor as a prompt's tools see it (src/acp/editor-link.ts). */
-  const linkFor = (client: AgentContext, sessionId: string): EditorLink => ({
+  let clientWritesFiles = false;
+  /**
+   * The editor as a prompt's tools see it (src/acp/editor-link.ts). A permission request goes
+   * out only once every update sent before it is written: the `tool_call` it names comes first.
+   */
+  const linkFor = (client: AgentContext, sessionId: string, flush: () => Promise<void>): EditorLink => ({
+    ...(clientWritesFiles
+      ? {
+          writeTextFile: async (path: string, content: string, signal: AbortSignal) => {
+            await flush();
+            try {
+              await client.request(
+                acp.methods.client.fs.writeTextFile,
+                { sessionId, path, content },
+                { cancellationSignal: signal, stopWaitingOnCancel: true },
+              );
+            } catch (e) {
+              throw new Error(clientErrorText(e));
+            }
+          },
+        }
+      : {}),
     ...(clientReadsFiles
       ? {
           readTextFile: async (path: string, signal: AbortSignal) =>
@@ -62,20 +100,33 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
             ).content,
         }
       : {}),
-    requestPermission: async (toolCall, options, signal) =>
-      (
+    requestPermission: async (toolCall, options, signal) => {
+      await flush();
+      return (
         await client.request(
           acp.methods.client.session.requestPermission,
           { sessionId, toolCall: redactDeep(toolCall) as typeof toolCall, options },
           { cancellationSignal: signal, stopWaitingOnCancel: true },
         )
-      ).outcome,
+      ).outcome;
+    },
   });
   /** Runs `f` once the current request's answer is on its way (the editor knows the session). */
   const afterAnswer = (f: () => void) => setImmediate(f);
-  /** What an editor learns about a session when it opens: the commands it can type. */
-  const announce = (send: (u: SessionUpdate) => void) => {
+  /**
+   * What an editor learns about a session once it opens: the commands it can type, then the
+   * options again when the server's model list (read meanwhile) changed them.
+   */
+  const announce = (send: (u: SessionUpdate) => void, sessionId: string, modelsChanged: Promise<boolean>) => {
     send({ sessionUpdate: "available_commands_update", availableCommands: availableCommands() });
+    void modelsChanged.then((changed) => {
+      if (!changed) return;
+      try {
+        send({ sessionUpdate: "config_option_update", configOptions: sessions.configOptions(sessionId) });
+      } catch {
+        // The session was closed meanwhile: nobody to tell.
+      }
+    });
   };
   /** Every mode change, whoever made it, is told to the editor before the request answers. */
   const modeChanged = async (client: unknown, sessionId: string) => {
@@ -89,6 +140,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     .agent({ name: "scoot" })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
       clientReadsFiles = params.clientCapabilities?.fs?.readTextFile === true;
+      clientWritesFiles = params.clientCapabilities?.fs?.writeTextFile === true;
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentInfo: { name: "scoot", title: "Scoot", version: opts.version },
@@ -104,8 +156,9 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     .onRequest(acp.methods.agent.authenticate, () => ({}))
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
+        const models = sessions.refreshModels();
         const r = await sessions.create(params.cwd, params.mcpServers ?? []);
-        afterAnswer(() => announce(updater(client as never, r.sessionId).send));
+        afterAnswer(() => announce(updater(client as never, r.sessionId).send, r.sessionId, models));
         return r;
       } catch (e) {
         return toRpc(e);
@@ -114,9 +167,10 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
       const u = updater(client as never, params.sessionId);
       try {
+        const models = sessions.refreshModels();
         const r = await sessions.load(params.sessionId, params.cwd, params.mcpServers ?? [], u.send);
         await u.flush();
-        afterAnswer(() => announce(u.send));
+        afterAnswer(() => announce(u.send, params.sessionId, models));
         return r;
       } catch (e) {
         await u.flush();
@@ -134,13 +188,23 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     })
     .onRequest(acp.methods.agent.session.setConfigOption, async ({ params, client }) => {
       try {
-        if (params.configId !== MODE_CONFIG_ID || typeof params.value !== "string")
+        const known = [MODE_CONFIG_ID, MODEL_CONFIG_ID];
+        if (!known.includes(params.configId) || typeof params.value !== "string")
           throw new AcpFailure(
             ACP_ERROR.invalidParams,
-            `unknown config option "${params.configId}" (Scoot offers "${MODE_CONFIG_ID}")`,
+            `unknown config option "${params.configId}" (Scoot offers ${known.map((k) => `"${k}"`).join(", ")}, each a value id)`,
           );
-        const changed = await sessions.setMode(params.sessionId, params.value);
-        if (changed) await modeChanged(client, params.sessionId);
+        if (params.configId === MODEL_CONFIG_ID) {
+          if (sessions.setModel(params.sessionId, params.value)) {
+            const u = updater(client as never, params.sessionId);
+            u.send({
+              sessionUpdate: "config_option_update",
+              configOptions: sessions.configOptions(params.sessionId),
+            });
+            await u.flush();
+          }
+        } else if (await sessions.setMode(params.sessionId, params.value))
+          await modeChanged(client, params.sessionId);
         return { configOptions: sessions.configOptions(params.sessionId) };
       } catch (e) {
         return toRpc(e);
@@ -171,7 +235,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
           params.sessionId,
           params.prompt,
           u.send,
-          linkFor(client as AgentContext, params.sessionId),
+          linkFor(client as AgentContext, params.sessionId, u.flush),
         );
         await u.flush();
         return { stopReason };

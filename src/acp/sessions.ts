@@ -23,6 +23,7 @@ import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
+import { resolveToken } from "../config/secrets.js";
 import { effectiveUnattended } from "../policy/modes.js";
 import { refuseProjectRoot } from "../policy/project-root.js";
 import type { AuditLog } from "../store/audit-writer.js";
@@ -31,15 +32,18 @@ import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
 import { sessionExists } from "../store/session-meta.js";
 import {
+  MAX_FAILED_CALL_PRINTS,
   readSessionSettings,
   type SessionSettings,
   settingsPath,
   writeSessionSettings,
 } from "../store/session-settings.js";
 import { AcpApprover } from "./approver.js";
+import { liveFingerprint } from "./call-outcomes.js";
 import { commandOf, statusText } from "./commands.js";
 import { type EditorLink, editorBuffers } from "./editor-link.js";
 import { mergeClientServers } from "./mcp-servers.js";
+import { ModelList } from "./models.js";
 import { goalFromPrompt } from "./prompt-content.js";
 import { replayUpdates } from "./replay.js";
 import { listStoredSessions } from "./session-list.js";
@@ -123,12 +127,27 @@ interface SessionState {
   refusals: string[];
   /** The running prompt's translator: a permission request names the tool call it shows. */
   translator?: UpdateTranslator;
+  /** Settles when the current prompt turn has ended (its answer given); none: no turn. */
+  turn?: Promise<void>;
+  /** The current turn was cancelled: a prompt that comes now waits for it, then runs. */
+  cancelled?: boolean;
+  /** The model the editor chose (stored with the session); none: the configured one. */
+  model?: string;
+  /** Fingerprints of the session's failed tool calls (src/acp/call-outcomes.ts). */
+  failedCalls: string[];
 }
 
 /** How long shutdown waits for cancelled runs to tear their tools down. */
 const SHUTDOWN_WAIT_MS = 10_000;
 
 let sessionCounter = 0;
+/**
+ * Tool call ids are `p<prompt of this agent>-<this agent>-<call>`: an id the editor has seen must
+ * never come back as a new `tool_call` (a reset of that call), not after a session is loaded
+ * again, nor after the agent restarts.
+ */
+const AGENT_TAG = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+let promptCounter = 0;
 function newAcpSessionId(): string {
   sessionCounter += 1;
   return `acp-${Date.now()}-${process.pid}-${sessionCounter}`;
@@ -149,8 +168,20 @@ function checkCwd(cwd: unknown): string {
 
 export class AcpSessions {
   private readonly sessions = new Map<string, SessionState>();
+  private readonly models: ModelList;
 
-  constructor(private readonly ctx: AcpContext) {}
+  constructor(private readonly ctx: AcpContext) {
+    // Resolved once, when the list is first read (a token command runs once, not per session).
+    let token: { value: string | undefined } | undefined;
+    this.models = new ModelList(
+      ctx.config.backend,
+      () => {
+        token ??= { value: resolveToken(ctx.config, ctx.paths.root, ctx.env).token };
+        return token.value;
+      },
+      ctx.log,
+    );
+  }
 
   /**
    * The modes an editor may choose. Under `scoot acp --unattended` only those the clamp leaves
@@ -167,8 +198,11 @@ export class AcpSessions {
     return { currentModeId: mode, availableModes: this.allowedModes().map((m) => ({ ...m })) };
   }
 
-  /** The mode as a select config option (category "mode"), the newer protocol's way to show it. */
-  configOptionsFor(mode: PolicyMode): SessionConfigOption[] {
+  /**
+   * The mode as a select config option (category "mode"), the newer protocol's way to show it,
+   * and the model (category "model"), chosen from the server's list.
+   */
+  configOptionsFor(mode: PolicyMode, model: string): SessionConfigOption[] {
     return [
       {
         id: MODE_CONFIG_ID,
@@ -179,11 +213,24 @@ export class AcpSessions {
         currentValue: mode,
         options: this.allowedModes().map((m) => ({ value: m.id, name: m.name, description: m.description })),
       },
+      this.models.option(model),
     ];
   }
 
   configOptions(id: string): SessionConfigOption[] {
-    return this.configOptionsFor(this.get(id).mode);
+    const s = this.get(id);
+    return this.configOptionsFor(s.mode, s.agent.model());
+  }
+
+  /**
+   * Reads the server's model list again (at every session/new and session/load, without
+   * holding up the answer); true when it changed (the editor is then sent the options again).
+   */
+  refreshModels(): Promise<boolean> {
+    return this.models.refresh().catch((e: unknown) => {
+      this.ctx.log(`warning: the model list could not be read: ${(e as Error)?.message ?? String(e)}`);
+      return false;
+    });
   }
 
   /** `session/list`: stored sessions, optionally of one project root. */
@@ -213,6 +260,7 @@ export class AcpSessions {
     mode: PolicyMode,
     config: Config,
     resume: Message[] | undefined,
+    model?: string,
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
     const buffers = editorBuffers(() => state.link);
@@ -233,6 +281,7 @@ export class AcpSessions {
       ...(resume ? { resume } : {}),
     });
     if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
+    if (model !== undefined && model !== opened.value.model()) opened.value.setModel(model);
     return Object.assign(state, {
       id,
       cwd,
@@ -244,6 +293,8 @@ export class AcpSessions {
       tokens: { prompt: 0, completion: 0, total: 0 },
       approvals: [],
       refusals: [],
+      failedCalls: [],
+      ...(model !== undefined ? { model } : {}),
     }) as SessionState;
   }
 
@@ -269,7 +320,7 @@ export class AcpSessions {
     return {
       approver: new AcpApprover({
         link: () => state.link,
-        openToolCallId: () => state.translator?.openCallId(),
+        toolCallFor: (request) => state.translator?.toolCallFor(request),
         cwd,
       }),
       // Read live: a loaded or re-opened session gets its stored answers after this is made.
@@ -285,8 +336,10 @@ export class AcpSessions {
   private saveSettings(s: SessionState): void {
     const settings: SessionSettings = {
       mode: s.mode,
+      ...(s.model !== undefined ? { model: s.model } : {}),
       approvals: s.approvals,
       refusals: s.refusals,
+      ...(s.failedCalls.length > 0 ? { failed_calls: s.failedCalls } : {}),
       project_root: s.cwd,
     };
     const r = writeSessionSettings(this.ctx.paths.sessions, s.id, settings);
@@ -306,6 +359,19 @@ export class AcpSessions {
       `warning: session ${id} was stored in mode "${stored}", which this agent does not offer; it continues in ${this.ctx.mode}`,
     );
     return this.ctx.mode;
+  }
+
+  /**
+   * The model a loaded session continues with: the one the editor chose, unless the server's
+   * list is known and no longer has it (then the configured one, with a warning).
+   */
+  private restoredModel(id: string, settings: SessionSettings | undefined): string | undefined {
+    const stored = settings?.model;
+    if (stored === undefined || this.models.lists(stored) !== false) return stored;
+    this.ctx.log(
+      `warning: session ${id} was stored with model "${stored}", which the server no longer lists; it continues with ${this.ctx.config.backend.model}`,
+    );
+    return undefined;
   }
 
   async create(
@@ -332,7 +398,7 @@ export class AcpSessions {
     return {
       sessionId: id,
       modes: this.modeState(state.mode),
-      configOptions: this.configOptionsFor(state.mode),
+      configOptions: this.configOptionsFor(state.mode, state.agent.model()),
     };
   }
 
@@ -354,18 +420,24 @@ export class AcpSessions {
     const messages = this.storedConversation(id);
     const settings = readSessionSettings(this.ctx.paths.sessions, id);
     const mode = this.restoredMode(id, settings);
-    for (const u of replayUpdates(messages, dir)) send(u);
+    const failedCalls = settings?.failed_calls ?? [];
+    for (const u of replayUpdates(messages, dir, new Set(failedCalls))) send(u);
     const state = await this.open(
       id,
       dir,
       mode,
       this.configFor(mcpServers),
       messages.length > 0 ? messages : undefined,
+      this.restoredModel(id, settings),
     );
     state.approvals = settings?.approvals ?? [];
     state.refusals = settings?.refusals ?? [];
+    state.failedCalls = failedCalls;
     this.sessions.set(id, state);
-    return { modes: this.modeState(state.mode), configOptions: this.configOptionsFor(state.mode) };
+    return {
+      modes: this.modeState(state.mode),
+      configOptions: this.configOptionsFor(state.mode, state.agent.model()),
+    };
   }
 
   /**
@@ -428,10 +500,18 @@ export class AcpSessions {
     const { messages, warnings } = readSession(sessionPath(this.ctx.paths.sessions, id));
     for (const w of warnings) this.ctx.log(`warning: ${w}`);
     // Nothing said yet: a fresh conversation (its first run is not "resumed").
-    const next = await this.open(id, s.cwd, mode, s.config, messages.length > 0 ? messages : undefined);
+    const next = await this.open(
+      id,
+      s.cwd,
+      mode,
+      s.config,
+      messages.length > 0 ? messages : undefined,
+      s.model,
+    );
     next.prompts = s.prompts;
     next.approvals = s.approvals;
     next.refusals = s.refusals;
+    next.failedCalls = s.failedCalls;
     this.sessions.set(id, next);
     this.saveSettings(next);
     return true;
@@ -440,6 +520,27 @@ export class AcpSessions {
   /** The session's current mode (for `current_mode_update`). */
   modeOf(id: string): PolicyMode {
     return this.get(id).mode;
+  }
+
+  /**
+   * The session's next prompts go to `model`, one the server lists (stored with the session).
+   * Returns whether it changed (the caller then tells the editor).
+   */
+  setModel(id: string, model: string): boolean {
+    const s = this.get(id);
+    const current = s.agent.model();
+    const refused = this.models.refusal(model, current);
+    if (refused) throw new AcpFailure(ACP_ERROR.invalidParams, refused);
+    if (s.turn)
+      throw new AcpFailure(
+        ACP_ERROR.invalidParams,
+        `session ${id} is running a prompt; cancel it or wait, then choose the model`,
+      );
+    if (model === current) return false;
+    s.agent.setModel(model);
+    s.model = model;
+    this.saveSettings(s);
+    return true;
   }
 
   /** `session/close`: cancels a running prompt, waits for it, and releases the session. */
@@ -451,19 +552,49 @@ export class AcpSessions {
     await s.agent.close();
   }
 
-  /** One goal in the session's conversation; updates go to `send` while it runs. */
+  /**
+   * One goal in the session's conversation; updates go to `send` while it runs. One turn at a
+   * time: a prompt while another runs is refused, but one right after `session/cancel` waits
+   * until the cancelled turn has ended (its tool stopped, its answer given), then runs.
+   */
   async prompt(
     id: string,
     blocks: readonly ContentBlock[],
     send: (u: SessionUpdate) => void,
     link?: EditorLink,
   ): Promise<StopReason> {
-    const s = this.get(id);
-    if (s.running)
-      throw new AcpFailure(
-        ACP_ERROR.invalidParams,
-        `session ${id} is already running a prompt (one at a time)`,
-      );
+    let s = this.get(id);
+    while (s.turn) {
+      if (!s.cancelled)
+        throw new AcpFailure(
+          ACP_ERROR.invalidParams,
+          `session ${id} is already running a prompt (one at a time; session/cancel it first)`,
+        );
+      await s.turn;
+      // The session may have been reopened (a mode change) or closed meanwhile.
+      s = this.get(id);
+    }
+    let ended!: () => void;
+    s.turn = new Promise((resolve) => {
+      ended = resolve;
+    });
+    s.cancelled = false;
+    const state = s;
+    try {
+      return await this.turn(state, blocks, send, link);
+    } finally {
+      state.turn = undefined;
+      state.cancelled = false;
+      ended();
+    }
+  }
+
+  private async turn(
+    s: SessionState,
+    blocks: readonly ContentBlock[],
+    send: (u: SessionUpdate) => void,
+    link: EditorLink | undefined,
+  ): Promise<StopReason> {
     const goal = goalFromPrompt(blocks);
     if (!goal.ok) throw new AcpFailure(ACP_ERROR.invalidParams, goal.error);
     const command = commandOf(goal.value);
@@ -473,7 +604,11 @@ export class AcpSessions {
       return "end_turn";
     }
     s.prompts += 1;
-    const translator = new UpdateTranslator(s.cwd, send, `p${s.prompts}`);
+    promptCounter += 1;
+    const translator = new UpdateTranslator(s.cwd, send, `p${promptCounter}-${AGENT_TAG}`, {
+      contextWindow: () => s.agent.contextWindow(),
+      onToolFailed: (call, observation) => this.noteFailed(s, call.action, observation),
+    });
     const controller = new AbortController();
     s.running = controller;
     s.link = link;
@@ -500,11 +635,24 @@ export class AcpSessions {
     if (reason) return reason;
     // The CLI's one-line message (`scoot: <error>`), as a JSON-RPC error.
     throw new AcpFailure(ACP_ERROR.internal, r.error ?? `run ended: ${r.status}`, {
-      sessionId: id,
+      sessionId: s.id,
       runId: translator.runId ?? null,
       status: r.status,
       stop: r.stop,
     });
+  }
+
+  /** A tool call that failed: its fingerprint is stored, so a reload shows it failed. */
+  private noteFailed(s: SessionState, action: string, observation: string): void {
+    s.failedCalls.push(liveFingerprint(action, observation));
+    if (s.failedCalls.length > MAX_FAILED_CALL_PRINTS)
+      s.failedCalls.splice(0, s.failedCalls.length - MAX_FAILED_CALL_PRINTS);
+    try {
+      this.saveSettings(s);
+    } catch (e) {
+      // The call's ending is known to this process; only a reload's view of it is lost.
+      this.ctx.log(`warning: ${(e as Error).message}`);
+    }
   }
 
   /** A slash command the editor offered (src/acp/commands.ts), answered without the model. */
@@ -544,7 +692,7 @@ export class AcpSessions {
       case "status":
         return statusText({
           sessionId: s.id,
-          model: s.config.backend.model,
+          model: s.agent.model(),
           mode: s.mode,
           approval: this.approvalLabel(),
           contextWindow: s.agent.contextWindow(),
@@ -561,9 +709,15 @@ export class AcpSessions {
     return this.ctx.approval === "ask" ? "ask (the editor is asked)" : "never (tools.approval)";
   }
 
-  /** `session/cancel`: the running goal stops at once (its tool's process group is killed). */
+  /**
+   * `session/cancel`: the running goal stops at once (its tool's process group is killed); a
+   * prompt sent after it waits for the turn to end instead of being refused.
+   */
   cancel(id: string): void {
-    this.sessions.get(id)?.running?.abort(new Error("interrupted"));
+    const s = this.sessions.get(id);
+    if (!s?.turn) return;
+    s.cancelled = true;
+    s.running?.abort(new Error("interrupted"));
   }
 
   /**

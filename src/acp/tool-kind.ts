@@ -8,7 +8,7 @@
 import path from "node:path";
 import type { Diff, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { Prepared } from "../agent/call-record.js";
-import type { FileChange } from "../agent/file-change.js";
+import { changeBase, type FileChange } from "../agent/file-change.js";
 import { terminalText } from "../core/terminal-text.js";
 import type { Capability, Effects } from "../core/types.js";
 import type { AnyTool, Presentation } from "../tools/types.js";
@@ -94,10 +94,12 @@ export function toolCallView(call: Viewed, cwd: string): ToolCallView {
 export function changeDiff(change: FileChange | undefined): Diff | undefined {
   if (!change?.after.ok) return undefined;
   const after = change.after.value;
-  if (change.before === null) return { path: change.abs, oldText: null, newText: after };
-  if (change.before.includes(0) || after.includes("\u0000")) return undefined;
-  const before = change.before.toString("utf8");
-  if (change.before.length <= DIFF_MAX_FILE_BYTES && Buffer.byteLength(after) <= DIFF_MAX_FILE_BYTES)
+  // The old text as the person has it: the editor's buffer when the change was planned from it.
+  const base = changeBase(change);
+  if (base === null) return { path: change.abs, oldText: null, newText: after };
+  if (base.includes(0) || after.includes("\u0000")) return undefined;
+  const before = base.toString("utf8");
+  if (base.length <= DIFF_MAX_FILE_BYTES && Buffer.byteLength(after) <= DIFF_MAX_FILE_BYTES)
     return { path: change.abs, oldText: before, newText: after };
   const region = changedRegion(before, after);
   return { path: change.abs, oldText: region.before, newText: region.after };

@@ -1,15 +1,23 @@
 /**
  * One prompt's agent events → ACP `session/update`s (docs/editors.md "Editors (ACP)"):
  * - the thought as `agent_thought_chunk` (streamed pieces when the backend streams);
- * - each tool step as `tool_call` (title, kind, locations, rawInput) then `tool_call_update`:
- *   `in_progress` once allowed (with the `diff` a write is about to make), `completed` with
- *   the observation, or `failed` naming the policy's reason or the tool's error;
- * - the answer as `agent_message_chunk`, streamed when the backend streams.
+ * - each tool step as one `tool_call` (title, kind, locations, rawInput, status `pending`) and
+ *   then only `tool_call_update`s for its id: `in_progress` once allowed (with the `diff` a
+ *   write is about to make), `completed` with the observation, or `failed` naming the policy's
+ *   reason or the tool's error. A write's `tool_call` waits until its change is planned (the
+ *   approval phase reads the file), so it carries the diff; it always goes before a permission
+ *   request names it (`toolCallFor`), and a second `tool_call` for an id is never sent (an
+ *   editor such as Zed takes one as a reset of the call);
+ * - the answer as `agent_message_chunk`, streamed when the backend streams;
+ * - after each model reply, `usage_update`: the tokens in context and the window's size.
  * Calls a tool makes itself (parallel children, redirect hops) that the gate denies get their
  * own failed tool call, so every denial is visible.
+ *
+ * Plans are not sent yet: when the loop emits a plan event, it becomes a `plan` update (the
+ * whole list of entries each time, as ACP asks) in `handle`, at PLAN_UPDATES_HOOK.
  */
 import type { Diff, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
-import type { Prepared } from "../agent/call-record.js";
+import type { Prepared, Ready } from "../agent/call-record.js";
 import type { AgentEvent } from "../agent/events.js";
 import { redact } from "../core/redact.js";
 import { changeDiff, toolCallView } from "./tool-kind.js";
@@ -20,6 +28,19 @@ interface OpenCall {
   call: Prepared;
   /** The change a write is about to make (its record's plan), shown once the call runs. */
   diff?: Diff;
+  /** Whether its `tool_call` was sent (a write's waits for its planned change). */
+  announced: boolean;
+}
+
+/** What the translator reads from the session besides the events. */
+export interface TranslatorOptions {
+  /** The model's context window in tokens, once known (for `usage_update`). */
+  contextWindow?: () => number | undefined;
+  /**
+   * A call ran and its tool failed: `observation` is what the model was told (the session keeps
+   * its fingerprint, so a reload shows the call failed).
+   */
+  onToolFailed?: (call: Ready, observation: string) => void;
 }
 
 const text = (t: string): ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];
@@ -27,6 +48,8 @@ const text = (t: string): ToolCallContent[] => [{ type: "content", content: { ty
 export class UpdateTranslator {
   private seq = 0;
   private open: OpenCall | undefined;
+  /** Calls a permission request named without a step of their own (none today; kept apart). */
+  private readonly aside = new Map<Prepared, OpenCall>();
   /** Thought text streamed in the current turn (its step then sends nothing more). */
   private thoughtStreamed = false;
   /** Answer text handed on since the last withdrawal (sent or held). */
@@ -43,6 +66,7 @@ export class UpdateTranslator {
     private readonly send: (u: SessionUpdate) => void,
     /** Distinguishes tool call ids across prompts of one session. */
     private readonly prefix: string,
+    private readonly opts: TranslatorOptions = {},
   ) {}
 
   private nextId(): string {
@@ -50,25 +74,38 @@ export class UpdateTranslator {
     return `${this.prefix}-${this.seq}`;
   }
 
-  private startCall(call: Prepared, status: "pending" | "failed", reason?: string): string {
-    const id = this.nextId();
-    const v = toolCallView(call, this.cwd);
+  /** Sends the one `tool_call` of a call: pending (with the diff of a planned write) or failed. */
+  private announce(open: OpenCall, status: "pending" | "failed" = "pending", reason?: string): void {
+    if (open.announced) return;
+    open.announced = true;
+    const v = toolCallView(open.call, this.cwd);
+    const diff = open.call.kind === "ready" ? changeDiff(open.call.change) : undefined;
+    if (diff) open.diff = diff;
+    const content: ToolCallContent[] = [
+      ...(diff && status === "pending" ? [{ type: "diff" as const, ...diff }] : []),
+      ...(reason !== undefined ? text(reason) : []),
+    ];
     this.send({
       sessionUpdate: "tool_call",
-      toolCallId: id,
+      toolCallId: open.id,
       title: v.title,
       kind: v.kind,
       status,
       locations: v.locations,
       rawInput: v.rawInput,
-      ...(reason !== undefined ? { content: text(reason) } : {}),
+      ...(content.length > 0 ? { content } : {}),
     });
-    return id;
   }
 
-  private finish(status: "completed" | "failed", content: string): void {
-    if (!this.open) return;
-    const { id, call, diff } = this.open;
+  /** A write's change is planned when it is approved: its `tool_call` waits for it. */
+  private static waitsForPlan(call: Prepared): boolean {
+    return call.kind === "ready" && call.tool.proposedContent !== undefined;
+  }
+
+  private finish(open: OpenCall | undefined, status: "completed" | "failed", content: string): void {
+    if (!open) return;
+    this.announce(open);
+    const { id, call, diff } = open;
     const toolFailed = call.kind === "ready" && call.result?.failed === true;
     const shown = status === "completed" && diff && !toolFailed ? [{ type: "diff" as const, ...diff }] : [];
     this.send({
@@ -77,12 +114,30 @@ export class UpdateTranslator {
       status: toolFailed ? "failed" : status,
       content: [...shown, ...text(content)],
     });
-    this.open = undefined;
+    if (this.open === open) this.open = undefined;
+    this.aside.delete(call);
   }
 
-  /** The tool call the editor was shown for the current step (a permission request names it). */
-  openCallId(): string | undefined {
-    return this.open?.id;
+  /** The call an event is about: one asked about on its own, else the step's. */
+  private callOf(record: Prepared | undefined): OpenCall | undefined {
+    return (record && this.aside.get(record)) ?? this.open;
+  }
+
+  /**
+   * The id of the tool call a permission request for `call` names, its `tool_call` (with the
+   * planned diff) sent first. The caller flushes the updates before it asks.
+   */
+  toolCallFor(call: Ready): string {
+    if (this.open?.call === call) {
+      this.announce(this.open);
+      return this.open.id;
+    }
+    const known = this.aside.get(call);
+    if (known) return known.id;
+    const open: OpenCall = { id: this.nextId(), call, announced: false };
+    this.aside.set(call, open);
+    this.announce(open);
+    return open.id;
   }
 
   handle(e: AgentEvent): void {
@@ -93,6 +148,12 @@ export class UpdateTranslator {
       case "thinking":
         this.thoughtStreamed = false;
         break;
+      case "reply": {
+        const size = this.opts.contextWindow?.();
+        if (e.usage && size !== undefined && size > 0)
+          this.send({ sessionUpdate: "usage_update", used: e.usage.total_tokens, size });
+        break;
+      }
       case "thought_delta":
         // The server's reasoning is thinking too, but the step's own thought still follows it.
         if (e.source !== "reasoning") this.thoughtStreamed = true;
@@ -109,37 +170,50 @@ export class UpdateTranslator {
           this.answerHeld = "";
         }
         if (e.call) {
-          const id = this.startCall(e.call, "pending");
-          this.open = { id, call: e.call };
+          this.open = { id: this.nextId(), call: e.call, announced: false };
+          if (!UpdateTranslator.waitsForPlan(e.call)) this.announce(this.open);
         }
         break;
       case "running": {
-        if (!this.open) break;
+        const open = this.callOf(e.call);
+        if (!open) break;
+        const announced = open.announced;
+        this.announce(open);
         const diff = changeDiff(e.call?.change);
-        if (diff) this.open.diff = diff;
+        if (diff) open.diff = diff;
         this.send({
           sessionUpdate: "tool_call_update",
-          toolCallId: this.open.id,
+          toolCallId: open.id,
           status: "in_progress",
-          ...(diff ? { content: [{ type: "diff", ...diff }] } : {}),
+          // A `tool_call` sent just now already carries the diff.
+          ...(diff && announced ? { content: [{ type: "diff", ...diff }] } : {}),
         });
         break;
       }
       case "deny": {
         const reason = `denied by policy: ${e.reason}`;
-        if (this.open && (this.open.call === e.call || e.call === undefined)) this.finish("failed", reason);
-        else if (e.call) this.startCall(e.call, "failed", reason);
+        if (this.open && (this.open.call === e.call || e.call === undefined))
+          this.finish(this.open, "failed", reason);
+        else if (e.call) {
+          const open: OpenCall = { id: this.nextId(), call: e.call, announced: false };
+          this.announce(open, "failed", reason);
+        }
         break;
       }
-      case "refused":
+      case "refused": {
+        const open = this.callOf(e.call);
         // A rule in Scoot's configuration refuses in its own words; the person's refusal says it is theirs.
         if (e.call?.approval?.rule !== undefined)
-          this.finish("failed", `not run: ${e.reason ?? e.call.approval.rule}`);
-        else this.finish("failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
+          this.finish(open, "failed", `not run: ${e.reason ?? e.call.approval.rule}`);
+        else this.finish(open, "failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
         break;
-      case "observation":
-        this.finish("completed", e.text ?? `(${e.bytes} bytes)`);
+      }
+      case "observation": {
+        const observed = e.text ?? `(${e.bytes} bytes)`;
+        this.finish(this.callOf(e.call), "completed", observed);
+        if (e.call?.result?.failed) this.opts.onToolFailed?.(e.call, observed);
         break;
+      }
       case "answer_delta":
         this.answerStreamed += e.text;
         if (this.thoughtStreamed)
@@ -167,6 +241,7 @@ export class UpdateTranslator {
         this.answerStreamed = "";
         break;
       }
+      // PLAN_UPDATES_HOOK: a plan event becomes `{ sessionUpdate: "plan", entries }` here.
       default:
         break;
     }
@@ -174,6 +249,7 @@ export class UpdateTranslator {
 
   /** The run ended with a call still open (interrupted, backend failure): it failed. */
   close(reason: string): void {
-    this.finish("failed", reason);
+    for (const open of [...this.aside.values()]) this.finish(open, "failed", reason);
+    this.finish(this.open, "failed", reason);
   }
 }

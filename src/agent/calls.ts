@@ -45,7 +45,7 @@ import {
 import { type Prepared, type Ready, rawPresentation } from "./call-record.js";
 import type { AgentEvent } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
-import { planFileChange } from "./file-change.js";
+import { changeBase, planFileChange, planFromEditor } from "./file-change.js";
 import { isNotRecorded, type NotRecorded, notRecorded } from "./run-audit.js";
 
 /** What the pipeline needs to judge a call: the gate's settings and the run's enabled tools. */
@@ -340,8 +340,12 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
 
   const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
     // Only a content-replacing tool has a change to plan (a read never reads its file twice).
-    const change = ready.tool.proposedContent
+    const planned = ready.tool.proposedContent
       ? planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd)
+      : undefined;
+    // An editor that writes the file has it planned from its own text (its unsaved changes).
+    const change = planned
+      ? await planFromEditor(planned, ready.tool, ready.input, deps.base.services.editorBuffers, signal)
       : undefined;
     if (change) ready.change = change;
     const approved: Approved = { kind: "approved", ready };
@@ -437,7 +441,8 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       runId: store.runId,
       goal: store.goal,
       path: change.abs,
-      content: change.before,
+      // What undo puts back is the text the person had: the editor's, unsaved changes included.
+      content: changeBase(change),
       ...(secretOf(change.abs, deps.env.settings) ? { withheld: true } : {}),
       ...(change.mode !== undefined ? { mode: change.mode } : {}),
     });
@@ -458,10 +463,11 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (same) return;
     // Best effort: an unrecorded "after" only makes undo leave this file alone.
     if (entry && deps.checkpoints) deps.checkpoints.writer.after(entry, now.bytes);
+    const before = changeBase(change);
     emit({
       type: "file_changed",
       path: change.shown,
-      before: change.before === null ? null : change.before.toString("utf8"),
+      before: before === null ? null : before.toString("utf8"),
       after: now.bytes === null ? null : now.bytes.toString("utf8"),
       call: approved.ready,
     });
@@ -539,7 +545,13 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
               derivedHooks(ready, unrecorded),
               deps.timeoutMs,
               signal,
-              change?.after.ok ? { before: change.before, after: change.after.value } : undefined,
+              change?.after.ok
+                ? {
+                    before: change.before,
+                    after: change.after.value,
+                    ...(change.base ? { base: change.base } : {}),
+                  }
+                : undefined,
             );
     } finally {
       places?.effectEnded();

@@ -502,7 +502,18 @@ async function callPhase(
 /** The observation, told which further calls of the reply did not run (one call per turn). */
 function withDropped(observation: string, dropped: readonly string[]): string {
   if (dropped.length === 0) return observation;
-  return `${observation}\n[not run: ${dropped.length} more tool call${dropped.length === 1 ? "" : "s"} of your reply (${dropped.join(", ")}); one call per turn: send the next one now if it is still needed]`;
+  return `${observation}\n[not run: ${dropped.length} more tool call${dropped.length === 1 ? "" : "s"} of your reply (${dropped.join(", ")}); ${DROPPED_NOTE_END}]`;
+}
+
+const DROPPED_NOTE_END = "one call per turn: send the next one now if it is still needed";
+const DROPPED_NOTE = new RegExp(
+  `\\n\\[not run: \\d+ more tool calls? of your reply \\(.*\\); ${DROPPED_NOTE_END}\\]$`,
+  "s",
+);
+
+/** A recorded observation without the note withDropped added: what the call itself gave. */
+export function withoutDroppedNote(recorded: string): string {
+  return recorded.replace(DROPPED_NOTE, "");
 }
 
 /** Phase record: the observation into the audit log, the history and the transcript. */

@@ -70,8 +70,12 @@ export function buildSystemPrompt(p: PromptParts): string {
  * a configured credential must not hand it to the model).
  */
 export function wrapObservation(action: string, text: string): string {
-  const safe = defuseMarkers(redact(text));
-  return `Observation from ${action}:\n${OBSERVATION_OPEN}\n${safe}\n${OBSERVATION_CLOSE}`;
+  return `Observation from ${action}:\n${OBSERVATION_OPEN}\n${safeObservation(text)}\n${OBSERVATION_CLOSE}`;
+}
+
+/** A tool result as it stands between the markers: redacted, forged markers defused. */
+export function safeObservation(text: string): string {
+  return defuseMarkers(redact(text));
 }
 
 /** Between two messages of one role merged into one. */

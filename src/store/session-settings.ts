@@ -1,7 +1,8 @@
 /**
  * What an editor chose for a session (docs/editors.md "Editors (ACP)"): a sidecar
- * `<id>.settings.json` beside the transcript holds the session's policy mode, the approval
- * choices made "always" and the project root. It is written when an ACP session is created
+ * `<id>.settings.json` beside the transcript holds the session's policy mode, its model, the
+ * approval choices made "always", the project root, and the fingerprints of its failed tool
+ * calls (so a reload shows them failed, src/acp/call-outcomes.ts). It is written when an ACP session is created
  * (so a session never prompted can still be loaded) and replaced whole, atomically, on every
  * change; `session/load` restores from it. A sidecar that is not ours (too large, not an
  * object, unknown mode) is ignored field by field, never trusted: a mode read from it still
@@ -24,7 +25,15 @@ export interface SessionSettings {
   /** The approval keys answered "reject always": refused without asking again. */
   refusals?: string[];
   project_root?: string;
+  /** The model the editor chose for the session; absent: the configured one. */
+  model?: string;
+  /** Fingerprints of the observations of tool calls that failed (newest last). */
+  failed_calls?: string[];
 }
+
+/** Fingerprints kept per session; beyond it the oldest go. */
+export const MAX_FAILED_CALL_PRINTS = 512;
+const FINGERPRINT = /^[0-9a-f]{8,64}$/;
 
 export function settingsPath(sessionsDir: string, id: string): string {
   return path.join(sessionsDir, `${id}.settings.json`);
@@ -47,6 +56,11 @@ export function readSessionSettings(sessionsDir: string, id: string): SessionSet
   const out: SessionSettings = {};
   if (typeof v.mode === "string") out.mode = v.mode;
   if (typeof v.project_root === "string") out.project_root = v.project_root;
+  if (typeof v.model === "string" && v.model !== "") out.model = v.model;
+  if (Array.isArray(v.failed_calls))
+    out.failed_calls = v.failed_calls
+      .filter((a): a is string => typeof a === "string" && FINGERPRINT.test(a))
+      .slice(-MAX_FAILED_CALL_PRINTS);
   for (const key of ["approvals", "refusals"] as const) {
     const list = v[key];
     if (Array.isArray(list))
@@ -65,6 +79,7 @@ export function writeSessionSettings(
     ...settings,
     ...(settings.approvals ? { approvals: settings.approvals.slice(-MAX_REMEMBERED_APPROVALS) } : {}),
     ...(settings.refusals ? { refusals: settings.refusals.slice(-MAX_REMEMBERED_APPROVALS) } : {}),
+    ...(settings.failed_calls ? { failed_calls: settings.failed_calls.slice(-MAX_FAILED_CALL_PRINTS) } : {}),
   };
   const file = settingsPath(sessionsDir, id);
   const r = atomicWriteFile(file, `${JSON.stringify(body)}\n`, { mode: 0o600 });

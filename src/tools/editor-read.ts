@@ -55,20 +55,29 @@ function ancestors(abs: string): { dir: string; next: string }[] {
  * Two turns of the event loop: the first lets the current turn finish, the second passes a
  * poll phase, where libuv reads every inotify event the kernel queued before it.
  */
-function drainWatchEvents(): Promise<void> {
+export function drainWatchEvents(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
-export async function readThroughEditor(
-  editor: EditorBuffers,
-  abs: string,
-  fd: number,
-  signal: AbortSignal,
-): Promise<EditorRead> {
+/** The watches on a path's entries while the editor works on it (see the module comment). */
+export interface PathWatch {
+  /** Whether an entry the path goes through was renamed, created or removed since the watch began. */
+  changed(): boolean;
+  close(): void;
+}
+
+/**
+ * Watches every directory from the root down, each for the one name the path goes through;
+ * `withFile: false` leaves out the file's own name (an editor that saves replaces the file,
+ * which its directory reports like a swap). Undefined when a watch cannot be set.
+ */
+export function watchPath(abs: string, opts: { withFile: boolean }): PathWatch | undefined {
   const watchers: fs.FSWatcher[] = [];
   let renamed = false;
+  const steps = ancestors(abs);
+  if (!opts.withFile) steps.pop();
   try {
-    for (const { dir, next } of ancestors(abs)) {
+    for (const { dir, next } of steps) {
       // Only the entry on the path matters: a busy directory (a shared /tmp, a home) renames
       // other entries all the time. An event without a name could be ours.
       const w = fs.watch(dir, { persistent: false }, (event, name) => {
@@ -82,17 +91,33 @@ export async function readThroughEditor(
     }
   } catch {
     for (const w of watchers) w.close();
-    return { refused: "unwatchable" };
+    return undefined;
   }
+  return {
+    changed: () => renamed,
+    close: () => {
+      for (const w of watchers) w.close();
+    },
+  };
+}
+
+export async function readThroughEditor(
+  editor: EditorBuffers,
+  abs: string,
+  fd: number,
+  signal: AbortSignal,
+): Promise<EditorRead> {
+  const watch = watchPath(abs, { withFile: true });
+  if (!watch) return { refused: "unwatchable" };
   try {
     if (!sameFile(abs, fd)) return { refused: "moved" };
     const text = await editor.read(abs, signal);
     if (text === undefined) return {};
     if (!sameFile(abs, fd)) return { refused: "moved" };
     await drainWatchEvents();
-    if (renamed) return { refused: "renamed-nearby" };
+    if (watch.changed()) return { refused: "renamed-nearby" };
     return { text };
   } finally {
-    for (const w of watchers) w.close();
+    watch.close();
   }
 }

@@ -6,13 +6,12 @@
  * is written with "\n" but the file uses CRLF line ends, the CRLF form is tried too.
  */
 import * as fs from "node:fs";
-import { atomicWriteFile } from "../core/atomic-write.js";
 import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
-import { judgeOpened, judgeWriteLanding } from "../policy/opened.js";
+import { judgeOpened } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
-import { inspectWriteTarget, preservedAttributes } from "./file_write.js";
+import { inspectWriteTarget } from "./file_write.js";
 import { fileScope } from "./file-scope.js";
 import {
   formatBytes,
@@ -22,6 +21,7 @@ import {
   refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
+import { writeFailure, writeJudgedFile } from "./judged-write.js";
 import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 
@@ -113,21 +113,21 @@ export const fileEditTool: Tool<FileEditInput> = {
     // What was approved is what is written: the file must still hold what the plan was made from.
     if (ctx.change && (ctx.change.before === null || !bytes.equals(ctx.change.before)))
       return failed(`file_edit: ${shown} changed after this call was prepared; read it again and retry`);
-    const edited = editedText(bytes, input, shown);
+    // The text the edit applies to: the editor's buffer when the plan was made from it.
+    const base = ctx.change?.base ?? bytes;
+    const edited = editedText(base, input, shown);
     if (!edited.ok) return failed(edited.error);
     const { text, updated, plan } = edited.value;
     const { at, old, replacement, crlf } = plan;
-    const written = atomicWriteFile(abs, ctx.change?.after ?? updated, {
-      ...preservedAttributes(existing),
-      landing: judgeWriteLanding(abs),
-    });
-    if (!written.ok) return failed(`file_edit: cannot write ${shown}: ${written.error}; nothing was changed`);
+    const written = await writeJudgedFile(ctx, abs, ctx.change?.after ?? updated, existing, base);
+    if (!written.ok) return failed(writeFailure("file_edit", shown, written.error));
     const line = lineOf(text, at);
     const before = old.split("\n").length;
     const after = replacement.split("\n").length;
     const note = crlf ? " (matched using the file's CRLF line ends)" : "";
+    const how = written.value.byEditor ? ", through the editor" : "";
     return done(
-      `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}`,
+      `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}${how}`,
     );
   },
 };

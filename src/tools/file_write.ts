@@ -9,14 +9,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { atomicWriteFile } from "../core/atomic-write.js";
 import { fsErrorText } from "../core/fs-errors.js";
 import type { Result } from "../core/types.js";
-import { judgeWriteLanding } from "../policy/opened.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { fileScope } from "./file-scope.js";
 import { judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
+import { writeFailure, writeJudgedFile } from "./judged-write.js";
 import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 
@@ -66,13 +65,17 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     } catch (e) {
       return failed(`file_write: cannot create the parent directory of ${shown}: ${fsErrorText(e)}`);
     }
-    const written = atomicWriteFile(abs, ctx.change?.after ?? input.content, {
-      ...preservedAttributes(existing),
-      landing: judgeWriteLanding(abs),
-    });
-    if (!written.ok)
-      return failed(`file_write: cannot write ${shown}: ${written.error}; nothing was changed`);
-    return done(`wrote ${written.value} bytes to ${shown} (${existing ? "replaced" : "created"})`);
+    const planned = ctx.change;
+    const written = await writeJudgedFile(
+      ctx,
+      abs,
+      planned?.after ?? input.content,
+      existing,
+      planned ? (planned.base ?? planned.before) : null,
+    );
+    if (!written.ok) return failed(writeFailure("file_write", shown, written.error));
+    const how = `${existing ? "replaced" : "created"}${written.value.byEditor ? ", through the editor" : ""}`;
+    return done(`wrote ${written.value.bytes} bytes to ${shown} (${how})`);
   },
 };
 
@@ -90,17 +93,4 @@ export function inspectWriteTarget(abs: string): Result<{ abs: string; existing?
   }
   if (st.isSymbolicLink()) return { ok: false, error: SWAPPED_FOR_SYMLINK };
   return { ok: true, value: { abs, existing: st } };
-}
-
-/** Mode and owner to carry over when replacing `existing`. */
-export function preservedAttributes(existing: fs.Stats | undefined): {
-  mode?: number;
-  owner?: { uid: number; gid: number };
-} {
-  if (!existing) return {};
-  const sameOwner = existing.uid === process.getuid?.() && existing.gid === process.getgid?.();
-  return {
-    mode: existing.mode & 0o7777,
-    ...(sameOwner ? {} : { owner: { uid: existing.uid, gid: existing.gid } }),
-  };
 }

@@ -51,6 +51,12 @@ export interface ToolContext {
 export interface PlannedContent {
   before: Buffer | null;
   after: string;
+  /**
+   * The editor's text the change was planned from, when it differs from the disk (unsaved
+   * changes, ACP with `fs.writeTextFile`): `after` applies to it, and the editor must still
+   * hold it when the write goes.
+   */
+  base?: Buffer;
 }
 
 export interface ToolServices {
@@ -60,14 +66,22 @@ export interface ToolServices {
   sandbox?: SandboxService;
   /** The run's protected identities (policy/identity.ts), checked on what a file tool opened. */
   identities?: Pick<GateSettings, "mode" | "protectedIdentities">;
-  /** An editor's open buffers (ACP `fs/read_text_file`): file_read sees unsaved changes. */
+  /**
+   * An editor's open buffers (ACP `fs/read_text_file`): file_read sees unsaved changes; when
+   * the editor writes files too (`fs/write_text_file`), file_write and file_edit write through it.
+   */
   editorBuffers?: EditorBuffers;
 }
 
-/** Reads a file as the editor has it; undefined when the editor cannot say (then the disk is read). */
 export interface EditorBuffers {
+  /** The file as the editor has it; undefined when the editor cannot say (then the disk is read). */
   read(absPath: string, signal: AbortSignal): Promise<string | undefined>;
+  /** The editor's write, when it writes files now; undefined: the tools write the disk. */
+  writer?(): EditorWrite | undefined;
 }
+
+/** Has the editor write `content` to `absPath`; rejects with the editor's error. */
+export type EditorWrite = (absPath: string, content: string, signal: AbortSignal) => Promise<void>;
 
 /**
  * How a call shows itself to people (docs/architecture.md "A step, file by file"): the live

@@ -76,10 +76,12 @@ async function start(args: string[] = []) {
   return { c, init };
 }
 
-/** The updates of a prompt (the commands announced when a session opens are left out). */
+/** What a session is told once it opens, whenever that arrives: the commands, the model list. */
+const OPENING = new Set(["available_commands_update", "config_option_update"]);
+/** The updates of a prompt (the announcements of a session's opening are left out). */
 const kinds = (sessionId: string) =>
   updates
-    .filter((u) => u.sessionId === sessionId && u.update.sessionUpdate !== "available_commands_update")
+    .filter((u) => u.sessionId === sessionId && !OPENING.has(u.update.sessionUpdate))
     .map((u) => u.update.sessionUpdate);
 const of = <K extends acp.SessionUpdate["sessionUpdate"]>(kind: K) =>
   updates

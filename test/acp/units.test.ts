@@ -4,11 +4,14 @@ import os from "node:os";
 import path from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, describe, expect, it } from "vitest";
+import { liveFingerprint } from "../../src/acp/call-outcomes.js";
 import { mergeClientServers } from "../../src/acp/mcp-servers.js";
 import { goalFromPrompt } from "../../src/acp/prompt-content.js";
-import { replayUpdates } from "../../src/acp/replay.js";
+import { NO_RESULT_STORED, replayUpdates } from "../../src/acp/replay.js";
+import { clientErrorText } from "../../src/acp/server.js";
 import { changeDiff, DIFF_MAX_FILE_BYTES, toolCallView } from "../../src/acp/tool-kind.js";
 import { UpdateTranslator } from "../../src/acp/updates.js";
+import { refusalObservation } from "../../src/agent/approval.js";
 import type { Prepared } from "../../src/agent/call-record.js";
 import { planFileChange } from "../../src/agent/file-change.js";
 import { interruptedObservation, stopNote, undoNote } from "../../src/agent/history.js";
@@ -426,6 +429,139 @@ describe("agent events → session updates", () => {
     t.close("interrupted");
     expect(out.at(-1)).toMatchObject({ sessionUpdate: "tool_call_update", status: "failed" });
     expect(JSON.stringify(out.at(-1))).toContain("interrupted");
+  });
+});
+
+describe("a replayed call ends as it really ended (src/acp/call-outcomes.ts)", () => {
+  const observation = (action: string, body: string) =>
+    `Observation from ${action}:\n<<<UNTRUSTED_OBSERVATION\n${body}\nUNTRUSTED_OBSERVATION>>>`;
+  const stepOf = (action: string, input: object) => ({
+    role: "assistant" as const,
+    content: JSON.stringify({ thought: "t", action, action_input: JSON.stringify(input) }),
+  });
+  const endings = (u: SessionUpdate[]) =>
+    u.flatMap((x) =>
+      x.sessionUpdate === "tool_call_update"
+        ? [[x.toolCallId, x.status, (x.content![0] as { content: { text: string } }).content.text]]
+        : [],
+    );
+
+  it("refusals and the pipeline's own not-run are failed; a tool failure by its fingerprint; a call without a result failed", () => {
+    const failedEdit = 'file_edit: "old" was not found in "a.txt" (0 occurrences); nothing was changed';
+    const dropped = `${failedEdit}\n[not run: 1 more tool call of your reply (bash); one call per turn: send the next one now if it is still needed]`;
+    const messages = [
+      { role: "user" as const, content: "goal" },
+      stepOf("file_write", { path: "k.txt", content: "x" }),
+      {
+        role: "user" as const,
+        content: observation("file_write", refusalObservation("file_write", undefined)),
+      },
+      stepOf("file_edit", { path: "a.txt", old: "o", new: "n" }),
+      { role: "user" as const, content: observation("file_edit", dropped) },
+      stepOf("file_write", { path: "s.txt", content: "x" }),
+      {
+        role: "user" as const,
+        content: observation("file_write", "file_write: not run: s.txt changed after this call was prepared"),
+      },
+      stepOf("glob", { pattern: "*" }),
+      { role: "user" as const, content: observation("glob", "a.txt") },
+      stepOf("bash", { command: "sleep 9" }),
+      { role: "user" as const, content: "next goal" },
+      stepOf("bash", { command: "sleep 10" }),
+    ];
+    const known = new Set([liveFingerprint("file_edit", failedEdit)]);
+    expect(endings(replayUpdates(messages, "/p", known))).toEqual([
+      ["replay-1", "failed", refusalObservation("file_write", undefined)],
+      ["replay-2", "failed", dropped],
+      ["replay-3", "failed", "file_write: not run: s.txt changed after this call was prepared"],
+      ["replay-4", "completed", "a.txt"],
+      ["replay-5", "failed", NO_RESULT_STORED],
+      ["replay-6", "failed", NO_RESULT_STORED],
+    ]);
+    // Without the fingerprint the failed edit reads like any result.
+    expect(endings(replayUpdates(messages, "/p"))[1]![1]).toBe("completed");
+    expect(replayUpdates(messages, "/p").filter((x) => x.sessionUpdate === "tool_call")).toHaveLength(6);
+  });
+});
+
+describe("one tool_call per call, before the question about it", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "scoot-acp-order-")));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("a write's tool_call waits for its planned change and carries the diff; then only updates", () => {
+    fs.writeFileSync(path.join(dir, "w.txt"), "old\n");
+    const out: SessionUpdate[] = [];
+    const t = new UpdateTranslator(dir, (u) => out.push(u), "p1");
+    const input = JSON.stringify({ path: "w.txt", content: "new\n" });
+    const call = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
+    t.handle({ type: "step", turn: 1, thought: "write", action: "file_write", input, call });
+    expect(out.filter((u) => u.sessionUpdate === "tool_call")).toEqual([]);
+    call.change = planFileChange(call.tool, call.input, call.target, dir);
+    expect(t.toolCallFor(call)).toBe("p1-1");
+    expect(t.toolCallFor(call)).toBe("p1-1");
+    const diff = { type: "diff", path: path.join(dir, "w.txt"), oldText: "old\n", newText: "new\n" };
+    expect(out.filter((u) => u.sessionUpdate === "tool_call")).toEqual([
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "p1-1",
+        title: "Write w.txt",
+        kind: "edit",
+        status: "pending",
+        locations: [{ path: path.join(dir, "w.txt") }],
+        rawInput: { path: "w.txt", content: "new\n" },
+        content: [diff],
+      },
+    ]);
+    t.handle({ type: "running", action: "file_write", input, call });
+    t.handle({ type: "observation", action: "file_write", bytes: 1, clippedTo: 1, text: "wrote", call });
+    expect(out.filter((u) => u.sessionUpdate === "tool_call")).toHaveLength(1);
+    expect(out.at(-1)).toMatchObject({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "p1-1",
+      status: "completed",
+    });
+  });
+
+  it("a write nobody is asked about gets its tool_call when it runs; one closed by a stop gets it too", () => {
+    const out: SessionUpdate[] = [];
+    const t = new UpdateTranslator(dir, (u) => out.push(u), "p1");
+    const input = JSON.stringify({ path: "x.txt", content: "x" });
+    const call = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
+    t.handle({ type: "step", turn: 1, thought: "", action: "file_write", input, call });
+    call.change = planFileChange(call.tool, call.input, call.target, dir);
+    t.handle({ type: "running", action: "file_write", input, call });
+    expect(out.map((u) => u.sessionUpdate)).toEqual(["tool_call", "tool_call_update"]);
+    // The diff is in the tool_call; the in_progress update does not repeat it.
+    expect(out[1]).toEqual({ sessionUpdate: "tool_call_update", toolCallId: "p1-1", status: "in_progress" });
+    const second = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
+    t.handle({ type: "step", turn: 2, thought: "", action: "file_write", input, call: second });
+    t.close("interrupted");
+    expect(out.slice(2).map((u) => [u.sessionUpdate, (u as { status?: string }).status])).toEqual([
+      ["tool_call", "pending"],
+      ["tool_call_update", "failed"],
+    ]);
+  });
+
+  it("usage_update after a reply, once the window is known", () => {
+    const out: SessionUpdate[] = [];
+    let window: number | undefined;
+    const t = new UpdateTranslator(dir, (u) => out.push(u), "p1", { contextWindow: () => window });
+    const usage = { prompt_tokens: 90, completion_tokens: 10, total_tokens: 100 };
+    t.handle({ type: "reply", turn: 1, latencyMs: 5, usage });
+    window = 8192;
+    t.handle({ type: "reply", turn: 2, latencyMs: 5, usage });
+    expect(out).toEqual([{ sessionUpdate: "usage_update", used: 100, size: 8192 }]);
+  });
+});
+
+describe("an editor's error in words", () => {
+  it("its message and what its data says", () => {
+    expect(clientErrorText(new Error("plain"))).toBe("plain");
+    const err = (data: unknown) => Object.assign(new Error("Internal error"), { data });
+    expect(clientErrorText(err({ details: "disk full" }))).toBe("Internal error: disk full");
+    expect(clientErrorText(err({}))).toBe("Internal error");
+    expect(clientErrorText(err({ path: "/x" }))).toBe('Internal error: {"path":"/x"}');
+    expect(clientErrorText(err({ details: "y".repeat(400) }))).toMatch(/^Internal error: y{300}…$/);
   });
 });
 

@@ -98,7 +98,7 @@ function acpSide(link: EditorLink) {
   const translator = new UpdateTranslator(project, (u) => updates.push(u), "t");
   const approver = new AcpApprover({
     link: () => link,
-    openToolCallId: () => translator.openCallId(),
+    toolCallFor: (r) => translator.toolCallFor(r),
     cwd: project,
   });
   return { updates, translator, approver };

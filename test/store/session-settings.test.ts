@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  MAX_FAILED_CALL_PRINTS,
   MAX_REMEMBERED_APPROVALS,
   readSessionSettings,
   settingsPath,
@@ -55,6 +56,26 @@ describe("session settings", () => {
       }),
     );
     expect(readSessionSettings(dir, "s3")).toEqual({ approvals: ["bash", "file_edit"] });
+  });
+
+  it("the model and the failed calls' fingerprints round-trip; anything else in them is dropped", () => {
+    writeSessionSettings(dir, "s7", { model: "beta", failed_calls: ["0123456789abcdef0123"] });
+    expect(readSessionSettings(dir, "s7")).toEqual({ model: "beta", failed_calls: ["0123456789abcdef0123"] });
+    fs.writeFileSync(
+      settingsPath(dir, "s8"),
+      JSON.stringify({
+        model: "",
+        failed_calls: ["abc", "../../etc", 7, "0123456789abcdef0123", "ABCDEF0123456789"],
+      }),
+    );
+    expect(readSessionSettings(dir, "s8")).toEqual({ failed_calls: ["0123456789abcdef0123"] });
+    const many = Array.from({ length: MAX_FAILED_CALL_PRINTS + 3 }, (_, i) =>
+      i.toString(16).padStart(20, "0"),
+    );
+    writeSessionSettings(dir, "s9", { failed_calls: many });
+    const back = readSessionSettings(dir, "s9")!.failed_calls!;
+    expect(back).toHaveLength(MAX_FAILED_CALL_PRINTS);
+    expect(back.at(-1)).toBe(many.at(-1));
   });
 
   it("a symlink planted as the sidecar is not followed", () => {

@@ -1,0 +1,111 @@
+/**
+ * A write through the editor (ACP `fs/write_text_file`, docs/editors.md "Editors (ACP)") of a file
+ * the gate judged and a person approved: the editor writes the new text, so its buffer and the
+ * disk agree. The editor writes by *path*, like it reads, so the same care as a read through it
+ * (editor-read.ts) applies, from the other side:
+ *
+ * - before: the editor must still hold the text the change was planned from (a person typing
+ *   in the buffer while the question waited would otherwise lose their words), and the path
+ *   must still lead to the judged file: its directory is its own real path, and the file is
+ *   absent or a regular file, no link;
+ * - during: no directory the path goes through is renamed, created or removed (watches on
+ *   every ancestor). The file's own name is not watched: an editor that saves replaces the
+ *   file, which its directory reports exactly like a swap;
+ * - after: the same path checks again.
+ *
+ * What the editor answers is what happened: its error fails the call, and Scoot never writes
+ * the file itself behind the editor's back.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { Result } from "../core/types.js";
+import { judgeOpened, OPENED_ELSEWHERE } from "../policy/opened.js";
+import { drainWatchEvents, readThroughEditor, watchPath } from "./editor-read.js";
+import { OPEN_JUDGED_READ } from "./fs-util.js";
+import type { EditorBuffers, EditorWrite } from "./types.js";
+
+export const EDITOR_TEXT_CHANGED =
+  "the editor's text of it changed after this call was prepared (edited while the question waited); read it again and retry";
+const PATH_CHANGED =
+  "a directory on its path changed while the editor wrote it (swapped for a symlink?); check the file and its directory";
+
+/** Whether `abs` still leads to the judged place: a real directory, and no file or a regular one (no link). */
+function plainTarget(abs: string): boolean {
+  const dir = path.dirname(abs);
+  try {
+    if (fs.realpathSync(dir) !== dir) return false;
+  } catch {
+    return false;
+  }
+  try {
+    const st = fs.lstatSync(abs);
+    return st.isFile();
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/** The editor's text of `abs` is still `expected` (or the editor cannot say): undefined, else why not. */
+async function stillExpected(
+  editor: EditorBuffers,
+  abs: string,
+  expected: Buffer,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, OPEN_JUDGED_READ);
+  } catch {
+    return OPENED_ELSEWHERE;
+  }
+  try {
+    const opened = judgeOpened(fd, abs);
+    if (!opened.ok) return opened.error;
+    const read = await readThroughEditor(editor, abs, fd, signal);
+    if (read.refused === "moved" || read.refused === "renamed-nearby") return PATH_CHANGED;
+    if (read.text !== undefined && read.text !== expected.toString("utf8")) return EDITOR_TEXT_CHANGED;
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export interface EditorWriteRequest {
+  editor: EditorBuffers;
+  write: EditorWrite;
+  /** The judged target. */
+  abs: string;
+  content: string;
+  /** The text the change was planned from (the editor must still hold it); null: a new file. */
+  expected: Buffer | null;
+  signal: AbortSignal;
+}
+
+/** Has the editor write the file; an error says why it was not (or not safely) written. */
+export async function writeThroughEditor(req: EditorWriteRequest): Promise<Result<void>> {
+  const { abs } = req;
+  if (req.expected !== null) {
+    const why = await stillExpected(req.editor, abs, req.expected, req.signal);
+    if (why !== undefined) return { ok: false, error: why };
+  }
+  if (!plainTarget(abs)) return { ok: false, error: OPENED_ELSEWHERE };
+  const watch = watchPath(abs, { withFile: false });
+  if (!watch)
+    return {
+      ok: false,
+      error:
+        "its directories cannot be watched while the editor writes it (inotify watches used up? raise fs.inotify.max_user_watches)",
+    };
+  try {
+    try {
+      await req.write(abs, req.content, req.signal);
+    } catch (e) {
+      return { ok: false, error: `the editor answered: ${(e as Error)?.message ?? String(e)}` };
+    }
+    await drainWatchEvents();
+    if (watch.changed() || !plainTarget(abs)) return { ok: false, error: PATH_CHANGED };
+    return { ok: true, value: undefined };
+  } finally {
+    watch.close();
+  }
+}
