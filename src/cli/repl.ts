@@ -105,7 +105,7 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   try {
     if (firstGoal !== undefined) {
       if (interactive) cli.io.err(`${PROMPT}${firstGoal}\n`);
-      await runGoal(repl, rl, firstGoal, opened.trace);
+      await runGoal(repl, firstGoal, opened.trace);
     }
     ended = await readGoals(repl, rl, commands, opened.trace);
   } finally {
@@ -325,7 +325,7 @@ async function readGoals(
       if (interactive && repl.queued.length === 0) rl.prompt();
       continue;
     }
-    const typed = await runGoal(repl, rl, goal, trace);
+    const typed = await runGoal(repl, goal, trace);
     if (interactive && repl.queued.length === 0) {
       rl.prompt();
       // A line typed during the run but not sent waits on the prompt, to be edited or sent.
@@ -340,7 +340,6 @@ async function readGoals(
  */
 async function runGoal(
   repl: Repl,
-  rl: readline.Interface,
   goal: string,
   trace: boolean | undefined,
 ): Promise<string | undefined> {
