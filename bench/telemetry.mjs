@@ -7,7 +7,8 @@
  * - the added cost per run on a host without the daemon: `-e` then `scoot audit export` to a
  *   loopback receiver, against `-e` alone;
  * - the exporter's throughput: events per second of `scoot audit export` to a loopback receiver
- *   that accepts everything, protobuf and JSON.
+ *   that accepts everything, protobuf and JSON; against main's, interleaved, when BENCH_MAIN_CLI
+ *   is set (aim: at least 0.90x of it).
  *
  *   npm run build && node bench/telemetry.mjs [runs]
  */
@@ -94,7 +95,7 @@ for (let i = 0; i < RUNS; i++)
 const perRunWithExport = times.runOn.map((t, i) => t + times.exportOn[i]);
 
 // Throughput: EVENTS events written by the real audit writer, then one export.
-async function throughput(protocol) {
+async function throughput(cli, protocol) {
   const h = home(
     `tp-${protocol.replace("/", "-")}`,
     `[telemetry]\notlp_endpoint = "${receiver.url}"\notlp_protocol = "${protocol}"\n`,
@@ -114,15 +115,20 @@ async function throughput(protocol) {
       `glob {"pattern":"**/*.ts"} ${i} ${"x".repeat(120)}`,
     );
   log.close();
-  const ms = await wallAsync(CLI, ["audit", "export"], envOf(h));
+  const ms = await wallAsync(cli, ["audit", "export"], envOf(h));
   fs.rmSync(h, { recursive: true, force: true });
   return (EVENTS / ms) * 1000;
 }
+const TP_RUNS = Number(process.env.BENCH_TP_RUNS ?? 3);
 const tpProto = [];
 const tpJson = [];
-for (let i = 0; i < 3; i++) {
-  tpProto.push(await throughput("http/protobuf"));
-  tpJson.push(await throughput("http/json"));
+const tpProtoBase = [];
+const tpJsonBase = [];
+for (let i = 0; i < TP_RUNS; i++) {
+  tpProto.push(await throughput(CLI, "http/protobuf"));
+  if (MAIN_CLI) tpProtoBase.push(await throughput(MAIN_CLI, "http/protobuf"));
+  tpJson.push(await throughput(CLI, "http/json"));
+  if (MAIN_CLI) tpJsonBase.push(await throughput(MAIN_CLI, "http/json"));
 }
 model.close();
 receiver.close();
@@ -166,20 +172,27 @@ publish([
     ratio: median(perRunWithExport) / median(times.run),
     aim: "(informational: the added cost per run without the daemon)",
   }),
-  row({
-    bench: "telemetry",
-    figure: `exporter throughput, http/protobuf, ${EVENTS} events to loopback`,
-    value: median(tpProto),
-    valueSpread: iqr(tpProto),
-    unit: "ev/s",
-    aim: "(informational)",
-  }),
-  row({
-    bench: "telemetry",
-    figure: `exporter throughput, http/json, ${EVENTS} events to loopback`,
-    value: median(tpJson),
-    valueSpread: iqr(tpJson),
-    unit: "ev/s",
-    aim: "(informational)",
-  }),
+  throughputRow("http/protobuf", tpProto, tpProtoBase),
+  throughputRow("http/json", tpJson, tpJsonBase),
 ]);
+
+/** Events per second, beside main's when it was measured (higher is better: the aim is a floor). */
+function throughputRow(protocol, mine, base) {
+  const withBase = base.length > 0;
+  return row({
+    bench: "telemetry",
+    figure: `exporter throughput, ${protocol}, ${EVENTS} events to loopback${withBase ? " (baseline: main)" : ""}`,
+    value: median(mine),
+    valueSpread: iqr(mine),
+    ...(withBase
+      ? {
+          baseline: median(base),
+          baselineSpread: iqr(base),
+          ratio: ratio(mine, base),
+          aim: "≥ 0.90x",
+          met: ratio(mine, base) >= 0.9,
+        }
+      : { aim: "(informational)" }),
+    unit: "ev/s",
+  });
+}

@@ -1,14 +1,16 @@
 /**
  * `scoot audit export [--follow]`: ships the audit log to the OTLP collector configured in
  * `[telemetry]`, from the durable cursor (docs/telemetry.md "Telemetry and metrics"). Once: drain and
- * exit (1 when the collector did not acknowledge; the cursor keeps its place). `--follow`:
- * keep shipping, with backoff while the collector is down, until SIGTERM/SIGINT.
+ * exit — 1 when the collector did not acknowledge (the cursor keeps its place: run it again),
+ * 3 when it refused or rejected records for good (set aside in the rejected file, the cursor
+ * moved on), 0 with nothing to do under `OTEL_SDK_DISABLED=true`. `--follow`: keep shipping,
+ * with backoff while the collector is down, until SIGTERM/SIGINT.
  */
 import { ensureDir } from "../config/home.js";
 import { createStopControl } from "../schedule/loop.js";
 import { openLogSink } from "../telemetry/otlp.js";
 import { busyExporterMessage, lockExporter, NOT_CONFIGURED, prepareExport } from "../telemetry/setup.js";
-import { shipFollow, shipOnce } from "../telemetry/shipper.js";
+import { setAsideLine, shipFollow, shipOnce } from "../telemetry/shipper.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -29,11 +31,17 @@ export async function runAuditExport(cli: Cli): Promise<number> {
     cli.io.err(`${name}: ${prepared.error}\n`);
     return EXIT.usage;
   }
-  if (!prepared.value) {
+  const plan = prepared.value;
+  if (plan.kind === "off") {
     cli.io.err(`${name}: ${NOT_CONFIGURED}\n`);
     return EXIT.usage;
   }
-  const setup = prepared.value;
+  if (plan.kind === "disabled") {
+    // The operator's switch, not a mistake: nothing is sent and the cursor stays where it is.
+    cli.io.err(`${name}: nothing exported: ${plan.reason} (the cursor keeps its place)\n`);
+    return EXIT.ok;
+  }
+  const setup = plan.setup;
   ensureDir(paths.state);
   const lock = lockExporter(setup);
   if (!lock.ok) {
@@ -41,12 +49,14 @@ export async function runAuditExport(cli: Cli): Promise<number> {
     return EXIT.failed;
   }
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);
+  for (const w of setup.settings.warnings) log(`warning: telemetry: ${w}`);
   // Signals are caught before the exporter loads, so a stop during start-up still ends cleanly.
   const control = flagBool(cli.args, "follow") ? createStopControl(log) : undefined;
   const sink = await openLogSink(setup.settings, setup.version);
   const opts = {
     live: paths.audit,
     cursorFile: setup.cursorFile,
+    rejectedFile: setup.rejectedFile,
     key: setup.key,
     sink,
     maxBatchRecords: config.telemetry.max_batch_records,
@@ -71,19 +81,21 @@ export async function runAuditExport(cli: Cli): Promise<number> {
       cli.io.err(`${name}: ${r.error.error}\n`);
       return EXIT.failed;
     }
+    const done = r.ok ? r.value : r.error.done;
+    for (const aside of done.setAside) cli.io.err(`${name}: ${setAsideLine(aside, setup.rejectedFile)}\n`);
     if (!r.ok) {
-      const { error, pending, done } = r.error;
+      const { error, pending } = r.error;
       cli.io.err(
         `${name}: the collector at ${setup.settings.logsUrl} did not acknowledge a batch: ${error}. ` +
           `${done.exported} event(s) were exported before; ${pending} wait; the cursor keeps its place, so run it again when the collector is up\n`,
       );
       return EXIT.failed;
     }
-    const v = r.value;
     cli.io.out(
-      `exported ${v.exported} event(s)${v.gaps > 0 ? ` and ${v.gaps} gap record(s)` : ""} in ${v.batches} batch(es) to ${setup.settings.logsUrl}\n`,
+      `exported ${done.exported} event(s)${done.gaps > 0 ? ` and ${done.gaps} gap record(s)` : ""} in ${done.batches} batch(es) to ${setup.settings.logsUrl}` +
+        `${done.rejected > 0 ? `; the collector rejected ${done.rejected} record(s), recorded in ${setup.rejectedFile}` : ""}\n`,
     );
-    return EXIT.ok;
+    return done.rejected > 0 ? EXIT.rejected : EXIT.ok;
   } finally {
     control?.dispose();
     await sink.shutdown();

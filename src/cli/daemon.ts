@@ -14,10 +14,14 @@ import {
   writeDaemonState,
 } from "../schedule/daemon.js";
 import { lockHome } from "../schedule/home-lock.js";
-import { hostScheduler, NOT_ENABLED_MESSAGE } from "../schedule/host.js";
+import { hostScheduler, idleScheduler, NOTHING_TO_DO_MESSAGE } from "../schedule/host.js";
 import { createStopControl, runLoop, sleep } from "../schedule/loop.js";
 import { procStartTime } from "../schedule/proc-identity.js";
-import { type DaemonTelemetry, startDaemonTelemetry } from "../telemetry/daemon-telemetry.js";
+import {
+  type DaemonTelemetry,
+  daemonTelemetryWanted,
+  startDaemonTelemetry,
+} from "../telemetry/daemon-telemetry.js";
 import { flagBool } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
@@ -33,8 +37,11 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
-  if (!config.schedule.enabled) {
-    cli.io.err(`scoot daemon run: ${NOT_ENABLED_MESSAGE}\n`);
+  // Jobs, shipping and /metrics are each a reason to run; a daemon with only the last two is
+  // how a host whose jobs run under systemd timers ships and is scraped.
+  const scheduling = config.schedule.enabled;
+  if (!scheduling && !daemonTelemetryWanted(config, cli.env)) {
+    cli.io.err(`scoot daemon run: ${NOTHING_TO_DO_MESSAGE}\n`);
     return EXIT.usage;
   }
   const log = schedulerLog(cli);
@@ -77,14 +84,22 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
     }
     telemetry = started.value;
     for (const line of telemetry.started) log(line);
-    const hosted = hostScheduler({
-      config,
-      paths,
-      cwd: cli.cwd,
-      env: cli.env,
-      log,
-      ...(telemetry.observe ? { observe: telemetry.observe } : {}),
-    });
+    const hosted = scheduling
+      ? hostScheduler({
+          config,
+          paths,
+          cwd: cli.cwd,
+          env: cli.env,
+          log,
+          ...(telemetry.observe ? { observe: telemetry.observe } : {}),
+        })
+      : undefined;
+    if (!hosted) {
+      const unscheduled = config.schedule.jobs.length;
+      log(
+        `schedule: off (no [schedule] enabled = true)${unscheduled > 0 ? `; ${unscheduled} configured job(s) do not fire` : ""}`,
+      );
+    }
     const bootId = currentBootId();
     const startTime = procStartTime(process.pid);
     state = {
@@ -93,7 +108,7 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
       started_at: new Date().toISOString(),
       stopped_at: null,
       stop_reason: null,
-      jobs: hosted.jobs.jobs.map((j) => j.id),
+      jobs: hosted ? hosted.jobs.jobs.map((j) => j.id) : [],
       poll_ms: config.schedule.poll_ms,
       fired: 0,
       failed: 0,
@@ -108,12 +123,12 @@ export async function runDaemonRun(cli: Cli): Promise<number> {
       return EXIT.failed;
     }
     log(
-      `daemon started (pid ${process.pid}): ${state.jobs.length} job(s), poll every ${state.poll_ms} ms, ` +
+      `daemon started (pid ${process.pid}): ${hosted ? `${state.jobs.length} job(s)` : "no scheduling"}, poll every ${state.poll_ms} ms, ` +
         `${ticks.value === 0 ? "until stopped" : `${ticks.value} tick(s)`}`,
     );
     const running = state;
     const result = await runLoop({
-      scheduler: hosted.scheduler,
+      scheduler: hosted ? hosted.scheduler : idleScheduler(),
       ticks: ticks.value,
       pollMs: config.schedule.poll_ms,
       control,

@@ -39,11 +39,20 @@ export async function telemetryChecks(
   }
   const resolved = resolveTelemetry(config, env, scootVersion());
   if (resolved.kind === "off") return checks;
+  if (resolved.kind === "disabled") {
+    checks.push({
+      name: "telemetry",
+      status: "WARN",
+      detail: `${resolved.reason}: audit events are not shipped`,
+    });
+    return checks;
+  }
   if (resolved.kind === "invalid") {
     checks.push({ name: "telemetry", status: "FAIL", detail: resolved.problems.join("; ") });
     return checks;
   }
   const s = resolved.settings;
+  const warned = s.warnings.length > 0 ? ` (warning: ${s.warnings.join("; ")})` : "";
   const { openLogSink } = await import("../telemetry/otlp.js");
   const sink = await openLogSink(
     { ...s, timeoutMs: Math.min(s.timeoutMs, DOCTOR_EXPORT_TIMEOUT_MS) },
@@ -54,14 +63,14 @@ export async function telemetryChecks(
     if (r.ok)
       checks.push({
         name: "telemetry",
-        status: "OK",
-        detail: `the collector at ${s.logsUrl} accepted an empty export (${s.protocol})`,
+        status: warned ? "WARN" : "OK",
+        detail: `the collector at ${s.logsUrl} accepted an empty export (${s.protocol})${warned}`,
       });
     else if (r.error.status !== undefined && r.error.status >= 400 && r.error.status < 500)
       checks.push({
         name: "telemetry",
         status: "FAIL",
-        detail: `the collector at ${s.logsUrl} refused an empty export: ${r.error.message}. Check the endpoint (logs go to <otlp_endpoint>/v1/logs) and telemetry.otlp_headers`,
+        detail: `the collector at ${s.logsUrl} refused an empty export: ${r.error.message}. Check the endpoint (${s.endpointFrom}; a base URL gets /v1/logs appended, OTEL_EXPORTER_OTLP_LOGS_ENDPOINT is used as given) and the headers`,
       });
     else
       checks.push({

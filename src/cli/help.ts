@@ -52,11 +52,13 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     docs: "docs/configuration.md",
   },
   policy: {
-    usage: ["scoot policy check <action> <input> [--mode M]"],
-    about: "Dry-run the policy gate with the loaded configuration: mode=, decision=allow|deny, reason=.",
+    usage: ["scoot policy check <action> <input> [--mode M] [--unattended]"],
+    about:
+      "Dry-run the policy gate with the loaded configuration: mode= (the mode that judged), decision=allow|deny, reason=.",
     options: [
       "check <action> <input>   the action and its input as the model would send it",
       "--mode M                 readonly | guarded | unrestricted (default: tools.policy)",
+      "--unattended             judge as an unattended run: clamped to edge.max_job_policy, guarded as readonly",
       "exit 0 on allow, 1 on deny",
     ],
     example: "scoot policy check bash 'rm -rf /'",

@@ -68,5 +68,9 @@ export const processIo: Io = {
   },
 };
 
-/** Exit codes (docs/commands.md "Commands"). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+/**
+ * Exit codes (docs/commands.md "Commands"). `rejected` is `audit export`'s own: everything was
+ * sent, but the collector refused or rejected records for good (sending again would not help;
+ * they are recorded in state/telemetry-rejected.jsonl), unlike `failed` (try again later).
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, rejected: 3, interrupted: 130 } as const;

@@ -1,16 +1,18 @@
 /**
- * `scoot policy check <action> <input> [--mode M]`: a dry run of the very call pipeline the
- * agent uses, up to the gate (validation, effects, the gate; `parallel` children included),
- * with the loaded configuration (hardening flags, secret paths, MCP allowlists).
+ * `scoot policy check <action> <input> [--mode M] [--unattended]`: a dry run of the very call
+ * pipeline the agent uses, up to the gate (validation, effects, the gate; `parallel` children
+ * included), with the loaded configuration (hardening flags, secret paths, MCP allowlists).
+ * `--unattended` judges as an unattended run would: the mode clamped to `edge.max_job_policy`
+ * and `guarded` taken as `readonly`. The printed `mode=` is always the mode that judged.
  */
 import os from "node:os";
 import { dryRunDecision, prepareCall } from "../agent/calls.js";
 import { tokenFilePath } from "../config/secrets.js";
-import { parsePolicyMode } from "../policy/modes.js";
+import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import { modeAtProjectRoot } from "../policy/project-root.js";
 import { buildGateSettings } from "../policy/settings.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
-import { flagString } from "./args.js";
+import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
 
@@ -18,7 +20,7 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
   const [action, input, extra] = cli.args.words;
   if (!action || input === undefined || extra !== undefined) {
     cli.io.err(
-      'usage: scoot policy check <action> <input> [--mode M]\n  e.g. scoot policy check bash \'rm -rf /\'\n       scoot policy check file_write \'{"path":"out.txt","content":"x"}\' --mode readonly\n',
+      'usage: scoot policy check <action> <input> [--mode M] [--unattended]\n  e.g. scoot policy check bash \'rm -rf /\'\n       scoot policy check file_write \'{"path":"out.txt","content":"x"}\' --mode readonly\n',
     );
     return EXIT.usage;
   }
@@ -37,6 +39,7 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
     }
     mode = parsed;
   }
+  if (flagBool(cli.args, "unattended")) mode = effectiveUnattended(mode, config.edge.max_job_policy);
   // The same mode a run here would get: a home root is read-only.
   const atRoot = modeAtProjectRoot(cli.cwd, { mode, userHome: os.homedir() });
   if (atRoot.notice) cli.io.err(`scoot policy check: ${atRoot.notice}\n`);

@@ -271,6 +271,13 @@ export function int(
   return key({ type: "int", min: opts.min, max: opts.max }, false, opts.default, opts);
 }
 
+/** An integer whose absence means something (another source fills it in; `unset` says which). */
+export function optionalInt(
+  opts: OptionalCommon<number> & { min: number; max: number },
+): KeyDecl<number, true> {
+  return key({ type: "int", min: opts.min, max: opts.max }, true, undefined, opts);
+}
+
 export function bool(opts: Common<boolean> & { default: boolean }): KeyDecl<boolean, false> {
   return key({ type: "bool" }, false, opts.default, opts);
 }

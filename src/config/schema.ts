@@ -23,6 +23,7 @@ import {
   int,
   oneOf,
   optionalBool,
+  optionalInt,
   optionalOneOf,
   optionalText,
   policy,
@@ -263,10 +264,13 @@ export const SCHEMA = declareConfig({
   /** Audit events to OpenTelemetry (docs/telemetry.md "Telemetry and metrics"); `telemetry/settings.ts` resolves it. */
   telemetry: {
     otlp_endpoint: optionalText({
-      doc: "OTLP/HTTP base URL (logs go to <url>/v1/logs); unset = OTEL_EXPORTER_OTLP_ENDPOINT, else off",
-      unset: "OTEL_EXPORTER_OTLP_ENDPOINT, else off",
+      doc: "OTLP/HTTP base URL (logs go to <url>/v1/logs); unset = OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (as is), else OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/logs), else off",
+      unset: "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/logs, else off",
     }),
-    otlp_protocol: oneOf(["http/protobuf", "http/json"], { default: "http/protobuf", doc: "OTLP encoding" }),
+    otlp_protocol: optionalOneOf(["http/protobuf", "http/json"], {
+      doc: "OTLP encoding; unset = OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf",
+      unset: "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf",
+    }),
     /** Raw header tables, validated like MCP headers (`value` or `value_env`, `prefix`). */
     otlp_headers: tables({ doc: "[[telemetry.otlp_headers]] {name, value | value_env, prefix?}" }),
     service_name: optionalText({
@@ -274,11 +278,11 @@ export const SCHEMA = declareConfig({
       unset: "OTEL_SERVICE_NAME, else scoot",
     }),
     resource_attributes: table({ doc: "extra resource attributes" }),
-    timeout_ms: int({
+    timeout_ms: optionalInt({
       min: 1,
       max: LIMITS.TIMEOUT_MS_MAX,
-      default: 10_000,
-      doc: "deadline of one export request, its own retries included",
+      doc: "deadline of one export request, its own retries included; unset = OTEL_EXPORTER_OTLP_LOGS_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT, else 10000",
+      unset: "OTEL_EXPORTER_OTLP_LOGS_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT, else 10000",
     }),
     max_batch_records: int({
       min: 1,

@@ -10,9 +10,24 @@ import { openHomeAudit } from "../store/guarded-stores.js";
 import { type JobSet, jobWarnings, validateJobs } from "./jobs.js";
 import { agentJobRunner, type JobRunnerContext } from "./run-job.js";
 import { createScheduler, jobDeadlineMs, type Scheduler } from "./scheduler.js";
+import { emptyState } from "./state.js";
 
 export const NOT_ENABLED_MESSAGE =
   "scheduling is disabled: set `enabled = true` under [schedule] in config.toml (or SCOOT_SCHEDULE_ENABLED=true) to run jobs";
+
+/** `daemon run` with nothing at all to do. */
+export const NOTHING_TO_DO_MESSAGE =
+  "the daemon has nothing to do: set `enabled = true` under [schedule] (or SCOOT_SCHEDULE_ENABLED=true) to run jobs, " +
+  "[telemetry] otlp_endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT) to ship the audit log, or daemon.metrics_listen to serve /metrics";
+
+/**
+ * The daemon's loop without `[schedule]`: every tick fires nothing, so a daemon that only ships
+ * the audit log and serves /metrics runs the same loop, stop handling and state file.
+ */
+export function idleScheduler(): Scheduler {
+  const state = emptyState();
+  return { tick: async () => ({ fired: 0, failed: 0 }), state: () => state };
+}
 
 export interface Hosted {
   jobs: JobSet;

@@ -13,7 +13,7 @@ import { sleep } from "../schedule/loop.js";
 import { readGaps } from "../store/audit-rotation.js";
 import { endCursor, readBatch } from "./audit-source.js";
 import type { Cursor } from "./cursor.js";
-import { parseListen } from "./settings.js";
+import { parseListen, resolveTelemetry } from "./settings.js";
 import { busyExporterMessage, lockExporter, prepareExport } from "./setup.js";
 import { FOLLOW_POLL_MS } from "./shipper.js";
 
@@ -26,6 +26,16 @@ export interface DaemonTelemetry {
   /** Lines for the start-up log. */
   started: string[];
   stop(): Promise<void>;
+}
+
+/**
+ * Whether the daemon has telemetry work: /metrics to serve, or an exporter configured (a
+ * misconfigured one too, so its problems are reported at start rather than "nothing to do").
+ */
+export function daemonTelemetryWanted(config: Config, env: NodeJS.ProcessEnv): boolean {
+  if (config.daemon.metrics_listen?.trim()) return true;
+  const kind = resolveTelemetry(config, env, scootVersion()).kind;
+  return kind === "on" || kind === "invalid";
 }
 
 /** The metrics' audit reader takes this many events per read, so a burst is counted in steps. */
@@ -45,13 +55,15 @@ export async function startDaemonTelemetry(opts: {
   const listenRaw = config.daemon.metrics_listen?.trim();
   const listen = listenRaw ? parseListen(listenRaw) : undefined;
   if (listen && !listen.ok) return { ok: false, error: listen.error };
-  const setup = prepared.value;
-  if (!setup && !listen) return { ok: true, value: { started: [], stop: async () => {} } };
+  const plan = prepared.value;
+  const setup = plan.kind === "on" ? plan.setup : undefined;
+  const notes = plan.kind === "disabled" ? [`telemetry: not shipping: ${plan.reason}`] : [];
+  if (!setup && !listen) return { ok: true, value: { started: notes, stop: async () => {} } };
 
   const stopper = new AbortController();
   const tasks: Promise<unknown>[] = [];
   const cleanups: (() => Promise<void> | void)[] = [];
-  const started: string[] = [];
+  const started: string[] = [...notes];
   const stop = async () => {
     stopper.abort();
     // A batch in flight when the daemon stops is abandoned after a short grace: its cursor was
@@ -94,6 +106,7 @@ export async function startDaemonTelemetry(opts: {
   }
 
   if (setup) {
+    for (const w of setup.settings.warnings) log(`warning: telemetry: ${w}`);
     const lock = lockExporter(setup);
     if (!lock.ok) {
       log(`warning: telemetry: ${busyExporterMessage(lock.error.holder)}; this daemon does not ship`);
@@ -112,6 +125,7 @@ export async function startDaemonTelemetry(opts: {
           {
             live: paths.audit,
             cursorFile: setup.cursorFile,
+            rejectedFile: setup.rejectedFile,
             key: setup.key,
             sink,
             maxBatchRecords: config.telemetry.max_batch_records,

@@ -9,7 +9,10 @@
  * - the audit log of the home, read from where it ended at start (`audit-source.ts`): every
  *   process that writes to it counts (a `scoot -e` under a systemd timer too) — audit events by
  *   kind, tool calls by tool and decision, denials, approvals, recorded gaps. The exporter adds
- *   what it shipped and its lag.
+ *   what it shipped, what the collector rejected, and its lag.
+ *
+ * Prometheus' conventions: no label is named `job` or `instance` (the scrape sets those; a
+ * clash is renamed `exported_job` and breaks `sum by (job)`), so a job is `scoot_job_name`.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,6 +28,10 @@ const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 /** A tool label is the action name; anything longer is not an action and is not a label either. */
 const MAX_TOOL_LABEL_CHARS = 64;
 const TOOL_LABEL = /^[A-Za-z0-9_.-]+$/;
+/** The label naming a scheduled job (never `job`: Prometheus' own target label). */
+export const JOB_LABEL = "scoot_job_name";
+/** What /metrics answers to; anything else on that path is 405. */
+const METRICS_METHODS = ["GET", "HEAD"];
 
 export interface DaemonMetrics {
   registry: Registry;
@@ -98,6 +105,11 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
     help: "Audit events acknowledged by the OTLP collector",
     ...on,
   });
+  const rejected = new prom.Counter({
+    name: "scoot_audit_records_rejected_total",
+    help: "Records the OTLP collector refused or rejected for good (set aside in state/telemetry-rejected.jsonl, not sent again)",
+    ...on,
+  });
   const exportFailures = new prom.Counter({
     name: "scoot_audit_export_failures_total",
     help: "OTLP export attempts that were not acknowledged",
@@ -121,18 +133,18 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
   const firings = new prom.Counter({
     name: "scoot_job_firings_total",
     help: "Job firings by job and status",
-    labelNames: ["job", "status"],
+    labelNames: [JOB_LABEL, "status"],
     ...on,
   });
   const misses = new prom.Counter({
     name: "scoot_job_misses_total",
     help: "Job firings that did not run to an answer within their deadline (failed, timed out, abandoned)",
-    labelNames: ["job"],
+    labelNames: [JOB_LABEL],
     ...on,
   });
   for (const direction of ["in", "out"]) tokens.inc({ direction }, 0);
   runs.inc({ status: "final", stop: "final" }, 0);
-  let last: Progress = { exported: 0, gaps: 0, failures: 0, lag: 0 };
+  let last: Progress = { exported: 0, gaps: 0, failures: 0, rejected: 0, lag: 0 };
   return {
     registry,
     onAgentEvent(e) {
@@ -148,8 +160,8 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
     },
     onJobDone(job, status, stop, missed) {
       runs.inc({ status, stop: stop ?? "not_started" });
-      firings.inc({ job, status });
-      if (missed) misses.inc({ job });
+      firings.inc({ [JOB_LABEL]: job, status });
+      if (missed) misses.inc({ [JOB_LABEL]: job });
     },
     onAuditItems(items) {
       for (const item of items) {
@@ -167,6 +179,7 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
       if (p.exported > last.exported) exported.inc(p.exported - last.exported);
       if (p.gaps > last.gaps) gapsExported.inc(p.gaps - last.gaps);
       if (p.failures > last.failures) exportFailures.inc(p.failures - last.failures);
+      if (p.rejected > last.rejected) rejected.inc(p.rejected - last.rejected);
       lag.set(p.lag);
       last = { ...p };
     },
@@ -181,18 +194,29 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Serves GET /metrics on host:port; every other path is 404. */
+/**
+ * Serves /metrics on host:port: GET with the exposition, HEAD with the same headers and no body
+ * (Node leaves the body out of a HEAD answer); another method there is 405, another path 404.
+ */
 export function serveMetrics(registry: Registry, host: string, port: number): Promise<Result<MetricsServer>> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
-    if (req.method !== "GET" || path !== "/metrics") {
+    if (path !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain" });
       res.end("not found: Scoot serves GET /metrics\n");
       return;
     }
+    if (!METRICS_METHODS.includes(req.method ?? "")) {
+      res.writeHead(405, { "content-type": "text/plain", allow: METRICS_METHODS.join(", ") });
+      res.end(`method ${req.method} not allowed: /metrics answers ${METRICS_METHODS.join(" and ")}\n`);
+      return;
+    }
     registry.metrics().then(
       (text) => {
-        res.writeHead(200, { "content-type": registry.contentType });
+        res.writeHead(200, {
+          "content-type": registry.contentType,
+          "content-length": Buffer.byteLength(text),
+        });
         res.end(text);
       },
       (e: unknown) => {

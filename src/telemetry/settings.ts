@@ -3,42 +3,53 @@
  * variables (docs/telemetry.md "Telemetry and metrics"). Pure and free of OpenTelemetry imports: an
  * unconfigured Scoot learns here that there is nothing to load.
  *
- * Precedence: a key written in `[telemetry]` (or its `SCOOT_TELEMETRY_*` override) wins; the
- * `OTEL_*` variable fills in what the configuration leaves unset, as OpenTelemetry SDKs do.
- * Problem text never repeats a header value: it may be a credential.
+ * Precedence: a key written in `[telemetry]` (or its `SCOOT_TELEMETRY_*` override) wins, as code
+ * configuration does in the OpenTelemetry SDKs; the `OTEL_*` variables fill in what it leaves
+ * unset, by the exporter specification's rules (`otel-env.ts`). `OTEL_SDK_DISABLED=true` turns
+ * export off whatever is configured. Problem text never repeats a header value: it may be a
+ * credential.
  */
-import os from "node:os";
 import { validateHeaders } from "../config/mcp-servers.js";
-import type { Config } from "../config/schema.js";
-
-export type OtlpProtocol = "http/protobuf" | "http/json";
+import { type Config, LIMITS } from "../config/schema.js";
+import {
+  appendLogsPath,
+  DEFAULT_PROTOCOL,
+  DEFAULT_TIMEOUT_MS,
+  headersFromEnv,
+  logsEndpointFromEnv,
+  mergeHeaders,
+  type OtlpProtocol,
+  protocolFromEnv,
+  sdkDisabled,
+  timeoutFromEnv,
+  UNSAFE_HEADER_TEXT,
+} from "./otel-env.js";
+import { type Attributes, resolveResource } from "./resource.js";
 
 export interface TelemetrySettings {
-  /** The base URL, as configured. */
-  endpoint: string;
-  /** Where logs are posted: `<endpoint>/v1/logs`. */
+  /** Where logs are posted, as resolved (the file's base URL + `/v1/logs`, or the OTEL_* rule). */
   logsUrl: string;
+  /** Which setting the URL came from, for messages. */
+  endpointFrom: string;
   protocol: OtlpProtocol;
   /** Header name → resolved value (credentials: never print). */
   headers: Record<string, string>;
   serviceName: string;
-  /** service.name, service.version, host.name, then the configured and OTEL_* attributes. */
-  resource: Record<string, string | number | boolean>;
+  /** Scoot's defaults, then the operator's attributes over them (`resource.ts`). */
+  resource: Attributes;
   timeoutMs: number;
+  /** Said once where the settings are used: conflicts between sources, ignored OTEL_* values. */
+  warnings: string[];
 }
 
 export type Resolved =
   | { kind: "off" }
+  | { kind: "disabled"; reason: string }
   | { kind: "on"; settings: TelemetrySettings }
   | { kind: "invalid"; problems: string[] };
 
-/** The OTLP/HTTP path for logs, appended to the base endpoint (the OTEL_EXPORTER_OTLP_ENDPOINT rule). */
-export const LOGS_PATH = "/v1/logs";
-/** A header value may not smuggle another header or end the request head. */
-const UNSAFE_HEADER_TEXT = /[\r\n\0]/;
-/** Attribute keys: the OpenTelemetry convention (dotted lower-case words), generously bounded. */
-const ATTRIBUTE_KEY = /^[A-Za-z0-9_.\-/]{1,255}$/;
-const MAX_ATTRIBUTE_VALUE_CHARS = 4096;
+/** What `OTEL_SDK_DISABLED=true` does to Scoot, said wherever export would have run. */
+export const DISABLED_REASON = "OTEL_SDK_DISABLED=true turns OpenTelemetry export off";
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
@@ -61,37 +72,8 @@ function checkEndpoint(raw: string, where: string, problems: string[]): string |
     problems.push(`${where}: must not carry credentials (use telemetry.otlp_headers with value_env)`);
     return undefined;
   }
-  return raw;
-}
-
-/** `k=v,k2=v2`, values URL-encoded (the W3C Baggage-like format the OTEL_* variables use). */
-export function parseKeyValueList(
-  raw: string,
-  where: string,
-  problems: string[],
-  secretValues: boolean,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [i, pair] of raw.split(",").entries()) {
-    if (pair.trim() === "") continue;
-    const eq = pair.indexOf("=");
-    const key = (eq < 0 ? pair : pair.slice(0, eq)).trim();
-    if (eq < 0 || key === "") {
-      problems.push(`${where}: entry ${i + 1} is not key=value`);
-      continue;
-    }
-    let value: string;
-    try {
-      value = decodeURIComponent(pair.slice(eq + 1).trim());
-    } catch {
-      problems.push(
-        `${where}: the value of ${key} has a malformed %-escape${secretValues ? "" : ` ("${pair}")`}`,
-      );
-      continue;
-    }
-    out[key] = value;
-  }
-  return out;
+  // A URL without a path gets the root path, as the specification says (and the official exporter does).
+  return u.href;
 }
 
 function resolveHeaderTables(
@@ -125,77 +107,48 @@ function resolveHeaderTables(
   return out;
 }
 
-function resourceAttributes(
-  configured: Record<string, unknown>,
-  fromEnv: string | undefined,
-  problems: string[],
-): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  if (fromEnv) {
-    for (const [k, v] of Object.entries(
-      parseKeyValueList(fromEnv, "OTEL_RESOURCE_ATTRIBUTES", problems, false),
-    ))
-      out[k] = v;
-  }
-  for (const [k, v] of Object.entries(configured)) {
-    const where = `telemetry.resource_attributes.${k}`;
-    if (!ATTRIBUTE_KEY.test(k)) {
-      problems.push(`${where}: the key must be letters, digits and . _ - / (at most 255)`);
-      continue;
-    }
-    if (typeof v === "string") {
-      if (v.length > MAX_ATTRIBUTE_VALUE_CHARS)
-        problems.push(`${where}: longer than ${MAX_ATTRIBUTE_VALUE_CHARS} characters`);
-      else out[k] = v;
-    } else if (typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) out[k] = v;
-    else problems.push(`${where}: must be a string, a number or true/false`);
-  }
-  return out;
-}
-
 /** Resolves the telemetry settings; `off` when no endpoint is configured anywhere. */
 export function resolveTelemetry(config: Config, env: NodeJS.ProcessEnv, version: string): Resolved {
   const t = config.telemetry;
   const problems: string[] = [];
+  const warnings: string[] = [];
   const fromFile = nonEmpty(t.otlp_endpoint);
-  const rawEndpoint = fromFile ?? nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
-  if (rawEndpoint === undefined) return { kind: "off" };
-  const endpoint = checkEndpoint(
-    rawEndpoint,
-    fromFile ? "telemetry.otlp_endpoint" : "OTEL_EXPORTER_OTLP_ENDPOINT",
-    problems,
+  const fromEnv = fromFile === undefined ? logsEndpointFromEnv(env) : undefined;
+  if (fromFile === undefined && fromEnv === undefined) return { kind: "off" };
+  if (sdkDisabled(env, warnings)) return { kind: "disabled", reason: DISABLED_REASON };
+  const endpointFrom = fromFile !== undefined ? "telemetry.otlp_endpoint" : fromEnv!.from;
+  const logsUrl =
+    fromFile !== undefined
+      ? checkEndpoint(fromFile, endpointFrom, problems)
+      : checkEndpoint(fromEnv!.value, endpointFrom, problems);
+  const envProtocol = t.otlp_protocol === undefined ? protocolFromEnv(env, problems) : undefined;
+  const envTimeout =
+    t.timeout_ms === undefined ? timeoutFromEnv(env, LIMITS.TIMEOUT_MS_MAX, warnings) : undefined;
+  const headers = mergeHeaders(
+    headersFromEnv(env, problems),
+    resolveHeaderTables(t.otlp_headers, env, problems),
   );
-  const headers: Record<string, string> = {};
-  const envHeaders = nonEmpty(env.OTEL_EXPORTER_OTLP_HEADERS);
-  if (envHeaders) {
-    for (const [k, v] of Object.entries(
-      parseKeyValueList(envHeaders, "OTEL_EXPORTER_OTLP_HEADERS", problems, true),
-    )) {
-      if (UNSAFE_HEADER_TEXT.test(v))
-        problems.push(`OTEL_EXPORTER_OTLP_HEADERS: ${k} contains CR, LF or NUL`);
-      else headers[k] = v;
-    }
-  }
-  Object.assign(headers, resolveHeaderTables(t.otlp_headers, env, problems));
-  const serviceName = nonEmpty(t.service_name) ?? nonEmpty(env.OTEL_SERVICE_NAME) ?? "scoot";
-  const resource = {
-    ...resourceAttributes(t.resource_attributes, nonEmpty(env.OTEL_RESOURCE_ATTRIBUTES), problems),
-    // Scoot's identity is not configurable: a backend groups by it.
-    "service.name": serviceName,
-    "service.version": version,
-    "host.name": os.hostname(),
-  };
-  if (problems.length > 0 || endpoint === undefined) return { kind: "invalid", problems };
+  const resource = resolveResource({
+    fileAttributes: t.resource_attributes,
+    fileServiceName: t.service_name,
+    env,
+    version,
+    problems,
+    warnings,
+  });
+  if (problems.length > 0 || logsUrl === undefined) return { kind: "invalid", problems };
   return {
     kind: "on",
     settings: {
-      endpoint,
-      logsUrl: `${endpoint.replace(/\/+$/, "")}${LOGS_PATH}`,
-      protocol: t.otlp_protocol,
+      // The file's key is a base URL (as OTEL_EXPORTER_OTLP_ENDPOINT is); the env rule resolved its own.
+      logsUrl: fromFile !== undefined ? appendLogsPath(logsUrl) : logsUrl,
+      endpointFrom,
+      protocol: t.otlp_protocol ?? envProtocol?.value ?? DEFAULT_PROTOCOL,
       headers,
-      serviceName,
+      serviceName: String(resource["service.name"]),
       resource,
-      timeoutMs: t.timeout_ms,
+      timeoutMs: t.timeout_ms ?? envTimeout?.value ?? DEFAULT_TIMEOUT_MS,
+      warnings,
     },
   };
 }

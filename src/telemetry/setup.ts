@@ -12,6 +12,7 @@ import { scootVersion } from "../core/version.js";
 import { loadAuditKey } from "../store/audit-chain.js";
 import { auditOptions } from "../store/audit-writer.js";
 import { CURSOR_FILE } from "./cursor.js";
+import { REJECTED_FILE } from "./rejected.js";
 import { resolveTelemetry, type TelemetrySettings } from "./settings.js";
 
 export const EXPORT_LOCK_FILE = "telemetry-export.lock";
@@ -20,22 +21,26 @@ export interface ExportSetup {
   settings: TelemetrySettings;
   key: Buffer | undefined;
   cursorFile: string;
+  /** Where batches the collector refused (or partly rejected) are recorded, beside the cursor. */
+  rejectedFile: string;
   lockFile: string;
   version: string;
 }
 
-export const NOT_CONFIGURED =
-  "telemetry is not configured: set otlp_endpoint under [telemetry] in config.toml (or OTEL_EXPORTER_OTLP_ENDPOINT), e.g. http://127.0.0.1:4318";
+/** Whether there is anything to ship: off (nothing configured), disabled (OTEL_SDK_DISABLED) or on. */
+export type ExportPlan =
+  | { kind: "off" }
+  | { kind: "disabled"; reason: string }
+  | { kind: "on"; setup: ExportSetup };
 
-/** undefined when telemetry is off; an error listing every problem when it is misconfigured. */
-export function prepareExport(
-  config: Config,
-  paths: HomePaths,
-  env: NodeJS.ProcessEnv,
-): Result<ExportSetup | undefined> {
+export const NOT_CONFIGURED =
+  "telemetry is not configured: set otlp_endpoint under [telemetry] in config.toml (or OTEL_EXPORTER_OTLP_LOGS_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT), e.g. http://127.0.0.1:4318";
+
+/** The plan; an error listing every problem when telemetry is misconfigured. */
+export function prepareExport(config: Config, paths: HomePaths, env: NodeJS.ProcessEnv): Result<ExportPlan> {
   const version = scootVersion();
   const resolved = resolveTelemetry(config, env, version);
-  if (resolved.kind === "off") return { ok: true, value: undefined };
+  if (resolved.kind === "off" || resolved.kind === "disabled") return { ok: true, value: resolved };
   if (resolved.kind === "invalid")
     return { ok: false, error: `telemetry is misconfigured: ${resolved.problems.join("; ")}` };
   const key = loadAuditKey(auditOptions(config.audit, paths.audit).hmacKeyFile);
@@ -43,11 +48,15 @@ export function prepareExport(
   return {
     ok: true,
     value: {
-      settings: resolved.settings,
-      key: key.value,
-      cursorFile: path.join(paths.state, CURSOR_FILE),
-      lockFile: path.join(paths.state, EXPORT_LOCK_FILE),
-      version,
+      kind: "on",
+      setup: {
+        settings: resolved.settings,
+        key: key.value,
+        cursorFile: path.join(paths.state, CURSOR_FILE),
+        rejectedFile: path.join(paths.state, REJECTED_FILE),
+        lockFile: path.join(paths.state, EXPORT_LOCK_FILE),
+        version,
+      },
     },
   };
 }

@@ -4,12 +4,18 @@
  * (atomically). A crash anywhere re-sends at most the unacknowledged batch; nothing is ever
  * skipped. `shipOnce` drains and returns (`scoot audit export`); `shipFollow` keeps going
  * with backoff while the collector is down (`--follow`, `scoot daemon run`).
+ *
+ * A batch the collector refused for good (a non-retryable HTTP status) or took only in part
+ * (a partial success) is not sent again, as the OTLP specification says: it is recorded in the
+ * rejected file (`rejected.ts`) first, then the cursor moves past it, so later events do not
+ * wait behind it and nothing is dropped without a record.
  */
 import type { Result } from "../core/types.js";
 import { sleep } from "../schedule/loop.js";
 import { type BatchLimits, countPending, readBatch } from "./audit-source.js";
 import { type Cursor, readCursor, writeCursor } from "./cursor.js";
 import type { LogSink } from "./otlp.js";
+import { appendRejected, type RejectedRecord, rejectedRecord } from "./rejected.js";
 
 /** First wait after a failed batch; doubled per failure up to RETRY_MAX_MS, with jitter. */
 export const RETRY_FIRST_MS = 1_000;
@@ -26,6 +32,8 @@ export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 export interface ShipperOptions {
   live: string;
   cursorFile: string;
+  /** Where refused and partly rejected batches are recorded before the cursor passes them. */
+  rejectedFile: string;
   key: Buffer | undefined;
   sink: LogSink;
   maxBatchRecords: number;
@@ -39,6 +47,8 @@ export interface Progress {
   exported: number;
   gaps: number;
   failures: number;
+  /** Records the collector refused or rejected (set aside, not sent again). */
+  rejected: number;
   /** Events written but not yet acknowledged (0 when caught up). */
   lag: number;
 }
@@ -47,6 +57,18 @@ export interface OnceResult {
   exported: number;
   gaps: number;
   batches: number;
+  /** Records the collector refused or rejected, and the records of them, in order. */
+  rejected: number;
+  setAside: RejectedRecord[];
+}
+
+interface StepResult {
+  caughtUp: boolean;
+  /** Events and gap records the collector took. */
+  events: number;
+  gaps: number;
+  /** Set when the batch (or part of it) was set aside. */
+  setAside?: RejectedRecord;
 }
 
 export function retryDelay(failures: number, random = Math.random): number {
@@ -55,8 +77,8 @@ export function retryDelay(failures: number, random = Math.random): number {
 }
 
 interface Shipper {
-  /** One batch: sent and acknowledged, or the error. `caughtUp` when nothing is left now. */
-  step(): Promise<Result<{ caughtUp: boolean; events: number; gaps: number }>>;
+  /** One batch: acknowledged or set aside, or the error. `caughtUp` when nothing is left now. */
+  step(): Promise<Result<StepResult>>;
   progress: Progress;
   pending(): number;
 }
@@ -67,7 +89,7 @@ function createShipper(opts: ShipperOptions): Result<Shipper> {
   let cursor: Cursor | undefined = read.value;
   const limits: BatchLimits = { maxItems: opts.maxBatchRecords, maxBytes: MAX_BATCH_BYTES };
   const seen = new Set<string>();
-  const progress: Progress = { exported: 0, gaps: 0, failures: 0, lag: 0 };
+  const progress: Progress = { exported: 0, gaps: 0, failures: 0, rejected: 0, lag: 0 };
   return {
     ok: true,
     value: {
@@ -86,13 +108,39 @@ function createShipper(opts: ShipperOptions): Result<Shipper> {
           seen.add(w);
           opts.log(`warning: ${w}`);
         }
-        const events = batch.items.filter((i) => i.type === "event").length;
-        const gaps = batch.items.length - events;
+        let events = batch.items.filter((i) => i.type === "event").length;
+        let gaps = batch.items.length - events;
+        let setAside: RejectedRecord | undefined;
         if (batch.items.length > 0) {
           const sent = await opts.sink.send(batch.items);
-          if (!sent.ok) {
+          const base = { items: batch.items, from: cursor, to: batch.next };
+          if (!sent.ok && sent.error.retryable) {
             progress.failures += 1;
             return { ok: false, error: sent.error.message };
+          }
+          if (!sent.ok) {
+            setAside = rejectedRecord({
+              ...base,
+              reason: "refused",
+              ...(sent.error.status !== undefined ? { status: sent.error.status } : {}),
+              message: sent.error.message,
+              rejected: batch.items.length,
+            });
+            events = 0;
+            gaps = 0;
+          } else if (sent.value.partial && sent.value.partial.rejected > 0) {
+            const { rejected, message } = sent.value.partial;
+            setAside = rejectedRecord({ ...base, reason: "partial", message, rejected });
+            // Which records were dropped the collector does not say: the count comes off the events.
+            events = Math.max(0, events - rejected);
+          } else if (sent.value.partial) {
+            opts.log(
+              `warning: telemetry: the collector accepted the batch and said: ${sent.value.partial.message}`,
+            );
+          }
+          if (setAside) {
+            const kept = appendRejected(opts.rejectedFile, setAside);
+            if (!kept.ok) return { ok: false, error: kept.error };
           }
         }
         const moved =
@@ -107,9 +155,13 @@ function createShipper(opts: ShipperOptions): Result<Shipper> {
         }
         progress.exported += events;
         progress.gaps += gaps;
+        if (setAside) progress.rejected += setAside.rejected;
         if (batch.caughtUp) progress.lag = 0;
         opts.onProgress?.(progress);
-        return { ok: true, value: { caughtUp: batch.caughtUp, events, gaps } };
+        return {
+          ok: true,
+          value: { caughtUp: batch.caughtUp, events, gaps, ...(setAside ? { setAside } : {}) },
+        };
       },
     },
   };
@@ -124,18 +176,35 @@ export async function shipOnce(
     return {
       ok: false,
       // Not the collector's doing: the cursor file is damaged (the message says how to fix it).
-      error: { error: made.error, pending: 0, done: { exported: 0, gaps: 0, batches: 0 }, local: true },
+      error: { error: made.error, pending: 0, done: emptyResult(), local: true },
     };
   const s = made.value;
-  const done: OnceResult = { exported: 0, gaps: 0, batches: 0 };
+  const done = emptyResult();
   for (;;) {
     const r = await s.step();
     if (!r.ok) return { ok: false, error: { error: r.error, pending: safePending(s), done } };
-    if (r.value.events + r.value.gaps > 0) done.batches += 1;
+    if (r.value.events + r.value.gaps > 0 || r.value.setAside) done.batches += 1;
     done.exported += r.value.events;
     done.gaps += r.value.gaps;
+    if (r.value.setAside) {
+      done.rejected += r.value.setAside.rejected;
+      done.setAside.push(r.value.setAside);
+    }
     if (r.value.caughtUp) return { ok: true, value: done };
   }
+}
+
+function emptyResult(): OnceResult {
+  return { exported: 0, gaps: 0, batches: 0, rejected: 0, setAside: [] };
+}
+
+/** One line for a batch set aside: what the collector did, what it said, where the record is. */
+export function setAsideLine(r: RejectedRecord, file: string): string {
+  const what =
+    r.reason === "refused"
+      ? `the collector refused a batch of ${r.events + r.gaps} record(s) (${r.message}); it is not sent again`
+      : `the collector rejected ${r.rejected} of ${r.events + r.gaps} record(s) of a batch${r.message ? ` (${r.message})` : ""}`;
+  return `${what}: recorded in ${file}`;
 }
 
 function safePending(s: Shipper): number {
@@ -169,8 +238,9 @@ export async function shipFollow(
       await sleep(wait, stop);
       continue;
     }
+    if (r.value.setAside) opts.log(`error: telemetry: ${setAsideLine(r.value.setAside, opts.rejectedFile)}`);
     if (failures > 0)
-      opts.log(`telemetry: the collector accepts events again (after ${failures} failed attempt(s))`);
+      opts.log(`telemetry: the collector answers again (after ${failures} failed attempt(s))`);
     failures = 0;
     if (r.value.caughtUp) await sleep(pollMs, stop);
   }

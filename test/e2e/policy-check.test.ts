@@ -110,6 +110,33 @@ describe("the loaded configuration is what the gate sees", () => {
   });
 });
 
+describe("--unattended judges as an unattended run, and prints the mode that judged", () => {
+  it.each([
+    // tools.policy guarded: an unattended run never runs guarded, it runs readonly
+    ["", ["bash", "git status", "--unattended"], "readonly", 1],
+    ["", ["file_read", '{"path":"README.md"}', "--unattended"], "readonly", 0],
+    // the ceiling (edge.max_job_policy, readonly by default) clamps a looser --mode
+    ["", ["bash", "git status", "--mode", "yolo", "--unattended"], "readonly", 1],
+    [
+      '[edge]\nmax_job_policy = "unrestricted"\n',
+      ["bash", "git status", "--mode", "yolo", "--unattended"],
+      "unrestricted",
+      0,
+    ],
+    ['[edge]\nmax_job_policy = "unrestricted"\n', ["bash", "git status", "--unattended"], "readonly", 1],
+  ])("%j %j → mode=%s", async (toml, args, mode, code) => {
+    fs.writeFileSync(path.join(scene.home, "config.toml"), toml);
+    const r = await check(args);
+    expect(r.code, r.stderr).toBe(code);
+    expect(r.stdout).toMatch(new RegExp(`^mode=${mode}\n`));
+  });
+
+  it("the control: without --unattended the same call is judged guarded", async () => {
+    const r = await check(["bash", "git status"]);
+    expect(r.stdout).toMatch(/^mode=guarded\ndecision=allow/);
+  });
+});
+
 describe("bad input", () => {
   it.each([
     [["bash"], /usage: scoot policy check/],

@@ -50,11 +50,11 @@ function assertBuilt(): void {
   needsBuiltCli();
 }
 
-/** A clean environment: no inherited SCOOT_* or token variables leak into tests. */
+/** A clean environment: no inherited SCOOT_*, OTEL_* or token variables leak into tests. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith("SCOOT_") || k === "OPENAI_API_KEY") continue;
+    if (k.startsWith("SCOOT_") || k.startsWith("OTEL_") || k === "OPENAI_API_KEY") continue;
     env[k] = v;
   }
   for (const [k, v] of Object.entries(extra)) {

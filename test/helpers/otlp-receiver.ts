@@ -3,6 +3,8 @@
  * JSON (`application/json`) and protobuf (`application/x-protobuf`, decoded with the OTLP
  * project's own generated protobufjs code, shipped in @opentelemetry/otlp-transformer 0.57),
  * and keeps every log record flattened with its resource attributes and the request headers.
+ * It answers as a collector does: a success, an error status with a `google.rpc.Status` body in
+ * the request's encoding, or a partial success (`rejected_log_records`, `error_message`).
  */
 import http from "node:http";
 import { createRequire } from "node:module";
@@ -20,6 +22,9 @@ interface ProtoRoot {
               decode(buf: Uint8Array): unknown;
               toObject(m: unknown, opts: Record<string, unknown>): unknown;
             };
+            ExportLogsServiceResponse: {
+              encode(m: unknown): { finish(): Uint8Array };
+            };
           };
         };
       };
@@ -29,6 +34,7 @@ interface ProtoRoot {
 
 const root = require("otlp-transformer-protobufjs/build/src/generated/root.js") as ProtoRoot;
 const Request = root.opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
+const Response = root.opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse;
 
 export type AttrValue = string | number | boolean | undefined;
 
@@ -45,12 +51,35 @@ export interface ReceivedRecord {
 
 export interface ReceivedRequest {
   encoding: "json" | "protobuf";
+  /** The request's path, as the exporter posted it. */
+  path: string;
   headers: http.IncomingHttpHeaders;
   records: number;
 }
 
-/** What the next request gets: accepted, a status, or no answer at all (held open). */
-export type Answer = "accept" | { status: number } | "hang";
+/**
+ * What the next request gets: accepted; an error status (with a Status message); a partial
+ * success rejecting `rejected` records (the others are kept); or no answer at all (held open).
+ */
+export type Answer =
+  | "accept"
+  | { status: number; message?: string }
+  | { partial: { rejected: number; message?: string } }
+  | "hang";
+
+/** google.rpc.Status {code = 3 (INVALID_ARGUMENT), message}: field 1 varint, field 2 string. */
+function protobufStatus(message: string): Buffer {
+  const text = Buffer.from(message, "utf8");
+  const length: number[] = [];
+  for (let n = text.length; ; n >>>= 7) {
+    if (n < 0x80) {
+      length.push(n);
+      break;
+    }
+    length.push((n & 0x7f) | 0x80);
+  }
+  return Buffer.concat([Buffer.from([0x08, 3, 0x12, ...length]), text]);
+}
 
 export interface OtlpReceiver {
   url: string;
@@ -163,18 +192,31 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
         return;
       }
       const got = flatten(decoded, encoding);
-      requests.push({ encoding, headers: req.headers, records: got.length });
+      requests.push({ encoding, path: req.url ?? "", headers: req.headers, records: got.length });
       wake();
       if (answer === "hang") return;
+      const contentType = encoding === "protobuf" ? "application/x-protobuf" : "application/json";
+      if (answer !== "accept" && "status" in answer) {
+        const message = answer.message ?? "";
+        res.writeHead(answer.status, { "content-type": contentType });
+        res.end(encoding === "protobuf" ? protobufStatus(message) : JSON.stringify({ code: 3, message }));
+        return;
+      }
       if (answer !== "accept") {
-        res.writeHead(answer.status, { "content-type": "application/json" });
-        res.end("{}");
+        const { rejected, message = "" } = answer.partial;
+        records.push(...got.slice(0, Math.max(0, got.length - rejected)));
+        const partialSuccess = { rejectedLogRecords: rejected, errorMessage: message };
+        res.writeHead(200, { "content-type": contentType });
+        res.end(
+          encoding === "protobuf"
+            ? Buffer.from(Response.encode({ partialSuccess }).finish())
+            : // int64 is a string in OTLP/JSON (the protobuf JSON mapping)
+              JSON.stringify({ partialSuccess: { ...partialSuccess, rejectedLogRecords: String(rejected) } }),
+        );
         return;
       }
       records.push(...got);
-      res.writeHead(200, {
-        "content-type": type.includes("protobuf") ? "application/x-protobuf" : "application/json",
-      });
+      res.writeHead(200, { "content-type": contentType });
       res.end(encoding === "protobuf" ? Buffer.alloc(0) : "{}");
     });
   });

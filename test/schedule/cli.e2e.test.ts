@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
 import { type CliResult, collect, runCli, spawnCli } from "../helpers/cli.js";
+import { freePort } from "../helpers/otlp-receiver.js";
 import { useScene } from "../helpers/scene.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
 import { step } from "../helpers/scripted-server.js";
@@ -194,6 +195,47 @@ describe("schedule run", () => {
     expect(
       auditEvents(scene.home, { sessionId: "job-fine", missingOk: true }).some((e) => e.kind === "final"),
     ).toBe(true);
+  });
+});
+
+describe("daemon without [schedule]", () => {
+  it("with nothing to do it refuses (exit 2), naming jobs, shipping and /metrics", async () => {
+    writeConfig('[[schedule.jobs]]\nid = "a"\ngoal = "g"\nevery_sec = 1\n');
+    const r = await scoot(["daemon", "run", "--ticks", "1"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("the daemon has nothing to do");
+    for (const what of ["[schedule]", "[telemetry] otlp_endpoint", "daemon.metrics_listen"])
+      expect(r.stderr).toContain(what);
+    // OTEL_SDK_DISABLED turns shipping off, so an endpoint alone is nothing to do either.
+    writeConfig('[telemetry]\notlp_endpoint = "http://127.0.0.1:4318"\n');
+    const off = await runCli(["daemon", "run", "--ticks", "1"], {
+      home: scene.home,
+      env: { ...env(), OTEL_SDK_DISABLED: "true" },
+    });
+    expect(off.code).toBe(2);
+    expect(off.stderr).toContain("the daemon has nothing to do");
+    expect(fs.existsSync(pidFile())).toBe(false);
+  });
+
+  it("with only daemon.metrics_listen it runs its ticks, fires nothing and stops cleanly", async () => {
+    const port = await freePort();
+    writeConfig(
+      `[daemon]\nmetrics_listen = "${port}"\n\n[[schedule.jobs]]\nid = "a"\ngoal = "g"\nevery_sec = 1\n`,
+    );
+    const r = await scoot(["daemon", "run", "--ticks", "2"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      "schedule: off (no [schedule] enabled = true); 1 configured job(s) do not fire",
+    );
+    expect(r.stderr).toContain(`metrics: serving http://127.0.0.1:${port}/metrics`);
+    expect(r.stderr).toContain("no scheduling");
+    expect(daemonState()).toMatchObject({
+      status: "stopped",
+      jobs: [],
+      fired: 0,
+      stop_reason: "completed 2 tick(s)",
+    });
+    expect(scene.model.completions()).toHaveLength(0);
   });
 });
 

@@ -3,13 +3,14 @@
  * text format (checked by a parser here, and by promtool where installed), scraped by a real
  * Prometheus from Debian whose HTTP API then returns Scoot's series; and the daemon ships the
  * job runs' audit events to the OTLP receiver continuously (docs/telemetry.md "Telemetry and metrics").
- * Everything listens on 127.0.0.1.
+ * A second daemon has no `[schedule]` at all: it only serves /metrics and ships what other
+ * processes (a `scoot -e` here) write to its home. Everything listens on 127.0.0.1.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, cleanEnv, removeDir, tempDir } from "../helpers/cli.js";
+import { CLI, cleanEnv, collect, removeDir, tempDir } from "../helpers/cli.js";
 import { freePort, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 
@@ -97,13 +98,36 @@ let daemon: ChildProcess;
 let daemonErr = "";
 let metricsUrl: string;
 let metricsPort: number;
+/** The daemon with no [schedule]: its home, process and /metrics. */
+let shipperHome: string;
+let shipper: ChildProcess;
+let shipperErr = "";
+let shipperPort: number;
+let shipperUrl: string;
+
+function startDaemon(h: string, onErr: (d: string) => void): ChildProcess {
+  const child = spawn(process.execPath, [CLI, "daemon", "run"], {
+    cwd: base,
+    env: cleanEnv({ SCOOT_HOME: h }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stderr?.setEncoding("utf8").on("data", onErr);
+  return child;
+}
+
+async function stopDaemon(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
 
 beforeAll(async () => {
   base = tempDir();
   home = path.join(base, "home");
   fs.mkdirSync(home, { mode: 0o700 });
   const script = [];
-  for (let i = 0; i < 60; i++) script.push(step("glob", { pattern: "*" }), step("final", `tick ${i}`));
+  for (let i = 0; i < 200; i++) script.push(step("glob", { pattern: "*" }), step("final", `tick ${i}`));
   model = await startScriptedServer(script);
   receiver = await startOtlpReceiver();
   metricsPort = await freePort();
@@ -122,6 +146,11 @@ id = "tick"
 goal = "list the files"
 every_sec = 1
 
+[[schedule.jobs]]
+id = "tock"
+goal = "list the files again"
+every_sec = 2
+
 [daemon]
 metrics_listen = "${metricsPort}"
 
@@ -130,33 +159,43 @@ otlp_endpoint = "${receiver.url}"
 otlp_protocol = "http/protobuf"
 `,
   );
-  daemon = spawn(process.execPath, [CLI, "daemon", "run"], {
-    cwd: base,
-    env: cleanEnv({ SCOOT_HOME: home }),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  daemon.stderr?.setEncoding("utf8").on("data", (d: string) => {
+  daemon = startDaemon(home, (d) => {
     daemonErr += d;
   });
-  await until("a finished job run in /metrics", 30_000, async () => {
+  // The daemon with no [schedule]: metrics and shipping only.
+  shipperHome = path.join(base, "shipper-home");
+  fs.mkdirSync(shipperHome, { mode: 0o700 });
+  shipperPort = await freePort();
+  shipperUrl = `http://127.0.0.1:${shipperPort}/metrics`;
+  fs.writeFileSync(
+    path.join(shipperHome, "config.toml"),
+    `[backend]\nbase_url = "${model.url}"\n\n[daemon]\nmetrics_listen = "${shipperPort}"\n\n[telemetry]\notlp_endpoint = "${receiver.url}"\n`,
+  );
+  shipper = startDaemon(shipperHome, (d) => {
+    shipperErr += d;
+  });
+  await until("finished runs of both jobs in /metrics", 40_000, async () => {
     const text = await get(metricsUrl);
     if (!text) return undefined;
     const { samples } = parseExposition(text);
     const runs = value(samples, "scoot_runs_total", { status: "final" }) ?? 0;
     // The audit-log counters follow the log within a poll of the daemon's reader.
     const finals = value(samples, "scoot_audit_events_total", { kind: "final" }) ?? 0;
-    return runs >= 1 && finals >= 1 ? true : undefined;
+    const tock = value(samples, "scoot_job_firings_total", { scoot_job_name: "tock" }) ?? 0;
+    return runs >= 1 && finals >= 1 && tock >= 1 ? true : undefined;
   }).catch((e: Error) => {
     throw new Error(`${e.message}\ndaemon stderr:\n${daemonErr}`);
   });
-}, 60_000);
+  await until("the daemon without [schedule] to serve /metrics", 20_000, () => get(shipperUrl)).catch(
+    (e: Error) => {
+      throw new Error(`${e.message}\ndaemon stderr:\n${shipperErr}`);
+    },
+  );
+}, 90_000);
 
 afterAll(async () => {
-  if (daemon && daemon.exitCode === null) {
-    const exited = new Promise((r) => daemon.once("exit", r));
-    daemon.kill("SIGTERM");
-    await exited;
-  }
+  await stopDaemon(daemon);
+  await stopDaemon(shipper);
   await receiver?.close();
   await model?.close();
   if (base) removeDir(base);
@@ -180,7 +219,7 @@ describe("the daemon's /metrics", () => {
     ).toBeGreaterThan(0);
     expect(value(samples, "scoot_audit_events_total", { kind: "tool_call" })).toBeGreaterThanOrEqual(1);
     expect(
-      value(samples, "scoot_job_firings_total", { job: "tick", status: "final" }),
+      value(samples, "scoot_job_firings_total", { scoot_job_name: "tick", status: "final" }),
     ).toBeGreaterThanOrEqual(1);
     expect(value(samples, "scoot_build_info", { version: "0.1.0" })).toBe(1);
     for (const family of [
@@ -199,9 +238,22 @@ describe("the daemon's /metrics", () => {
       console.log(
         `[metrics] promtool check skipped: ${PROMTOOL} is not installed (.ci/run installs prometheus)`,
       );
-    // Only GET /metrics is served.
+    // No label of Scoot's is one Prometheus sets on every series itself.
+    for (const sample of samples) {
+      expect(sample.labels).not.toHaveProperty("job");
+      expect(sample.labels).not.toHaveProperty("instance");
+    }
+    // Only /metrics is served; HEAD answers with the headers and no body; other methods are 405.
     const other = await fetch(`http://127.0.0.1:${metricsPort}/`);
     expect(other.status).toBe(404);
+    const head = await fetch(metricsUrl, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(Number(head.headers.get("content-length"))).toBeGreaterThan(100);
+    expect(await head.text()).toBe("");
+    const post = await fetch(metricsUrl, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
   });
 
   it("ships the job runs' audit events to the collector continuously, and counts them as exported", async () => {
@@ -228,8 +280,48 @@ describe("the daemon's /metrics", () => {
   });
 });
 
+describe("a daemon with no [schedule]", () => {
+  it("runs with only metrics_listen and [telemetry]: serves /metrics and ships what other runs write", async () => {
+    expect(shipper.exitCode).toBeNull();
+    expect(shipperErr).toContain("schedule: off");
+    const state = JSON.parse(fs.readFileSync(path.join(shipperHome, "state", "daemon.json"), "utf8"));
+    expect(state).toMatchObject({ status: "running", jobs: [] });
+    // A run of its own home (as a systemd timer's job would be): the daemon ships its events.
+    // Not spawnSync: the scripted model answers from this process.
+    const run = await collect(
+      spawn(process.execPath, [CLI, "--session-id", "from-a-timer", "-e", "list the files"], {
+        cwd: base,
+        env: cleanEnv({ SCOOT_HOME: shipperHome }),
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+      { timeoutMs: 60_000 },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    await until("the run's events at the receiver", 20_000, async () =>
+      receiver.records.some(
+        (r) => r.attributes["scoot.session_id"] === "from-a-timer" && r.attributes["scoot.kind"] === "final",
+      )
+        ? true
+        : undefined,
+    );
+    const samples = await until("the run counted in its /metrics", 20_000, async () => {
+      const text = await get(shipperUrl);
+      if (!text) return undefined;
+      const parsed = parseExposition(text).samples;
+      const exported = value(parsed, "scoot_audit_events_exported_total") ?? 0;
+      const finals = value(parsed, "scoot_audit_events_total", { kind: "final" }) ?? 0;
+      return exported > 0 && finals >= 1 ? { text, parsed } : undefined;
+    });
+    expect(value(samples.parsed, "scoot_build_info", { version: "0.1.0" })).toBe(1);
+    if (fs.existsSync(PROMTOOL)) {
+      const lint = spawnSync(PROMTOOL, ["check", "metrics"], { input: samples.text, encoding: "utf8" });
+      expect(lint.status, `${lint.stdout}${lint.stderr}`).toBe(0);
+    }
+  });
+});
+
 describe("Prometheus from Debian", () => {
-  it("scrapes the daemon on loopback and its HTTP API returns scoot_runs_total", async (ctx) => {
+  it("scrapes both daemons on loopback; its HTTP API returns scoot_runs_total and per-job series by scoot_job_name", async (ctx) => {
     if (!fs.existsSync(PROMETHEUS)) {
       console.log(
         `[metrics] Prometheus scrape skipped: ${PROMETHEUS} is not installed (.ci/run installs prometheus)`,
@@ -242,7 +334,7 @@ describe("Prometheus from Debian", () => {
     const cfg = path.join(dir, "prometheus.yml");
     fs.writeFileSync(
       cfg,
-      `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: scoot\n    static_configs:\n      - targets: ["127.0.0.1:${metricsPort}"]\n`,
+      `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: scoot\n    static_configs:\n      - targets: ["127.0.0.1:${metricsPort}", "127.0.0.1:${shipperPort}"]\n`,
     );
     execFileSync(PROMETHEUS.replace("prometheus", "promtool"), ["check", "config", cfg], { stdio: "ignore" });
     const port = await freePort();
@@ -283,16 +375,44 @@ describe("Prometheus from Debian", () => {
           status: string;
           data: { result: { metric: Record<string, string>; value: [number, string] }[] };
         };
-        return parsed.status === "success" && parsed.data.result.length > 0 ? parsed.data.result : undefined;
+        const jobs = parsed.data.result.find(
+          (r) => r.metric.status === "final" && r.metric.instance === `127.0.0.1:${metricsPort}`,
+        );
+        return parsed.status === "success" && jobs ? parsed.data.result : undefined;
       });
-      const final = result.find((r) => r.metric.status === "final");
+      const final = result.find(
+        (r) => r.metric.status === "final" && r.metric.instance === `127.0.0.1:${metricsPort}`,
+      );
       expect(final?.metric.job).toBe("scoot");
-      expect(final?.metric.instance).toBe(`127.0.0.1:${metricsPort}`);
       expect(Number(final?.value[1])).toBeGreaterThanOrEqual(1);
-      const up = JSON.parse((await get(`http://127.0.0.1:${port}/api/v1/query?query=up`))!) as {
-        data: { result: { value: [number, string] }[] };
+      type Series = { metric: Record<string, string>; value: [number, string] }[];
+      const query = async (q: string): Promise<Series> => {
+        const body = await get(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
+        return (JSON.parse(body!) as { data: { result: Series } }).data.result;
       };
-      expect(up.data.result[0]?.value[1]).toBe("1");
+      // Both daemons are up: the one with jobs and the one without [schedule].
+      const up = await until("both targets up", 30_000, async () => {
+        const r = await query("up");
+        return r.length === 2 && r.every((x) => x.value[1] === "1") ? r : undefined;
+      });
+      expect(up.map((x) => x.metric.instance).sort()).toEqual(
+        [`127.0.0.1:${metricsPort}`, `127.0.0.1:${shipperPort}`].sort(),
+      );
+      // Per-job series, summed by Scoot's own label: one per job, none under Prometheus' `job`.
+      const perJob = await until("both jobs' firings in Prometheus", 30_000, async () => {
+        const r = await query("sum by (scoot_job_name) (scoot_job_firings_total)");
+        return r.length === 2 ? r : undefined;
+      });
+      expect(perJob.map((x) => x.metric.scoot_job_name).sort()).toEqual(["tick", "tock"]);
+      for (const x of perJob) expect(Number(x.value[1])).toBeGreaterThanOrEqual(1);
+      // No series was renamed to exported_job/exported_instance by a clash with the target labels.
+      const firings = await query("scoot_job_firings_total");
+      for (const x of firings) {
+        expect(x.metric.job).toBe("scoot");
+        expect(x.metric).not.toHaveProperty("exported_job");
+        expect(x.metric).not.toHaveProperty("exported_instance");
+      }
+      expect(await query(`scoot_build_info{instance="127.0.0.1:${shipperPort}"}`)).toHaveLength(1);
     } finally {
       const exited = new Promise((r) => prom.once("exit", r));
       prom.kill("SIGTERM");

@@ -60,9 +60,137 @@ describe("resolveTelemetry", () => {
     expect(fromFile.settings.logsUrl).toBe("https://collector.example:4318/v1/logs");
     expect(fromFile.settings.serviceName).toBe("edge");
     expect(fromFile.settings.resource.team).toBe("ops");
-    // Scoot's identity is its own: the host name is not configurable.
-    expect(fromFile.settings.resource["host.name"]).not.toBe("spoofed");
+    // What the operator gives wins over Scoot's defaults (a pod names its node, say).
+    expect(fromFile.settings.resource["host.name"]).toBe("spoofed");
+    expect(fromFile.settings.resource["service.name"]).toBe("edge");
+    expect(fromFile.settings.resource["service.version"]).toBe("9.9.9");
     expect(fromFile.settings.headers.authorization).toBe("Bearer tok");
+    expect(fromFile.settings.headers["x-tenant"]).toBe("t1");
+    // ... and where two of the operator's sources disagree, the warning names both.
+    expect(fromFile.settings.warnings).toEqual([
+      'resource attribute team: telemetry.resource_attributes ("ops") wins over OTEL_RESOURCE_ATTRIBUTES ("a b")',
+      'resource attribute service.name: telemetry.service_name ("edge") wins over OTEL_SERVICE_NAME ("from-env")',
+    ]);
+  });
+
+  const on = (r: ReturnType<typeof resolveTelemetry>) => {
+    if (r.kind !== "on") throw new Error(JSON.stringify(r));
+    return r.settings;
+  };
+
+  it("the endpoint: the file's base URL, else the logs variable as given, else the base variable + v1/logs", () => {
+    const logs = "http://logs.example:4318/custom/path";
+    const base = "http://base.example:4318/prefix";
+    expect(on(resolveTelemetry(config(), { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: logs }, "1")).logsUrl).toBe(
+      logs,
+    );
+    expect(
+      on(
+        resolveTelemetry(
+          config(),
+          { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: logs, OTEL_EXPORTER_OTLP_ENDPOINT: base },
+          "1",
+        ),
+      ).logsUrl,
+    ).toBe(logs);
+    expect(on(resolveTelemetry(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: base }, "1")).logsUrl).toBe(
+      "http://base.example:4318/prefix/v1/logs",
+    );
+    expect(on(resolveTelemetry(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: `${base}/` }, "1")).logsUrl).toBe(
+      "http://base.example:4318/prefix/v1/logs",
+    );
+    // A logs URL without a path gets the root path, nothing more.
+    expect(
+      on(resolveTelemetry(config(), { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "http://c:4318" }, "1")).logsUrl,
+    ).toBe("http://c:4318/");
+    const file = on(
+      resolveTelemetry(
+        config({ otlp_endpoint: "http://file:4318" }),
+        { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: logs },
+        "1",
+      ),
+    );
+    expect(file.logsUrl).toBe("http://file:4318/v1/logs");
+    expect(file.endpointFrom).toBe("telemetry.otlp_endpoint");
+  });
+
+  it("protocol and timeout: the file's key, else the logs variable, else the general one, else the default", () => {
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_TIMEOUT: "7000",
+      OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: "3000",
+    };
+    const fromEnv = on(resolveTelemetry(config(), env, "1"));
+    expect([fromEnv.protocol, fromEnv.timeoutMs]).toEqual(["http/json", 3000]);
+    const general = on(
+      resolveTelemetry(
+        config(),
+        { ...env, OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: "", OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: " " },
+        "1",
+      ),
+    );
+    expect([general.protocol, general.timeoutMs]).toEqual(["http/protobuf", 7000]);
+    const file = on(resolveTelemetry(config({ otlp_protocol: "http/protobuf", timeout_ms: 500 }), env, "1"));
+    expect([file.protocol, file.timeoutMs]).toEqual(["http/protobuf", 500]);
+    const defaults = on(resolveTelemetry(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c" }, "1"));
+    expect([defaults.protocol, defaults.timeoutMs]).toEqual(["http/protobuf", 10_000]);
+    // A timeout that is not a number of milliseconds is ignored with a warning naming it, as the
+    // specification asks of numeric variables; the next source is used.
+    const bad = on(resolveTelemetry(config(), { ...env, OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: "3s" }, "1"));
+    expect(bad.timeoutMs).toBe(7000);
+    expect(bad.warnings.join("\n")).toContain('OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: "3s" is not a whole number');
+  });
+
+  it.each([
+    ["grpc", 'OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: "grpc" is not supported'],
+    ["http/xml", 'OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: "http/xml" is not one of http/protobuf, http/json'],
+  ])("the protocol %s is refused: %s", (protocol, message) => {
+    const r = resolveTelemetry(
+      config(),
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: protocol },
+      "1",
+    );
+    expect(r.kind).toBe("invalid");
+    if (r.kind === "invalid") expect(r.problems.join("; ")).toContain(message);
+  });
+
+  it("headers: the logs variable over the general one per key (any case), the file's tables over both", () => {
+    const s = on(
+      resolveTelemetry(
+        config({
+          otlp_headers: [
+            { name: "X-File", value: "f" },
+            { name: "x-both", value: "file" },
+          ],
+        }),
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://c",
+          OTEL_EXPORTER_OTLP_HEADERS: "x-general=g,Authorization=general,x-both=general",
+          OTEL_EXPORTER_OTLP_LOGS_HEADERS: "authorization=logs,x-both=logs",
+        },
+        "1",
+      ),
+    );
+    expect(s.headers).toEqual({ "x-general": "g", authorization: "logs", "X-File": "f", "x-both": "file" });
+  });
+
+  it("OTEL_SDK_DISABLED=true (any case) turns export off, whatever is configured; another value is a warning", () => {
+    const c = config({ otlp_endpoint: "http://c" });
+    expect(resolveTelemetry(c, { OTEL_SDK_DISABLED: " True " }, "1").kind).toBe("disabled");
+    expect(
+      resolveTelemetry(
+        config(),
+        { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "http://c", OTEL_SDK_DISABLED: "true" },
+        "1",
+      ).kind,
+    ).toBe("disabled");
+    expect(resolveTelemetry(c, { OTEL_SDK_DISABLED: "false" }, "1").kind).toBe("on");
+    const odd = on(resolveTelemetry(c, { OTEL_SDK_DISABLED: "yes" }, "1"));
+    expect(odd.warnings.join("\n")).toContain('OTEL_SDK_DISABLED: "yes" is neither true nor false');
+    // Nothing configured stays off (not "disabled": there was nothing to disable).
+    expect(resolveTelemetry(config(), { OTEL_SDK_DISABLED: "true" }, "1").kind).toBe("off");
   });
 
   it.each([
@@ -98,6 +226,22 @@ describe("resolveTelemetry", () => {
     [{ otlp_endpoint: "http://c", resource_attributes: { "bad key": "v" } }, {}, "the key must be"],
     [{ otlp_endpoint: "http://c" }, { OTEL_EXPORTER_OTLP_HEADERS: "novalue" }, "is not key=value"],
     [{ otlp_endpoint: "http://c" }, { OTEL_EXPORTER_OTLP_HEADERS: "a=%zz-secret" }, "malformed %-escape"],
+    [
+      { otlp_endpoint: "http://c" },
+      { OTEL_EXPORTER_OTLP_LOGS_HEADERS: "a=%zz-secret" },
+      "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+    ],
+    [
+      {},
+      { OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "collector:4318" },
+      "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: must be an http",
+    ],
+    [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, "OTEL_EXPORTER_OTLP_ENDPOINT: "],
+    [
+      { otlp_endpoint: "http://c" },
+      { OTEL_RESOURCE_ATTRIBUTES: "bad key=v" },
+      "OTEL_RESOURCE_ATTRIBUTES: the key",
+    ],
   ] as const)("%j %j is refused: %s", (t, env, message) => {
     const r = resolveTelemetry(config(t as never), env, "1");
     expect(r.kind).toBe("invalid");
