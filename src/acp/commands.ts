@@ -14,6 +14,8 @@ export interface CommandFacts {
   contextWindow: number | undefined;
   prompts: number;
   tokens: { prompt: number; completion: number; total: number };
+  /** AGENTS.md read, its budget and what was left out (docs/context.md "Project instructions"). */
+  instructions: string;
 }
 
 const COMMANDS: readonly AvailableCommand[] = [
@@ -46,6 +48,7 @@ export function statusText(f: CommandFacts): string {
     `policy mode: ${f.mode}`,
     `approval: ${f.approval}`,
     `context window: ${window}`,
+    `instructions: ${f.instructions}`,
     `prompts: ${f.prompts}; tokens: ${f.tokens.total} (${f.tokens.prompt} prompt, ${f.tokens.completion} completion)`,
   ].join("\n");
 }

@@ -698,6 +698,7 @@ export class AcpSessions {
           contextWindow: s.agent.contextWindow(),
           prompts: s.prompts,
           tokens: s.tokens,
+          instructions: s.agent.instructions(),
         });
       default:
         return `/${command.name} is not available here`;

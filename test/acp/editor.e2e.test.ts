@@ -308,6 +308,7 @@ describe("editor capabilities", () => {
       .join("");
     expect(text).toMatch(/policy mode: guarded/);
     expect(text).toMatch(/session: acp-/);
+    expect(text).toMatch(/instructions: budget \d+ bytes/);
     expect(scene.model.completions()).toHaveLength(0);
   });
 
