@@ -338,11 +338,7 @@ async function readGoals(
  * One goal in the active session; Ctrl-C or Esc cancels it through `repl.current`. Returns
  * the line typed during the run and not yet sent; goals queued with Enter join `repl.queued`.
  */
-async function runGoal(
-  repl: Repl,
-  goal: string,
-  trace: boolean | undefined,
-): Promise<string | undefined> {
+async function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<string | undefined> {
   const { cli } = repl;
   repl.current = new AbortController();
   repl.keys?.startRun();
