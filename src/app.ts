@@ -79,6 +79,10 @@ export async function dispatch(
 ): Promise<number> {
   registerSecretEnv(base.env);
 
+  if (typeof args.flags.eval !== "string" && (args.flags["execute-plan"] || args.flags["plan-sha256"])) {
+    base.io.err('scoot: --execute-plan runs one goal: scoot --execute-plan plan.json -e "goal"\n');
+    return EXIT.usage;
+  }
   if (typeof args.flags.eval === "string") {
     if (args.words.length > 0) {
       base.io.err(`scoot: -e takes the goal as its one value; unexpected "${args.words.join(" ")}"\n`);

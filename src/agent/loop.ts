@@ -31,6 +31,8 @@ import {
 } from "./history.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { type NestedInstructions, touchedPaths } from "./nested-instructions.js";
+import { type ApprovedPlan, canonicalPlan } from "./plan-file.js";
+import { NOT_IN_PLAN, planGate, planScope } from "./plan-narrow.js";
 import { appendTurn, correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
 import { type RunStatus, type RunStop, statusOf } from "./run-stop.js";
@@ -98,6 +100,11 @@ export interface RunDeps {
    * lists can change during a run (docs/mcp.md "Tool lists that stay true"); absent: it never does.
    */
   systemPrompt?: (signal: AbortSignal) => Promise<string>;
+  /**
+   * An approved plan this run is bound to (docs/safety.md "Plans as contracts"): the gate is
+   * narrowed to it, the audit log records its SHA-256 and the model is given it with the goal.
+   */
+  plan?: ApprovedPlan;
 }
 
 class Interrupted extends Error {}
@@ -129,7 +136,11 @@ function openRun(deps: RunDeps, goal: string): Run {
     deps.onEvent?.(e);
   };
   const calls = createCallPipeline({
-    env: { settings: deps.gateSettings, tools: deps.tools },
+    env: {
+      settings: deps.gateSettings,
+      tools: deps.tools,
+      ...(deps.plan ? { judge: planGate(planScope(deps.plan.plan, deps.gateSettings.projectRoot)) } : {}),
+    },
     audit: (kind, msg) => audit(kind, msg),
     emit,
     base: {
@@ -560,6 +571,16 @@ function tellStop(run: Run, reason: string): void {
   }
 }
 
+/** The audit record of a plan-bound run's start: the hash the run is bound to. */
+export function planApprovedRecord(plan: ApprovedPlan): string {
+  return `plan approved sha256=${plan.sha256} steps=${plan.plan.steps.length} file=${plan.source}`;
+}
+
+/** The goal as the model (and the transcript) gets it in a plan-bound run: the plan beside it. */
+function withPlan(goal: string, plan: ApprovedPlan): string {
+  return `${goal}\n\n[scoot: this run carries out an approved plan (sha256 ${plan.sha256}). Only what it names may happen: writes to the files it names, the commands it names (or longer forms of them), requests to the hosts it names; reading is free. Anything else is refused as "${NOT_IN_PLAN}": then finish with a final answer that says what you could not do. The plan: ${canonicalPlan(plan.plan)}]`;
+}
+
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const started = Date.now();
   const run = openRun(deps, goal);
@@ -598,8 +619,12 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       deps.resumed ? `goal: ${goal} (resumes session ${deps.resumed})` : `goal: ${goal}`,
     );
     if (opening) return unrecorded(opening);
+    if (deps.plan) {
+      const bound = run.record("approval", planApprovedRecord(deps.plan));
+      if (bound) return unrecorded(bound);
+    }
     run.emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
-    const goalKept = run.remember({ role: "user", content: goal });
+    const goalKept = run.remember({ role: "user", content: deps.plan ? withPlan(goal, deps.plan) : goal });
     if (goalKept) return unrecorded(goalKept);
     run.goalIndex = deps.history.length - 1;
 

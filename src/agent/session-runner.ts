@@ -36,6 +36,7 @@ import type { AgentEvent, Listener } from "./events.js";
 import { NOTE_PREFIX, type UndoneFiles, undoNote } from "./history.js";
 import { type RunResult, runGoal } from "./loop.js";
 import { instructionsStatus, type NestedInstructions, nestedInstructions } from "./nested-instructions.js";
+import type { ApprovedPlan } from "./plan-file.js";
 import { describeLoaded, loadProjectInstructions, type ProjectInstructions } from "./project-instructions.js";
 import { alternating, appendTurn, buildSystemPrompt } from "./prompt.js";
 import { gateUndoGuard, type UndoGuard } from "./undo-report.js";
@@ -70,6 +71,8 @@ export interface AgentSessionOptions {
   approver?: Approver;
   /** The session's "always" answers when they outlive this process (ACP stores them with the session). */
   approvalMemory?: ApprovalMemory;
+  /** Every run of this session is bound to this approved plan (docs/safety.md "Plans as contracts"). */
+  plan?: ApprovedPlan;
 }
 
 export interface AgentSession {
@@ -514,6 +517,7 @@ function agentSession(w: Wired): AgentSession {
           ...(w.nested ? { instructions: w.nested } : {}),
           checkpoints,
           ...(systemPrompt.fresh ? { systemPrompt: systemPrompt.fresh } : {}),
+          ...(opts.plan ? { plan: opts.plan } : {}),
         },
         goal,
       );

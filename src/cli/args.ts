@@ -31,6 +31,8 @@ const FLAGS: Record<string, FlagSpec> = {
   "--json": { key: "json", takesValue: false },
   "--ticks": { key: "ticks", takesValue: true },
   "--approval": { key: "approval", takesValue: true },
+  "--execute-plan": { key: "execute-plan", takesValue: true },
+  "--plan-sha256": { key: "plan-sha256", takesValue: true },
   "-h": { key: "help", takesValue: false },
   "--help": { key: "help", takesValue: false },
   "-v": { key: "version", takesValue: false },
@@ -134,6 +136,8 @@ Global options:
   --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
   --retries N             backend retries for transient errors
   --approval ask|never    ask before calls with an effect (default: ask in a REPL on a terminal)
+  --execute-plan FILE     with -e: run bound to an approved plan (--plan --json output)
+  --plan-sha256 HEX       with --execute-plan: refuse the plan unless it has this SHA-256
   --session-id <id>       custom session id ([A-Za-z0-9._-]{1,128})
   --resume <id>           continue that session (with -e, the REPL, serve)
   --continue              continue the latest session started in this directory

@@ -1,6 +1,7 @@
 /** What `-e`, the REPL and `serve` share: the effective policy mode and the session id. */
 import { APPROVAL_MODES, type ApprovalMode, type Approver } from "../agent/approval.js";
 import type { RunResult } from "../agent/loop.js";
+import type { ApprovedPlan } from "../agent/plan-file.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
 import type { Usage } from "../backend/types.js";
 import type { HomePaths } from "../config/home.js";
@@ -171,6 +172,8 @@ export async function openCliAgent(
   show: { answers: boolean; thoughts: boolean },
   /** The person's approver (the REPL on a terminal); without one nothing is asked. */
   approver?: Approver,
+  /** An approved plan every run of the session is bound to (`--execute-plan`). */
+  plan?: ApprovedPlan,
 ): Promise<({ ok: true } & CliAgent) | { ok: false; exitCode: number }> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded;
@@ -242,6 +245,7 @@ export async function openCliAgent(
       },
       ...(target ? { resume: target.messages } : {}),
       ...(approver && approval.value === "ask" ? { approver } : {}),
+      ...(plan ? { plan } : {}),
     });
     if (!opened.ok) return opened;
     return {

@@ -1,8 +1,10 @@
 /** `scoot -e "<goal>"`: one run; only the final answer on stdout (or a JSON result with --json). */
 import type { RunResult } from "../agent/loop.js";
+import { type ApprovedPlan, loadPlanFile } from "../agent/plan-file.js";
 import { statusOf } from "../agent/run-stop.js";
 import { endProcess } from "../core/process-end.js";
 import { createStopControl } from "../core/stop.js";
+import type { Result } from "../core/types.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -17,6 +19,17 @@ export function exitCodeFor(r: Pick<RunResult, "stop">): number {
   return EXIT.failed;
 }
 
+/** `--execute-plan FILE [--plan-sha256 HEX]`: the approved plan the run is bound to, if any. */
+export function planFromFlags(cli: Cli): Result<ApprovedPlan | undefined> {
+  const file = flagString(cli.args, "execute-plan");
+  const sha = flagString(cli.args, "plan-sha256");
+  if (file === undefined) {
+    if (sha !== undefined) return { ok: false, error: "--plan-sha256 needs --execute-plan FILE" };
+    return { ok: true, value: undefined };
+  }
+  return loadPlanFile(file, cli.cwd, sha);
+}
+
 export async function runEval(cli: Cli): Promise<number> {
   const goal = flagString(cli.args, "eval") ?? "";
   if (goal.trim() === "") {
@@ -24,8 +37,13 @@ export async function runEval(cli: Cli): Promise<number> {
     return EXIT.usage;
   }
   const json = flagBool(cli.args, "json");
+  const plan = planFromFlags(cli);
+  if (!plan.ok) {
+    cli.io.err(`scoot: ${plan.error}\n`);
+    return EXIT.usage;
+  }
   // --json prints one object at the end; otherwise the answer streams as it arrives.
-  const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false });
+  const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false }, undefined, plan.value);
   if (!opened.ok) return opened.exitCode;
   const { agent, trace, finish, screen, cancel } = opened;
   const control = createStopControl({

@@ -74,6 +74,8 @@ export interface JobConfig {
   at_unix?: unknown;
   cron?: unknown;
   mode?: unknown;
+  plan_file?: unknown;
+  plan_sha256?: unknown;
   [key: string]: unknown;
 }
 
@@ -167,6 +169,14 @@ export const SCHEMA = declareConfig({
     max_turns: int({ min: 1, max: LIMITS.TURNS_MAX, default: 32, doc: "turns per run" }),
     default_mode: oneOf(["goal", "plan"], { default: "goal", doc: "plan is reserved" }),
     compactor: oneOf(["extractive", "drop"], { default: "extractive", doc: "summary style" }),
+    /**
+     * Whether an approved plan binds an interactive plan run as `--execute-plan` binds `-e`
+     * (docs/safety.md "Plans as contracts"). `--execute-plan` and a job's `plan_file` always bind.
+     */
+    plan_binding: oneOf(["off", "strict"], {
+      default: "off",
+      doc: "strict: an approved plan narrows the gate (--execute-plan and jobs' plan_file always do)",
+    }),
     context_budget_bytes: int({
       min: 0,
       max: LIMITS.BYTES_MAX,

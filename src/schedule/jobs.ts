@@ -12,7 +12,10 @@
  * An unknown mode string becomes `readonly` with a warning, as every policy string in the
  * configuration file does: a typo never loosens the gate.
  */
+
+import { SHA256_HEX } from "../agent/plan-file.js";
 import { type Config, type JobConfig, LIMITS, type PolicyMode } from "../config/schema.js";
+import type { Result } from "../core/types.js";
 import { effectiveUnattended, parsePolicyMode } from "../policy/modes.js";
 import { jobSessionId } from "../store/session.js";
 import { type CronSpec, cronEverFires, parseCron } from "./cron.js";
@@ -20,7 +23,16 @@ import { type CronSpec, cronEverFires, parseCron } from "./cron.js";
 export const JOB_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** An `at_unix` this large is almost certainly milliseconds written where seconds were meant. */
 const AT_UNIX_MAX = 100_000_000_000;
-const KNOWN_KEYS = new Set(["id", "goal", "every_sec", "at_unix", "cron", "mode"]);
+const KNOWN_KEYS = new Set([
+  "id",
+  "goal",
+  "every_sec",
+  "at_unix",
+  "cron",
+  "mode",
+  "plan_file",
+  "plan_sha256",
+]);
 const TRIGGER_KEYS = ["every_sec", "at_unix", "cron"] as const;
 
 export type Trigger =
@@ -37,6 +49,12 @@ export interface Job {
   /** The mode the job's runs get. */
   mode: PolicyMode;
   sessionId: string;
+  /**
+   * The approved plan every run of the job is bound to (docs/unattended.md, docs/safety.md "Plans
+   * as contracts"): its file (relative to the scheduler's directory) and, if given, the SHA-256
+   * it must still have. Read again at every firing, so an edited plan is noticed.
+   */
+  plan?: { file: string; sha256?: string };
   /** Printed at every scheduler start: lowered or unrestricted modes, unknown keys, bad mode strings. */
   notes: string[];
 }
@@ -127,6 +145,22 @@ function show(v: unknown): string {
   return String(v);
 }
 
+/** `plan_file` and `plan_sha256`: their types here; the file itself is checked at every firing. */
+function parseJobPlan(raw: JobConfig): Result<Job["plan"]> {
+  const file = raw.plan_file;
+  const sha = raw.plan_sha256;
+  if (file === undefined) {
+    if (sha !== undefined) return { ok: false, error: "plan_sha256 needs plan_file" };
+    return { ok: true, value: undefined };
+  }
+  if (typeof file !== "string" || file.trim() === "")
+    return { ok: false, error: `plan_file must be the path of a plan file, got ${show(file)}` };
+  if (sha === undefined) return { ok: true, value: { file } };
+  if (typeof sha !== "string" || !SHA256_HEX.test(sha))
+    return { ok: false, error: `plan_sha256 must be 64 lower-case hex digits, got ${show(sha)}` };
+  return { ok: true, value: { file, sha256: sha } };
+}
+
 /** Validates one job table; `seen` maps ids already taken to their index. */
 function validateJob(
   raw: JobConfig,
@@ -147,6 +181,9 @@ function validateJob(
   if (typeof raw.goal !== "string" || raw.goal.trim() === "") return bad("goal must be a non-empty string");
   const trigger = parseTrigger(raw);
   if (!trigger.ok) return bad(trigger.error);
+
+  const plan = parseJobPlan(raw);
+  if (!plan.ok) return bad(plan.error);
 
   const notes: string[] = [];
   for (const key of Object.keys(raw)) {
@@ -177,6 +214,7 @@ function validateJob(
     requestedMode: requested,
     mode,
     sessionId: jobSessionId(id),
+    ...(plan.value ? { plan: plan.value } : {}),
     notes,
   };
   return { ok: true, job };

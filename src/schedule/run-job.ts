@@ -4,6 +4,7 @@
  * (or MCP connection) between firings and its memory stays flat.
  */
 import type { AgentEvent } from "../agent/events.js";
+import { loadPlanFile } from "../agent/plan-file.js";
 import type { RunStop } from "../agent/run-stop.js";
 import { openAgentSession } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
@@ -25,6 +26,13 @@ export interface JobRunnerContext {
 
 export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
   return async (job: Job, signal: AbortSignal): Promise<JobOutcome> => {
+    // A job bound to a plan runs only under that plan, checked again at every firing.
+    const plan = job.plan ? loadPlanFile(job.plan.file, ctx.cwd, job.plan.sha256) : undefined;
+    if (plan && !plan.ok) {
+      ctx.log(`job ${job.id}: not run: ${plan.error}`);
+      ctx.onDone?.(job, "failed", undefined);
+      return { status: "failed", error: plan.error };
+    }
     const opened = await openAgentSession({
       config: ctx.config,
       paths: ctx.paths,
@@ -36,6 +44,7 @@ export function agentJobRunner(ctx: JobRunnerContext): JobRunner {
       job: true,
       onWarning: (w) => ctx.log(`warning: job ${job.id}: ${w}`),
       ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
+      ...(plan?.ok ? { plan: plan.value } : {}),
     });
     if (!opened.ok) {
       ctx.onDone?.(job, "failed", undefined);

@@ -101,8 +101,8 @@ const OPERAND_PROGRAMS: ReadonlySet<string> = new Set([
   "rsync",
 ]);
 
-/** The words of a plain command, or undefined when it is not one. */
-function plainWords(command: string): string[] | undefined {
+/** The words of a plain command, or undefined when it is not one (also the plan narrowing's, agent/plan-narrow.ts). */
+export function plainWords(command: string): string[] | undefined {
   const trimmed = command.trim();
   if (!PLAIN_COMMAND.test(trimmed)) return undefined;
   const words = trimmed.split(/ +/);
