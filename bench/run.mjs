@@ -29,6 +29,7 @@ const BENCHES = [
   "telemetry.mjs",
   "view.mjs",
   "keys.mjs",
+  "plan-gate.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });
