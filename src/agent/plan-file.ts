@@ -2,7 +2,7 @@
  * An approved plan read back from a file (docs/safety.md "Plans as contracts"): what
  * `scoot --execute-plan FILE` and a job's `plan_file` take. The file holds the output of
  * `scoot --plan -e goal --json` (`{"status": "plan", "plan": {"steps": […]}, …}`) or just its
- * `plan` object (shared shape: SPEC §15 "Plan mode"). It is checked whole — every step, every
+ * `plan` object (its shape: docs/safety.md "Plans as contracts"). It is checked whole — every step, every
  * field — and its SHA-256 is taken of the plan object as canonical JSON (keys in a fixed order,
  * no whitespace), so the same plan hashes the same whether it came wrapped or bare, pretty-printed
  * or not, and an edit to any step changes the hash.
