@@ -17,10 +17,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { clip } from "../core/clip.js";
 import type { Result } from "../core/types.js";
-import { type AjvError, ajvFor, describeError, MCP_SCHEMA_CHECK_MAX_BYTES } from "../mcp/args-check.js";
+import { type AjvError, ajvFor, describeError } from "../mcp/args-check.js";
 
-/** A schema file larger than this is refused: it would be sent with every request. */
-export const ANSWER_SCHEMA_MAX_BYTES = MCP_SCHEMA_CHECK_MAX_BYTES;
+/** A schema file larger than this is refused: it is sent with every request (the goal, the format). */
+export const ANSWER_SCHEMA_MAX_BYTES = 256 * 1024;
 /** Problems named per correction or refusal; the rest are counted. */
 const MAX_PROBLEMS = 6;
 /** The parser's message quoted back for an answer that is not JSON. */
@@ -29,7 +29,7 @@ const PARSE_ERROR_MAX_CHARS = 200;
 export interface AnswerSchema {
   /** The schema as given, without `$schema` (the step format carries it; docs/commands.md). */
   schema: Record<string, unknown>;
-  /** Where it came from, for messages: the file as given, or "outputSchema". */
+  /** Where it came from, for messages: "the output schema FILE", or "the outputSchema". */
   source: string;
   /** What the goal's message adds: the schema the answer must fit, as JSON. */
   instruction: string;
@@ -73,13 +73,13 @@ export function compileAnswerSchema(given: unknown, source: string): Result<Answ
         } catch (e) {
           return {
             ok: false,
-            error: `the final answer must be JSON valid against the output schema (${source}); it is not JSON (${clip((e as Error).message, PARSE_ERROR_MAX_CHARS)})`,
+            error: `the final answer must be JSON valid against ${source}; it is not JSON (${clip((e as Error).message, PARSE_ERROR_MAX_CHARS)})`,
           };
         }
         if (!validate(value))
           return {
             ok: false,
-            error: `the final answer does not fit the output schema (${source}): ${problemsText(validate.errors)}`,
+            error: `the final answer does not fit ${source}: ${problemsText(validate.errors)}`,
           };
         return { ok: true, value, text: JSON.stringify(value) };
       },
@@ -111,7 +111,7 @@ export function readAnswerSchemaFile(file: string, cwd: string): Result<AnswerSc
   } catch (e) {
     return { ok: false, error: `output schema ${file} is not JSON: ${(e as Error).message}` };
   }
-  return compileAnswerSchema(parsed, `output schema ${file}`);
+  return compileAnswerSchema(parsed, `the output schema ${file}`);
 }
 
 /**

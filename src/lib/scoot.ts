@@ -119,7 +119,7 @@ function loadOutputSchema(
   const r =
     typeof given === "string"
       ? readAnswerSchemaFile(given, cwd ?? process.cwd())
-      : compileAnswerSchema(given, "outputSchema");
+      : compileAnswerSchema(given, "the outputSchema");
   if (!r.ok) throw new Error(`scoot: outputSchema: ${r.error}`);
   return r.value;
 }
