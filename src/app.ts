@@ -58,6 +58,18 @@ function isGoal(words: string[], commands: readonly string[]): boolean {
 }
 
 /**
+ * `--output-schema` checks one run's answer; the REPL's goals are a conversation, whose answers
+ * are for a person. Said as a usage error rather than ignored.
+ */
+function outputSchemaInRepl(io: Cli["io"], args: ParsedArgs): boolean {
+  if (args.flags["output-schema"] === undefined) return false;
+  io.err(
+    'scoot: --output-schema checks the answer of one run: use it with -e (scoot --output-schema FILE -e "goal"), not in the REPL\n',
+  );
+  return true;
+}
+
+/**
  * A goal given as the command words: on a terminal the REPL starts with it (and stays); without
  * one it runs like `-e` (docs/commands.md).
  */
@@ -65,6 +77,7 @@ async function runGoalWords(cli: Cli): Promise<number> {
   const goal = cli.args.words.join(" ");
   const args = { ...cli.args, words: [] };
   if (process.stdin.isTTY && process.stderr.isTTY) {
+    if (outputSchemaInRepl(cli.io, args)) return EXIT.usage;
     const { runRepl } = await import("./cli/repl.js");
     return runRepl({ ...cli, args }, goal);
   }
@@ -92,6 +105,7 @@ export async function dispatch(
     return runEval({ ...base, args });
   }
   if (args.words.length === 0) {
+    if (outputSchemaInRepl(base.io, args)) return EXIT.usage;
     const { runRepl } = await import("./cli/repl.js");
     return runRepl({ ...base, args });
   }

@@ -18,6 +18,7 @@ import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
+import { type AnswerSchema, stepSchemaWithAnswer } from "./answer-schema.js";
 import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
@@ -54,6 +55,8 @@ export interface RunResult {
   /** Derived from `stop` (`statusOf`): the coarse value older outputs carry. */
   status: RunStatus;
   answer?: string;
+  /** With an answer schema (`--output-schema`): the answer parsed, the value it was checked as. */
+  data?: unknown;
   error?: string;
   turns: number;
   usage: Usage;
@@ -105,6 +108,8 @@ export interface RunDeps {
    * narrowed to it, the audit log records its SHA-256 and the model is given it with the goal.
    */
   plan?: ApprovedPlan;
+  /** The final answer must be JSON valid against this schema (docs/commands.md "Answers in a schema"). */
+  answerSchema?: AnswerSchema;
 }
 
 class Interrupted extends Error {}
@@ -407,12 +412,18 @@ function stepPhase(
   });
   if (kept) return kept;
   if (step.ok) for (const note of step.value.notes) run.emit({ type: "step_note", turn, note });
+  const answer = step.ok && step.value.action === FINAL_ACTION ? checkAnswer(run, step.value) : undefined;
   follower?.settle(
-    step.ok && step.value.action === FINAL_ACTION ? step.value.action_input : undefined,
-    step.ok ? "the step is not a final answer" : `invalid step: ${step.error}`,
+    answer?.ok ? answer.step.action_input : undefined,
+    !step.ok
+      ? `invalid step: ${step.error}`
+      : answer
+        ? "the answer does not fit the output schema"
+        : "the step is not a final answer",
   );
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
-  const s = step.value;
+  if (answer && !answer.ok) return malformed(run, turn, answer.error) ?? "retry";
+  const s = answer?.step ?? step.value;
   const prepared =
     s.action === FINAL_ACTION ? undefined : run.calls.prepare(s.action, s.action_input, { input: s.input });
   if (prepared?.kind === "invalid") {
@@ -431,12 +442,28 @@ function stepPhase(
   return run.record("thought", s.thought) ?? { step: s, prepared };
 }
 
+/**
+ * A final step checked against the run's answer schema, if it has one: its answer becomes the
+ * checked value's JSON text, or the problems are the correction.
+ */
+function checkAnswer(
+  run: Run,
+  s: ValidStep,
+): { ok: true; step: ValidStep & { data?: unknown } } | { ok: false; error: string } {
+  const schema = run.deps.answerSchema;
+  if (!schema) return { ok: true, step: s };
+  const checked = schema.check(s.action_input);
+  if (!checked.ok) return checked;
+  return { ok: true, step: { ...s, action_input: checked.text, data: checked.value } };
+}
+
 function stepText(s: ValidStep): string {
   return JSON.stringify({ thought: s.thought, action: s.action, action_input: s.action_input });
 }
 
 interface Stepped {
-  step: ValidStep;
+  /** `data`: a final answer's value, when the run has an answer schema. */
+  step: ValidStep & { data?: unknown };
   /** Undefined for `final`, which is not a call. */
   prepared: Exclude<Prepared, { kind: "invalid" }> | undefined;
 }
@@ -584,7 +611,10 @@ function withPlan(goal: string, plan: ApprovedPlan): string {
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const started = Date.now();
   const run = openRun(deps, goal);
-  const result = (stop: RunStop, extra: { answer?: string; error?: string } = {}): RunResult => ({
+  const result = (
+    stop: RunStop,
+    extra: { answer?: string; data?: unknown; error?: string } = {},
+  ): RunResult => ({
     stop,
     status: statusOf(stop),
     ...extra,
@@ -610,7 +640,10 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     tellStop(run, message);
     return result("not_recorded", { error: message });
   };
-  const schema = stepSchema([...deps.tools.keys()]);
+  const plainSchema = stepSchema([...deps.tools.keys()]);
+  const schema = deps.answerSchema
+    ? stepSchemaWithAnswer(plainSchema as Record<string, unknown>, deps.answerSchema, FINAL_ACTION)
+    : plainSchema;
   const maxTurns = deps.config.agent.max_turns;
 
   try {
@@ -624,7 +657,12 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (bound) return unrecorded(bound);
     }
     run.emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
-    const goalKept = run.remember({ role: "user", content: deps.plan ? withPlan(goal, deps.plan) : goal });
+    // The model is given the approved plan, and the shape its answer must have, with the goal.
+    const planned = deps.plan ? withPlan(goal, deps.plan) : goal;
+    const goalKept = run.remember({
+      role: "user",
+      content: deps.answerSchema ? `${planned}\n\n${deps.answerSchema.instruction}` : planned,
+    });
     if (goalKept) return unrecorded(goalKept);
     run.goalIndex = deps.history.length - 1;
 
@@ -648,7 +686,10 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
         const logged = run.record("final", step.action_input);
         if (logged) return unrecorded(logged);
         run.emit({ type: "final", answer: step.action_input });
-        return result("final", { answer: step.action_input });
+        return result("final", {
+          answer: step.action_input,
+          ...(deps.answerSchema ? { data: step.data } : {}),
+        });
       }
       const observation = await callPhase(run, step, prepared);
       if (isNotRecorded(observation)) return unrecorded(observation);

@@ -28,6 +28,7 @@ import { claimSession, type Message, openSession } from "../store/session.js";
 import { projectRoot, recordSessionMeta } from "../store/session-meta.js";
 import { enabledTools } from "../tools/registry.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
+import type { AnswerSchema } from "./answer-schema.js";
 import { type ApprovalMemory, type ApprovalMode, type Approver, approvalMemory } from "./approval.js";
 import { compactHistory, historyBytes } from "./compact.js";
 import type { ContextFit } from "./context-fit.js";
@@ -80,8 +81,11 @@ export interface AgentSession {
   mode: PolicyMode;
   /** Whether calls with an effect wait for a person in this session. */
   approval: ApprovalMode;
-  /** Runs one goal. Each call is one run with its own run id. */
-  run(goal: string, signal: AbortSignal): Promise<RunResult>;
+  /**
+   * Runs one goal. Each call is one run with its own run id. `answerSchema`: the final answer
+   * must be JSON valid against it (docs/commands.md "Answers in a schema").
+   */
+  run(goal: string, signal: AbortSignal, opts?: { answerSchema?: AnswerSchema }): Promise<RunResult>;
   /** The model's context window in tokens once a run has discovered it (undefined: unknown). */
   contextWindow(): number | undefined;
   /** The model the next goal is sent to. */
@@ -466,7 +470,7 @@ function agentSession(w: Wired): AgentSession {
       gateUndoGuard({ ...gateSettings, mode: mode ?? opts.mode }, (msg) => {
         audit.emit(opts.sessionId, "undo", msg);
       }),
-    async run(goal, signal) {
+    async run(goal, signal, runOpts = {}) {
       if (!systemWritten) {
         const prompt = systemPrompt.now();
         try {
@@ -518,6 +522,7 @@ function agentSession(w: Wired): AgentSession {
           checkpoints,
           ...(systemPrompt.fresh ? { systemPrompt: systemPrompt.fresh } : {}),
           ...(opts.plan ? { plan: opts.plan } : {}),
+          ...(runOpts.answerSchema ? { answerSchema: runOpts.answerSchema } : {}),
         },
         goal,
       );

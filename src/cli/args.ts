@@ -29,6 +29,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "--trace": { key: "trace", takesValue: false },
   "--no-color": { key: "no-color", takesValue: false },
   "--json": { key: "json", takesValue: false },
+  "--output-schema": { key: "output-schema", takesValue: true },
   "--ticks": { key: "ticks", takesValue: true },
   "--approval": { key: "approval", takesValue: true },
   "--execute-plan": { key: "execute-plan", takesValue: true },
@@ -132,6 +133,7 @@ Usage: scoot [global options] [command]
 Global options:
   -e, --eval <goal>       run one goal and print only the final answer
   --json                  machine-readable output (with -e: {session_id, answer, turns, usage, status})
+  --output-schema <file>  with -e: the answer must be JSON valid against this JSON Schema
   --policy <mode>         readonly | guarded | unrestricted (alias yolo)
   --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
   --retries N             backend retries for transient errors

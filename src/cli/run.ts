@@ -1,8 +1,10 @@
 /** `scoot -e "<goal>"`: one run; only the final answer on stdout (or a JSON result with --json). */
+import type { AnswerSchema } from "../agent/answer-schema.js";
 import type { RunResult } from "../agent/loop.js";
 import { type ApprovedPlan, loadPlanFile } from "../agent/plan-file.js";
 import { statusOf } from "../agent/run-stop.js";
 import { endProcess } from "../core/process-end.js";
+import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
 import type { Result } from "../core/types.js";
 import { flagBool, flagString } from "./args.js";
@@ -42,8 +44,27 @@ export async function runEval(cli: Cli): Promise<number> {
     cli.io.err(`scoot: ${plan.error}\n`);
     return EXIT.usage;
   }
-  // --json prints one object at the end; otherwise the answer streams as it arrives.
-  const opened = await openCliAgent(cli, "cli", { answers: !json, thoughts: false }, undefined, plan.value);
+  const schemaFile = flagString(cli.args, "output-schema");
+  let answerSchema: AnswerSchema | undefined;
+  if (schemaFile !== undefined) {
+    // Read and compiled before anything starts: a schema that cannot be used is a usage error.
+    const { readAnswerSchemaFile } = await import("../agent/answer-schema.js");
+    const read = readAnswerSchemaFile(schemaFile, cli.cwd);
+    if (!read.ok) {
+      cli.io.err(`scoot: --output-schema: ${read.error}\n`);
+      return EXIT.usage;
+    }
+    answerSchema = read.value;
+  }
+  // --json prints one object at the end; otherwise the answer streams as it arrives, except an
+  // answer in a schema, printed once checked (a streamed one might yet be corrected).
+  const opened = await openCliAgent(
+    cli,
+    "cli",
+    { answers: !json && !answerSchema, thoughts: false },
+    undefined,
+    plan.value,
+  );
   if (!opened.ok) return opened.exitCode;
   const { agent, trace, finish, screen, cancel } = opened;
   const control = createStopControl({
@@ -57,17 +78,20 @@ export async function runEval(cli: Cli): Promise<number> {
   });
   let result: RunResult;
   try {
-    result = await agent.run(goal, control.stop);
+    result = await agent.run(goal, control.stop, answerSchema ? { answerSchema } : {});
   } finally {
     control.dispose();
     await agent.close();
   }
   finish(result, result.status !== "final" && result.error ? `scoot: ${result.error}\n` : undefined);
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
+  // Redacted as the streamed answer is (stream-print.ts).
+  if (answerSchema && !json && result.status === "final") cli.io.out(`${redact(result.answer ?? "")}\n`);
   if (json) {
     const out = {
       session_id: agent.sessionId,
-      answer: result.answer ?? null,
+      // With --output-schema the answer is the checked value itself, not its text.
+      answer: (answerSchema && result.status === "final" ? result.data : result.answer) ?? null,
       turns: result.turns,
       usage: { ...result.usage, context_window: agent.contextWindow() ?? null },
       status: result.status,

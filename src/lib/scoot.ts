@@ -8,6 +8,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { type AnswerSchema, compileAnswerSchema, readAnswerSchemaFile } from "../agent/answer-schema.js";
 import { checkRules, rulesProblemText } from "../agent/approval-rules.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunStop } from "../agent/run-stop.js";
@@ -49,11 +50,20 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Every agent event (the trace) as it happens. */
   onEvent?: (e: AgentEvent) => void;
+  /**
+   * The final answer must be JSON valid against this JSON Schema (like `--output-schema`): a
+   * schema object, or the path of a JSON file holding one (relative to the project root).
+   * Checked before the run starts (run() throws naming the problem); the checked value is
+   * in `data`. Docs: docs/editors.md "Library API".
+   */
+  outputSchema?: object | string;
 }
 
 export interface RunOutcome {
-  /** The final answer; undefined unless status is "final". */
+  /** The final answer; undefined unless status is "final". With `outputSchema`: its JSON text. */
   answer: string | undefined;
+  /** With `outputSchema`: the final answer parsed, valid against the schema; else undefined. */
+  data?: unknown;
   sessionId: string;
   runId: string;
   turns: number;
@@ -98,6 +108,20 @@ function checkedCwd(cwd: string): string {
   if (!st.isDirectory())
     throw new Error(`scoot: cwd ${abs} is not a directory: pass the project's directory (cwd)`);
   return abs;
+}
+
+/** `outputSchema` as given (an object or a file's path), checked and compiled; throws naming the problem. */
+function loadOutputSchema(
+  given: object | string | undefined,
+  cwd: string | undefined,
+): AnswerSchema | undefined {
+  if (given === undefined) return undefined;
+  const r =
+    typeof given === "string"
+      ? readAnswerSchemaFile(given, cwd ?? process.cwd())
+      : compileAnswerSchema(given, "the outputSchema");
+  if (!r.ok) throw new Error(`scoot: outputSchema: ${r.error}`);
+  return r.value;
 }
 
 /**
@@ -186,6 +210,7 @@ export function createScoot(options: ScootOptions = {}): Scoot {
       const resumeId = typeof runOptions.resume === "string" ? runOptions.resume : undefined;
       if (resumeId !== undefined && runOptions.sessionId !== undefined && resumeId !== runOptions.sessionId)
         throw new Error("scoot: resume names another session than sessionId");
+      const answerSchema = loadOutputSchema(runOptions.outputSchema, fixedCwd);
       const id = resumeId ?? runOptions.sessionId ?? newLibSessionId();
       const valid = validateSessionId(id);
       if (!valid.ok) throw new Error(`scoot: ${valid.error}`);
@@ -215,12 +240,13 @@ export function createScoot(options: ScootOptions = {}): Scoot {
       const forward = () => controller.abort(outer?.reason ?? new Error("interrupted"));
       if (outer?.aborted) forward();
       else outer?.addEventListener("abort", forward, { once: true });
-      const running = s.agent.run(goal, controller.signal);
+      const running = s.agent.run(goal, controller.signal, answerSchema ? { answerSchema } : {});
       s.current = { controller, done: running.catch(() => undefined) };
       try {
         const r = await running;
         return {
           answer: r.status === "final" ? r.answer : undefined,
+          ...(answerSchema && r.status === "final" ? { data: r.data } : {}),
           sessionId: id,
           runId,
           turns: r.turns,

@@ -25,7 +25,7 @@ const MAX_PROBLEMS = 6;
 /** A property name quoted back (it may be the model's text). */
 const NAME_MAX_CHARS = 64;
 
-interface AjvError {
+export interface AjvError {
   keyword: string;
   instancePath: string;
   params: Record<string, unknown>;
@@ -33,9 +33,12 @@ interface AjvError {
   parentSchema?: Record<string, unknown>;
   data?: unknown;
 }
-type Validate = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
-interface AjvInstance {
+export type Validate = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
+export interface AjvInstance {
   compile(schema: object): Validate;
+  /** Checks a schema against its draft's meta-schema; the problems are then in `errors`. */
+  validateSchema(schema: object): boolean;
+  errors?: AjvError[] | null;
 }
 type AjvClass = new (opts: object) => AjvInstance;
 
@@ -63,7 +66,8 @@ re2RegExp.code = "re2";
 
 const instances = new Map<string, AjvInstance>();
 
-function ajvFor(schema: Record<string, unknown>): AjvInstance {
+/** The Ajv instance for the schema's draft (shared with the answer schema, src/agent/answer-schema.ts). */
+export function ajvFor(schema: Record<string, unknown>): AjvInstance {
   const declared = typeof schema.$schema === "string" ? schema.$schema : "";
   const draft = /draft-0[4-7]/.test(declared) ? "07" : declared.includes("2019-09") ? "2019" : "2020";
   let ajv = instances.get(draft);
@@ -129,7 +133,11 @@ function expectedType(schema: unknown): string | undefined {
   return undefined;
 }
 
-function describeError(e: AjvError, tool: string): string {
+/**
+ * One problem as `pointer: what is wrong`. `tool` names the MCP tool an unknown top-level
+ * property is not a parameter of; without it (an answer schema) the plain wording is used.
+ */
+export function describeError(e: AjvError, tool?: string): string {
   const at = e.instancePath;
   switch (e.keyword) {
     case "required": {
@@ -141,7 +149,7 @@ function describeError(e: AjvError, tool: string): string {
     case "additionalProperties": {
       const name = String(e.params.additionalProperty ?? "");
       const known = propertyNames(e.parentSchema).join(", ") || "none";
-      return at === ""
+      return at === "" && tool !== undefined
         ? `/${pointerPart(name)}: is not a parameter of ${tool} (parameters: ${known})`
         : `${at}/${pointerPart(name)}: is not allowed here (properties: ${known})`;
     }
