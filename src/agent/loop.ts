@@ -9,6 +9,7 @@
  * Every step is written to the transcript and the audit log as it happens; if the audit log
  * cannot be written, no further tool runs (fail closed).
  */
+import { createHash } from "node:crypto";
 import type { Backend, Usage } from "../backend/types.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { clip } from "../core/clip.js";
@@ -17,6 +18,7 @@ import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
+import { PLAN_ACTION, type Plan } from "../tools/plan.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
@@ -52,6 +54,8 @@ export interface RunResult {
   /** Derived from `stop` (`statusOf`): the coarse value older outputs carry. */
   status: RunStatus;
   answer?: string;
+  /** Plan mode: the plan the run ended with (stop `plan`); nothing was executed. */
+  plan?: Plan;
   error?: string;
   turns: number;
   usage: Usage;
@@ -402,8 +406,9 @@ function stepPhase(
   );
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
   const s = step.value;
-  const prepared =
-    s.action === FINAL_ACTION ? undefined : run.calls.prepare(s.action, s.action_input, { input: s.input });
+  const prepared = isStepNotCall(s.action)
+    ? undefined
+    : run.calls.prepare(s.action, s.action_input, { input: s.input });
   if (prepared?.kind === "invalid") {
     // A fan-out with an invalid child is an invalid step: nothing ran, nothing was judged.
     return malformed(run, turn, `invalid action_input for ${s.action}: ${prepared.error}`) ?? "retry";
@@ -420,13 +425,37 @@ function stepPhase(
   return run.record("thought", s.thought) ?? { step: s, prepared };
 }
 
+/** `final` and `plan` end the run; neither is a call. */
+function isStepNotCall(action: string): boolean {
+  return action === FINAL_ACTION || action === PLAN_ACTION;
+}
+
+/**
+ * A step's `plan_step`/`plan_status` while a plan runs: audited and told to the front ends
+ * (the live view's checklist, ACP's plan updates) before the step's own call.
+ */
+function progressPhase(run: Run, s: ValidStep): NotRecorded | undefined {
+  const p = s.planProgress;
+  if (!p) return undefined;
+  const logged = run.record("plan", `step ${p.step} ${p.status}`);
+  if (logged) return logged;
+  run.emit({ type: "plan_progress", step: p.step, status: p.status });
+  return undefined;
+}
+
+/** The plan's record: its SHA-256 (what an approval and `--execute-plan` name) and its steps. */
+export function planRecord(plan: Plan): string {
+  const text = JSON.stringify(plan);
+  return `sha256=${createHash("sha256").update(text).digest("hex")} steps=${plan.steps.length} ${text}`;
+}
+
 function stepText(s: ValidStep): string {
   return JSON.stringify({ thought: s.thought, action: s.action, action_input: s.action_input });
 }
 
 interface Stepped {
   step: ValidStep;
-  /** Undefined for `final`, which is not a call. */
+  /** Undefined for `final` and `plan`, which are not calls. */
   prepared: Exclude<Prepared, { kind: "invalid" }> | undefined;
 }
 
@@ -563,7 +592,10 @@ function tellStop(run: Run, reason: string): void {
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const started = Date.now();
   const run = openRun(deps, goal);
-  const result = (stop: RunStop, extra: { answer?: string; error?: string } = {}): RunResult => ({
+  const result = (
+    stop: RunStop,
+    extra: { answer?: string; plan?: Plan; error?: string } = {},
+  ): RunResult => ({
     stop,
     status: statusOf(stop),
     ...extra,
@@ -571,7 +603,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     usage: run.usage,
     wallMs: Date.now() - started,
   });
-  const fail = (stop: Exclude<RunStop, "final" | "interrupted">, raw: string): RunResult => {
+  const fail = (stop: Exclude<RunStop, "final" | "plan" | "interrupted">, raw: string): RunResult => {
     // The message may echo model or server text; bound it.
     const message = clip(raw, STEP_ERROR_MAX_BYTES);
     run.emit({ type: "error", message });
@@ -619,6 +651,15 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (isNotRecorded(stepped)) return unrecorded(stepped);
       if ("error" in stepped) return fail("malformed", stepped.error);
       const { step, prepared } = stepped;
+      const progressed = progressPhase(run, step);
+      if (progressed) return unrecorded(progressed);
+      if (prepared === undefined && step.action === PLAN_ACTION) {
+        const plan = step.input as Plan;
+        const logged = run.record("plan", planRecord(plan));
+        if (logged) return unrecorded(logged);
+        run.emit({ type: "plan", plan });
+        return result("plan", { plan });
+      }
       if (prepared === undefined) {
         const logged = run.record("final", step.action_input);
         if (logged) return unrecorded(logged);

@@ -22,6 +22,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "--policy": { key: "policy", takesValue: true },
   "--mode": { key: "mode", takesValue: true },
   "--unattended": { key: "unattended", takesValue: false },
+  "--plan": { key: "plan", takesValue: false },
   "--session-id": { key: "session-id", takesValue: true },
   "--resume": { key: "resume", takesValue: true },
   "--continue": { key: "continue", takesValue: false },

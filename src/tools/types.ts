@@ -213,6 +213,8 @@ export interface ApprovalScope<I> {
 export interface RunFeatures {
   hasMcp: boolean;
   hasSkills: boolean;
+  /** A planning run (plan mode): the `plan` action is offered. */
+  planning?: boolean;
 }
 
 /** Tool objects are stored heterogeneously; this alias keeps call sites readable. */
