@@ -18,7 +18,7 @@ import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
-import { PLAN_ACTION, type Plan } from "../tools/plan.js";
+import type { Plan } from "../tools/plan.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import type { Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
@@ -406,7 +406,7 @@ function stepPhase(
   );
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
   const s = step.value;
-  const prepared = isStepNotCall(s.action)
+  const prepared = isStepNotCall(s)
     ? undefined
     : run.calls.prepare(s.action, s.action_input, { input: s.input });
   if (prepared?.kind === "invalid") {
@@ -426,8 +426,8 @@ function stepPhase(
 }
 
 /** `final` and `plan` end the run; neither is a call. */
-function isStepNotCall(action: string): boolean {
-  return action === FINAL_ACTION || action === PLAN_ACTION;
+function isStepNotCall(s: ValidStep): boolean {
+  return s.action === FINAL_ACTION || s.tool.endsRunAsPlan === true;
 }
 
 /**
@@ -653,7 +653,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const { step, prepared } = stepped;
       const progressed = progressPhase(run, step);
       if (progressed) return unrecorded(progressed);
-      if (prepared === undefined && step.action === PLAN_ACTION) {
+      if (prepared === undefined && step.tool.endsRunAsPlan) {
         const plan = step.input as Plan;
         const logged = run.record("plan", planRecord(plan));
         if (logged) return unrecorded(logged);

@@ -35,7 +35,7 @@ export interface PromptParts {
  */
 const PLANNING_SECTION = [
   "## Planning",
-  `Plan mode: change nothing. Read what you need, then reply with action "${PLAN_ACTION}": the steps in order, each a short title and, where known, its detail and the files, commands and hosts it touches. Nothing runs until the user approves the plan.`,
+  `Change nothing: read what you need, then reply with action "${PLAN_ACTION}", the steps in order, each with the files, commands and hosts it touches.`,
 ].join("\n");
 
 export function buildSystemPrompt(p: PromptParts): string {

@@ -133,6 +133,7 @@ Global options:
   --json                  machine-readable output (with -e: {session_id, answer, turns, usage, status})
   --policy <mode>         readonly | guarded | unrestricted (alias yolo)
   --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
+  --plan                  with -e: plan the goal in readonly, print the plan, execute nothing
   --retries N             backend retries for transient errors
   --approval ask|never    ask before calls with an effect (default: ask in a REPL on a terminal)
   --session-id <id>       custom session id ([A-Za-z0-9._-]{1,128})

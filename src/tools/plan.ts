@@ -129,6 +129,7 @@ export const planTool: Tool<Plan> = {
   clipBytes: Number.POSITIVE_INFINITY,
   parse: parsePlan,
   enabledWhen: (run) => run.planning === true,
+  endsRunAsPlan: true,
   effects() {
     return { capability: "native" };
   },
