@@ -3,7 +3,9 @@
  * First request bytes (docs/mcp.md "MCP servers"): the size of the body of the first backend
  * request of a trivial run with no MCP server (aim: at most 6 KB), and with the reference
  * filesystem and memory servers from npm with every tool allowed, described from `tools/list`.
- * Reports the bytes each described MCP tool adds. Sizes, not times: one run of each suffices.
+ * Reports the bytes each described MCP tool adds, and what a plan-mode run's first request adds
+ * (docs/safety.md "Plan mode": at most 10% over a normal run's). Sizes, not times: one run of
+ * each suffices.
  *
  *   npm run build && node bench/prompt.mjs
  */
@@ -21,6 +23,8 @@ const CLI = path.join(root, "dist", "scoot.mjs");
 const FS_SERVER = path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const MEMORY_SERVER = path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const FIRST_REQUEST_AIM_BYTES = 6 * 1024;
+/** A plan-mode run's first request may be this much larger than a normal run's. */
+const PLAN_GROWTH_AIM = 1.1;
 
 const finalStep = JSON.stringify({ thought: "done", action: "final", action_input: "done" });
 let sizes = [];
@@ -65,10 +69,10 @@ const env = {
   SCOOT_BACKEND_STREAM: "false",
 };
 
-function firstRequestBytes() {
+function firstRequestBytes(extra = []) {
   sizes = [];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, "-e", "trivial"], {
+    const child = spawn(process.execPath, [CLI, ...extra, "-e", "trivial"], {
       cwd: project,
       env,
       stdio: ["ignore", "ignore", "pipe"],
@@ -109,6 +113,7 @@ function writeConfig(fsTools, memoryTools) {
 
 writeConfig(undefined);
 const bare = await firstRequestBytes();
+const planned = await firstRequestBytes(["--plan"]);
 
 // One listing fills the cache with every tool of both servers; then allow them all.
 writeConfig(["read_text_file"], ["read_graph"]);
@@ -136,6 +141,16 @@ publish([
     unit: "bytes",
     aim: `≤ ${FIRST_REQUEST_AIM_BYTES} bytes`,
     met: bare <= FIRST_REQUEST_AIM_BYTES,
+  }),
+  row({
+    bench: "prompt",
+    figure: "first request bytes, plan mode (--plan), no MCP server",
+    value: planned,
+    baseline: bare,
+    unit: "bytes",
+    ratio: planned / bare,
+    aim: `≤ ${PLAN_GROWTH_AIM}× a normal run's`,
+    met: planned / bare <= PLAN_GROWTH_AIM,
   }),
   row({
     bench: "prompt",

@@ -4,7 +4,9 @@
  * call-record.ts): consumers render that value, never the call's text again.
  */
 import type { BackendEvent, Usage } from "../backend/types.js";
+import type { Plan } from "../tools/plan-shape.js";
 import type { Prepared, Ready } from "./call-record.js";
+import type { PlanStatus } from "./step.js";
 
 export type AgentEvent =
   | { type: "run"; goal: string; runId: string; sessionId: string }
@@ -36,6 +38,10 @@ export type AgentEvent =
   /** The context window and each fit-driven clip or compaction. */
   | { type: "context"; message: string }
   | { type: "final"; answer: string }
+  /** Plan mode (docs/safety.md "Plan mode"): the model's plan; the run ends with it, nothing executed. */
+  | { type: "plan"; plan: Plan }
+  /** While a plan runs: a step said which plan step it works on (`plan_step`, `plan_status`). */
+  | { type: "plan_progress"; step: number; status: PlanStatus }
   /** The run stopped on an error; an interrupt is told this way too but is not counted as one. */
   | { type: "error"; message: string; interrupted?: true }
   /** How bash is contained, when it is worth a trace line (the `auto` fallback). */

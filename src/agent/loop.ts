@@ -17,6 +17,7 @@ import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { Message, SessionWriter } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
+import { canonicalPlan, type Plan, planSha256 } from "../tools/plan-shape.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type AnswerSchema, stepSchemaWithAnswer } from "./answer-schema.js";
 import type { Prepared } from "./call-record.js";
@@ -32,7 +33,7 @@ import {
 } from "./history.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { type NestedInstructions, touchedPaths } from "./nested-instructions.js";
-import { type ApprovedPlan, canonicalPlan } from "./plan-file.js";
+import type { ApprovedPlan } from "./plan-file.js";
 import { NOT_IN_PLAN, planGate, planScope } from "./plan-narrow.js";
 import { appendTurn, correctionMessage, wrapObservation } from "./prompt.js";
 import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
@@ -57,6 +58,8 @@ export interface RunResult {
   answer?: string;
   /** With an answer schema (`--output-schema`): the answer parsed, the value it was checked as. */
   data?: unknown;
+  /** Plan mode: the plan the run ended with (stop `plan`); nothing was executed. */
+  plan?: Plan;
   error?: string;
   turns: number;
   usage: Usage;
@@ -424,8 +427,9 @@ function stepPhase(
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
   if (answer && !answer.ok) return malformed(run, turn, answer.error) ?? "retry";
   const s = answer?.step ?? step.value;
-  const prepared =
-    s.action === FINAL_ACTION ? undefined : run.calls.prepare(s.action, s.action_input, { input: s.input });
+  const prepared = isStepNotCall(s)
+    ? undefined
+    : run.calls.prepare(s.action, s.action_input, { input: s.input });
   if (prepared?.kind === "invalid") {
     // A fan-out with an invalid child is an invalid step: nothing ran, nothing was judged.
     return malformed(run, turn, `invalid action_input for ${s.action}: ${prepared.error}`) ?? "retry";
@@ -457,6 +461,29 @@ function checkAnswer(
   return { ok: true, step: { ...s, action_input: checked.text, data: checked.value } };
 }
 
+/** `final` and `plan` end the run; neither is a call. */
+function isStepNotCall(s: ValidStep): boolean {
+  return s.action === FINAL_ACTION || s.tool.endsRunAsPlan === true;
+}
+
+/**
+ * A step's `plan_step`/`plan_status` while a plan runs: audited and told to the front ends
+ * (the live view's checklist, ACP's plan updates) before the step's own call.
+ */
+function progressPhase(run: Run, s: ValidStep): NotRecorded | undefined {
+  const p = s.planProgress;
+  if (!p) return undefined;
+  const logged = run.record("plan", `step ${p.step} ${p.status}`);
+  if (logged) return logged;
+  run.emit({ type: "plan_progress", step: p.step, status: p.status });
+  return undefined;
+}
+
+/** The plan's record: its SHA-256 (what an approval and `--execute-plan` name) and its steps. */
+export function planRecord(plan: Plan): string {
+  return `sha256=${planSha256(plan)} steps=${plan.steps.length} ${canonicalPlan(plan)}`;
+}
+
 function stepText(s: ValidStep): string {
   return JSON.stringify({ thought: s.thought, action: s.action, action_input: s.action_input });
 }
@@ -464,7 +491,7 @@ function stepText(s: ValidStep): string {
 interface Stepped {
   /** `data`: a final answer's value, when the run has an answer schema. */
   step: ValidStep & { data?: unknown };
-  /** Undefined for `final`, which is not a call. */
+  /** Undefined for `final` and `plan`, which are not calls. */
   prepared: Exclude<Prepared, { kind: "invalid" }> | undefined;
 }
 
@@ -613,7 +640,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   const run = openRun(deps, goal);
   const result = (
     stop: RunStop,
-    extra: { answer?: string; data?: unknown; error?: string } = {},
+    extra: { answer?: string; data?: unknown; plan?: Plan; error?: string } = {},
   ): RunResult => ({
     stop,
     status: statusOf(stop),
@@ -622,7 +649,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     usage: run.usage,
     wallMs: Date.now() - started,
   });
-  const fail = (stop: Exclude<RunStop, "final" | "interrupted">, raw: string): RunResult => {
+  const fail = (stop: Exclude<RunStop, "final" | "plan" | "interrupted">, raw: string): RunResult => {
     // The message may echo model or server text; bound it.
     const message = clip(raw, STEP_ERROR_MAX_BYTES);
     run.emit({ type: "error", message });
@@ -682,6 +709,15 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (isNotRecorded(stepped)) return unrecorded(stepped);
       if ("error" in stepped) return fail("malformed", stepped.error);
       const { step, prepared } = stepped;
+      const progressed = progressPhase(run, step);
+      if (progressed) return unrecorded(progressed);
+      if (prepared === undefined && step.tool.endsRunAsPlan) {
+        const plan = step.input as Plan;
+        const logged = run.record("plan", planRecord(plan));
+        if (logged) return unrecorded(logged);
+        run.emit({ type: "plan", plan });
+        return result("plan", { plan });
+      }
       if (prepared === undefined) {
         const logged = run.record("final", step.action_input);
         if (logged) return unrecorded(logged);

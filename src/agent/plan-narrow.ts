@@ -24,7 +24,7 @@ import type { Effects, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import { plainWords } from "../tools/command-scope.js";
-import { normalHost, type Plan } from "./plan-file.js";
+import { normalHost, type Plan } from "../tools/plan-shape.js";
 
 /** The reason's first words: the model, the audit log and the tests look for them. */
 export const NOT_IN_PLAN = "not in the approved plan";

@@ -4,6 +4,7 @@ import { defuseMarkers } from "../core/markers.js";
 import { redact } from "../core/redact.js";
 import type { Message } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
+import { PLAN_ACTION } from "../tools/plan.js";
 import type { AnyTool } from "../tools/types.js";
 
 export const OBSERVATION_OPEN = "<<<UNTRUSTED_OBSERVATION";
@@ -24,7 +25,18 @@ export interface PromptParts {
   /** AGENTS.md guidance, already marked as repository content; it goes last, below Scoot's own rules. */
   projectSection?: string;
   cwd: string;
+  /** A planning run (docs/safety.md "Plan mode"): how to plan is said, and only then. */
+  planning?: boolean;
 }
+
+/**
+ * The planning rules, only in a planning run's prompt: a normal run's first request stays as it
+ * was, and a planning run's grows by this and the plan action alone (bench/prompt.mjs: ≤ 10%).
+ */
+const PLANNING_SECTION = [
+  "## Planning",
+  `Change nothing: read what you need, then reply with action "${PLAN_ACTION}", the steps in order, each with the files, commands and hosts it touches.`,
+].join("\n");
 
 export function buildSystemPrompt(p: PromptParts): string {
   const children = p.tools.filter((t) => t.parallelChild).map((t) => t.name);
@@ -58,6 +70,7 @@ export function buildSystemPrompt(p: PromptParts): string {
     "- A denied action will stay denied; choose another way or explain in your final answer.",
     `- ${MODE_NOTE[p.mode]}`,
   ];
+  if (p.planning) sections.push("", PLANNING_SECTION);
   if (p.skillsSection) sections.push("", p.skillsSection);
   if (p.mcpSection) sections.push("", p.mcpSection);
   if (p.projectSection) sections.push("", p.projectSection);

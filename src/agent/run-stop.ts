@@ -4,6 +4,7 @@
  * once matched on the error text, which changes whenever a message is reworded.
  *
  * - `final`        the model gave its final answer
+ * - `plan`         plan mode: the model gave its plan, and nothing was executed
  * - `max_turns`    `agent.max_turns` turns passed without a final answer
  * - `malformed`    `agent.max_malformed_steps` invalid steps in a row
  * - `backend`      the backend call failed (HTTP, network, timeout, a reply that is not one)
@@ -14,6 +15,7 @@
  */
 export type RunStop =
   | "final"
+  | "plan"
   | "max_turns"
   | "malformed"
   | "backend"
@@ -24,6 +26,7 @@ export type RunStop =
 
 export const RUN_STOPS: readonly RunStop[] = [
   "final",
+  "plan",
   "max_turns",
   "malformed",
   "backend",
@@ -34,11 +37,12 @@ export const RUN_STOPS: readonly RunStop[] = [
 ];
 
 /** The coarse status older outputs carry (`--json`'s `status`, job state, trace). */
-export type RunStatus = "final" | "failed" | "interrupted";
+export type RunStatus = "final" | "plan" | "failed" | "interrupted";
 
 /** The one mapping from a stop to its status: every stop that is neither an answer nor a cancel failed. */
 export function statusOf(stop: RunStop): RunStatus {
   if (stop === "final") return "final";
+  if (stop === "plan") return "plan";
   if (stop === "interrupted") return "interrupted";
   return "failed";
 }

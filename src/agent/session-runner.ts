@@ -82,10 +82,9 @@ export interface AgentSession {
   /** Whether calls with an effect wait for a person in this session. */
   approval: ApprovalMode;
   /**
-   * Runs one goal. Each call is one run with its own run id. `answerSchema`: the final answer
-   * must be JSON valid against it (docs/commands.md "Answers in a schema").
+   * Runs one goal. Each call is one run with its own run id; `how` says what kind of run.
    */
-  run(goal: string, signal: AbortSignal, opts?: { answerSchema?: AnswerSchema }): Promise<RunResult>;
+  run(goal: string, signal: AbortSignal, how?: RunHow): Promise<RunResult>;
   /** The model's context window in tokens once a run has discovered it (undefined: unknown). */
   contextWindow(): number | undefined;
   /** The model the next goal is sent to. */
@@ -115,6 +114,17 @@ export interface AgentSession {
   /** After `/undo`: the next goal's request names the files put back (`undoLastRun`'s answer). */
   noteUndo(undone: UndoneFiles): Result<void, string>;
   close(): Promise<void>;
+}
+
+export interface RunHow {
+  /**
+   * A planning run (docs/safety.md "Plan mode"): the gate is readonly whatever the session's
+   * policy, the `plan` action is offered, and the run ends with the plan (stop `plan`) without
+   * executing it.
+   */
+  plan?: boolean;
+  /** The final answer must be JSON valid against it (docs/commands.md "Answers in a schema"). */
+  answerSchema?: AnswerSchema;
 }
 
 export type Opened = { ok: true; value: AgentSession } | { ok: false; error: string };
@@ -248,8 +258,13 @@ async function startMcp(
 async function toolsFor(
   ext: Extensions,
   catalog: McpCatalog | undefined,
+  planning = false,
 ): Promise<ReadonlyMap<string, AnyTool>> {
-  const tools = enabledTools({ hasMcp: ext.mcpServers.length > 0, hasSkills: ext.skills.length > 0 });
+  const tools = enabledTools({
+    hasMcp: ext.mcpServers.length > 0,
+    hasSkills: ext.skills.length > 0,
+    planning,
+  });
   if (!catalog) return tools;
   const { mcpCallWithSchemas } = await import("../tools/mcp_call.js");
   const checked = new Map(tools);
@@ -307,6 +322,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   const pool = mcp?.pool;
   const catalog = mcp?.catalog;
   const tools = await toolsFor(ext, catalog);
+  const planTools = await toolsFor(ext, catalog, true);
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
     tokenFile: tokenFilePath(config, paths.root),
@@ -334,16 +350,19 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
         ...(opts.resume ? { resumed: opts.resume } : {}),
       })
     : undefined;
-  const promptWith = (listed: McpCatalog["tools"] | undefined) =>
+  const promptWith = (listed: McpCatalog["tools"] | undefined, planning = false) =>
     buildSystemPrompt({
-      tools: [...tools.values()],
-      mode: opts.mode,
+      tools: [...(planning ? planTools : tools).values()],
+      // A planning run's gate is readonly, and its prompt says so.
+      mode: planning ? "readonly" : opts.mode,
+      ...(planning ? { planning } : {}),
       cwd,
       skillsSection: ext.skills.length > 0 ? skillsPromptSection(ext.skills) : undefined,
       mcpSection: mcpPromptSection(ext.mcpServers, listed) || undefined,
       projectSection: project.section || undefined,
     });
-  const systemPrompt = systemPromptOf(catalog, promptWith);
+  const systemPrompt = systemPromptOf(catalog, (listed) => promptWith(listed));
+  const planPrompt = systemPromptOf(catalog, (listed) => promptWith(listed, true));
 
   return {
     ok: true,
@@ -352,10 +371,12 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
       onEvent,
       token: token.token,
       tools,
+      planTools,
       services,
       childEnv,
       gateSettings,
       systemPrompt,
+      planPrompt,
       stores: stores.value,
       pool,
       project,
@@ -403,10 +424,14 @@ interface Wired {
   onEvent: RedactingListener<AgentEvent> | undefined;
   token: string | undefined;
   tools: ReadonlyMap<string, AnyTool>;
+  /** The tools of a planning run: `tools` and the `plan` action. */
+  planTools: ReadonlyMap<string, AnyTool>;
   services: ToolServices;
   childEnv: NodeJS.ProcessEnv;
   gateSettings: GateSettings;
   systemPrompt: SystemPrompt;
+  /** The system prompt of a planning run (readonly, the plan action and how to plan). */
+  planPrompt: SystemPrompt;
   stores: Stores;
   pool: { close(): Promise<void> } | undefined;
   project: SessionInstructions;
@@ -470,9 +495,11 @@ function agentSession(w: Wired): AgentSession {
       gateUndoGuard({ ...gateSettings, mode: mode ?? opts.mode }, (msg) => {
         audit.emit(opts.sessionId, "undo", msg);
       }),
-    async run(goal, signal, runOpts = {}) {
+    async run(goal, signal, how = {}) {
+      const planning = how.plan === true;
+      const promptNow = planning ? w.planPrompt : systemPrompt;
       if (!systemWritten) {
-        const prompt = systemPrompt.now();
+        const prompt = promptNow.now();
         try {
           recordSessionMeta(paths.sessions, opts.sessionId, cwd);
           if (!resumed || lastSystem !== prompt) session.append({ role: "system", content: prompt });
@@ -497,18 +524,20 @@ function agentSession(w: Wired): AgentSession {
       });
       const resumedNow = resumePending;
       resumePending = false;
+      // A plan is made in readonly whatever the policy: nothing is written or run while planning.
+      const runMode: PolicyMode = planning ? "readonly" : opts.mode;
       const result = await runGoal(
         {
           config: runConfig,
-          mode: opts.mode,
+          mode: runMode,
           cwd,
           backend,
           audit,
           session,
           sessionId: opts.sessionId,
           runId: newRunId(),
-          gateSettings,
-          tools,
+          gateSettings: planning ? { ...gateSettings, mode: runMode } : gateSettings,
+          tools: planning ? w.planTools : tools,
           services,
           childEnv,
           toolTimeoutMs: effectiveToolTimeout(config),
@@ -520,9 +549,11 @@ function agentSession(w: Wired): AgentSession {
           ...(approval ? { approval } : {}),
           ...(w.nested ? { instructions: w.nested } : {}),
           checkpoints,
-          ...(systemPrompt.fresh ? { systemPrompt: systemPrompt.fresh } : {}),
+          // Each run asks for its own kind's prompt: after a planning run the next goal's is the
+          // normal one again (the switch is recorded in the transcript).
+          systemPrompt: promptNow.fresh ?? (async () => promptNow.now()),
           ...(opts.plan ? { plan: opts.plan } : {}),
-          ...(runOpts.answerSchema ? { answerSchema: runOpts.answerSchema } : {}),
+          ...(how.answerSchema ? { answerSchema: how.answerSchema } : {}),
         },
         goal,
       );

@@ -38,6 +38,31 @@ export interface ValidStep extends Step {
   notes: string[];
   /** The step came from the server's reasoning field, not the reply text. */
   fromReasoning?: boolean;
+  /** While a plan runs: the plan step this step works on and its status (docs/safety.md "Plan mode"). */
+  planProgress?: PlanProgress;
+}
+
+export const PLAN_STATUSES = ["in_progress", "done", "skipped"] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+export interface PlanProgress {
+  /** 1-based. */
+  step: number;
+  status: PlanStatus;
+}
+
+/** The two optional keys a step may carry beside its own while a plan runs. */
+const PROGRESS_KEYS = ["plan_step", "plan_status"];
+
+/** `plan_step`/`plan_status` read and checked; undefined when the step carries neither. */
+function planProgressOf(obj: Record<string, unknown>, problems: string[]): PlanProgress | undefined {
+  const { plan_step: n, plan_status: status } = obj;
+  if (n === undefined && status === undefined) return undefined;
+  const before = problems.length;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1)
+    problems.push('"plan_step" must be the plan step\'s number (an integer from 1), beside "plan_status"');
+  if (typeof status !== "string" || !(PLAN_STATUSES as readonly string[]).includes(status))
+    problems.push(`"plan_status" must be one of: ${PLAN_STATUSES.join(", ")}, beside "plan_step"`);
+  return problems.length > before ? undefined : { step: n as number, status: status as PlanStatus };
 }
 
 /** What the server said beside the reply text. */
@@ -275,6 +300,7 @@ export function validateStep(
   else if (typeof actionInput !== "string")
     problems.push('"action_input" must be a string (or a JSON object)');
   // A missing thought is told with the other problems; alone, it is only commentary missing.
+  const planProgress = planProgressOf(obj, problems);
   if (thought === undefined && problems.length > 0) problems.unshift('"thought" is missing');
   if (problems.length > 0) return { ok: false, error: problems.join("; ") };
   const tool = enabled.get(action as string)!;
@@ -287,7 +313,7 @@ export function validateStep(
   }
   const repairs: string[] = [];
   if (thought === undefined) repairs.push('the step had no "thought": took it as empty');
-  const extra = Object.keys(obj).filter((k) => !STEP_KEYS.includes(k));
+  const extra = Object.keys(obj).filter((k) => !STEP_KEYS.includes(k) && !PROGRESS_KEYS.includes(k));
   if (extra.length > 0)
     repairs.push(
       `ignored the keys beside the step: ${extra.map((k) => JSON.stringify(clip(k, 40))).join(", ")}`,
@@ -301,6 +327,7 @@ export function validateStep(
       tool,
       input: parsed.value,
       notes: [...notes, ...repairs],
+      ...(planProgress ? { planProgress } : {}),
     },
   };
 }

@@ -22,6 +22,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "--policy": { key: "policy", takesValue: true },
   "--mode": { key: "mode", takesValue: true },
   "--unattended": { key: "unattended", takesValue: false },
+  "--plan": { key: "plan", takesValue: false },
   "--session-id": { key: "session-id", takesValue: true },
   "--resume": { key: "resume", takesValue: true },
   "--continue": { key: "continue", takesValue: false },
@@ -136,6 +137,7 @@ Global options:
   --output-schema <file>  with -e: the answer must be JSON valid against this JSON Schema
   --policy <mode>         readonly | guarded | unrestricted (alias yolo)
   --unattended            clamp the policy to edge.max_job_policy, guarded runs as readonly
+  --plan                  with -e: plan the goal in readonly, print the plan, execute nothing
   --retries N             backend retries for transient errors
   --approval ask|never    ask before calls with an effect (default: ask in a REPL on a terminal)
   --execute-plan FILE     with -e: run bound to an approved plan (--plan --json output)

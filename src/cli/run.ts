@@ -3,10 +3,12 @@ import type { AnswerSchema } from "../agent/answer-schema.js";
 import type { RunResult } from "../agent/loop.js";
 import { type ApprovedPlan, loadPlanFile } from "../agent/plan-file.js";
 import { statusOf } from "../agent/run-stop.js";
+import type { Config } from "../config/schema.js";
 import { endProcess } from "../core/process-end.js";
 import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
 import type { Result } from "../core/types.js";
+import { formatPlan } from "../tools/plan.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -16,7 +18,7 @@ import { traceSummary } from "./trace.js";
 /** Exit codes follow the coarse status: scripts tell the stop reasons apart by `--json`'s `stop`. */
 export function exitCodeFor(r: Pick<RunResult, "stop">): number {
   const status = statusOf(r.stop);
-  if (status === "final") return EXIT.ok;
+  if (status === "final" || status === "plan") return EXIT.ok;
   if (status === "interrupted") return EXIT.interrupted;
   return EXIT.failed;
 }
@@ -32,6 +34,35 @@ export function planFromFlags(cli: Cli): Result<ApprovedPlan | undefined> {
   return loadPlanFile(file, cli.cwd, sha);
 }
 
+/**
+ * `--plan` makes a run that only plans; `--execute-plan` and `--output-schema` are about a run
+ * that acts. Asked together, one would be silently ignored, so they are refused.
+ */
+function planFlagConflict(cli: Cli): string | undefined {
+  if (!flagBool(cli.args, "plan")) return undefined;
+  for (const other of ["execute-plan", "output-schema"])
+    if (flagString(cli.args, other) !== undefined)
+      return `--plan only plans (nothing runs); --${other} is for a run that acts: use one of them`;
+  return undefined;
+}
+
+/** `--plan`, or `agent.default_mode = "plan"`: the goal is planned, not executed (docs/safety.md "Plan mode"). */
+export function planWanted(cli: Cli, config: Config): boolean {
+  if (flagBool(cli.args, "plan")) return true;
+  // A plan to carry out, or an answer in a schema, asks for a run that acts: the configured
+  // default gives way to what the command line asks for.
+  if (
+    flagString(cli.args, "execute-plan") !== undefined ||
+    flagString(cli.args, "output-schema") !== undefined
+  )
+    return false;
+  return config.agent.default_mode === "plan";
+}
+
+function failed(r: RunResult): boolean {
+  return r.status === "failed" || r.status === "interrupted";
+}
+
 export async function runEval(cli: Cli): Promise<number> {
   const goal = flagString(cli.args, "eval") ?? "";
   if (goal.trim() === "") {
@@ -39,6 +70,11 @@ export async function runEval(cli: Cli): Promise<number> {
     return EXIT.usage;
   }
   const json = flagBool(cli.args, "json");
+  const conflict = planFlagConflict(cli);
+  if (conflict) {
+    cli.io.err(`scoot: ${conflict}\n`);
+    return EXIT.usage;
+  }
   const plan = planFromFlags(cli);
   if (!plan.ok) {
     cli.io.err(`scoot: ${plan.error}\n`);
@@ -76,14 +112,20 @@ export async function runEval(cli: Cli): Promise<number> {
     onAgain: () => endProcess(EXIT.interrupted),
     error: () => new Error("interrupted"),
   });
+  const planning = planWanted(cli, opened.config);
   let result: RunResult;
   try {
-    result = await agent.run(goal, control.stop, answerSchema ? { answerSchema } : {});
+    result = await agent.run(goal, control.stop, {
+      plan: planning,
+      ...(answerSchema ? { answerSchema } : {}),
+    });
   } finally {
     control.dispose();
     await agent.close();
   }
-  finish(result, result.status !== "final" && result.error ? `scoot: ${result.error}\n` : undefined);
+  finish(result, failed(result) && result.error ? `scoot: ${result.error}\n` : undefined);
+  // The plan is the run's answer: numbered on stdout (the live view and trace only said it came).
+  if (result.plan && !json) screen.out(formatPlan(result.plan));
   if (trace) cli.io.err(`${traceSummary(result)}\n`);
   // Redacted as the streamed answer is (stream-print.ts).
   if (answerSchema && !json && result.status === "final") cli.io.out(`${redact(result.answer ?? "")}\n`);
@@ -92,6 +134,7 @@ export async function runEval(cli: Cli): Promise<number> {
       session_id: agent.sessionId,
       // With --output-schema the answer is the checked value itself, not its text.
       answer: (answerSchema && result.status === "final" ? result.data : result.answer) ?? null,
+      ...(result.plan ? { plan: result.plan } : {}),
       turns: result.turns,
       usage: { ...result.usage, context_window: agent.contextWindow() ?? null },
       status: result.status,

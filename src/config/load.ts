@@ -244,9 +244,6 @@ export function loadConfig(
     );
   }
   registerConfiguredCredentials(config, env);
-  if (config.agent.default_mode === "plan") {
-    warnings.push('agent.default_mode "plan" is reserved; running as "goal"');
-  }
   return { ok: true, value: { config, file, warnings, fromEnv } };
 }
 

@@ -167,7 +167,10 @@ export const SCHEMA = declareConfig({
   },
   agent: {
     max_turns: int({ min: 1, max: LIMITS.TURNS_MAX, default: 32, doc: "turns per run" }),
-    default_mode: oneOf(["goal", "plan"], { default: "goal", doc: "plan is reserved" }),
+    default_mode: oneOf(["goal", "plan"], {
+      default: "goal",
+      doc: 'plan: -e and the REPL\'s goals are planned first, in readonly (docs/safety.md "Plan mode")',
+    }),
     compactor: oneOf(["extractive", "drop"], { default: "extractive", doc: "summary style" }),
     /**
      * Whether an approved plan binds an interactive plan run as `--execute-plan` binds `-e`

@@ -68,7 +68,7 @@ export interface RunOutcome {
   runId: string;
   turns: number;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-  status: "final" | "failed" | "interrupted";
+  status: "final" | "plan" | "failed" | "interrupted";
   /** Why the run stopped, to match on (docs/editors.md "Library API"); `status` is derived from it. */
   stop: RunStop;
   /** Why the run failed or stopped (the CLI's one-line message), for people. */

@@ -41,7 +41,7 @@ export function jobDeadlineMs(config: Config): number {
 }
 
 export interface JobOutcome {
-  status: "final" | "failed" | "interrupted";
+  status: "final" | "plan" | "failed" | "interrupted";
   /** Why the run stopped; absent when no run started (the session could not be opened). */
   stop?: RunStop;
   error?: string;

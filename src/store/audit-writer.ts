@@ -51,7 +51,9 @@ export type AuditKind =
   /** A question to the person before a call with an effect, and the answer (docs/safety.md "Approval"). */
   | "approval"
   /** `scoot undo` / `/undo` put a file back, or the gate or containment refused it (docs/sessions.md "Undo"). */
-  | "undo";
+  | "undo"
+  /** Plan mode: a plan the model proposed (its SHA-256 and steps), and a plan step's progress as it runs. */
+  | "plan";
 
 export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   run: "info",
@@ -65,6 +67,7 @@ export const KIND_LEVEL: Record<AuditKind, AuditLevel> = {
   mode: "warn",
   approval: "warn",
   undo: "warn",
+  plan: "info",
 };
 
 /** The security record: written whatever `audit.level` says. */

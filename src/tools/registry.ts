@@ -15,6 +15,7 @@ import { httpRequestTool } from "./http_request.js";
 import { mcpCallTool } from "./mcp_call.js";
 import { outlineTool } from "./outline.js";
 import { parallelTool } from "./parallel.js";
+import { planTool } from "./plan.js";
 import { recallTool } from "./recall.js";
 import { skillTool } from "./skill.js";
 import type { AnyTool, RunFeatures } from "./types.js";
@@ -32,6 +33,7 @@ export const TOOLS: readonly AnyTool[] = [
   skillTool,
   recallTool,
   parallelTool,
+  planTool,
   finalTool,
 ];
 

@@ -149,6 +149,11 @@ export interface Tool<I = unknown> {
    * without it is covered whole (its reads never ask).
    */
   approvalScope?: ApprovalScope<I>;
+  /**
+   * A step, not a call, that ends the run with its input as the run's plan (`plan`, plan mode):
+   * the pipeline never runs it. Read from the tool so a step's hot path needs no other module.
+   */
+  endsRunAsPlan?: true;
   /** When the tool is offered at all (default: always). */
   enabledWhen?: (run: RunFeatures) => boolean;
   /** Listed in the prompt's "prefer the structured tools over bash" rule. */
@@ -213,6 +218,8 @@ export interface ApprovalScope<I> {
 export interface RunFeatures {
   hasMcp: boolean;
   hasSkills: boolean;
+  /** A planning run (plan mode): the `plan` action is offered. */
+  planning?: boolean;
 }
 
 /** Tool objects are stored heterogeneously; this alias keeps call sites readable. */

@@ -8,11 +8,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkPlanDocument, normalHost, type Plan, planSha256 } from "../../src/agent/plan-file.js";
+import { checkPlanDocument } from "../../src/agent/plan-file.js";
 import { NOT_IN_PLAN, planGate, planScope } from "../../src/agent/plan-narrow.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import type { Effects } from "../../src/core/types.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
+import { normalHost, type Plan, planSha256 } from "../../src/tools/plan-shape.js";
 
 let root: string;
 const PLAN: Plan = {

@@ -10,6 +10,7 @@ import { RUN_STOPS, statusOf } from "../../src/agent/run-stop.js";
 import { createBackend } from "../../src/backend/client.js";
 import { exitCodeFor } from "../../src/cli/run.js";
 import { defaultConfig } from "../../src/config/schema.js";
+import { enabledTools } from "../../src/tools/registry.js";
 import { demoProject, removeDir } from "../helpers/cli.js";
 import { type LoopHarness, type LoopOptions, loopHarness } from "../helpers/loop.js";
 import {
@@ -66,6 +67,12 @@ const readme = step("file_read", { path: "README.md" });
 
 const CASES: Case[] = [
   { stop: "final", why: "the model answers", script: [step("final", "done")] },
+  {
+    stop: "plan",
+    why: "a planning run's model sends its plan",
+    script: [step("plan", { steps: [{ title: "one" }] })],
+    opts: { tools: enabledTools({ hasMcp: false, hasSkills: false, planning: true }) },
+  },
   {
     stop: "max_turns",
     why: "agent.max_turns turns without an answer",
@@ -155,16 +162,19 @@ describe("a run says why it stopped", () => {
     const r = await h.run("go");
     expect(r.stop, r.error).toBe(c.stop);
     expect(r.status).toBe(statusOf(c.stop));
-    expect(exitCodeFor(r)).toBe(c.stop === "final" ? 0 : c.stop === "interrupted" ? 130 : 1);
+    // A plan is a run that did what it was asked: exit 0, as an answer.
+    const ok = c.stop === "final" || c.stop === "plan";
+    expect(exitCodeFor(r)).toBe(ok ? 0 : c.stop === "interrupted" ? 130 : 1);
     if (c.error) expect(r.error).toMatch(c.error);
     else expect(r.error).toBeUndefined();
   });
 });
 
 describe("statusOf", () => {
-  it("keeps the three statuses older outputs carry", () => {
+  it("keeps the three statuses older outputs carry, and plan for a planning run", () => {
     expect(RUN_STOPS.map((s) => [s, statusOf(s)])).toEqual([
       ["final", "final"],
+      ["plan", "plan"],
       ["max_turns", "failed"],
       ["malformed", "failed"],
       ["backend", "failed"],

@@ -212,12 +212,12 @@ describe("environment overrides: env > file > default", () => {
   });
 });
 
-describe("reserved values", () => {
-  it("agent.default_mode plan is accepted with a warning", () => {
+describe("agent.default_mode", () => {
+  it("plan is plan mode now, accepted without a warning (test/e2e/plan-mode.test.ts runs it)", () => {
     write("config.toml", '[agent]\ndefault_mode = "plan"\n');
     const v = ok();
     expect(v.config.agent.default_mode).toBe("plan");
-    expect(v.warnings.join("\n")).toMatch(/reserved/);
+    expect(v.warnings).toEqual([]);
   });
 });
 

@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { planSha256 } from "../../src/agent/plan-file.js";
+import { planSha256 } from "../../src/tools/plan-shape.js";
 import { auditEvents } from "../helpers/audit-file.js";
 import { needsBuiltCli, runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
@@ -127,8 +127,8 @@ describe("--execute-plan", () => {
   it.each([
     ["missing.json", undefined, "plan file missing.json: does not exist"],
     ["plan.json", "not json", "plan file plan.json: is not JSON"],
-    ["plan.json", { steps: [] }, "plan.steps is empty"],
-    ["plan.json", { steps: [{ detail: "no title" }] }, "step 1.title must be a string"],
+    ["plan.json", { steps: [] }, "steps is empty: a plan has at least one step"],
+    ["plan.json", { steps: [{ detail: "no title" }] }, "step 1.title is required"],
     [
       "plan.json",
       { steps: [{ title: "a" }, { title: "b", files: ["src/*.ts"] }] },
@@ -141,7 +141,7 @@ describe("--execute-plan", () => {
     ],
     ["plan.json", { steps: [{ title: "a", run: "x" }] }, 'step 1 has an unknown field "run"'],
     ["plan.json", { status: "final", plan: { steps: [] } }, 'status is "final"'],
-    ["plan.json", { steps: Array.from({ length: 51 }, () => ({ title: "t" })) }, "51 steps; the limit is 50"],
+    ["plan.json", { steps: Array.from({ length: 31 }, () => ({ title: "t" })) }, "31 steps; the limit is 30"],
   ])("a bad plan file (%s %j) exits 2 naming it", async (name, doc, message) => {
     if (doc !== undefined) {
       if (typeof doc === "string") fs.writeFileSync(path.join(scene.project, name), doc);

@@ -4,8 +4,10 @@
  * one file and one registry line). The scan reads string literals with the TypeScript parser,
  * so comments and prose inside longer strings do not count.
  *
- * `final` is also the word for a finished run (its status, its stop, its event and audit kind);
- * only its use as an action counts: compared with an `action`, or given as an `action` field.
+ * `final` is also the word for a finished run (its status, its stop, its event and audit kind),
+ * and so is `plan` for a planning run (SPEC §15: `"status": "plan"`, the `--plan` flag, the
+ * `plan` audit kind); only their use as an action counts: compared with an `action`, or given
+ * as an `action` field.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -21,7 +23,7 @@ const ALLOWED: Record<string, string> = {
 };
 
 const NAMES = new Set(TOOLS.map((t) => t.name));
-const AMBIGUOUS = "final";
+const AMBIGUOUS: ReadonlySet<string> = new Set(["final", "plan"]);
 
 interface Hit {
   file: string;
@@ -29,7 +31,7 @@ interface Hit {
   name: string;
 }
 
-/** Whether a `final` literal stands for the action (not the run's status or an event type). */
+/** Whether a `final` or `plan` literal stands for the action (not the run's status or an event type). */
 function usedAsAction(node: ts.Node): boolean {
   const parent = node.parent;
   if (ts.isBinaryExpression(parent)) {
@@ -46,7 +48,7 @@ function toolNameLiterals(file: string, text: string): Hit[] {
   const visit = (node: ts.Node): void => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
       const name = node.text;
-      if (NAMES.has(name) && (name !== AMBIGUOUS || usedAsAction(node))) {
+      if (NAMES.has(name) && (!AMBIGUOUS.has(name) || usedAsAction(node))) {
         const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
         hits.push({ file, line, name });
       }
@@ -66,6 +68,7 @@ describe("tool names are spelled only in src/tools/", () => {
       'const s = { action: "final", status: "final" };',
       'if (r.status === "final") done();',
       'if (step.action === "final") answer();',
+      'if (r.stop === "plan") show(); if (s.action === "plan") plan();',
       'const prose = "use the skill action";',
     ].join("\n");
     expect(toolNameLiterals("sample.ts", sample).map((h) => `${h.line}:${h.name}`)).toEqual([
@@ -73,6 +76,7 @@ describe("tool names are spelled only in src/tools/", () => {
       "2:file_read",
       "4:final",
       "6:final",
+      "7:plan",
     ]);
   });
 

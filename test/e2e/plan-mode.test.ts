@@ -1,0 +1,119 @@
+/**
+ * Plan mode through the real loop and the built CLI (docs/safety.md "Plan mode"): `-e --plan`
+ * plans in readonly whatever the policy, prints the plan and executes nothing.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
+
+const scene = useScene({ home: "scoot-home-", project: "demo" });
+
+const PLAN = {
+  steps: [
+    { title: "Read the module", files: ["src/a.ts"] },
+    { title: "Write the note", detail: "A short NOTES.md.", files: ["NOTES.md"], commands: ["npm test"] },
+  ],
+};
+
+/** The model tries to act first (a write, then a command), then sends its plan. */
+const script = (): ScriptItem[] => [
+  step("file_write", { path: "NOTES.md", content: "written\n" }),
+  step("bash", "touch made-by-bash"),
+  step("plan", PLAN),
+];
+
+async function scoot(args: string[], env: Record<string, string> = {}) {
+  scene.server = await startScriptedServer(script());
+  return runCli(args, {
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
+  });
+}
+
+function nothingWritten(): void {
+  expect(fs.existsSync(path.join(scene.project, "NOTES.md"))).toBe(false);
+  expect(fs.existsSync(path.join(scene.project, "made-by-bash"))).toBe(false);
+}
+
+describe("scoot -e --plan", () => {
+  it.each([
+    ["--plan before -e", ["--policy", "unrestricted", "--plan", "-e", "add notes"]],
+    ["--plan after the goal", ["-e", "add notes", "--policy", "unrestricted", "--plan"]],
+  ])("plans in readonly even under --policy unrestricted (%s): prints the plan, exits 0", async (_, args) => {
+    const r = await scoot(args);
+    expect(r.code, r.stderr).toBe(0);
+    nothingWritten();
+    expect(r.stdout).toBe(
+      "1. Read the module\n   files: src/a.ts\n2. Write the note\n   A short NOTES.md.\n   files: NOTES.md\n   commands: npm test\n",
+    );
+    const requests = scene.server!.completions();
+    expect(requests).toHaveLength(3);
+    // The write and the command were denied by the readonly gate, and the model was told so.
+    const second = JSON.stringify(requests[1]!.body);
+    expect(second).toContain("denied by policy (readonly)");
+    expect(JSON.stringify(requests[2]!.body)).toContain("denied by policy (readonly)");
+    // The planning prompt is in the request; the gate said readonly.
+    const system = JSON.stringify(requests[0]!.body);
+    expect(system).toContain("## Planning");
+    expect(system).toContain("Policy mode: readonly");
+    const events = auditEvents(scene.home);
+    expect(events.filter((e) => e.kind === "tool_call")).toEqual([]);
+    expect(events.filter((e) => e.kind === "policy_deny")).toHaveLength(2);
+    const plan = events.filter((e) => e.kind === "plan");
+    expect(plan).toHaveLength(1);
+    const sha = createHash("sha256").update(JSON.stringify(PLAN)).digest("hex");
+    expect(plan[0]!.msg).toContain(`sha256=${sha}`);
+  });
+
+  it("--json gives the plan object with status plan", async () => {
+    const r = await scoot(["-e", "add notes", "--plan", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    nothingWritten();
+    const out = JSON.parse(r.stdout);
+    expect(out.status).toBe("plan");
+    expect(out.stop).toBe("plan");
+    expect(out.plan).toEqual(PLAN);
+  });
+
+  it('agent.default_mode = "plan" plans -e goals without the flag', async () => {
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[agent]\ndefault_mode = "plan"\n');
+    const r = await scoot(["-e", "add notes", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("reserved");
+    nothingWritten();
+    expect(JSON.parse(r.stdout).plan).toEqual(PLAN);
+  });
+
+  it("a plan with a defect is corrected by naming it; nothing of it runs", async () => {
+    scene.server = await startScriptedServer([
+      step("plan", { steps: [{ title: "one" }, { title: "two" }, { detail: "no title" }] }),
+      step("plan", PLAN),
+    ]);
+    const r = await runCli(["--plan", "-e", "add notes", "--json"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.stringify(scene.server.completions()[1]!.body)).toContain("plan: step 3.title is required");
+  });
+
+  it("a normal run is not offered the plan action", async () => {
+    scene.server = await startScriptedServer([step("final", "done")]);
+    const r = await runCli(["-e", "hello"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const system = JSON.stringify(scene.server.completions()[0]!.body);
+    expect(system).not.toContain("## Planning");
+    expect(system).not.toContain("- plan:");
+  });
+});
