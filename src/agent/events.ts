@@ -40,6 +40,8 @@ export type AgentEvent =
   | { type: "final"; answer: string }
   /** Plan mode (docs/safety.md "Plan mode"): the model's plan; the run ends with it, nothing executed. */
   | { type: "plan"; plan: Plan }
+  /** A run that carries out an approved plan begins (the checklist a front end draws). */
+  | { type: "plan_execute"; plan: Plan; sha256: string }
   /** While a plan runs: a step said which plan step it works on (`plan_step`, `plan_status`). */
   | { type: "plan_progress"; step: number; status: PlanStatus }
   /** The run stopped on an error; an interrupt is told this way too but is not counted as one. */

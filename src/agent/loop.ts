@@ -107,8 +107,9 @@ export interface RunDeps {
    */
   systemPrompt?: (signal: AbortSignal) => Promise<string>;
   /**
-   * An approved plan this run is bound to (docs/safety.md "Plans as contracts"): the gate is
-   * narrowed to it, the audit log records its SHA-256 and the model is given it with the goal.
+   * An approved plan this run carries out (docs/safety.md "Plan mode", "Plans as contracts"):
+   * the audit log records its SHA-256, the model is given it with the goal, its steps' progress
+   * is checked against it, and when it `binds` the gate is narrowed to it.
    */
   plan?: ApprovedPlan;
   /** The final answer must be JSON valid against this schema (docs/commands.md "Answers in a schema"). */
@@ -147,7 +148,9 @@ function openRun(deps: RunDeps, goal: string): Run {
     env: {
       settings: deps.gateSettings,
       tools: deps.tools,
-      ...(deps.plan ? { judge: planGate(planScope(deps.plan.plan, deps.gateSettings.projectRoot)) } : {}),
+      ...(deps.plan?.binds
+        ? { judge: planGate(planScope(deps.plan.plan, deps.gateSettings.projectRoot)) }
+        : {}),
     },
     audit: (kind, msg) => audit(kind, msg),
     emit,
@@ -425,6 +428,8 @@ function stepPhase(
         : "the step is not a final answer",
   );
   if (!step.ok) return malformed(run, turn, step.error) ?? "retry";
+  const outOfPlan = progressOutOfRange(run, step.value);
+  if (outOfPlan) return malformed(run, turn, outOfPlan) ?? "retry";
   if (answer && !answer.ok) return malformed(run, turn, answer.error) ?? "retry";
   const s = answer?.step ?? step.value;
   const prepared = isStepNotCall(s)
@@ -461,6 +466,14 @@ function checkAnswer(
   return { ok: true, step: { ...s, action_input: checked.text, data: checked.value } };
 }
 
+/** A `plan_step` the running plan does not have: the correction that says so. */
+function progressOutOfRange(run: Run, s: ValidStep): string | undefined {
+  const steps = run.deps.plan?.plan.steps.length;
+  const n = s.planProgress?.step;
+  if (steps === undefined || n === undefined || n <= steps) return undefined;
+  return `"plan_step" is ${n}, but the plan has ${steps} step${steps === 1 ? "" : "s"} (numbered from 1)`;
+}
+
 /** `final` and `plan` end the run; neither is a call. */
 function isStepNotCall(s: ValidStep): boolean {
   return s.action === FINAL_ACTION || s.tool.endsRunAsPlan === true;
@@ -472,7 +485,8 @@ function isStepNotCall(s: ValidStep): boolean {
  */
 function progressPhase(run: Run, s: ValidStep): NotRecorded | undefined {
   const p = s.planProgress;
-  if (!p) return undefined;
+  // Progress means something only against a plan; without one it is dropped, not a correction.
+  if (!p || !run.deps.plan) return undefined;
   const logged = run.record("plan", `step ${p.step} ${p.status}`);
   if (logged) return logged;
   run.emit({ type: "plan_progress", step: p.step, status: p.status });
@@ -627,12 +641,20 @@ function tellStop(run: Run, reason: string): void {
 
 /** The audit record of a plan-bound run's start: the hash the run is bound to. */
 export function planApprovedRecord(plan: ApprovedPlan): string {
-  return `plan approved sha256=${plan.sha256} steps=${plan.plan.steps.length} file=${plan.source}`;
+  const binding = plan.binds ? "strict" : "off";
+  return `plan approved sha256=${plan.sha256} steps=${plan.plan.steps.length} ${plan.origin} binding=${binding}`;
 }
 
-/** The goal as the model (and the transcript) gets it in a plan-bound run: the plan beside it. */
+/** How the model reports progress; said only in a run that carries out a plan. */
+const PROGRESS_NOTE =
+  'Work through its steps in order. Beside "thought", "action" and "action_input", a step may carry "plan_step": N (from 1) and "plan_status": "in_progress", "done" or "skipped" to say which plan step it works on and how it stands.';
+
+/** The goal as the model (and the transcript) gets it in a plan run: the plan beside it. */
 function withPlan(goal: string, plan: ApprovedPlan): string {
-  return `${goal}\n\n[scoot: this run carries out an approved plan (sha256 ${plan.sha256}). Only what it names may happen: writes to the files it names, the commands it names (or longer forms of them), requests to the hosts it names; reading is free. Anything else is refused as "${NOT_IN_PLAN}": then finish with a final answer that says what you could not do. The plan: ${canonicalPlan(plan.plan)}]`;
+  const bound = plan.binds
+    ? ` Only what it names may happen: writes to the files it names, the commands it names (or longer forms of them), requests to the hosts it names; reading is free. Anything else is refused as "${NOT_IN_PLAN}": then finish with a final answer that says what you could not do.`
+    : "";
+  return `${goal}\n\n[scoot: this run carries out an approved plan (sha256 ${plan.sha256}).${bound} ${PROGRESS_NOTE} The plan: ${canonicalPlan(plan.plan)}]`;
 }
 
 export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
@@ -667,7 +689,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     tellStop(run, message);
     return result("not_recorded", { error: message });
   };
-  const plainSchema = stepSchema([...deps.tools.keys()]);
+  const plainSchema = stepSchema([...deps.tools.keys()], deps.plan?.plan.steps.length);
   const schema = deps.answerSchema
     ? stepSchemaWithAnswer(plainSchema as Record<string, unknown>, deps.answerSchema, FINAL_ACTION)
     : plainSchema;
@@ -684,6 +706,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (bound) return unrecorded(bound);
     }
     run.emit({ type: "run", goal, runId: deps.runId, sessionId: deps.sessionId });
+    if (deps.plan) run.emit({ type: "plan_execute", plan: deps.plan.plan, sha256: deps.plan.sha256 });
     // The model is given the approved plan, and the shape its answer must have, with the goal.
     const planned = deps.plan ? withPlan(goal, deps.plan) : goal;
     const goalKept = run.remember({

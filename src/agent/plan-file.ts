@@ -15,13 +15,23 @@ import { checkPlan, type Plan, planSha256 } from "../tools/plan-shape.js";
 /** A plan file is a reviewed document, not data: anything larger is not a plan someone read. */
 export const MAX_PLAN_FILE_BYTES = 1024 * 1024;
 
-/** A plan checked and hashed: what a run binds itself to. */
+/** A plan checked, hashed and approved: what a run carries out. */
 export interface ApprovedPlan {
   plan: Plan;
   /** Hex SHA-256 of the canonical plan object. */
   sha256: string;
-  /** Where it was read from, as given (audit and errors name it). */
-  source: string;
+  /** Who approved it, as the audit record names it: `file=plan.json` or `by=user via=repl`. */
+  origin: string;
+  /** Whether the gate is narrowed to it (docs/safety.md "Plans as contracts"). */
+  binds: boolean;
+}
+
+/**
+ * A plan a person approved in a session (the REPL's `y`, an editor's permission): its hash
+ * taken now, bound only when `agent.plan_binding = "strict"`.
+ */
+export function approvedInSession(plan: Plan, via: "repl" | "acp", binds: boolean): ApprovedPlan {
+  return { plan, sha256: planSha256(plan), origin: `by=user via=${via}`, binds };
 }
 
 /** 64 hex digits. */
@@ -82,5 +92,6 @@ export function loadPlanFile(file: string, cwd: string, expectedSha256?: string)
     return fail(
       `its plan has SHA-256 ${sha256}, not the approved ${expectedSha256}: it changed after approval; review it again and pass its new hash`,
     );
-  return { ok: true, value: { plan: plan.value, sha256, source: file } };
+  // A plan file is an approval committed ahead of the run: it always binds.
+  return { ok: true, value: { plan: plan.value, sha256, origin: `file=${file}`, binds: true } };
 }

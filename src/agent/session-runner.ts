@@ -125,6 +125,11 @@ export interface RunHow {
   plan?: boolean;
   /** The final answer must be JSON valid against it (docs/commands.md "Answers in a schema"). */
   answerSchema?: AnswerSchema;
+  /**
+   * A plan the person approved in this session, carried out by this run (the session's own
+   * `--execute-plan` plan, if any, gives way to it).
+   */
+  execute?: ApprovedPlan;
 }
 
 export type Opened = { ok: true; value: AgentSession } | { ok: false; error: string };
@@ -497,6 +502,7 @@ function agentSession(w: Wired): AgentSession {
       }),
     async run(goal, signal, how = {}) {
       const planning = how.plan === true;
+      const planned = planning ? undefined : (how.execute ?? opts.plan);
       const promptNow = planning ? w.planPrompt : systemPrompt;
       if (!systemWritten) {
         const prompt = promptNow.now();
@@ -552,7 +558,7 @@ function agentSession(w: Wired): AgentSession {
           // Each run asks for its own kind's prompt: after a planning run the next goal's is the
           // normal one again (the switch is recorded in the transcript).
           systemPrompt: promptNow.fresh ?? (async () => promptNow.now()),
-          ...(opts.plan ? { plan: opts.plan } : {}),
+          ...(planned ? { plan: planned } : {}),
           ...(how.answerSchema ? { answerSchema: how.answerSchema } : {}),
         },
         goal,

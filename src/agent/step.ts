@@ -481,13 +481,24 @@ export function parseStep(
 }
 
 /** The strict JSON schema of one step, for structured output. */
-export function stepSchema(actions: readonly string[]): object {
+/**
+ * The step's JSON Schema for the server's structured output. `planSteps`: a plan is being
+ * carried out with this many steps, so a step may also say which one it works on (a server that
+ * enforces the schema would otherwise strip `plan_step`/`plan_status`).
+ */
+export function stepSchema(actions: readonly string[], planSteps?: number): object {
   return {
     type: "object",
     properties: {
       thought: { type: "string" },
       action: { type: "string", enum: [...actions] },
       action_input: { type: "string" },
+      ...(planSteps !== undefined
+        ? {
+            plan_step: { type: "integer", minimum: 1, maximum: planSteps },
+            plan_status: { type: "string", enum: [...PLAN_STATUSES] },
+          }
+        : {}),
     },
     required: ["thought", "action", "action_input"],
     additionalProperties: false,

@@ -53,7 +53,9 @@ describe("--execute-plan", () => {
     const r = await run(["-e", "write notes", "--execute-plan", "plan.json", "--policy", "unrestricted"]);
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("hi\n");
-    expect(kinds("approval")).toEqual([`plan approved sha256=${planSha256(PLAN)} steps=2 file=plan.json`]);
+    expect(kinds("approval")).toEqual([
+      `plan approved sha256=${planSha256(PLAN)} steps=2 file=plan.json binding=strict`,
+    ]);
     expect(kinds("policy_deny")).toEqual([]);
     // The model is given the plan with the goal.
     const first = JSON.stringify(scene.model.completions()[0]!.body);
