@@ -732,7 +732,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       if (isNotRecorded(stepped)) return unrecorded(stepped);
       if ("error" in stepped) return fail("malformed", stepped.error);
       const { step, prepared } = stepped;
-      const progressed = progressPhase(run, step);
+      // A step that ends the run reports its progress now; a call's, once its observation is
+      // recorded (a step marked done is not shown done before its call has run).
+      const progressed = prepared === undefined ? progressPhase(run, step) : undefined;
       if (progressed) return unrecorded(progressed);
       if (prepared === undefined && step.tool.endsRunAsPlan) {
         const plan = step.input as Plan;
@@ -756,6 +758,8 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const recorded = recordPhase(run, step.action, withDropped(text, reply.dropped));
       if (recorded) return unrecorded(recorded);
       if (typeof observation !== "string") throw new Interrupted();
+      const marked = progressPhase(run, step);
+      if (marked) return unrecorded(marked);
       const told = instructionsPhase(run, prepared);
       if (told) return unrecorded(told);
     }

@@ -26,6 +26,7 @@ import { CHECKPOINT_LIMITS, openCheckpointWriter } from "../store/checkpoints.js
 import { guardSession, openHomeAudit } from "../store/guarded-stores.js";
 import { claimSession, type Message, openSession } from "../store/session.js";
 import { projectRoot, recordSessionMeta } from "../store/session-meta.js";
+import { type Plan, planSha256 } from "../tools/plan-shape.js";
 import { enabledTools } from "../tools/registry.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import type { AnswerSchema } from "./answer-schema.js";
@@ -113,6 +114,12 @@ export interface AgentSession {
   noteForModel(text: string): Result<void, string>;
   /** After `/undo`: the next goal's request names the files put back (`undoLastRun`'s answer). */
   noteUndo(undone: UndoneFiles): Result<void, string>;
+  /**
+   * The person's answer to a plan other than running it (the approval of a run is audited by
+   * the run): audited with the plan's SHA-256; a dropped plan is also told to the model, so the
+   * next goal does not take it for approved. An error says the record could not be written.
+   */
+  planReviewed(plan: Plan, via: "repl" | "acp", answer: "dropped" | "revise"): Result<void, string>;
   close(): Promise<void>;
 }
 
@@ -572,6 +579,18 @@ function agentSession(w: Wired): AgentSession {
     noteUndo(undone) {
       const text = undoNote(undone);
       return text === undefined ? { ok: true, value: undefined } : note(text);
+    },
+    planReviewed(plan, via, answer) {
+      const what = answer === "dropped" ? "plan dropped" : "plan revision asked";
+      const logged = audit.emit(
+        opts.sessionId,
+        "approval",
+        `${what} sha256=${planSha256(plan)} by=user via=${via}`,
+      );
+      if (!logged.ok) return { ok: false, error: logged.error };
+      return answer === "dropped"
+        ? note(`${NOTE_PREFIX}the user dropped the plan above; nothing of it was run]`)
+        : { ok: true, value: undefined };
     },
     contextWindow: () => fit?.window.tokens,
     model: () => backendConfig.model,

@@ -16,21 +16,16 @@ import type { Ready } from "../agent/call-record.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
 import { type DiffLine, paintDiffLine } from "../core/unified-diff.js";
+import { foldLines, pageLines, readKeyedLine, screenRows } from "./question-parts.js";
 
 /** How much of a non-file, non-shell input is shown (JSON text). */
 export const SHOWN_INPUT_MAX_CHARS = 4000;
 /** Screen rows the question keeps for itself: the title, the key line, the prompt and a margin. */
 const QUESTION_ROWS = 5;
-/** A folded view still shows at least this many lines of the change. */
-const MIN_SHOWN_LINES = 6;
 /** The subject on the prompt line leaves this many columns for the rest of the question. */
 const PROMPT_ROOM = 24;
 /** The shortest subject the prompt line cuts to, however narrow the terminal. */
 const MIN_SUBJECT_CHARS = 20;
-/** The narrowest row a long line is broken into (a terminal narrower than this wraps it). */
-const MIN_ROW_CHARS = 20;
-/** Marks a row that continues the line above it. */
-const CONTINUED = "↪ ";
 /** A refusal reason typed at the keyboard is cut to this many characters. */
 const REASON_MAX_CHARS = 500;
 
@@ -135,52 +130,6 @@ async function describe(request: Ready): Promise<Shown> {
   return { subject, size: "", lines, ...(warning ? { warning } : {}) };
 }
 
-/**
- * Lines as screen rows: a line wider than the screen is broken into rows (the rows after the
- * first marked `↪`), never cut, so nothing past the edge hides — a command padded with spaces
- * shows its tail. Folding then counts rows, so what is shown fits the screen.
- */
-export function screenRows(lines: DiffLine[], columns: number): DiffLine[] {
-  const width = Math.max(MIN_ROW_CHARS, columns - 1);
-  const rows: DiffLine[] = [];
-  for (const line of lines) {
-    const chars = [...line.text];
-    if (chars.length <= width) {
-      rows.push(line);
-      continue;
-    }
-    rows.push({ ...line, text: chars.slice(0, width).join("") });
-    for (let at = width; at < chars.length; at += width - CONTINUED.length) {
-      rows.push({ ...line, text: `${CONTINUED}${chars.slice(at, at + width - CONTINUED.length).join("")}` });
-    }
-  }
-  return rows;
-}
-
-/**
- * The lines that fit under `rows`: all of them, or the first and the last with one fold line
- * between that says how many are folded and how to see them.
- */
-export function foldLines(lines: DiffLine[], rows: number): { shown: DiffLine[]; folded: number } {
-  const budget = Math.max(MIN_SHOWN_LINES, rows);
-  if (lines.length <= budget) return { shown: lines, folded: 0 };
-  const room = budget - 1;
-  const head = Math.ceil(room / 2);
-  const tail = room - head;
-  const folded = lines.length - head - tail;
-  return {
-    shown: [
-      ...lines.slice(0, head),
-      {
-        style: "note",
-        text: `  ┄┄ ${folded} of ${lines.length} lines folded · press d to page through all of them ┄┄`,
-      },
-      ...lines.slice(lines.length - tail),
-    ],
-    folded,
-  };
-}
-
 function cutSubject(subject: string, columns: number): string {
   const max = Math.max(MIN_SUBJECT_CHARS, columns - PROMPT_ROOM);
   const chars = [...subject];
@@ -191,47 +140,6 @@ export function keyboardApprover(io: KeyboardIo): Approver {
   const bold = (t: string) => (io.color ? `\u001b[1m${t}\u001b[0m` : t);
   const green = (t: string) => (io.color ? `\u001b[32m${t}\u001b[0m` : t);
   const red = (t: string) => (io.color ? `\u001b[31m${t}\u001b[0m` : t);
-
-  /** Pages through every line, a screen at a time; any key but space/Enter/d goes back. */
-  const page = async (lines: DiffLine[], signal: AbortSignal): Promise<void> => {
-    const { rows: height, columns } = io.size();
-    const per = Math.max(MIN_SHOWN_LINES, height - 2);
-    const all = screenRows(lines, columns);
-    const pages = Math.ceil(all.length / per);
-    for (let p = 0; p < pages; p++) {
-      const chunk = all.slice(p * per, (p + 1) * per);
-      io.write(`${chunk.map((l) => paintDiffLine(l, io.color)).join("\n")}\n`);
-      if (p === pages - 1) break;
-      io.write(`-- page ${p + 1} of ${pages} · space: next page · q: back to the question --`);
-      const key = await io.key(signal);
-      io.write("\r\u001b[2K");
-      if (key === undefined || !(key === " " || key === "\r" || key === "d")) break;
-    }
-  };
-
-  /** The reason after `n`: typed keys until Enter, echoed; Esc skips. */
-  const reason = async (signal: AbortSignal): Promise<string | undefined> => {
-    io.write("reason for the model (optional, Enter to skip): ");
-    let text = "";
-    for (;;) {
-      const key = await io.key(signal);
-      if (key === undefined || key === "\u001b") break;
-      if (key === "\r" || key === "\n") break;
-      if (key === "\u007f" || key === "\b") {
-        if (text.length > 0) {
-          text = [...text].slice(0, -1).join("");
-          io.write("\b \b");
-        }
-        continue;
-      }
-      if (/^[\u0000-\u001f]$/.test(key) || key.startsWith("\u001b") || text.length >= REASON_MAX_CHARS)
-        continue;
-      text += key;
-      io.write(safe(key));
-    }
-    io.write("\n");
-    return text.trim() || undefined;
-  };
 
   return {
     async ask(request, signal): Promise<ApprovalAnswer> {
@@ -278,12 +186,17 @@ export function keyboardApprover(io: KeyboardIo): Approver {
         if (k === "n" || key === "\u001b") {
           io.write(`\r\u001b[2K${red("✗ refused by you")}: ${subject}\n`);
           if (key === "\u001b") return { kind: "refuse" };
-          const why = await reason(signal);
+          const why = await readKeyedLine(
+            io,
+            signal,
+            "reason for the model (optional, Enter to skip): ",
+            REASON_MAX_CHARS,
+          );
           return why ? { kind: "refuse", reason: why } : { kind: "refuse" };
         }
         if (k === "d") {
           io.write("\n");
-          await page(shown.lines, signal);
+          await pageLines(io, shown.lines, signal);
           io.write(prompt);
           continue;
         }

@@ -13,7 +13,9 @@ import { PassThrough, type Readable } from "node:stream";
 import type { Approver } from "../agent/approval.js";
 import { rulesSummary } from "../agent/approval-rules.js";
 import type { Ready } from "../agent/call-record.js";
+import { NOTE_PREFIX } from "../agent/history.js";
 import type { RunResult } from "../agent/loop.js";
+import { approvedInSession } from "../agent/plan-file.js";
 import { saveApprovalRule } from "../agent/save-rule.js";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import { redact } from "../core/redact.js";
@@ -21,10 +23,14 @@ import { createStopControl } from "../core/stop.js";
 import { terminalText } from "../core/terminal-text.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { projectRoot, sessionExists } from "../store/session-meta.js";
+import { formatPlan } from "../tools/plan.js";
+import { type Plan, planSha256 } from "../tools/plan-shape.js";
 import { keyboardApprover } from "./approve-keyboard.js";
+import { flagBool } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
 import { someNames } from "./model-check.js";
+import { type PlanReview, reviewPlan } from "./plan-review.js";
 import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./repl/commands.js";
 import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
 import { type KeyRouter, keyRouter, type TypedAhead } from "./repl/keys.js";
@@ -70,6 +76,10 @@ interface Repl {
   keys?: KeyRouter;
   /** Goals typed ahead during a run and queued with Enter; they run next, shown first. */
   queued: string[];
+  /** Plan mode (`--plan`, `agent.default_mode = "plan"`, `/plan` alone): every goal is planned first. */
+  planMode: boolean;
+  /** The line typed during a goal a command ran (`/plan <goal>`), waiting for the next prompt. */
+  typedLeft?: string;
 }
 
 export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
@@ -83,11 +93,12 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   const approver = interactive ? terminalApprover(cli, () => replRef) : undefined;
   const opened = await openCliAgent(cli, "repl", { answers: true, thoughts: true }, approver);
   if (!opened.ok) return opened.exitCode;
-  const repl: Repl = { cli, interactive, active: opened, queued: [] };
+  const planMode = flagBool(cli.args, "plan") || opened.config.agent.default_mode === "plan";
+  const repl: Repl = { cli, interactive, active: opened, queued: [], planMode };
   replRef = repl;
   const editor = openLineEditor(cli, repl, historyFile(opened.stateDir));
   const { rl } = editor;
-  if (interactive) cli.io.err(banner(repl.active));
+  if (interactive) cli.io.err(banner(repl));
   showResumed(cli, repl.active);
   cancelOnCtrlC(repl, rl);
   // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal, each time.
@@ -105,7 +116,7 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   try {
     if (firstGoal !== undefined) {
       if (interactive) cli.io.err(`${PROMPT}${firstGoal}\n`);
-      await runGoal(repl, firstGoal, opened.trace);
+      await (repl.planMode ? planGoal : runGoal)(repl, firstGoal, opened.trace);
     }
     ended = await readGoals(repl, rl, commands, opened.trace);
   } finally {
@@ -245,7 +256,8 @@ function closeLineEditor(editor: LineEditor, interactive: boolean): void {
   process.stdin.pause();
 }
 
-function banner(active: CliAgent): string {
+function banner(repl: Repl): string {
+  const active = repl.active;
   const { agent } = active;
   const approval =
     active.approval === "ask"
@@ -253,7 +265,7 @@ function banner(active: CliAgent): string {
       : "approval never (nothing waits)";
   return [
     `scoot REPL · session ${agent.sessionId} · model ${agent.model()}`,
-    `policy ${agent.mode} · ${approval}`,
+    `policy ${agent.mode} · ${approval}${repl.planMode ? " · plan mode: each goal is planned first (/plan toggles)" : ""}`,
     `instructions: ${active.instructions ?? "none"}`,
     "/help for commands · Esc or Ctrl-C cancels a goal · /exit or Ctrl-D leaves",
     "",
@@ -322,10 +334,15 @@ async function readGoals(
     if (isCommandLine(goal)) {
       const outcome = await runCommandLine(goal, commands, cli.io);
       if (outcome === "exit") return "exit";
-      if (interactive && repl.queued.length === 0) rl.prompt();
+      const typed = repl.typedLeft;
+      repl.typedLeft = undefined;
+      if (interactive && repl.queued.length === 0) {
+        rl.prompt();
+        if (typed) rl.write(typed);
+      }
       continue;
     }
-    const typed = await runGoal(repl, goal, trace);
+    const typed = await (repl.planMode ? planGoal : runGoal)(repl, goal, trace);
     if (interactive && repl.queued.length === 0) {
       rl.prompt();
       // A line typed during the run but not sent waits on the prompt, to be edited or sent.
@@ -338,28 +355,106 @@ async function readGoals(
  * One goal in the active session; Ctrl-C or Esc cancels it through `repl.current`. Returns
  * the line typed during the run and not yet sent; goals queued with Enter join `repl.queued`.
  */
-async function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<string | undefined> {
-  const { cli } = repl;
+function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<string | undefined> {
+  return duringGoal(repl, async (signal) => {
+    showResult(repl, await repl.active.agent.run(goal, signal), trace);
+  });
+}
+
+/**
+ * The keys and the typed-ahead echo while `body` runs one goal (a planned goal: its planning
+ * run, the review and the run of the plan); returns the line typed ahead and not yet sent.
+ */
+async function duringGoal(
+  repl: Repl,
+  body: (signal: AbortSignal) => Promise<void>,
+): Promise<string | undefined> {
   repl.current = new AbortController();
   repl.keys?.startRun();
   lastTyped = { state: { queued: [], line: "" } };
-  let result: RunResult;
+  let ahead: TypedAhead | undefined;
   try {
-    result = await repl.active.agent.run(goal, repl.current.signal);
+    await body(repl.current.signal);
   } finally {
     repl.current = undefined;
+    ahead = repl.keys?.endRun();
+    repl.active.screen.footer(undefined);
   }
-  const ahead = repl.keys?.endRun();
-  repl.active.screen.footer(undefined);
-  // A cancel already said what it stopped; another failure's line goes before the usage line.
-  const failed = result.status !== "final" && result.status !== "interrupted";
-  repl.active.finish(result, failed ? `scoot: ${result.error}\n` : undefined);
-  if (trace) cli.io.err(`${traceSummary(result)}\n`);
   if (ahead) repl.queued.push(...ahead.queued);
   return ahead?.line || undefined;
 }
 
-/** Switches to another session (a new one when `resumeId` is undefined); on failure the current one stays. */
+/** A run's end: its usage line, and a failure's line before it (a cancel already said what it stopped). */
+function showResult(repl: Repl, result: RunResult, trace: boolean | undefined): void {
+  const failed = result.status !== "final" && result.status !== "interrupted" && result.status !== "plan";
+  repl.active.finish(result, failed ? `scoot: ${result.error}\n` : undefined);
+  if (trace) repl.cli.io.err(`${traceSummary(result)}\n`);
+}
+
+/**
+ * A goal planned first (docs/keyboard.md "Plan mode"): a planning run in readonly, then the
+ * plan is shown and one key decides — `y` runs it (the plan beside the goal, the checklist in
+ * the live view), `n` drops it, `e` sends the person's feedback for a new plan, shown again.
+ * Without a terminal nobody can approve it: the plan is printed and nothing runs.
+ */
+function planGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<string | undefined> {
+  return duringGoal(repl, async (signal) => {
+    const { agent } = repl.active;
+    let request = goal;
+    for (;;) {
+      const planned = await agent.run(request, signal, { plan: true });
+      showResult(repl, planned, trace);
+      const plan = planned.plan;
+      if (planned.stop !== "plan" || !plan) return;
+      if (!repl.interactive || !repl.keys) {
+        repl.active.screen.out(formatPlan(plan));
+        repl.cli.io.err("scoot: the plan is not run: no terminal to approve it on\n");
+        return;
+      }
+      const review = await askPlan(repl, plan, signal);
+      if (review.kind === "run") {
+        const approved = approvedInSession(plan, "repl", repl.active.config.agent.plan_binding === "strict");
+        showResult(repl, await agent.run(goal, signal, { execute: approved }), trace);
+        return;
+      }
+      const recorded = agent.planReviewed(plan, "repl", review.kind === "drop" ? "dropped" : "revise");
+      if (!recorded.ok) {
+        repl.cli.io.err(`scoot: ${recorded.error}; nothing more of this goal runs\n`);
+        return;
+      }
+      if (review.kind === "drop") return;
+      request = revisionRequest(goal, review.feedback);
+    }
+  });
+}
+
+/** The person's feedback, as the next planning request carries it. */
+function revisionRequest(goal: string, feedback: string): string {
+  return `${feedback}\n\n${NOTE_PREFIX}the user's feedback on the plan above: reply with a new plan for the goal "${goal}"]`;
+}
+
+/** The plan review at the keyboard; the live view's block steps aside while it is up. */
+async function askPlan(repl: Repl, plan: Plan, signal: AbortSignal): Promise<PlanReview> {
+  const { screen } = repl.active;
+  screen.suspend();
+  try {
+    return await reviewPlan(
+      {
+        key: (sig) => repl.keys?.nextKey(sig) ?? Promise.resolve(undefined),
+        write: (text) => process.stderr.write(text),
+        color: useColor(process.stderr, repl.cli.env),
+        size: terminalSize,
+      },
+      plan,
+      planSha256(plan),
+      signal,
+    );
+  } finally {
+    repl.keys?.closeQuestion();
+    screen.resume();
+  }
+}
+
 async function switchTo(repl: Repl, resumeId: string | undefined): Promise<void> {
   const { cli } = repl;
   let target: Parameters<CliAgent["reopen"]>[0] = {};
@@ -425,6 +520,7 @@ function showStatus(repl: Repl): void {
       `model     ${agent.model()}`,
       `mode      ${agent.mode}`,
       `approval  ${repl.active.approval}`,
+      `plan      ${repl.planMode ? "on: each goal is planned first" : "off"} · binding ${repl.active.config.agent.plan_binding}`,
       `rules     ${rulesSummary(repl.active.config.tools.rules, repl.cli.cwd).join("\n          ") || "none"}`,
       `context   ${context}, ${agent.historyBytes()} bytes kept`,
       `instructions  ${agent.instructions()}`,
@@ -543,6 +639,23 @@ function replCommands(repl: Repl): ReplCommand[] {
       help: "the file changes of this session",
       argument: "none",
       run: () => showSessionDiff(undoIo, repl.active.paths, repl.active.agent.sessionId, cli.cwd),
+    },
+    {
+      name: "/plan",
+      usage: "/plan [goal]",
+      help: "plan <goal> first (y runs it, n drops it, e asks for a new one); alone: plan mode on/off",
+      argument: "optional",
+      async run(c) {
+        if (c.arg === "") {
+          repl.planMode = !repl.planMode;
+          return c.err(
+            repl.planMode
+              ? "plan mode on: each goal is planned in read-only first, and runs only once you approve the plan\n"
+              : "plan mode off: goals run at once\n",
+          );
+        }
+        repl.typedLeft = await planGoal(repl, c.arg, repl.active.trace);
+      },
     },
     { name: "/exit", usage: "/exit", help: "leave (or Ctrl-D)", argument: "none", run: () => "exit" },
     { name: "/quit", usage: "/quit", help: "leave", argument: "none", run: () => "exit" },

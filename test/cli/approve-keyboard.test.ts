@@ -6,12 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Ready } from "../../src/agent/call-record.js";
-import {
-  foldLines,
-  hiddenCharacters,
-  type KeyboardIo,
-  keyboardApprover,
-} from "../../src/cli/approve-keyboard.js";
+import { hiddenCharacters, type KeyboardIo, keyboardApprover } from "../../src/cli/approve-keyboard.js";
+import { foldLines } from "../../src/cli/question-parts.js";
 import { terminalText } from "../../src/core/terminal-text.js";
 import { readyCall } from "../helpers/calls.js";
 

@@ -13,6 +13,7 @@ import { shownPath } from "../../core/inside.js";
 import { redact } from "../../core/redact.js";
 import { terminalText } from "../../core/terminal-text.js";
 import { renderUnifiedDiff } from "../../core/unified-diff.js";
+import { planChecklist } from "./plan-checklist.js";
 import type { Screen } from "./screen.js";
 import { makeStyle } from "./style.js";
 import { keyArgument, outputTail, preview } from "./summary.js";
@@ -93,10 +94,15 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
 
   /** A running command's newest lines, shown under the spinner until the call ends. */
   let running: readonly string[] = [];
+  /** The plan being carried out, if any (docs/keyboard.md "Plan mode"). */
+  const checklist = planChecklist(s, () => screen.columns());
 
   const render = () => {
     if (label === undefined) return;
-    const spinner = s.cyan(`${FRAMES[frame]} ${label} · turn ${turn} · ${seconds(now() - goalStart)}`);
+    const step = checklist.current();
+    const spinner = s.cyan(
+      `${FRAMES[frame]} ${label} · turn ${turn}${step ? ` · ${step}` : ""} · ${seconds(now() - goalStart)}`,
+    );
     screen.status([spinner, ...running.map((l) => `${INDENT}${s.dim(clean(l.replace(/\t/g, "  ")))}`)]);
   };
   const tick = () => {
@@ -217,6 +223,17 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
           screen.styled(renderUnifiedDiff(shown(e.path), e.before, e.after, { color: opts.color }));
           return;
         }
+        case "plan_execute":
+          stop();
+          line(checklist.start(e.plan, e.sha256).join("\n"));
+          return;
+        case "plan_progress": {
+          const changed = checklist.progress(e.step, e.status);
+          if (!changed) return;
+          stop();
+          line(changed);
+          return;
+        }
         case "compacted":
           line(s.dim(`… compacted ${e.removed} earlier messages to fit the budget`));
           return;
@@ -229,6 +246,8 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
     },
     finish(r, window) {
       stop();
+      const planned = checklist.end();
+      if (planned) line(planned);
       if (r.status !== "final" && r.usage.total_tokens === 0) return;
       line(s.dim(usageLine(r, contextTokens, window)));
     },
