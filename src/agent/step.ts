@@ -56,7 +56,8 @@ const PROGRESS_KEYS = ["plan_step", "plan_status"];
 /** `plan_step`/`plan_status` read and checked; undefined when the step carries neither. */
 function planProgressOf(obj: Record<string, unknown>, problems: string[]): PlanProgress | undefined {
   const { plan_step: n, plan_status: status } = obj;
-  if (n === undefined && status === undefined) return undefined;
+  // Null is how a step under a strict schema leaves them out.
+  if ((n === undefined || n === null) && (status === undefined || status === null)) return undefined;
   const before = problems.length;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1)
     problems.push('"plan_step" must be the plan step\'s number (an integer from 1), beside "plan_status"');
@@ -495,12 +496,13 @@ export function stepSchema(actions: readonly string[], planSteps?: number): obje
       action_input: { type: "string" },
       ...(planSteps !== undefined
         ? {
-            plan_step: { type: "integer", minimum: 1, maximum: planSteps },
-            plan_status: { type: "string", enum: [...PLAN_STATUSES] },
+            plan_step: { type: ["integer", "null"], minimum: 1, maximum: planSteps },
+            plan_status: { type: ["string", "null"], enum: [...PLAN_STATUSES, null] },
           }
         : {}),
     },
-    required: ["thought", "action", "action_input"],
+    // A strict server wants every property required: the plan keys are, as nullable.
+    required: ["thought", "action", "action_input", ...(planSteps !== undefined ? PROGRESS_KEYS : [])],
     additionalProperties: false,
   };
 }

@@ -79,6 +79,7 @@ export async function reviewPlan(
         signal,
         "feedback for a new plan (Enter sends, Esc goes back): ",
         FEEDBACK_MAX_CHARS,
+        "discard",
       );
       if (feedback !== undefined) return { kind: "revise", feedback };
       if (signal.aborted) return { kind: "drop" };

@@ -24,21 +24,26 @@ export interface QuestionIo {
 }
 
 /**
- * A line typed after `prompt`, echoed as it is typed, until Enter; Backspace erases, Esc (or
- * the end of input) gives up. At most `maxChars` characters are kept. Returns the trimmed text,
- * or undefined when nothing was given.
+ * A line typed after `prompt`, echoed as it is typed, until Enter; Backspace erases. Esc, or the
+ * end of input, ends it too: with `esc = "keep"` what was typed stands (an optional reason),
+ * with `"discard"` it is dropped (feedback the person thought better of). At most `maxChars`
+ * characters are kept. Returns the trimmed text, or undefined when nothing was given.
  */
 export async function readKeyedLine(
   io: Pick<QuestionIo, "key" | "write">,
   signal: AbortSignal,
   prompt: string,
   maxChars: number,
+  esc: "keep" | "discard" = "keep",
 ): Promise<string | undefined> {
   io.write(prompt);
   let text = "";
   for (;;) {
     const key = await io.key(signal);
-    if (key === undefined || key === "\u001b") break;
+    if (key === undefined || key === "\u001b") {
+      if (esc === "discard") text = "";
+      break;
+    }
     if (key === "\r" || key === "\n") break;
     if (key === "\u007f" || key === "\b") {
       if (text.length > 0) {

@@ -6,10 +6,11 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { planSha256 } from "../../src/tools/plan-shape.js";
 import { auditEvents } from "../helpers/audit-file.js";
 import { runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
-import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { type ScriptItem, startScriptedServer, step, stepText } from "../helpers/scripted-server.js";
 
 const scene = useScene({ home: "scoot-home-", project: "demo" });
 
@@ -115,5 +116,89 @@ describe("scoot -e --plan", () => {
     const system = JSON.stringify(scene.server.completions()[0]!.body);
     expect(system).not.toContain("## Planning");
     expect(system).not.toContain("- plan:");
+  });
+});
+
+describe("from a plan to its run", () => {
+  const env = () => ({ SCOOT_BACKEND_BASE_URL: scene.server!.url });
+  const cli = (args: string[]) => runCli(args, { home: scene.home, cwd: scene.project, env: env() });
+  const withProgress = (action: string, input: unknown, n: number, status: string): ScriptItem => ({
+    reply: { ...JSON.parse(stepText(action, input)), plan_step: n, plan_status: status },
+  });
+
+  it("the --plan --json output, committed, runs with --execute-plan and the audited hash", async () => {
+    scene.server = await startScriptedServer([step("plan", PLAN)]);
+    const planned = await cli(["--plan", "-e", "add notes", "--json"]);
+    expect(planned.code, planned.stderr).toBe(0);
+    fs.writeFileSync(path.join(scene.project, "plan.json"), planned.stdout);
+    // The hash the planning run audited is the one --plan-sha256 checks.
+    const recorded = /sha256=([0-9a-f]{64})/.exec(
+      auditEvents(scene.home).find((e) => e.kind === "plan")!.msg,
+    )![1]!;
+    expect(recorded).toBe(planSha256(PLAN));
+    await scene.server.close();
+
+    scene.server = await startScriptedServer([
+      withProgress("file_write", { path: "NOTES.md", content: "notes\n" }, 2, "done"),
+      withProgress("final", "written", 1, "skipped"),
+    ]);
+    const r = await cli([
+      "--execute-plan",
+      "plan.json",
+      "--plan-sha256",
+      recorded,
+      "-e",
+      "add notes",
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(scene.project, "NOTES.md"), "utf8")).toBe("notes\n");
+    const events = auditEvents(scene.home);
+    expect(events.filter((e) => e.kind === "approval").map((e) => e.msg)).toContain(
+      `plan approved sha256=${recorded} steps=2 file=plan.json binding=strict`,
+    );
+    expect(events.filter((e) => e.kind === "plan").map((e) => e.msg)).toEqual(
+      expect.arrayContaining(["step 2 done", "step 1 skipped"]),
+    );
+    // The request said how to report progress, and the step format allows it.
+    const first = scene.server.completions()[0]!.body as { response_format?: unknown };
+    expect(JSON.stringify(first)).toContain('\\"plan_step\\": N');
+    expect(JSON.stringify(first.response_format)).toContain("plan_status");
+  });
+
+  it("a plan_step the plan does not have is a correction naming it", async () => {
+    fs.writeFileSync(path.join(scene.project, "plan.json"), JSON.stringify({ plan: PLAN }));
+    scene.server = await startScriptedServer([
+      withProgress("final", "done", 5, "done"),
+      withProgress("final", "done", 2, "done"),
+    ]);
+    const r = await cli(["--execute-plan", "plan.json", "-e", "add notes"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.stringify(scene.server.completions()[1]!.body)).toContain(
+      '\\"plan_step\\" is 5, but the plan has 2 steps',
+    );
+  });
+
+  it.each([
+    ["--execute-plan", "plan.json"],
+    ["--output-schema", "schema.json"],
+  ])("--plan with %s is a usage error: one of them would be ignored", async (flag, file) => {
+    scene.server = await startScriptedServer([]);
+    const r = await cli(["--plan", flag, file, "-e", "add notes"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--plan only plans (nothing runs); ${flag} is for a run that acts`);
+    expect(scene.server.completions()).toHaveLength(0);
+  });
+
+  it('agent.default_mode = "plan" gives way to --execute-plan: the plan runs', async () => {
+    fs.writeFileSync(path.join(scene.home, "config.toml"), '[agent]\ndefault_mode = "plan"\n');
+    fs.writeFileSync(path.join(scene.project, "plan.json"), JSON.stringify(PLAN));
+    scene.server = await startScriptedServer([
+      step("file_write", { path: "NOTES.md", content: "n\n" }),
+      step("final", "ok"),
+    ]);
+    const r = await cli(["--execute-plan", "plan.json", "-e", "add notes"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(path.join(scene.project, "NOTES.md"))).toBe(true);
   });
 });
