@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { planSha256 } from "../../src/tools/plan-shape.js";
 import { agentStream, closeAgent } from "../helpers/acp-agent.js";
 import { auditEvents } from "../helpers/audit-file.js";
-import { needsBuiltCli, spawnCli } from "../helpers/cli.js";
+import { needsBuiltCli, runCli, spawnCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, step, stepFields } from "../helpers/scripted-server.js";
 
@@ -242,6 +242,9 @@ describe("mode plan", () => {
     expect(again).toContain("use notes.md instead");
     expect(permissions().map((r) => r.toolCall.title)).toEqual(["Run the plan (1 step)"]);
     expect(fs.existsSync(path.join(scene.project, "notes.md"))).toBe(false);
+    // The agent's record of the refusal and the session's own records share one hash chain.
+    const verify = await runCli(["audit", "verify"], { home: scene.home });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 
   it("plan_binding strict: a write to a file the plan does not name is refused while it runs", async () => {
@@ -289,9 +292,7 @@ describe("mode plan", () => {
     expect((await ask(c, sessionId, "write the notes")).stopReason).toBe("end_turn");
     expect(permissions()).toEqual([]);
     expect(planViews()).toEqual([["pending write the notes", "pending tidy up"]]);
-    expect(said()).toMatch(
-      /^The plan was not run: nobody can approve it here \(scoot acp --unattended\)/,
-    );
+    expect(said()).toMatch(/^The plan was not run: nobody can approve it here \(scoot acp --unattended\)/);
     expect(scene.model.completions()).toHaveLength(1);
     expect(fs.existsSync(notes())).toBe(false);
   });
