@@ -5,7 +5,9 @@
  * with the observation the model got and the call's real ending: `failed` for a denial, a
  * refusal, an interruption or a tool that failed (call-outcomes.ts), else `completed`. A call
  * with no observation stored (the agent stopped while it ran) is replayed failed, never left
- * pending. Each final answer is an `agent_message_chunk`.
+ * pending. Each final answer is an `agent_message_chunk`, and so is each plan a planning run
+ * ended with (numbered, as the question to run it showed it): a replay sends no `plan` update,
+ * since which steps a later run carried out is not in the transcript.
  * The loop's corrections of invalid steps are its own working, not the conversation, and are
  * not replayed; nor are Scoot's notes to the model (src/agent/history.ts: after `/undo`, after a
  * goal that stopped). An answer the person cut off is replayed as it was kept, ending in
@@ -18,6 +20,7 @@ import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import type { Message } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
+import { formatPlan, PLAN_ACTION, parsePlan } from "../tools/plan.js";
 import { endedFailed } from "./call-outcomes.js";
 import { toolCallView } from "./tool-kind.js";
 
@@ -84,6 +87,16 @@ export function replayUpdates(
       ended("failed", NO_RESULT_STORED);
       if (step.action === FINAL_ACTION) {
         out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.input } });
+        continue;
+      }
+      if (step.action === PLAN_ACTION) {
+        // A plan the loop refused (its correction follows) was never shown: not replayed either.
+        const plan = parsePlan(step.input);
+        if (plan.ok)
+          out.push({
+            sessionUpdate: "agent_message_chunk",
+            content: { type: "text", text: `Plan:\n${formatPlan(plan.value)}` },
+          });
         continue;
       }
       seq += 1;

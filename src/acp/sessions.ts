@@ -20,7 +20,7 @@ import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import type { RunStop } from "../agent/run-stop.js";
-import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
+import { type AgentSession, openAgentSession, type RunHow } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { resolveToken } from "../config/secrets.js";
@@ -38,12 +38,14 @@ import {
   settingsPath,
   writeSessionSettings,
 } from "../store/session-settings.js";
+import type { Plan } from "../tools/plan-shape.js";
 import { AcpApprover } from "./approver.js";
 import { liveFingerprint } from "./call-outcomes.js";
 import { commandOf, statusText } from "./commands.js";
 import { type EditorLink, editorBuffers } from "./editor-link.js";
 import { mergeClientServers } from "./mcp-servers.js";
 import { ModelList } from "./models.js";
+import { type PlanTurnEnd, planTurn } from "./plan-turn.js";
 import { goalFromPrompt } from "./prompt-content.js";
 import { replayUpdates } from "./replay.js";
 import { listStoredSessions } from "./session-list.js";
@@ -62,8 +64,17 @@ export class AcpFailure extends Error {
   }
 }
 
+/**
+ * The session mode that plans first (docs/editors.md "Plan mode in the editor"): each prompt is
+ * planned in readonly, and the plan runs, under the session's policy mode, once the person
+ * approves it. It is not a policy mode: the session keeps one underneath.
+ */
+export const PLAN_MODE_ID = "plan";
+/** A mode an editor can pick: a policy mode, or plan. */
+export type SessionModeId = PolicyMode | typeof PLAN_MODE_ID;
+
 /** The modes an editor can pick; `yolo` is an alias of unrestricted and not offered. */
-const MODES: { id: PolicyMode; name: string; description: string }[] = [
+const MODES: { id: SessionModeId; name: string; description: string }[] = [
   {
     id: "readonly",
     name: "Read-only",
@@ -75,6 +86,11 @@ const MODES: { id: PolicyMode; name: string; description: string }[] = [
     description: "writes inside the project; shell and network under the gate's rules",
   },
   { id: "unrestricted", name: "Unrestricted", description: "every tool; hard-deny rules still apply" },
+  {
+    id: PLAN_MODE_ID,
+    name: "Plan",
+    description: "plans first in read-only; runs the plan after you approve it",
+  },
 ];
 
 /** The config option that mirrors the mode, for editors that show config options rather than modes. */
@@ -109,7 +125,10 @@ export interface AcpContext {
 interface SessionState {
   id: string;
   cwd: string;
+  /** The policy mode the agent runs in (in plan mode: the one an approved plan runs in). */
   mode: PolicyMode;
+  /** Plan mode: each prompt is planned first, and runs once the plan is approved. */
+  planning: boolean;
   config: Config;
   agent: AgentSession;
   listener?: (e: AgentEvent) => void;
@@ -135,6 +154,11 @@ interface SessionState {
   model?: string;
   /** Fingerprints of the session's failed tool calls (src/acp/call-outcomes.ts). */
   failedCalls: string[];
+}
+
+/** The mode the editor shows for a session: plan, or its policy mode. */
+function modeIdOf(s: Pick<SessionState, "mode" | "planning">): SessionModeId {
+  return s.planning ? PLAN_MODE_ID : s.mode;
 }
 
 /** How long shutdown waits for cancelled runs to tear their tools down. */
@@ -191,10 +215,17 @@ export class AcpSessions {
   private allowedModes(): typeof MODES {
     if (!this.ctx.unattended) return MODES;
     const ceiling = this.ctx.config.edge.max_job_policy;
-    return MODES.filter((m) => effectiveUnattended(m.id, ceiling) === m.id);
+    // Plan mode plans in readonly, and under --unattended no plan is ever run: always offered.
+    return MODES.filter((m) => m.id === PLAN_MODE_ID || effectiveUnattended(m.id, ceiling) === m.id);
   }
 
-  modeState(mode: PolicyMode): SessionModeState {
+  /** The policy mode `id` names when this agent may offer it (never plan). */
+  private allowedPolicy(id: string | undefined): PolicyMode | undefined {
+    const found = this.allowedModes().find((m) => m.id === id && m.id !== PLAN_MODE_ID)?.id;
+    return found as PolicyMode | undefined;
+  }
+
+  modeState(mode: SessionModeId): SessionModeState {
     return { currentModeId: mode, availableModes: this.allowedModes().map((m) => ({ ...m })) };
   }
 
@@ -202,7 +233,7 @@ export class AcpSessions {
    * The mode as a select config option (category "mode"), the newer protocol's way to show it,
    * and the model (category "model"), chosen from the server's list.
    */
-  configOptionsFor(mode: PolicyMode, model: string): SessionConfigOption[] {
+  configOptionsFor(mode: SessionModeId, model: string): SessionConfigOption[] {
     return [
       {
         id: MODE_CONFIG_ID,
@@ -219,7 +250,7 @@ export class AcpSessions {
 
   configOptions(id: string): SessionConfigOption[] {
     const s = this.get(id);
-    return this.configOptionsFor(s.mode, s.agent.model());
+    return this.configOptionsFor(modeIdOf(s), s.agent.model());
   }
 
   /**
@@ -261,6 +292,7 @@ export class AcpSessions {
     config: Config,
     resume: Message[] | undefined,
     model?: string,
+    planning = false,
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
     const buffers = editorBuffers(() => state.link);
@@ -287,6 +319,7 @@ export class AcpSessions {
       cwd,
       // The session's own: a home root runs read-only whatever was asked.
       mode: opened.value.mode,
+      planning,
       config,
       agent: opened.value,
       prompts: 0,
@@ -335,7 +368,8 @@ export class AcpSessions {
   /** Stores what the editor chose for the session (mode, "always" answers) beside its transcript. */
   private saveSettings(s: SessionState): void {
     const settings: SessionSettings = {
-      mode: s.mode,
+      mode: modeIdOf(s),
+      ...(s.planning ? { plan_policy: s.mode } : {}),
       ...(s.model !== undefined ? { model: s.model } : {}),
       approvals: s.approvals,
       refusals: s.refusals,
@@ -349,16 +383,22 @@ export class AcpSessions {
   /**
    * The mode a loaded session continues in: the one stored with it, when this agent may offer
    * it (under --unattended the same ceiling as set_mode); else the agent's own, with a warning.
+   * Plan mode comes back with the policy mode its plans run in, checked the same way.
    */
-  private restoredMode(id: string, settings: SessionSettings | undefined): PolicyMode {
+  private restoredMode(
+    id: string,
+    settings: SessionSettings | undefined,
+  ): { mode: PolicyMode; planning: boolean } {
     const stored = settings?.mode;
-    if (stored === undefined) return this.ctx.mode;
-    const mode = this.allowedModes().find((m) => m.id === stored)?.id;
-    if (mode) return mode;
+    if (stored === undefined) return { mode: this.ctx.mode, planning: false };
+    const planning = stored === PLAN_MODE_ID;
+    const policy = planning ? (settings?.plan_policy ?? this.ctx.mode) : stored;
+    const mode = this.allowedPolicy(policy);
+    if (mode) return { mode, planning };
     this.ctx.log(
-      `warning: session ${id} was stored in mode "${stored}", which this agent does not offer; it continues in ${this.ctx.mode}`,
+      `warning: session ${id} was stored in mode "${policy}", which this agent does not offer; it continues in ${this.ctx.mode}`,
     );
-    return this.ctx.mode;
+    return { mode: this.ctx.mode, planning };
   }
 
   /**
@@ -386,7 +426,17 @@ export class AcpSessions {
     });
     if (refused) throw new AcpFailure(ACP_ERROR.invalidParams, refused);
     const id = newAcpSessionId();
-    const state = await this.open(id, dir, this.ctx.mode, this.configFor(mcpServers), undefined);
+    // agent.default_mode = "plan" plans first here too, as it does for -e and the REPL.
+    const planning = this.ctx.config.agent.default_mode === "plan";
+    const state = await this.open(
+      id,
+      dir,
+      this.ctx.mode,
+      this.configFor(mcpServers),
+      undefined,
+      undefined,
+      planning,
+    );
     // Stored now, so a session the editor never prompts can still be loaded.
     try {
       this.saveSettings(state);
@@ -397,8 +447,8 @@ export class AcpSessions {
     this.sessions.set(id, state);
     return {
       sessionId: id,
-      modes: this.modeState(state.mode),
-      configOptions: this.configOptionsFor(state.mode, state.agent.model()),
+      modes: this.modeState(modeIdOf(state)),
+      configOptions: this.configOptionsFor(modeIdOf(state), state.agent.model()),
     };
   }
 
@@ -419,7 +469,7 @@ export class AcpSessions {
     }
     const messages = this.storedConversation(id);
     const settings = readSessionSettings(this.ctx.paths.sessions, id);
-    const mode = this.restoredMode(id, settings);
+    const { mode, planning } = this.restoredMode(id, settings);
     const failedCalls = settings?.failed_calls ?? [];
     for (const u of replayUpdates(messages, dir, new Set(failedCalls))) send(u);
     const state = await this.open(
@@ -429,14 +479,15 @@ export class AcpSessions {
       this.configFor(mcpServers),
       messages.length > 0 ? messages : undefined,
       this.restoredModel(id, settings),
+      planning,
     );
     state.approvals = settings?.approvals ?? [];
     state.refusals = settings?.refusals ?? [];
     state.failedCalls = failedCalls;
     this.sessions.set(id, state);
     return {
-      modes: this.modeState(state.mode),
-      configOptions: this.configOptionsFor(state.mode, state.agent.model()),
+      modes: this.modeState(modeIdOf(state)),
+      configOptions: this.configOptionsFor(modeIdOf(state), state.agent.model()),
     };
   }
 
@@ -467,14 +518,16 @@ export class AcpSessions {
   }
 
   /**
-   * Changes the session's policy mode (audited, stored with the session); the conversation
-   * goes on under the new mode. Returns whether it changed (the caller then tells the editor).
+   * Changes the session's mode (audited, stored with the session); the conversation goes on
+   * under the new mode. Plan mode keeps the policy mode underneath (an approved plan runs in
+   * it); leaving plan mode for a policy mode sets that one. Returns whether it changed (the
+   * caller then tells the editor).
    */
   async setMode(id: string, modeId: string): Promise<boolean> {
     const s = this.get(id);
     const allowed = this.allowedModes();
-    const mode = allowed.find((m) => m.id === modeId)?.id;
-    if (!mode) {
+    const wanted = allowed.find((m) => m.id === modeId)?.id;
+    if (!wanted) {
       const known = MODES.some((m) => m.id === modeId);
       const why = known
         ? `mode "${modeId}" is above what scoot acp --unattended allows (edge.max_job_policy)`
@@ -486,13 +539,22 @@ export class AcpSessions {
         ACP_ERROR.invalidParams,
         `session ${id} is running a prompt; cancel it or wait, then set the mode`,
       );
-    if (mode === s.mode) return false;
+    const current = modeIdOf(s);
+    if (wanted === current) return false;
+    const planNote = wanted === PLAN_MODE_ID ? `; plans in readonly, an approved plan runs in ${s.mode}` : "";
     const audited = this.ctx.audit.emit(
       id,
       "mode",
-      `policy mode ${s.mode} -> ${mode} (acp session/set_mode)`,
+      `policy mode ${current} -> ${wanted} (acp session/set_mode${planNote})`,
     );
     if (!audited.ok) throw new AcpFailure(ACP_ERROR.internal, `mode not changed: ${audited.error}`);
+    if (wanted === PLAN_MODE_ID || wanted === s.mode) {
+      // Planning runs are readonly by themselves (RunHow.plan): the session's gate stays as it is.
+      s.planning = wanted === PLAN_MODE_ID;
+      this.saveSettings(s);
+      return true;
+    }
+    const mode: PolicyMode = wanted;
     // The gate and the system prompt are fixed when a session opens: reopen it under the new
     // mode with the conversation so far.
     await s.agent.close();
@@ -518,8 +580,8 @@ export class AcpSessions {
   }
 
   /** The session's current mode (for `current_mode_update`). */
-  modeOf(id: string): PolicyMode {
-    return this.get(id).mode;
+  modeOf(id: string): SessionModeId {
+    return modeIdOf(this.get(id));
   }
 
   /**
@@ -614,11 +676,30 @@ export class AcpSessions {
     s.link = link;
     s.translator = translator;
     s.listener = (e) => translator.handle(e);
-    let r: RunResult;
-    const running = s.agent.run(goal.value, controller.signal);
+    const run = async (how: RunHow): Promise<RunResult> => {
+      const r = await s.agent.run(goal.value, controller.signal, how);
+      s.tokens.prompt += r.usage.prompt_tokens;
+      s.tokens.completion += r.usage.completion_tokens;
+      s.tokens.total += r.usage.total_tokens;
+      return r;
+    };
+    const running: Promise<PlanTurnEnd> = s.planning
+      ? planTurn({
+          signal: controller.signal,
+          translator,
+          send,
+          ...(this.ctx.approval === "ask" && link ? { ask: link.requestPermission } : {}),
+          nobody: this.ctx.unattended ? "scoot acp --unattended" : 'tools.approval = "never"',
+          binds: s.config.agent.plan_binding === "strict",
+          run,
+          notRun: (plan, why) => this.planNotRun(s, plan, why),
+        })
+      : run({}).then((result) => ({ result }));
+    // Close and shutdown wait for the whole turn: a plan's second run never starts after them.
     s.settled = running.catch(() => undefined);
+    let ended: PlanTurnEnd;
     try {
-      r = await running;
+      ended = await running;
     } finally {
       s.listener = undefined;
       s.link = undefined;
@@ -626,9 +707,8 @@ export class AcpSessions {
       s.running = undefined;
       s.settled = undefined;
     }
-    s.tokens.prompt += r.usage.prompt_tokens;
-    s.tokens.completion += r.usage.completion_tokens;
-    s.tokens.total += r.usage.total_tokens;
+    if ("notRun" in ended) return ended.notRun === "cancelled" ? "cancelled" : "end_turn";
+    const r = ended.result;
     if (r.stop === "final") return "end_turn";
     translator.close(r.error ?? r.status);
     const reason = ACP_STOP_REASONS[r.stop];
@@ -640,6 +720,16 @@ export class AcpSessions {
       status: r.status,
       stop: r.stop,
     });
+  }
+
+  /**
+   * A plan that did not run (refused, cancelled, nobody to ask): on the security record beside
+   * the approvals, and told to the model with the next goal, so the next prompt plans again
+   * knowing it.
+   */
+  private planNotRun(s: SessionState, plan: Plan, why: string): void {
+    const recorded = s.agent.planReviewed(plan, "acp", { notRun: why });
+    if (!recorded.ok) this.ctx.log(`warning: ${recorded.error}`);
   }
 
   /** A tool call that failed: its fingerprint is stored, so a reload shows it failed. */
@@ -693,7 +783,7 @@ export class AcpSessions {
         return statusText({
           sessionId: s.id,
           model: s.agent.model(),
-          mode: s.mode,
+          mode: s.planning ? `plan (an approved plan runs in ${s.mode})` : s.mode,
           approval: this.approvalLabel(),
           contextWindow: s.agent.contextWindow(),
           prompts: s.prompts,

@@ -13,13 +13,23 @@
  * Calls a tool makes itself (parallel children, redirect hops) that the gate denies get their
  * own failed tool call, so every denial is visible.
  *
- * Plans are not sent yet: when the loop emits a plan event, it becomes a `plan` update (the
- * whole list of entries each time, as ACP asks) in `handle`, at PLAN_UPDATES_HOOK.
+ * - a plan (docs/editors.md "Plan mode in the editor") as a `plan` update, the whole list of
+ *   entries each time, as ACP asks: all pending when a planning run ends with it and when a run
+ *   that carries it out begins, then again at each step's `plan_step`/`plan_status`
+ *   (plan-entries.ts maps the statuses; "skipped" has no ACP status).
  */
-import type { Diff, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type {
+  Diff,
+  PlanEntry,
+  SessionUpdate,
+  ToolCallContent,
+  ToolCallUpdate,
+} from "@agentclientprotocol/sdk";
 import type { Prepared, Ready } from "../agent/call-record.js";
 import type { AgentEvent } from "../agent/events.js";
 import { redact } from "../core/redact.js";
+import type { Plan } from "../tools/plan-shape.js";
+import { planEntries, planQuestionCall, progressed } from "./plan-entries.js";
 import { changeDiff, toolCallView } from "./tool-kind.js";
 
 interface OpenCall {
@@ -59,6 +69,8 @@ export class UpdateTranslator {
    * that answers in one piece) the thought only arrives with the step, and it goes first.
    */
   private answerHeld = "";
+  /** The plan shown, and its entries as last sent. */
+  private plan: { plan: Plan; entries: PlanEntry[] } | undefined;
   runId: string | undefined;
 
   constructor(
@@ -138,6 +150,26 @@ export class UpdateTranslator {
     this.aside.set(call, open);
     this.announce(open);
     return open.id;
+  }
+
+  private showPlan(plan: Plan, entries: PlanEntry[]): void {
+    this.plan = { plan, entries };
+    this.send({ sessionUpdate: "plan", entries });
+  }
+
+  /**
+   * The question to run `plan`: its `tool_call` (the plan numbered, pending) sent now, the
+   * permission request then names it. `planAnswered` ends it.
+   */
+  planQuestion(plan: Plan): ToolCallUpdate {
+    const call = planQuestionCall(plan, this.nextId());
+    this.send({ sessionUpdate: "tool_call", ...call });
+    return call;
+  }
+
+  /** The plan's question answered: `completed` (it runs) or `failed` (it does not), with why. */
+  planAnswered(toolCallId: string, status: "completed" | "failed", why: string): void {
+    this.send({ sessionUpdate: "tool_call_update", toolCallId, status, content: text(why) });
   }
 
   handle(e: AgentEvent): void {
@@ -241,7 +273,16 @@ export class UpdateTranslator {
         this.answerStreamed = "";
         break;
       }
-      // PLAN_UPDATES_HOOK: a plan event becomes `{ sessionUpdate: "plan", entries }` here.
+      case "plan":
+      case "plan_execute":
+        this.showPlan(e.plan, planEntries(e.plan));
+        break;
+      case "plan_progress": {
+        if (!this.plan) break;
+        const entries = progressed(this.plan.entries, this.plan.plan, e.step, e.status);
+        if (entries) this.showPlan(this.plan.plan, entries);
+        break;
+      }
       default:
         break;
     }

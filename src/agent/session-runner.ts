@@ -115,11 +115,12 @@ export interface AgentSession {
   /** After `/undo`: the next goal's request names the files put back (`undoLastRun`'s answer). */
   noteUndo(undone: UndoneFiles): Result<void, string>;
   /**
-   * The person's answer to a plan other than running it (the approval of a run is audited by
-   * the run): audited with the plan's SHA-256; a dropped plan is also told to the model, so the
-   * next goal does not take it for approved. An error says the record could not be written.
+   * A plan's review that did not run it (the approval of a run is audited by that run): audited
+   * with the plan's SHA-256 — `{ notRun: why }` (dropped, refused, nobody to ask) is also told
+   * to the model, so the next goal does not take the plan for approved; "revise" precedes a new
+   * planning request. An error says the record could not be written.
    */
-  planReviewed(plan: Plan, via: "repl" | "acp", answer: "dropped" | "revise"): Result<void, string>;
+  planReviewed(plan: Plan, via: "repl" | "acp", outcome: { notRun: string } | "revise"): Result<void, string>;
   close(): Promise<void>;
 }
 
@@ -580,17 +581,18 @@ function agentSession(w: Wired): AgentSession {
       const text = undoNote(undone);
       return text === undefined ? { ok: true, value: undefined } : note(text);
     },
-    planReviewed(plan, via, answer) {
-      const what = answer === "dropped" ? "plan dropped" : "plan revision asked";
+    planReviewed(plan, via, outcome) {
+      const what = outcome === "revise" ? "plan revision asked" : "plan not run";
+      const why = outcome === "revise" ? "" : `: ${outcome.notRun}`;
       const logged = audit.emit(
         opts.sessionId,
         "approval",
-        `${what} sha256=${planSha256(plan)} by=user via=${via}`,
+        `${what} sha256=${planSha256(plan)} steps=${plan.steps.length} via=${via}${why}`,
       );
       if (!logged.ok) return { ok: false, error: logged.error };
-      return answer === "dropped"
-        ? note(`${NOTE_PREFIX}the user dropped the plan above; nothing of it was run]`)
-        : { ok: true, value: undefined };
+      return outcome === "revise"
+        ? { ok: true, value: undefined }
+        : note(`${NOTE_PREFIX}the plan above was not run: ${outcome.notRun}]`);
     },
     contextWindow: () => fit?.window.tokens,
     model: () => backendConfig.model,

@@ -417,7 +417,11 @@ function planGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise
         showResult(repl, await agent.run(goal, signal, { execute: approved }), trace);
         return;
       }
-      const recorded = agent.planReviewed(plan, "repl", review.kind === "drop" ? "dropped" : "revise");
+      const recorded = agent.planReviewed(
+        plan,
+        "repl",
+        review.kind === "drop" ? { notRun: "the user dropped it" } : "revise",
+      );
       if (!recorded.ok) {
         repl.cli.io.err(`scoot: ${recorded.error}; nothing more of this goal runs\n`);
         return;

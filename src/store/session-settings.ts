@@ -1,6 +1,7 @@
 /**
  * What an editor chose for a session (docs/editors.md "Editors (ACP)"): a sidecar
- * `<id>.settings.json` beside the transcript holds the session's policy mode, its model, the
+ * `<id>.settings.json` beside the transcript holds the session's mode (a policy mode, or `plan`
+ * with the policy mode its approved plans run in), its model, the
  * approval choices made "always", the project root, and the fingerprints of its failed tool
  * calls (so a reload shows them failed, src/acp/call-outcomes.ts). It is written when an ACP session is created
  * (so a session never prompted can still be loaded) and replaced whole, atomically, on every
@@ -19,7 +20,10 @@ const MAX_SETTINGS_BYTES = 64 * 1024;
 export const MAX_REMEMBERED_APPROVALS = 256;
 
 export interface SessionSettings {
+  /** A policy mode, or `plan` (ACP's plan mode: then `plan_policy` is the mode a plan runs in). */
   mode?: string;
+  /** In plan mode: the policy mode an approved plan runs in. */
+  plan_policy?: string;
   /** The approval keys answered "always" (one per tool, or per program for bash). */
   approvals?: string[];
   /** The approval keys answered "reject always": refused without asking again. */
@@ -55,6 +59,7 @@ export function readSessionSettings(sessionsDir: string, id: string): SessionSet
   }
   const out: SessionSettings = {};
   if (typeof v.mode === "string") out.mode = v.mode;
+  if (typeof v.plan_policy === "string") out.plan_policy = v.plan_policy;
   if (typeof v.project_root === "string") out.project_root = v.project_root;
   if (typeof v.model === "string" && v.model !== "") out.model = v.model;
   if (Array.isArray(v.failed_calls))

@@ -127,7 +127,12 @@ describe("scoot acp", () => {
       mcpServers: [],
     });
     expect(created.modes?.currentModeId).toBe("guarded");
-    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly", "guarded", "unrestricted"]);
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual([
+      "readonly",
+      "guarded",
+      "unrestricted",
+      "plan",
+    ]);
     const sessionId = created.sessionId;
 
     const first = await c.agent.request(acp.methods.agent.session.prompt, {
@@ -240,7 +245,8 @@ describe("scoot acp", () => {
     });
     // Default edge.max_job_policy is readonly; guarded runs as readonly when unattended.
     expect(created.modes?.currentModeId).toBe("readonly");
-    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly"]);
+    // Plan mode plans in readonly and never runs a plan unattended: it is offered too.
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual(["readonly", "plan"]);
     await expect(
       c.agent.request(acp.methods.agent.session.setMode, {
         sessionId: created.sessionId,

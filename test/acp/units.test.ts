@@ -6,6 +6,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, describe, expect, it } from "vitest";
 import { liveFingerprint } from "../../src/acp/call-outcomes.js";
 import { mergeClientServers } from "../../src/acp/mcp-servers.js";
+import { SKIPPED_SUFFIX } from "../../src/acp/plan-entries.js";
 import { goalFromPrompt } from "../../src/acp/prompt-content.js";
 import { NO_RESULT_STORED, replayUpdates } from "../../src/acp/replay.js";
 import { clientErrorText } from "../../src/acp/server.js";
@@ -587,5 +588,54 @@ describe("a title shows invisible and reordering characters escaped", () => {
     ["bash", "ls \u2066x\u2069 \ufeffy", "Run ls \\u2066x\\u2069 \\ufeffy"],
   ])("%s %j → %s", (action, input, title) => {
     expect(view(action, input).title).toBe(title);
+  });
+});
+
+describe("a plan as the editor sees it (src/acp/plan-entries.ts)", () => {
+  const plan = { steps: [{ title: "one" }, { title: "two" }, { title: "three" }] };
+
+  it("plan events → the whole list each time; skipped is completed with a suffix; an unknown step sends nothing", () => {
+    const out: SessionUpdate[] = [];
+    const t = new UpdateTranslator("/p", (u) => out.push(u), "p1");
+    // Progress before any plan is shown means nothing to the editor.
+    t.handle({ type: "plan_progress", step: 1, status: "done" });
+    t.handle({ type: "plan_execute", plan, sha256: "0".repeat(64) });
+    t.handle({ type: "plan_progress", step: 1, status: "in_progress" });
+    t.handle({ type: "plan_progress", step: 2, status: "skipped" });
+    t.handle({ type: "plan_progress", step: 4, status: "done" });
+    t.handle({ type: "plan_progress", step: 2, status: "done" });
+    t.handle({ type: "plan_progress", step: 1, status: "done" });
+    const views = out.map((u) =>
+      u.sessionUpdate === "plan" ? u.entries.map((e) => `${e.status}:${e.content}:${e.priority}`) : u,
+    );
+    expect(views).toEqual([
+      ["pending:one:medium", "pending:two:medium", "pending:three:medium"],
+      ["in_progress:one:medium", "pending:two:medium", "pending:three:medium"],
+      ["in_progress:one:medium", `completed:two${SKIPPED_SUFFIX}:medium`, "pending:three:medium"],
+      // A step done after it was skipped gets its own title back.
+      ["in_progress:one:medium", "completed:two:medium", "pending:three:medium"],
+      ["completed:one:medium", "completed:two:medium", "pending:three:medium"],
+    ]);
+  });
+
+  it("replay: a plan step is its numbered text; a plan the loop refused is not replayed", () => {
+    const planStep = (input: unknown) =>
+      JSON.stringify({ thought: "t", action: "plan", action_input: JSON.stringify(input) });
+    const u = replayUpdates(
+      [
+        { role: "user", content: "goal" },
+        { role: "assistant", content: planStep({ steps: [] }) },
+        { role: "user", content: "Your last reply was not a valid step: plan: steps is empty" },
+        { role: "assistant", content: planStep({ steps: [{ title: "a", files: ["x.txt"] }] }) },
+      ],
+      "/p",
+    );
+    expect(u).toEqual([
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "goal" } },
+      {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: "Plan:\n1. a\n   files: x.txt\n" },
+      },
+    ]);
   });
 });

@@ -126,8 +126,10 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
     expect(fs.existsSync(path.join(scene.project, "NOTES.md"))).toBe(false);
     await t.line("what now");
     await t.waitFor("ok");
-    expect(bodies()[1]).toContain("the user dropped the plan above");
-    expect(auditMessages("approval")).toContainEqual(expect.stringMatching(/^plan dropped sha256=/));
+    expect(bodies()[1]).toContain("the plan above was not run: the user dropped it");
+    expect(auditMessages("approval")).toContainEqual(
+      expect.stringMatching(/^plan not run sha256=[0-9a-f]{64} steps=1 via=repl: the user dropped it$/),
+    );
   });
 });
 
