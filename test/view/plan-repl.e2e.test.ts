@@ -86,7 +86,7 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
     expect(fs.existsSync(path.join(scene.project, "NOTES.md"))).toBe(false);
 
     await t.type("e");
-    await t.waitFor("feedback for a new plan");
+    await t.waitFor("feedback for a new plan (Enter sends, Esc goes back): ");
     await t.type("also add a README");
     await t.keys("Enter");
     shown = await t.waitFor(/run this plan \(2 steps\)\? \[y\/n\/e\] $/m);
@@ -116,7 +116,7 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
   });
 
   it("n drops the plan: nothing runs, and the next goal's request says it was dropped", async () => {
-    const t = await open([step("plan", FIRST), step("final", "ok")], size);
+    const t = await open([step("plan", FIRST), step("final", "answered after the drop")], size);
     await t.line("/plan add notes");
     await t.waitFor(REVIEW);
     await t.type("n");
@@ -125,7 +125,7 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
     expect(bodies()).toHaveLength(1);
     expect(fs.existsSync(path.join(scene.project, "NOTES.md"))).toBe(false);
     await t.line("what now");
-    await t.waitFor("ok");
+    await t.waitFor("answered after the drop");
     expect(bodies()[1]).toContain("the plan above was not run: the user dropped it");
     expect(auditMessages("approval")).toContainEqual(
       expect.stringMatching(/^plan not run sha256=[0-9a-f]{64} steps=1 via=repl: the user dropped it$/),
