@@ -115,6 +115,26 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
     expect(auditMessages("plan")).toEqual(expect.arrayContaining(["step 1 done", "step 2 done"]));
   });
 
+  it("a y typed while the plan is being made does not approve it", async () => {
+    const t = await open(
+      [{ reply: JSON.parse(stepText("plan", FIRST)), delayMs: 1500 }, step("final", "never asked for")],
+      size,
+    );
+    await t.line("/plan add notes");
+    await t.waitFor("thinking");
+    await t.type("y");
+    await t.waitFor("› y");
+    await t.waitFor(REVIEW);
+    await new Promise((r) => setTimeout(r, 400));
+    // Still asking: the typed-ahead y answered nothing, and no run of the plan began.
+    expect(bodies()).toHaveLength(1);
+    expect(auditMessages("approval")).toEqual([]);
+    await t.type("n");
+    await t.waitFor("✗ dropped this plan");
+    await t.waitFor(/scoot> y$/m);
+    expect(bodies()).toHaveLength(1);
+  });
+
   it("n drops the plan: nothing runs, and the next goal's request says it was dropped", async () => {
     const t = await open([step("plan", FIRST), step("final", "answered after the drop")], size);
     await t.line("/plan add notes");
