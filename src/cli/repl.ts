@@ -182,13 +182,6 @@ function typedAheadLines(state: TypedAhead, note?: string): string[] | undefined
   return lines.length > 0 ? lines : undefined;
 }
 
-let lastTyped: { state: TypedAhead; note?: string } = { state: { queued: [], line: "" } };
-
-function showTypedAhead(repl: Repl, state?: TypedAhead, note?: string): void {
-  if (state) lastTyped = { state, ...(note ? { note } : {}) };
-  repl.active.screen.footer(typedAheadLines(lastTyped.state, lastTyped.note));
-}
-
 interface LineEditor {
   rl: readline.Interface;
   /** The bracketed-paste filter stdin passes through on a terminal. */
@@ -210,7 +203,7 @@ function openLineEditor(cli: Cli, repl: Repl, history: string): LineEditor {
     repl.keys = keyRouter({
       lineEditor: lineInput,
       onCancel: (key) => cancelGoal(repl, key),
-      onTypedAhead: (state, note) => showTypedAhead(repl, state, note),
+      onTypedAhead: (state, note) => repl.active.screen.footer(typedAheadLines(state, note)),
     });
     const keys = repl.keys;
     filter.on("data", (chunk: Buffer | string) => keys.feed(chunk.toString()));
@@ -342,7 +335,6 @@ async function runGoal(repl: Repl, goal: string, trace: boolean | undefined): Pr
   const { cli } = repl;
   repl.current = new AbortController();
   repl.keys?.startRun();
-  lastTyped = { state: { queued: [], line: "" } };
   let result: RunResult;
   try {
     result = await repl.active.agent.run(goal, repl.current.signal);
