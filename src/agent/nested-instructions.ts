@@ -23,8 +23,8 @@ import { NOTE_PREFIX } from "./history.js";
 import {
   clippedWords,
   fencedInstructions,
-  foreignOwner,
   type InstructionFile,
+  ownDirectory,
   PROJECT_INSTRUCTIONS_FILE,
   type ProjectInstructions,
   readCapped,
@@ -223,16 +223,10 @@ export function nestedInstructions(setup: NestedSetup): NestedInstructions | und
         if (!isInside(p, root)) continue;
         const touched = shownPath(p, cwd);
         for (const dir of dirsDownTo(root, p)) {
-          let st: fs.Stats;
-          try {
-            st = fs.statSync(dir);
-          } catch {
-            break;
-          }
           // Another user's directory supplies nothing, at it or below it.
-          const foreign = foreignOwner(dir, st);
-          if (foreign) {
-            refuse(foreign);
+          const own = ownDirectory(dir);
+          if (!own.ok) {
+            if (own.foreign) refuse(own.foreign);
             break;
           }
           const file = path.join(dir, PROJECT_INSTRUCTIONS_FILE);

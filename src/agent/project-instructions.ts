@@ -62,6 +62,21 @@ export function foreignOwner(what: string, st: fs.Stats): string | undefined {
   return `${what} is owned by uid ${st.uid}, not by you (uid ${uid}) or root; not read (remove it or chown it)`;
 }
 
+/**
+ * Whether a walk may go on through `dir`: `ok`, or stop — because it is gone, or (`foreign`)
+ * because it belongs to someone else (it then supplies nothing, at it or below it).
+ */
+export function ownDirectory(dir: string): { ok: true } | { ok: false; foreign?: string } {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch {
+    return { ok: false };
+  }
+  const foreign = foreignOwner(dir, st);
+  return foreign ? { ok: false, foreign } : { ok: true };
+}
+
 export interface InstructionWalk {
   dirs: string[];
   notes: string[];
@@ -80,15 +95,9 @@ export function walkInstructionDirs(cwd: string): InstructionWalk {
   const start = path.resolve(cwd);
   let dir = start;
   for (;;) {
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(dir);
-    } catch {
-      break;
-    }
-    const foreign = foreignOwner(dir, st);
-    if (foreign) {
-      notes.push(foreign);
+    const own = ownDirectory(dir);
+    if (!own.ok) {
+      if (own.foreign) notes.push(own.foreign);
       break;
     }
     chain.push(dir);

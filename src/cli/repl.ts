@@ -193,13 +193,6 @@ function typedAheadLines(state: TypedAhead, note?: string): string[] | undefined
   return lines.length > 0 ? lines : undefined;
 }
 
-let lastTyped: { state: TypedAhead; note?: string } = { state: { queued: [], line: "" } };
-
-function showTypedAhead(repl: Repl, state?: TypedAhead, note?: string): void {
-  if (state) lastTyped = { state, ...(note ? { note } : {}) };
-  repl.active.screen.footer(typedAheadLines(lastTyped.state, lastTyped.note));
-}
-
 interface LineEditor {
   rl: readline.Interface;
   /** The bracketed-paste filter stdin passes through on a terminal. */
@@ -221,7 +214,7 @@ function openLineEditor(cli: Cli, repl: Repl, history: string): LineEditor {
     repl.keys = keyRouter({
       lineEditor: lineInput,
       onCancel: (key) => cancelGoal(repl, key),
-      onTypedAhead: (state, note) => showTypedAhead(repl, state, note),
+      onTypedAhead: (state, note) => repl.active.screen.footer(typedAheadLines(state, note)),
     });
     const keys = repl.keys;
     filter.on("data", (chunk: Buffer | string) => keys.feed(chunk.toString()));
@@ -371,7 +364,6 @@ async function duringGoal(
 ): Promise<string | undefined> {
   repl.current = new AbortController();
   repl.keys?.startRun();
-  lastTyped = { state: { queued: [], line: "" } };
   let ahead: TypedAhead | undefined;
   try {
     await body(repl.current.signal);

@@ -82,8 +82,6 @@ export interface KeyRouter {
   nextKey(signal: AbortSignal): Promise<string | undefined>;
   /** The question is answered: keys are typed ahead again; unread keys of the question are dropped. */
   closeQuestion(): void;
-  /** Whether a goal is running. */
-  readonly running: boolean;
   /** Whether a question is open (its prompt line waits, the cursor at its end). */
   readonly asking: boolean;
 }
@@ -139,9 +137,6 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
   };
 
   return {
-    get running() {
-      return running;
-    },
     get asking() {
       return questionKeys !== undefined;
     },
