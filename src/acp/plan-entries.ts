@@ -7,15 +7,25 @@
  */
 import type { PermissionOption, PlanEntry, ToolCall } from "@agentclientprotocol/sdk";
 import type { PlanStatus } from "../agent/step.js";
+import { redact } from "../core/redact.js";
+import { terminalText } from "../core/terminal-text.js";
 import { formatPlan } from "../tools/plan.js";
 import type { Plan } from "../tools/plan-shape.js";
 
 /** What a skipped step's title gets: ACP has no skipped status. */
 export const SKIPPED_SUFFIX = " (skipped)";
 
+/**
+ * A step's title as an entry shows it: model text, so redacted as an answer is and with control
+ * and invisible characters escaped, as a tool call's title is (tool-kind.ts).
+ */
+function entryTitle(title: string): string {
+  return terminalText(redact(title));
+}
+
 /** Every step pending: the checklist as a plan is proposed, and as a run that carries it out begins. */
 export function planEntries(plan: Plan): PlanEntry[] {
-  return plan.steps.map((s) => ({ content: s.title, priority: "medium", status: "pending" }));
+  return plan.steps.map((s) => ({ content: entryTitle(s.title), priority: "medium", status: "pending" }));
 }
 
 /**
@@ -28,8 +38,9 @@ export function progressed(
   step: number,
   status: PlanStatus,
 ): PlanEntry[] | undefined {
-  const title = plan.steps[step - 1]?.title;
-  if (title === undefined) return undefined;
+  const raw = plan.steps[step - 1]?.title;
+  if (raw === undefined) return undefined;
+  const title = entryTitle(raw);
   return entries.map((e, i) =>
     i !== step - 1
       ? e
@@ -54,6 +65,6 @@ export function planQuestionCall(plan: Plan, toolCallId: string): ToolCall {
     kind: "think",
     status: "pending",
     rawInput: plan,
-    content: [{ type: "content", content: { type: "text", text: formatPlan(plan) } }],
+    content: [{ type: "content", content: { type: "text", text: terminalText(redact(formatPlan(plan))) } }],
   };
 }

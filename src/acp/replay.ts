@@ -18,6 +18,7 @@ import { presentRecorded } from "../agent/calls.js";
 import { isScootNote } from "../agent/history.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
+import { redact } from "../core/redact.js";
 import type { Message } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
 import { formatPlan, PLAN_ACTION, parsePlan } from "../tools/plan.js";
@@ -95,7 +96,7 @@ export function replayUpdates(
         if (plan.ok)
           out.push({
             sessionUpdate: "agent_message_chunk",
-            content: { type: "text", text: `Plan:\n${formatPlan(plan.value)}` },
+            content: { type: "text", text: `Plan:\n${redact(formatPlan(plan.value))}` },
           });
         continue;
       }

@@ -618,6 +618,26 @@ describe("a plan as the editor sees it (src/acp/plan-entries.ts)", () => {
     ]);
   });
 
+  it("a plan's model text is drawn redacted and escaped, in the entries and the question", () => {
+    const out: SessionUpdate[] = [];
+    const t = new UpdateTranslator("/p", (u) => out.push(u), "p1");
+    const secret = "sk-live0123456789abcdef";
+    const hostile = { steps: [{ title: `use ${secret}\u001b[2J\u202e`, detail: `key ${secret}` }] };
+    t.handle({ type: "plan", plan: hostile });
+    t.handle({ type: "plan_progress", step: 1, status: "skipped" });
+    const question = t.planQuestion(hostile);
+    // rawInput stays the plan as it will run, as a tool call's input does; what is drawn is redacted.
+    const drawn = out.flatMap((u) => (u.sessionUpdate === "plan" ? u.entries.map((e) => e.content) : []));
+    const body = question.content?.[0];
+    const text = body?.type === "content" && body.content.type === "text" ? body.content.text : "";
+    const sent = [...drawn, question.title, text].join("\n");
+    expect(drawn).toHaveLength(2);
+    expect(text).toContain("key [REDACTED]");
+    expect(sent).not.toContain(secret);
+    expect(sent).not.toContain("\u001b");
+    expect(sent).not.toContain("\u202e");
+  });
+
   it("replay: a plan step is its numbered text; a plan the loop refused is not replayed", () => {
     const planStep = (input: unknown) =>
       JSON.stringify({ thought: "t", action: "plan", action_input: JSON.stringify(input) });
