@@ -11,6 +11,7 @@ import { formatPlan } from "../tools/plan.js";
 import type { Plan } from "../tools/plan-shape.js";
 import { hiddenCharacters } from "./approve-keyboard.js";
 import { foldLines, pageLines, type QuestionIo, readKeyedLine, screenRows } from "./question-parts.js";
+import { makeStyle } from "./view/style.js";
 
 /** Rows the question keeps for itself: the title, the key line, the prompt and a margin. */
 const QUESTION_ROWS = 5;
@@ -32,9 +33,7 @@ export async function reviewPlan(
   sha256: string,
   signal: AbortSignal,
 ): Promise<PlanReview> {
-  const bold = (t: string) => (io.color ? `\u001b[1m${t}\u001b[0m` : t);
-  const green = (t: string) => (io.color ? `\u001b[32m${t}\u001b[0m` : t);
-  const red = (t: string) => (io.color ? `\u001b[31m${t}\u001b[0m` : t);
+  const { bold, green, red } = makeStyle(io.color);
   const text = formatPlan(plan).trimEnd();
   const lines = terminalText(redact(text))
     .split("\n")

@@ -34,29 +34,29 @@ export function planFromFlags(cli: Cli): Result<ApprovedPlan | undefined> {
   return loadPlanFile(file, cli.cwd, sha);
 }
 
-/**
- * `--plan` makes a run that only plans; `--execute-plan` and `--output-schema` are about a run
- * that acts. Asked together, one would be silently ignored, so they are refused.
- */
-function planFlagConflict(cli: Cli): string | undefined {
-  if (!flagBool(cli.args, "plan")) return undefined;
-  for (const other of ["execute-plan", "output-schema"])
-    if (flagString(cli.args, other) !== undefined)
-      return `--plan only plans (nothing runs); --${other} is for a run that acts: use one of them`;
-  return undefined;
+/** The flags that ask for a run that acts: a plan to carry out, an answer in a schema. */
+const ACTING_FLAGS = ["execute-plan", "output-schema"] as const;
+
+function actingFlag(cli: Cli): (typeof ACTING_FLAGS)[number] | undefined {
+  return ACTING_FLAGS.find((f) => flagString(cli.args, f) !== undefined);
 }
 
-/** `--plan`, or `agent.default_mode = "plan"`: the goal is planned, not executed (docs/safety.md "Plan mode"). */
+/**
+ * `--plan` makes a run that only plans; asked together with an acting flag, one would be
+ * silently ignored, so they are refused.
+ */
+function planFlagConflict(cli: Cli): string | undefined {
+  const other = flagBool(cli.args, "plan") ? actingFlag(cli) : undefined;
+  return other && `--plan only plans (nothing runs); --${other} is for a run that acts: use one of them`;
+}
+
+/**
+ * `--plan`, or `agent.default_mode = "plan"`: the goal is planned, not executed (docs/safety.md
+ * "Plan mode"). The configured default gives way to an acting flag on the command line.
+ */
 export function planWanted(cli: Cli, config: Config): boolean {
   if (flagBool(cli.args, "plan")) return true;
-  // A plan to carry out, or an answer in a schema, asks for a run that acts: the configured
-  // default gives way to what the command line asks for.
-  if (
-    flagString(cli.args, "execute-plan") !== undefined ||
-    flagString(cli.args, "output-schema") !== undefined
-  )
-    return false;
-  return config.agent.default_mode === "plan";
+  return actingFlag(cli) === undefined && config.agent.default_mode === "plan";
 }
 
 function failed(r: RunResult): boolean {
