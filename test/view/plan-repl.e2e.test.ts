@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
+import { runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, startScriptedServer, step, stepText } from "../helpers/scripted-server.js";
 import { hasTmux, openTerminal, type Terminal } from "../helpers/terminal.js";
@@ -111,6 +112,10 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
     expect(run).toContain("Add a README");
     const approved = auditMessages("approval").find((m) => m.startsWith("plan approved"));
     expect(approved).toMatch(/^plan approved sha256=[0-9a-f]{64} steps=2 by=user via=repl binding=off$/);
+    // The plan approved is the plan shown: the hash on the screen begins the audited one.
+    const shownHash = /● plan · 2 steps · sha256 ([0-9a-f]{12})/.exec(await t.screen())?.[1];
+    expect(shownHash).toBeDefined();
+    expect(approved).toContain(`sha256=${shownHash}`);
     expect(auditMessages("approval")).toContainEqual(expect.stringMatching(/^plan revision asked sha256=/));
     expect(auditMessages("plan")).toEqual(expect.arrayContaining(["step 1 done", "step 2 done"]));
   });
@@ -177,5 +182,42 @@ describe.skipIf(!hasTmux)("plan mode started with --plan, bound by agent.plan_bi
     expect(end).toContain("not in the approved plan");
     expect(fs.existsSync(path.join(scene.project, "OTHER.md"))).toBe(false);
     expect(auditMessages("approval")).toContainEqual(expect.stringMatching(/via=repl binding=strict$/));
+  });
+});
+
+describe("plan mode without a person at a terminal", () => {
+  it("piped /plan prints the plan and runs nothing: nobody can approve it", async () => {
+    scene.server = await startScriptedServer([step("plan", FIRST), step("final", "never asked for")]);
+    const r = await runCli(["repl"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url },
+      input: "/plan add notes\n",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("1. Write the notes\n   files: NOTES.md\n");
+    expect(r.stderr).toContain("scoot: the plan is not run: no terminal to approve it on");
+    expect(bodies()).toHaveLength(1);
+    expect(auditMessages("approval")).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasTmux)("-e --execute-plan on a terminal", () => {
+  it("draws the checklist and marks the step the model reports done, at 80x24", async () => {
+    fs.writeFileSync(path.join(scene.project, "plan.json"), JSON.stringify({ plan: FIRST }));
+    scene.server = await startScriptedServer([
+      progressing("file_write", { path: "NOTES.md", content: "notes\n" }, 1, "done"),
+      step("final", "the notes are written"),
+    ]);
+    term = await openTerminal(["--execute-plan", "plan.json", "-e", "add notes"], {
+      ...SIZES[1]!,
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, NO_COLOR: "1" },
+    });
+    const shown = await term.waitFor("plan: 1 of 1 step done");
+    expect(shown).toMatch(/plan · 1 step · sha256 [0-9a-f]{12}\n {2}\[ \] 1 Write the notes/);
+    expect(shown).toContain("  [x] 1 Write the notes");
+    expect(shown).toContain("the notes are written");
   });
 });
