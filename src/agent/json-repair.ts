@@ -16,6 +16,14 @@ export type RepairName =
   | "read a literal \\n between tokens as white space"
   | "read single-quoted strings as strings";
 
+/**
+ * `singleQuotes: false`: a call's arguments (which run) are not read from Python's quoting —
+ * its escapes are not JSON's, so a dict in arguments is corrected rather than guessed at.
+ */
+export interface RepairOptions {
+  singleQuotes?: boolean;
+}
+
 export interface Repaired {
   value: unknown;
   repairs: RepairName[];
@@ -24,7 +32,7 @@ export interface Repaired {
 const RAW_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
 /** The repaired text and the repairs made; the text is unchanged when none applied. */
-export function repairText(text: string): { text: string; repairs: RepairName[] } {
+export function repairText(text: string, opts: RepairOptions = {}): { text: string; repairs: RepairName[] } {
   const made = new Set<RepairName>();
   let out = "";
   let inString = false;
@@ -57,7 +65,7 @@ export function repairText(text: string): { text: string; repairs: RepairName[] 
       out += ch;
       continue;
     }
-    if (ch === "'") {
+    if (ch === "'" && opts.singleQuotes !== false) {
       // A single-quoted string: the same text in double quotes (its own quotes escaped).
       const end = singleQuotedEnd(text, i);
       if (end === undefined) {
@@ -112,8 +120,8 @@ function singleQuotedEnd(text: string, open: number): number | undefined {
 }
 
 /** The parsed value after the unambiguous repairs, or undefined when it still does not parse. */
-export function parseRepaired(text: string): Repaired | undefined {
-  const { text: fixed, repairs } = repairText(text);
+export function parseRepaired(text: string, opts: RepairOptions = {}): Repaired | undefined {
+  const { text: fixed, repairs } = repairText(text, opts);
   if (repairs.length === 0) return undefined;
   try {
     return { value: JSON.parse(fixed) as unknown, repairs };

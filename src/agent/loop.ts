@@ -48,7 +48,7 @@ import {
   type ValidStep,
 } from "./step.js";
 import { followStep, StepStreamReader } from "./stream-final.js";
-import { HARMONY_MARK, harmonyGate, readHarmony, splitThinking } from "./think.js";
+import { harmonyGate, readHarmony, splitThinking } from "./think.js";
 
 export interface RunResult {
   /** Why the run stopped; callers match on this, never on `error`'s text. */
@@ -253,9 +253,7 @@ async function askPhase(
   turn: number,
   schema: object,
 ): Promise<
-  | { text: string; follower: Follower; ctx: ReplyContext; dropped: readonly string[] }
-  | { error: string; refused?: boolean }
-  | NotRecorded
+  { text: string; follower: Follower; ctx: ReplyContext } | { error: string; refused?: boolean } | NotRecorded
 > {
   const { deps } = run;
   run.emit({ type: "thinking", turn });
@@ -308,7 +306,7 @@ async function askPhase(
   );
   if (logged) return logged;
   // gpt-oss's Harmony channels: only the final one is the reply; no special token goes on.
-  const harmony = r.text.includes(HARMONY_MARK) ? readHarmony(r.text) : undefined;
+  const harmony = readHarmony(r.text);
   const text = harmony?.text ?? r.text;
   const split = splitThinking(text);
   const reasoning = r.reasoning ?? "";
@@ -324,13 +322,24 @@ async function askPhase(
     if (thought) return thought;
   }
   if (r.cutOff) noteCutOff(run);
-  const notes = [...(r.notes ?? []), ...(harmony?.notes ?? [])];
+  const notes = harmony?.notes ?? [];
+  // The server's native calls, or Harmony's commentary call: read as calls, arguments strictly.
+  const calls = r.calls ?? (harmony?.call ? [harmony.call] : undefined);
   return {
     text,
     follower,
     // The analysis is not offered as a place to find the step: a draft there is never run.
-    ctx: { reasoning, ...(r.cutOff ? { cutOff: r.cutOff } : {}), ...(notes.length > 0 ? { notes } : {}) },
-    dropped: r.dropped ?? [],
+    ctx: {
+      reasoning,
+      ...(r.cutOff ? { cutOff: r.cutOff } : {}),
+      ...(notes.length > 0 ? { notes } : {}),
+      ...(calls
+        ? {
+            calls,
+            ...(r.calls ? {} : { callsFormat: `Harmony's commentary call to ${harmony!.call!.name}` }),
+          }
+        : {}),
+    },
   };
 }
 
@@ -410,11 +419,12 @@ function stepPhase(
   ctx: ReplyContext,
 ): Stepped | "retry" | { error: string } | NotRecorded {
   const step = parseStep(text, run.deps.tools, ctx);
-  // The history keeps the reply without its thinking; a step taken from the reasoning field
-  // is kept as that step, so the model sees what it did.
+  // The history keeps the step Scoot read (docs/context.md "What goes back"): never the thinking,
+  // a special token, a vendor format's markup or what the model wrote after its call. A reply
+  // that is not a step is kept as it came (without its thinking), so the correction makes sense.
   const kept = run.remember({
     role: "assistant",
-    content: step.ok && step.value.fromReasoning ? stepText(step.value) : replyBody(text),
+    content: step.ok ? stepText(step.value) : unreadReply(text, ctx),
   });
   if (kept) return kept;
   if (step.ok) for (const note of step.value.notes) run.emit({ type: "step_note", turn, note });
@@ -499,7 +509,20 @@ export function planRecord(plan: Plan): string {
 }
 
 function stepText(s: ValidStep): string {
-  return JSON.stringify({ thought: s.thought, action: s.action, action_input: s.action_input });
+  const p = s.planProgress;
+  return JSON.stringify({
+    thought: s.thought,
+    action: s.action,
+    action_input: s.action_input,
+    ...(p ? { plan_step: p.step, plan_status: p.status } : {}),
+  });
+}
+
+/** A reply that did not give a step, as the history keeps it: its text, or the calls it sent. */
+function unreadReply(text: string, ctx: ReplyContext): string {
+  const call = ctx.calls?.[0];
+  if (!call) return replyBody(text);
+  return JSON.stringify({ thought: replyBody(text).trim(), action: call.name, action_input: call.arguments });
 }
 
 interface Stepped {
@@ -755,7 +778,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const observation = await callPhase(run, step, prepared);
       if (isNotRecorded(observation)) return unrecorded(observation);
       const text = typeof observation === "string" ? observation : observation.interrupted;
-      const recorded = recordPhase(run, step.action, withDropped(text, reply.dropped));
+      const recorded = recordPhase(run, step.action, withDropped(text, step.notRun ?? []));
       if (recorded) return unrecorded(recorded);
       if (typeof observation !== "string") throw new Interrupted();
       const marked = progressPhase(run, step);

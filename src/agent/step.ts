@@ -8,11 +8,22 @@
 
 import { clip } from "../core/clip.js";
 import { walkBraces } from "../core/json-braces.js";
+import {
+  around,
+  duplicateKeyError,
+  EXCERPT_RADIUS_CHARS,
+  firstDuplicateKey,
+  jsonDefect,
+} from "../core/json-complaint.js";
 import type { Result } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
-import { parseRepaired, type RepairName } from "./json-repair.js";
+import { type ReadCall, readArguments, withoutMeaningFreeExtras } from "./call-args.js";
+import { parseRepaired, type RepairName, repairText } from "./json-repair.js";
+import { type Lead, leadOf, readCallAtStart } from "./reply-calls.js";
 import { splitThinking } from "./think.js";
-import { readNameThenJson, readVendorCall, type VendorCall } from "./vendor-calls.js";
+import { quotedFormat } from "./vendor-calls.js";
+
+export { EXCERPT_RADIUS_CHARS };
 
 /**
  * Bytes of model text echoed back in a correction or error: an unknown
@@ -21,13 +32,14 @@ import { readNameThenJson, readVendorCall, type VendorCall } from "./vendor-call
  */
 export const ECHO_MAX_BYTES = 256;
 export const STEP_ERROR_MAX_BYTES = 2048;
-/** Characters shown either side of the position a JSON parser complained about. */
-export const EXCERPT_RADIUS_CHARS = 24;
 
 export interface Step {
   thought: string;
   action: string;
-  /** Always text: an object sent by the model is re-serialised to its JSON text. */
+  /**
+   * Always text: a text tool's text (bash's command, final's answer, however it was sent), or a
+   * JSON tool's input as JSON text.
+   */
   action_input: string;
 }
 
@@ -40,6 +52,8 @@ export interface ValidStep extends Step {
   fromReasoning?: boolean;
   /** While a plan runs: the plan step this step works on and its status (docs/safety.md "Plan mode"). */
   planProgress?: PlanProgress;
+  /** Further calls the reply held, by name, which were not run (one call per turn): the model is told. */
+  notRun?: string[];
 }
 
 export const PLAN_STATUSES = ["in_progress", "done", "skipped"] as const;
@@ -72,8 +86,15 @@ export interface ReplyContext {
   reasoning?: string;
   /** Set when the server stopped at its token limit: how it said so (e.g. "finish_reason length"). */
   cutOff?: string;
-  /** How the backend read the reply (a native tool call taken as the step): the step's first notes. */
+  /** How the backend read the reply: the step's first notes. */
   notes?: readonly string[];
+  /**
+   * The server's native tool calls (`tool_calls`, or Harmony's commentary call): the first is the
+   * step, its arguments read strictly; the reply text is then its thought.
+   */
+  calls?: readonly ReadCall[];
+  /** How the calls came, for the note ("the server's native tool call"). */
+  callsFormat?: string;
 }
 
 interface Span {
@@ -110,7 +131,7 @@ interface Parsed {
 interface Scan {
   parsed: Parsed[];
   /** The first object that does not parse even after the repairs: the parser's complaint. */
-  invalid?: { complaint: string; excerpt: string };
+  invalid?: { complaint: string; excerpt: string; error?: string };
   unclosedAt?: number;
 }
 
@@ -118,33 +139,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** `…text around the position…` on one line. */
-function around(text: string, at: number): string {
-  const from = Math.max(0, at - EXCERPT_RADIUS_CHARS);
-  const to = Math.min(text.length, at + EXCERPT_RADIUS_CHARS);
-  const piece = JSON.stringify(text.slice(from, to)).slice(1, -1);
-  return `${from > 0 ? "…" : ""}${piece}${to < text.length ? "…" : ""}`;
-}
-
-/** Line and column (1-based) of an offset in the text. */
-function lineColumn(text: string, at: number): string {
-  const before = text.slice(0, at);
-  const line = before.split("\n").length;
-  return `line ${line}, column ${at - before.lastIndexOf("\n")}`;
-}
-
 /** The parser's first complaint, where it is (line and column of the object), and the text around it. */
 function complaintOf(text: string): { complaint: string; excerpt: string } {
-  try {
-    JSON.parse(text);
-    return { complaint: "unknown", excerpt: "" };
-  } catch (e) {
-    const message = (e as Error).message.replace(/\s*\(line \d+ column \d+\)/, "");
-    const pos = /position (\d+)/.exec(message);
-    const at = pos ? Number(pos[1]) : text.length - 1;
-    const what = message.replace(/ in JSON at position \d+/, "");
-    return { complaint: pos ? `${what} at ${lineColumn(text, at)}` : what, excerpt: around(text, at) };
-  }
+  const d = jsonDefect(text);
+  if (!d) return { complaint: "unknown", excerpt: "" };
+  return {
+    complaint: d.cutOff ? `${d.what}: it runs past the end of the reply` : `${d.what} at ${d.where}`,
+    excerpt: d.excerpt,
+  };
 }
 
 function scan(text: string): Scan {
@@ -155,6 +157,16 @@ function scan(text: string): Scan {
     let repairs: RepairName[] = [];
     try {
       value = JSON.parse(span.text);
+      // `JSON.parse` keeps a duplicated key's last value while the text shows the first.
+      const dup = firstDuplicateKey(span.text);
+      if (dup) {
+        out.invalid ??= {
+          complaint: "",
+          excerpt: "",
+          error: duplicateKeyError(span.text, dup, "the JSON object"),
+        };
+        continue;
+      }
     } catch {
       const repaired = parseRepaired(span.text);
       if (!repaired) {
@@ -171,8 +183,8 @@ function scan(text: string): Scan {
 
 /**
  * The `{"name", "arguments"}` tool-call shape small models are trained on (Hermes, Qwen;
- * Llama's `{"name", "parameters"}`). The arguments, an object or its JSON text, become the
- * action_input, which the tool's own declaration reads (bash ← `command`, final ← `answer`).
+ * Llama's `{"name", "parameters"}`): a call, read only where the reply begins with it
+ * (reply-calls.ts). Found inside prose, it is a quoted call and never runs.
  */
 const ARGUMENT_KEYS = ["arguments", "parameters"] as const;
 
@@ -188,11 +200,6 @@ function isToolCallDialect(v: Record<string, unknown>): boolean {
   return toolCallArguments(v).present;
 }
 
-function insideToolCallTags(text: string, at: number): boolean {
-  const before = text.slice(0, at).toLowerCase();
-  return before.lastIndexOf("<tool_call>") > before.lastIndexOf("</tool_call>");
-}
-
 function noObject(text: string): string {
   return text.trim().length === 0
     ? "the reply was empty; reply with exactly one JSON object"
@@ -202,8 +209,21 @@ function noObject(text: string): string {
 interface Extracted {
   value: Record<string, unknown>;
   notes: string[];
-  /** The object was the tool-call dialect (already turned into step fields). */
-  dialect?: { name: string; tagged: boolean };
+  /** The object is the `{"name", "arguments"}` call shape. */
+  dialect?: boolean;
+}
+
+/**
+ * Where an object that never closes really goes wrong: the parser's first complaint when it
+ * finds one before the end (a stray quote, `{{`), "never closes" only when it runs past the end.
+ */
+function unclosedError(text: string, at: number): string {
+  // What the repairs would mend is no defect: the first one they leave is.
+  const d = jsonDefect(repairText(text.slice(at)).text);
+  if (d && !d.cutOff) {
+    return `the JSON is invalid: ${d.what} at ${d.where} of the object, near "${d.excerpt}"; send one complete, valid JSON object`;
+  }
+  return `the JSON is invalid: the object that opens at "${around(text, at)}" never closes (the reply ends inside it); send one complete JSON object`;
 }
 
 /** The one object of a reply body (thinking already set aside), or exactly what is wrong. */
@@ -215,6 +235,7 @@ function extractObject(text: string): Result<Extracted> {
     s.parsed.every((p) => JSON.stringify(p.value) === JSON.stringify(s.parsed[0]!.value));
   const repeated = same ? s.parsed.length : 0;
   if (same) s.parsed.length = 1;
+  if (s.invalid?.error) return { ok: false, error: s.invalid.error };
   if (s.parsed.length > 1) {
     return {
       ok: false,
@@ -228,28 +249,16 @@ function extractObject(text: string): Result<Extracted> {
         error: `the JSON is invalid: ${s.invalid.complaint}, near "${s.invalid.excerpt}"; send one complete, valid JSON object`,
       };
     }
-    if (s.unclosedAt !== undefined) {
-      return {
-        ok: false,
-        error: `the JSON is invalid: the object that opens at "${around(text, s.unclosedAt)}" never closes; send one complete JSON object`,
-      };
-    }
+    if (s.unclosedAt !== undefined) return { ok: false, error: unclosedError(text, s.unclosedAt) };
     return { ok: false, error: noObject(text) };
   }
   const only = s.parsed[0]!;
   const notes = only.repairs.map((r) => `repaired the JSON: ${r}`);
   if (repeated > 0) notes.push(`the reply held the same object ${repeated} times: took it once`);
-  if (isToolCallDialect(only.value)) {
-    return {
-      ok: true,
-      value: {
-        value: only.value,
-        notes,
-        dialect: { name: only.value.name as string, tagged: insideToolCallTags(text, only.start) },
-      },
-    };
-  }
-  return { ok: true, value: { value: only.value, notes } };
+  return {
+    ok: true,
+    value: { value: only.value, notes, ...(isToolCallDialect(only.value) ? { dialect: true } : {}) },
+  };
 }
 
 /**
@@ -260,11 +269,8 @@ export function extractStep(text: string): Result<Record<string, unknown>> {
   const e = extractObject(splitThinking(text).rest);
   if (!e.ok) return e;
   if (e.value.dialect) {
-    const args = toolCallArguments(e.value.value).value;
-    return {
-      ok: true,
-      value: { thought: "", action: e.value.dialect.name, action_input: args },
-    };
+    const v = e.value.value;
+    return { ok: true, value: { thought: "", action: v.name, action_input: toolCallArguments(v).value } };
   }
   return { ok: true, value: e.value.value };
 }
@@ -324,7 +330,11 @@ export function validateStep(
     value: {
       thought: (thought as string | undefined) ?? "",
       action: action as string,
-      action_input: actionInput as string,
+      // A text tool's input is its text, however it came (`{"answer": …}` answers with the text).
+      action_input:
+        tool.textName !== undefined && typeof parsed.value === "string"
+          ? parsed.value
+          : (actionInput as string),
       tool,
       input: parsed.value,
       notes: [...notes, ...repairs],
@@ -333,57 +343,108 @@ export function validateStep(
   };
 }
 
-function dialectStep(
-  e: Extracted & { dialect: { name: string; tagged: boolean } },
-  enabled: ReadonlyMap<string, AnyTool>,
-): Result<ValidStep> {
-  const seen = e.dialect.tagged
-    ? 'the {"name", "arguments"} tool-call dialect inside <tool_call> tags'
-    : 'the {"name", "arguments"} tool-call dialect';
-  if (!enabled.has(e.dialect.name)) {
-    return {
-      ok: false,
-      error: `the reply uses ${seen} with the name "${clip(e.dialect.name, ECHO_MAX_BYTES)}", which is not an enabled action; use one of: ${actionList(enabled)} (as {"thought", "action", "action_input"})`,
-    };
-  }
-  const args = toolCallArguments(e.value).value;
-  return validateStep({ thought: "", action: e.dialect.name, action_input: args }, enabled, [
-    ...e.notes,
-    `accepted ${seen} as the step`,
-  ]);
-}
-
-function fromBody(text: string, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
-  const plain = plainStep(text, enabled, notes);
-  if (plain.ok) return plain;
-  // Not a step as asked: a call in a chat template's own format is read as the call it is.
-  const vendor = readVendorCall(text) ?? readNameThenJson(text, new Set(enabled.keys()));
-  return vendor ? vendorStep(vendor, enabled, notes) : plain;
-}
-
-function plainStep(text: string, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
-  const e = extractObject(text);
-  if (!e.ok) return e;
-  const all = [...notes, ...e.value.notes];
-  if (e.value.dialect) return dialectStep({ ...e.value, notes: all, dialect: e.value.dialect }, enabled);
-  return validateStep(e.value.value, enabled, all);
-}
-
-function vendorStep(
-  call: VendorCall,
+/**
+ * The calls a reply carried (native, a vendor format, a JSON call shape): the first is the step,
+ * its arguments read strictly (call-args.ts) and mapped through its tool's declaration; the rest
+ * are named as not run. `format` names how they came, in the step's notes and in a correction.
+ */
+function callStep(
+  calls: readonly ReadCall[],
+  how: { format: string; note: string; thought: string; cutOff?: string },
   enabled: ReadonlyMap<string, AnyTool>,
   notes: string[],
+  extra: Record<string, unknown> = {},
 ): Result<ValidStep> {
-  if (!enabled.has(call.name)) {
+  const first = calls[0]!;
+  const name = clip(first.name, ECHO_MAX_BYTES);
+  const tool = enabled.get(first.name);
+  if (!tool) {
     return {
       ok: false,
-      error: `the reply uses the ${call.format} tool-call format with the name "${clip(call.name, ECHO_MAX_BYTES)}", which is not an enabled action; use one of: ${actionList(enabled)} (as {"thought", "action", "action_input"})`,
+      error: `the reply uses ${formatPhrase(how.format)} with the name "${name}", which is not an enabled action; use one of: ${actionList(enabled)} (as {"thought", "action", "action_input"})`,
     };
   }
-  return validateStep({ thought: "", action: call.name, action_input: call.arguments }, enabled, [
-    ...notes,
-    `read the ${call.format} tool-call format as the step`,
-  ]);
+  const args = readArguments(first.arguments, how.cutOff);
+  if (!args.ok) return { ok: false, error: `${how.format} call to ${name}: ${args.error}` };
+  const kept = withoutMeaningFreeExtras(tool, args.value.value);
+  const rest = calls.slice(1).map((c) => clip(c.name, ECHO_MAX_BYTES));
+  const restNote =
+    rest.length > 0
+      ? [
+          `the reply held ${calls.length} tool calls; only the first ran (not run: ${rest.join(", ")}): one call per turn`,
+        ]
+      : [];
+  const v = validateStep(
+    { ...extra, thought: how.thought, action: first.name, action_input: kept.value },
+    enabled,
+    [...notes, how.note, ...args.value.notes, ...kept.notes, ...restNote],
+  );
+  if (!v.ok || rest.length === 0) return v;
+  return { ok: true, value: { ...v.value, notRun: rest } };
+}
+
+/** The note for calls read from the reply text, in the words the trace has always used. */
+function formatNote(format: string): string {
+  const dialect = DIALECTS[format];
+  return dialect ? `accepted ${dialect} as the step` : `read the ${format} tool-call format as the step`;
+}
+
+/** The round-four dialect's formats, in the words the trace has always used for them. */
+const DIALECTS: Record<string, string> = {
+  '{"name", "arguments"}': 'the {"name", "arguments"} tool-call dialect',
+  '{"name", "arguments"} in <tool_call> tags':
+    'the {"name", "arguments"} tool-call dialect inside <tool_call> tags',
+};
+
+/** How a correction names the format a call came in. */
+function formatPhrase(format: string): string {
+  return DIALECTS[format] ?? `the ${format} tool-call format`;
+}
+
+function fromBody(
+  text: string,
+  enabled: ReadonlyMap<string, AnyTool>,
+  notes: string[],
+  cutOff?: string,
+): Result<ValidStep> {
+  const lead = leadOf(text);
+  const all = [...notes, ...lead.notes];
+  const call = readCallAtStart(lead, enabled);
+  if (call?.ok) {
+    return callStep(
+      call.calls,
+      { format: call.format, note: formatNote(call.format), thought: "", ...(cutOff ? { cutOff } : {}) },
+      enabled,
+      [...all, ...call.notes],
+    );
+  }
+  const plain = plainStep(lead, enabled, all);
+  if (plain.ok || !call) return plain.ok ? plain : quotedOrPlain(lead, plain);
+  // A vendor marker at the start whose call does not read: unless the tags wrap a plain step.
+  return call;
+}
+
+/** A reply that is not a step: when its prose quotes a call, say that the call was not run. */
+function quotedOrPlain(lead: Lead, plain: Result<ValidStep>): Result<ValidStep> {
+  const quoted = quotedFormat(lead.text);
+  if (plain.ok || !quoted) return plain;
+  return {
+    ok: false,
+    error: `the reply quotes a ${quoted} call inside other text: a call is read only when the reply begins with it, so nothing was run; reply with exactly one JSON step (or with the call alone)`,
+  };
+}
+
+/** A `{"thought", "action", "action_input"}` step, with prose or a fence around it allowed. */
+function plainStep(lead: Lead, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
+  const e = extractObject(lead.text);
+  if (!e.ok) return e;
+  if (e.value.dialect) {
+    return {
+      ok: false,
+      error: `the reply holds a {"name", "arguments"} call after other text; a call is read only when the reply begins with it, so nothing was run: reply with exactly one JSON step`,
+    };
+  }
+  return validateStep(e.value.value, enabled, [...notes, ...e.value.notes]);
 }
 
 /**
@@ -433,10 +494,29 @@ export function parseStep(
   const body = split.rest;
   const reasoning = ctx.reasoning?.trim() ?? "";
 
+  if (ctx.calls && ctx.calls.length > 0) {
+    // The server's own calls: the text beside them is their thought, never a second step.
+    const format = ctx.callsFormat ?? "the server's native tool call";
+    const call = callStep(
+      ctx.calls,
+      {
+        format,
+        note: `read ${format} (${clip(ctx.calls[0]!.name, ECHO_MAX_BYTES)}) as the step`,
+        thought: replyThought(body),
+        ...(ctx.cutOff ? { cutOff: ctx.cutOff } : {}),
+      },
+      enabled,
+      notes,
+    );
+    if (call.ok && ctx.cutOff)
+      call.value.notes.push(`the server reported ${ctx.cutOff}, but the call was complete`);
+    return call;
+  }
+
   if (ctx.cutOff) {
     // A complete valid step followed only by white space stands (a JSON-mode flood ran into the
     // limit); anything else is what it looks like: a reply the limit cut off.
-    const whole = fromBody(body, enabled, notes);
+    const whole = fromBody(body, enabled, notes, ctx.cutOff);
     const s = scanObjects(body);
     const tail = s.spans.length === 1 ? body.slice(s.spans[0]!.start + s.spans[0]!.text.length) : "x";
     if (whole.ok && tail.trim() === "" && s.unclosedAt === undefined) {
@@ -481,7 +561,11 @@ export function parseStep(
   return fromBody(body, enabled, notes);
 }
 
-/** The strict JSON schema of one step, for structured output. */
+/** The text a reply sent beside its native calls, kept as the step's thought (end tokens set aside). */
+function replyThought(body: string): string {
+  return leadOf(body).text;
+}
+
 /**
  * The step's JSON Schema for the server's structured output. `planSteps`: a plan is being
  * carried out with this many steps, so a step may also say which one it works on (a server that

@@ -6,7 +6,7 @@
  *
  * Tags count only outside JSON strings, so a step whose thought mentions "</think>" keeps it.
  */
-import { stepFromToolCalls } from "../backend/tool-calls.js";
+import type { NativeCall } from "../backend/tool-calls.js";
 import { walkBraces } from "../core/json-braces.js";
 
 export interface SplitThinking {
@@ -75,8 +75,10 @@ export function splitThinking(text: string): SplitThinking {
  * sent back to the model.
  */
 export interface HarmonyReply {
-  /** What stands as the reply: the final channel, or the tool call's step. */
+  /** What stands as the reply: the final channel ("" when the reply is a call). */
   text: string;
+  /** The commentary call addressed `to=functions.<tool>`, when there is no final channel. */
+  call?: NativeCall;
   /** The analysis (and addressed-to-nobody commentary) text, as thinking. */
   reasoning: string;
   notes: string[];
@@ -93,9 +95,19 @@ const MESSAGE =
 /** Where a message is addressed, in the start or the channel header: `to=functions.bash`. */
 const RECIPIENT = /\bto=(?:functions\.)?([A-Za-z_][\w-]*)/;
 
-/** The reply read as Harmony, or undefined when it has no Harmony markup. */
+/**
+ * Whether the reply is in the Harmony format: it *begins* with a channel or a message start. A
+ * reply that only quotes Harmony markup later (an answer explaining the format) is not read as it,
+ * so a commentary call quoted in prose never runs (docs/context.md "Words are not calls").
+ */
+export function isHarmony(text: string): boolean {
+  const lead = text.trimStart();
+  return (lead.startsWith(HARMONY_MARK) || lead.startsWith("<|start|>")) && text.includes("<|message|>");
+}
+
+/** The reply read as Harmony, or undefined when it does not begin as a Harmony reply. */
 export function readHarmony(text: string): HarmonyReply | undefined {
-  if (!text.includes(HARMONY_MARK) || !text.includes("<|message|>")) return undefined;
+  if (!isHarmony(text)) return undefined;
   const thinking: string[] = [];
   let final: string | undefined;
   let call: { name: string; arguments: string } | undefined;
@@ -109,13 +121,14 @@ export function readHarmony(text: string): HarmonyReply | undefined {
     else if (body !== "") thinking.push(body);
   }
   const notes = ["read the reply's Harmony channels: the analysis set aside as thinking"];
-  let reply = final ?? "";
-  if (final === undefined && call) {
-    const read = stepFromToolCalls([call], "");
-    reply = read.text;
-    notes.push(`read the commentary call to ${call.name} as the step`);
-  }
-  return { text: reply.replace(SPECIAL, ""), reasoning: thinking.join("\n"), notes };
+  const reply = final ?? "";
+  const asCall = final === undefined && call !== undefined;
+  return {
+    text: reply.replace(SPECIAL, ""),
+    ...(asCall ? { call } : {}),
+    reasoning: thinking.join("\n"),
+    notes,
+  };
 }
 
 const FINAL_CHANNEL = "<|channel|>final<|message|>";

@@ -190,11 +190,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               parsed.refused,
             );
           if (auto) level = tryLevel;
-          const v = parsed.value as typeof parsed.value & {
-            flooded?: boolean;
-            notes?: string[];
-            dropped?: string[];
-          };
+          const v = parsed.value as typeof parsed.value & { flooded?: boolean };
           if (v.flooded)
             emit({
               type: "warning",
@@ -207,8 +203,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               ...(parsed.value.usage ? { usage: parsed.value.usage } : {}),
               ...(v.reasoning ? { reasoning: v.reasoning } : {}),
               ...(v.cutOff ? { cutOff: v.cutOff } : {}),
-              ...(v.notes ? { notes: v.notes } : {}),
-              ...(v.dropped ? { dropped: v.dropped } : {}),
+              ...(v.calls ? { calls: v.calls } : {}),
               latencyMs: res.latencyMs,
               requestBytes: body.length,
               responseBytes: res.bytes,

@@ -16,7 +16,7 @@ import type { BackendApi } from "../config/schema.js";
 import { walkBraces } from "../core/json-braces.js";
 import type { Result } from "../core/types.js";
 import { type SseEvent, SseParser } from "./sse.js";
-import { stepFromToolCalls, toolCallCollector } from "./tool-calls.js";
+import { type NativeCall, toolCallCollector } from "./tool-calls.js";
 import type { Usage } from "./types.js";
 import { chatReasoning, contentParts, excerpt, incompleteWords, type ReplyResult } from "./wire.js";
 
@@ -104,8 +104,7 @@ export interface StreamDecoder {
     reasoning?: string;
     cutOff?: string;
     flooded?: boolean;
-    notes?: string[];
-    dropped?: string[];
+    calls?: NativeCall[];
   }>;
 }
 
@@ -268,16 +267,14 @@ export function createStreamDecoder(
       }
       const calls = toolCalls.calls();
       if (calls.length > 0) {
-        const read = stepFromToolCalls(calls, text);
         return {
           ok: true,
           value: {
-            text: read.text,
+            text,
             ...(usage ? { usage } : {}),
             ...(reasoning ? { reasoning } : {}),
             ...(cutOff ? { cutOff } : {}),
-            notes: read.notes,
-            ...(read.dropped.length > 0 ? { dropped: read.dropped } : {}),
+            calls,
           },
         };
       }

@@ -2,7 +2,9 @@
  * The backend client's public shapes. Scoot speaks plain JSON to OpenAI-compatible servers,
  * so these are our own minimal types, not the SDK's: only the fields Scoot sends or reads.
  */
+
 import type { Result } from "../core/types.js";
+import type { NativeCall } from "./tool-calls.js";
 
 /** How hard Scoot asks the server to keep to the step shape. `auto` resolves to one of these. */
 export type StructuredLevel = "json_schema" | "json_object" | "none";
@@ -43,10 +45,11 @@ export interface BackendReply {
   reasoning?: string;
   /** The server stopped at its token limit, in its words ("finish_reason length", ...). */
   cutOff?: string;
-  /** How the reply was read on the way to its text (a native tool call taken as the step). */
-  notes?: string[];
-  /** Native tool calls after the first, which were not run (their names). */
-  dropped?: string[];
+  /**
+   * The server's native tool calls (`tool_calls`), as they came: the step reader takes the first,
+   * with `text` as its thought, and reads its arguments strictly.
+   */
+  calls?: NativeCall[];
   usage?: Usage;
   /** Wall time of the HTTP exchange that succeeded. */
   latencyMs: number;

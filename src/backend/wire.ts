@@ -6,7 +6,7 @@ import { checkBaseUrl } from "../config/base-url.js";
 import type { BackendApi } from "../config/schema.js";
 import type { Result } from "../core/types.js";
 import { bodyExcerpt } from "./body-excerpt.js";
-import { readToolCalls, stepFromToolCalls } from "./tool-calls.js";
+import { type NativeCall, readToolCalls } from "./tool-calls.js";
 import type { ChatMessage, StructuredLevel, Usage } from "./types.js";
 
 /** Name of the schema in `response_format` / `text.format`; servers echo it in errors. */
@@ -105,10 +105,8 @@ export interface ParsedReply {
   reasoning?: string;
   /** Set when the server stopped at its token limit: how it said so. */
   cutOff?: string;
-  /** How the reply was read on the way to its text (native tool calls), for the trace. */
-  notes?: string[];
-  /** Native tool calls after the first, which were not run (their names): the model is told. */
-  dropped?: string[];
+  /** The server's native tool calls, as they came: the step reader takes the first. */
+  calls?: NativeCall[];
 }
 
 /**
@@ -226,15 +224,13 @@ export function parseReply(api: BackendApi, body: string): ReplyResult<ParsedRep
     let text = chatContent(choice.message.content);
     const calls = readToolCalls(choice.message.tool_calls);
     if (calls.length > 0) {
-      const read = stepFromToolCalls(calls, text ?? "");
       return {
         ok: true,
         value: {
-          text: read.text,
+          text: text ?? "",
           usage: parseUsage(json.usage, "prompt_tokens", "completion_tokens"),
           ...extras,
-          notes: read.notes,
-          ...(read.dropped.length > 0 ? { dropped: read.dropped } : {}),
+          calls,
         },
       };
     }

@@ -253,6 +253,7 @@ export const bashTool: Tool<string> = {
     "and a hard timeout. Returns the exit code, stdout and stderr. Prefer the structured tools for files, " +
     "search and HTTP.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   textName: INPUT.textName,
   approvalScope: COMMAND_SCOPE,
   clipBytes: CLIP.bash,

@@ -3,6 +3,7 @@
  * (`InputOf`), the validation with its exact correction messages (json-input.ts), the
  * input shape and example shown in the prompt, and a JSON schema of the input.
  */
+import { duplicateKeyError, firstDuplicateKey, jsonDefect } from "../core/json-complaint.js";
 import type { Result } from "../core/types.js";
 import {
   type Fields,
@@ -167,6 +168,8 @@ export type InputOf<D extends FieldSpecs> = { [K in RequiredKeys<D>]: ValueOf<D[
 
 export interface DeclaredInput<D extends FieldSpecs, T = InputOf<D>> {
   fields: D;
+  /** The declared field names: what a call's arguments may hold (agent/call-args.ts). */
+  names: readonly string[];
   /** `{"path": "...", "offset": 1}`: every field, for the prompt. */
   inputShape: string;
   /** Required fields and those with an example value: quoted in "not a JSON object" corrections. */
@@ -193,6 +196,7 @@ export function declareInput<D extends FieldSpecs, T = InputOf<D>>(
   const example = `{${exampleKeys.map((k) => `"${k}": ${fields[k]!.example ?? fields[k]!.shape}`).join(", ")}}`;
   return {
     fields,
+    names,
     inputShape: shapeOf(names),
     example,
     schema: {
@@ -352,6 +356,8 @@ function readField(tool: string, obj: Fields, key: string, f: FieldSpec): Result
  */
 export interface DeclaredText {
   inputShape: string;
+  /** The fields an object may carry the text in (`command`; `answer`, `text`). */
+  names: readonly string[];
   example: string;
   schema: object;
   /** The field that names the text where an object is needed (the first of `fields`). */
@@ -376,12 +382,21 @@ export function declareText(
   /** The text an object carries, the object itself as text, or why neither. */
   const fromObject = (raw: string): Result<string> | undefined => {
     if (fields.length === 0 || !raw.trimStart().startsWith("{")) return undefined;
-    let v: unknown;
-    try {
-      v = JSON.parse(raw);
-    } catch {
+    const defect = jsonDefect(raw);
+    if (defect) {
+      // `{"command": "ls $(…)"` missing its brace is an object gone wrong, not a command: a
+      // text that opens like an object with a quoted key is corrected, never run (a shell's
+      // `{ ls; }` group opens with a space or a word, so it still runs).
+      if (spec.objects === "refuse" && /^\s*\{\s*["']/.test(raw)) {
+        return fail(
+          `${tool}: action_input opens as a JSON object but is not valid JSON (${defect.cutOff ? "it ends before it closes" : `${defect.what} at ${defect.where}`}); nothing was run: send {${JSON.stringify(fields[0])}: "..."} as valid JSON, or the ${spec.shape} itself`,
+        );
+      }
       return undefined;
     }
+    const dup = firstDuplicateKey(raw);
+    if (dup) return fail(`${tool}: ${duplicateKeyError(raw, dup, "action_input")}`);
+    const v: unknown = JSON.parse(raw);
     if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
     const keys = Object.keys(v);
     const only = keys.length === 1 ? keys[0]! : undefined;
@@ -396,6 +411,7 @@ export function declareText(
   };
   return {
     inputShape: spec.shape,
+    names: fields,
     example: spec.example,
     schema: { type: "string", ...(noun ? { minLength: 1 } : {}) },
     ...(fields[0] !== undefined ? { textName: fields[0] } : {}),

@@ -54,6 +54,7 @@ export const fileEditTool: Tool<FileEditInput> = {
   describe:
     "Replace one exact piece of text in a file. `old` must occur exactly once (copy it from file_read, with enough context to be unique); `new` may be empty to delete.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.file_read,
   preferOverShell: true,
 

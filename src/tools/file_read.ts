@@ -42,6 +42,7 @@ export const fileReadTool: Tool<FileReadInput> = {
   describe:
     "Read a text file (up to 1 MiB). For big files read a window of lines: offset is the 1-based first line, limit the number of lines.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.file_read,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */

@@ -31,6 +31,7 @@ export const fileWriteTool: Tool<FileWriteInput> = {
   describe:
     "Create a file or replace its whole content (parent directories are created). To change part of a file, use file_edit.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.file_read,
 
   parse: INPUT.parse,

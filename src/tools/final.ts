@@ -24,6 +24,7 @@ export const finalTool: Tool<string> = {
   name: FINAL_ACTION,
   describe: "Give the answer to the user and stop. action_input is the answer text itself.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.final,
   parse: INPUT.parse,
 

@@ -60,6 +60,7 @@ export const globTool: Tool<GlobInput> = {
   describe:
     'List paths under root (default ".") matching a glob: * ? [] stay within one directory level, ** spans levels, {a,b} alternatives. Sorted; directories end in /; .git and node_modules are skipped unless named.',
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.glob,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */

@@ -77,6 +77,7 @@ export const grepTool: Tool<GrepInput> = {
   describe:
     "Search one file for lines matching a regular expression (RE2 syntax: . ^ $ * + ? [] () | \\d \\w \\s; no backreferences or lookaround). Prints N:line; context (0-20) adds N-line neighbours.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.grep,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */

@@ -529,6 +529,7 @@ export const httpRequestTool: Tool<HttpRequestInput> = {
     "Make one HTTP or HTTPS request (GET, POST, PUT, DELETE, HEAD, PATCH) with a hard timeout. Returns the " +
     "status, key headers and the body (up to 1 MiB). Redirects are followed (at most 5).",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.http_request,
   preferOverShell: true,
   parse: INPUT.parse,

@@ -2,6 +2,7 @@
  * Parsing and validating a JSON `action_input`. The model reads these messages as its
  * correction, so each one names the tool, the field and exactly what was wrong with it.
  */
+import { duplicateKeyError, firstDuplicateKey } from "../core/json-complaint.js";
 import type { Result } from "../core/types.js";
 
 export type Fields = Record<string, unknown>;
@@ -28,6 +29,9 @@ export function parseObject(
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return fail(`${tool}: action_input must be a JSON object such as ${example}; got ${kindOf(value)}`);
   }
+  // `JSON.parse` keeps a duplicated key's last value while the text shows the first.
+  const dup = firstDuplicateKey(raw);
+  if (dup) return fail(`${tool}: ${duplicateKeyError(raw, dup, "action_input")}`);
   const fields = value as Fields;
   const unknown = Object.keys(fields).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) {

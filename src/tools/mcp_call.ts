@@ -105,6 +105,7 @@ export const mcpCallTool: Tool<McpCallInput> = {
     "Call a tool on a configured MCP server. The server must be configured and the tool listed in its allowed_tools; " +
     "the call may have external side effects and runs under the tool deadline.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.mcp_call,
   // Offered only when MCP servers are configured.
   enabledWhen: (run) => run.hasMcp,

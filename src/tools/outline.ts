@@ -160,6 +160,7 @@ export const outlineTool: Tool<OutlineInput> = {
     "headings, each with its line number (L<n>). Use it to map a file, then file_read a window. " +
     "Read-only.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.outline,
   preferOverShell: true,
   /** Read-only: may run as a `parallel` child. */

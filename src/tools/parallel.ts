@@ -36,6 +36,7 @@ export const parallelTool: Tool<ParallelInput> = {
   name: "parallel",
   describe: `Run 1-${MAX_PARALLEL_CALLS} independent read-only calls at once; results come back in call order.`,
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.parallel,
 
   parse: INPUT.parse,

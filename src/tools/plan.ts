@@ -45,6 +45,7 @@ export const planTool: Tool<Plan> = {
   describe: "Give the plan and stop; nothing is executed before the user approves it.",
   inputShape:
     '{"steps": [{"title": "...", "detail": "...", "files": [...], "commands": [...], "hosts": [...]}]}',
+  inputFields: ["steps"],
   clipBytes: Number.POSITIVE_INFINITY,
   parse: parsePlan,
   enabledWhen: (run) => run.planning === true,

@@ -84,6 +84,7 @@ export const recallTool: Tool<RecallInput> = {
   describe:
     "Search this session's full transcript (older turns included): {query} finds messages containing the text (case-insensitive, oldest first); {seq} returns that message with its neighbours.",
   inputShape: '{"query": "...", "limit": 8} or {"seq": 12, "context": 2}',
+  inputFields: INPUT.names,
   clipBytes: CLIP.recall,
 
   parse: INPUT.parse,

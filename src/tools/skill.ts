@@ -156,6 +156,7 @@ export const skillTool: Tool<SkillInput> = {
     "Read a file from a loaded skill's directory (default SKILL.md; other files by relative path). " +
     "Read-only, works in every policy mode; skills add instructions, never privileges.",
   inputShape: INPUT.inputShape,
+  inputFields: INPUT.names,
   clipBytes: CLIP.skill,
   // Offered only when skills are loaded.
   enabledWhen: (run) => run.hasSkills,

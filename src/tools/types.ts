@@ -133,6 +133,11 @@ export interface Tool<I = unknown> {
   describe: string;
   /** The action_input shape as shown in the prompt, e.g. `{"path": "..."}` or `command string`. */
   inputShape: string;
+  /**
+   * The fields a call's arguments may hold (a text tool: the fields that carry its text).
+   * Absent: the tool takes any object its `parse` accepts (recall's two shapes).
+   */
+  inputFields?: readonly string[];
   /** A tool whose input is plain text: the field name that text has where an object is needed. */
   textName?: string;
   /** Observation clip size in bytes (head + tail kept). */

@@ -38,7 +38,8 @@ describe("reading Harmony", () => {
     const h = readHarmony(
       '<|channel|>analysis<|message|>list it<|end|><|start|>assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{"command":"ls"}<|call|>',
     )!;
-    expect(JSON.parse(h.text)).toEqual({ thought: "", action: "bash", action_input: '{"command":"ls"}' });
+    expect(h.text).toBe("");
+    expect(h.call).toEqual({ name: "bash", arguments: '{"command":"ls"}' });
   });
 
   it("text without Harmony markup is left alone", () => {

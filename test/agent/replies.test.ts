@@ -456,9 +456,14 @@ const ROWS: Row[] = [
     },
   ),
   plain(
-    "two {name, arguments} calls",
-    '<tool_call>{"name": "glob", "arguments": {"pattern": "*"}}</tool_call><tool_call>{"name": "glob", "arguments": {"pattern": "*.md"}}</tool_call>',
-    { correction: [/2 JSON objects/, /exactly one step/] },
+    "two {name, arguments} calls: the first runs, the second is named as not run",
+    '<tool_call>{"name": "glob", "arguments": {"pattern": "*"}}</tool_call><tool_call>{"name": "file_read", "arguments": {"path": "a.md"}}</tool_call>',
+    {
+      step: {
+        action: "glob",
+        note: /the reply held 2 tool calls; only the first ran \(not run: file_read\)/,
+      },
+    },
   ),
   // Refusals and corrections that name the defect.
   plain("two complete steps", `${STEP}\n${FINAL}`, { correction: [/2 JSON objects/] }),

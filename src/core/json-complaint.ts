@@ -1,0 +1,104 @@
+/**
+ * What is really wrong with a JSON text a model sent, in the words a correction uses: the
+ * parser's own first complaint with its line and column, and "cut off" only when the parser ran
+ * past the end of the text (an object that really never closes). A duplicated key is a defect
+ * too: `JSON.parse` keeps the last value while a reader of the text sees the first, so a reply
+ * holding one is corrected, never run (docs/context.md "Words are not calls").
+ */
+
+/** Characters shown either side of the position a JSON parser complained about. */
+export const EXCERPT_RADIUS_CHARS = 24;
+
+export interface JsonDefect {
+  /** The parser ran past the end: the text was cut off (or never closes). */
+  cutOff: boolean;
+  /** The parser's complaint without its position, e.g. "Expected ',' or '}' after property value". */
+  what: string;
+  /** 0-based offset of the complaint in the text. */
+  at: number;
+  /** `line 1, column 20`. */
+  where: string;
+  /** The text around the offset, on one line. */
+  excerpt: string;
+}
+
+/** `…text around the position…` on one line. */
+export function around(text: string, at: number): string {
+  const from = Math.max(0, at - EXCERPT_RADIUS_CHARS);
+  const to = Math.min(text.length, at + EXCERPT_RADIUS_CHARS);
+  const piece = JSON.stringify(text.slice(from, to)).slice(1, -1);
+  return `${from > 0 ? "…" : ""}${piece}${to < text.length ? "…" : ""}`;
+}
+
+/** Line and column (1-based) of an offset in the text. */
+export function lineColumn(text: string, at: number): string {
+  const before = text.slice(0, at);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${at - before.lastIndexOf("\n")}`;
+}
+
+/** The first defect `JSON.parse` finds in `text`, or undefined when it parses. */
+export function jsonDefect(text: string): JsonDefect | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (e) {
+    const message = (e as Error).message.replace(/\s*\(line \d+ column \d+\)/, "");
+    const pos = /position (\d+)/.exec(message);
+    const end = text.trimEnd().length;
+    const at = pos ? Number(pos[1]) : end;
+    const what = message
+      .replace(/ in JSON at position \d+/, "")
+      .replace(/^Unexpected end of JSON input$/, "it ends early");
+    // Past the last character that is not white space: nothing the model sent was wrong yet.
+    const cutOff = at >= end;
+    return {
+      cutOff,
+      what,
+      at,
+      where: lineColumn(text, Math.min(at, text.length)),
+      excerpt: around(text, at),
+    };
+  }
+}
+
+/**
+ * The first key that appears twice in one object of a JSON text that parses, with its offset;
+ * undefined when every object's keys are distinct. One linear pass over the text.
+ */
+export function firstDuplicateKey(text: string): { key: string; at: number } | undefined {
+  // One entry per open container: the keys seen so far (objects) or null (arrays).
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      const start = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      const top = stack.at(-1);
+      if (top && expectKey) {
+        const key = JSON.parse(text.slice(start, i + 1)) as string;
+        if (top.has(key)) return { key, at: start };
+        top.add(key);
+        expectKey = false;
+      }
+    } else if (ch === "{") {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (ch === "[") {
+      stack.push(null);
+      expectKey = false;
+    } else if (ch === "}" || ch === "]") {
+      stack.pop();
+      expectKey = false;
+    } else if (ch === ",") {
+      expectKey = stack.at(-1) instanceof Set;
+    }
+  }
+  return undefined;
+}
+
+/** The correction for a duplicated key, naming it and where. */
+export function duplicateKeyError(text: string, dup: { key: string; at: number }, what: string): string {
+  return `${what} has the key ${JSON.stringify(dup.key.slice(0, 40))} twice (the second at ${lineColumn(text, dup.at)}); nothing was run: send each key once`;
+}
