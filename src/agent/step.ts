@@ -331,10 +331,7 @@ export function validateStep(
       thought: (thought as string | undefined) ?? "",
       action: action as string,
       // A text tool's input is its text, however it came (`{"answer": …}` answers with the text).
-      action_input:
-        tool.textName !== undefined && typeof parsed.value === "string"
-          ? parsed.value
-          : (actionInput as string),
+      action_input: typeof parsed.value === "string" ? parsed.value : (actionInput as string),
       tool,
       input: parsed.value,
       notes: [...notes, ...repairs],
@@ -434,8 +431,25 @@ function quotedOrPlain(lead: Lead, plain: Result<ValidStep>): Result<ValidStep> 
   };
 }
 
+/**
+ * A reply that begins as an object whose first closing brace is followed by more of the object
+ * (`{"thought": "a "}", "action": …}`: a quote left unescaped closed a string early): the
+ * parser's complaint about the whole reply, not a complaint about the piece that happened to close.
+ */
+function brokenQuoting(text: string): string | undefined {
+  if (!text.startsWith("{")) return undefined;
+  const first = scanObjects(text).spans[0];
+  if (first?.start !== 0) return undefined;
+  if (!/^\s*[",:}\]]/.test(text.slice(first.text.length))) return undefined;
+  const d = jsonDefect(text);
+  if (!d || d.cutOff) return undefined;
+  return `the JSON is invalid: ${d.what} at ${d.where}, near "${d.excerpt}"; send one complete, valid JSON object`;
+}
+
 /** A `{"thought", "action", "action_input"}` step, with prose or a fence around it allowed. */
 function plainStep(lead: Lead, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
+  const broken = brokenQuoting(lead.text);
+  if (broken) return { ok: false, error: broken };
   const e = extractObject(lead.text);
   if (!e.ok) return e;
   if (e.value.dialect) {

@@ -18,9 +18,10 @@ export interface SplitThinking {
   kind: "none" | "closed" | "orphan" | "unclosed";
 }
 
-const OPEN_TAG = /^<(think|thinking)>/i;
-const CLOSE_TAG = /^<\/(think|thinking)>/i;
-const CLOSE_ANYWHERE = /<\/think(ing)?>/i;
+/** `<think>`, `<thinking>`, and Gemma 4's thought channel `<|channel>thought … <channel|>`. */
+const OPEN_TAG = /^(?:<(think|thinking)>|<\|channel>thought\b)/i;
+const CLOSE_TAG = /^(?:<\/(think|thinking)>|<channel\|>)/i;
+const CLOSE_ANYWHERE = /<\/think(ing)?>|<channel\|>/i;
 
 /**
  * Index and length of the first closing tag at or after `from` that is not inside a JSON

@@ -21,7 +21,8 @@
  * - gpt-oss without its channels: `to=functions.name` then the JSON
  * - LFM2: `<|tool_call_start|>[name(k="v")]<|tool_call_end|>`
  * - FunctionGemma: `<start_function_call>call:name{k:<escape>v<escape>}<end_function_call>`
- * - Gemma 4: `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>`
+ * - Gemma 4: `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>`; either Gemma's bare `call:name{…}` when the
+ *   server stripped the special tokens
  */
 
 import { jsonDefect } from "../core/json-complaint.js";
@@ -205,6 +206,15 @@ function gemmaCall(text: string, at: number, quote: string, close: string): One 
       i = endQ + quote.length;
       return s;
     }
+    if (text[i] === '"') {
+      // Some Gemma 4 outputs quote strings as JSON does.
+      const span = /"(?:[^"\\]|\\.)*"/y;
+      span.lastIndex = i;
+      const q = span.exec(text);
+      if (!q) throw new Error("a string that never closes");
+      i += q[0].length;
+      return JSON.parse(q[0]);
+    }
     if (text[i] === "{") return object();
     if (text[i] === "[") {
       i++;
@@ -385,13 +395,27 @@ const FORMATS: readonly Format[] = [
   {
     name: "LFM2 <|tool_call_start|>",
     start: /<\|tool_call_start\|>/,
-    one: (text, at) => pythonCalls(text, at + "<|tool_call_start|>".length, "<|tool_call_end|>"),
+    one(text, at) {
+      const i = at + "<|tool_call_start|>".length;
+      // LFM2 writes JSON calls instead when its system prompt asks for them.
+      if (!/^\s*\[\s*\{/.test(text.slice(i, i + 40))) return pythonCalls(text, i, "<|tool_call_end|>");
+      const j = jsonCalls(text, i, "call list");
+      if ("error" in j) return j;
+      const close = sticky(/\s*<\|tool_call_end\|>/, text, j.end);
+      return { ...j, end: j.end + (close ? close[0].length : 0) };
+    },
   },
   {
     name: "FunctionGemma <start_function_call>",
     start: /<start_function_call>/,
     one: (text, at) =>
       gemmaCall(text, at + "<start_function_call>".length, "<escape>", "<end_function_call>"),
+  },
+  {
+    // A server that strips special tokens (vLLM's default) leaves FunctionGemma's bare call.
+    name: "Gemma call:name{…}",
+    start: /call:[A-Za-z_][\w.-]*\s*\{/,
+    one: (text, at) => gemmaCall(text, at, text.includes('<|"|>') ? '<|"|>' : "<escape>", ""),
   },
   {
     name: "Gemma 4 <|tool_call>",

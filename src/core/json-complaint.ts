@@ -46,10 +46,13 @@ export function jsonDefect(text: string): JsonDefect | undefined {
     const message = (e as Error).message.replace(/\s*\(line \d+ column \d+\)/, "");
     const pos = /position (\d+)/.exec(message);
     const end = text.trimEnd().length;
-    const at = pos ? Number(pos[1]) : end;
+    // Node 20's parser names some defects without a position ("Unexpected token 'f', … is not
+    // valid JSON"): the first defect is then found by the grammar walk below.
+    const at = pos ? Number(pos[1]) : firstErrorAt(text);
     const what = message
       .replace(/ in JSON at position \d+/, "")
-      .replace(/^Unexpected end of JSON input$/, "it ends early");
+      .replace(/^Unexpected end of JSON input$/, "it ends early")
+      .replace(/^(Unexpected token '.'), .* is not valid JSON$/s, "$1");
     // Past the last character that is not white space: nothing the model sent was wrong yet.
     const cutOff = at >= end;
     return {
@@ -101,4 +104,104 @@ export function firstDuplicateKey(text: string): { key: string; at: number } | u
 /** The correction for a duplicated key, naming it and where. */
 export function duplicateKeyError(text: string, dup: { key: string; at: number }, what: string): string {
   return `${what} has the key ${JSON.stringify(dup.key.slice(0, 40))} twice (the second at ${lineColumn(text, dup.at)}); nothing was run: send each key once`;
+}
+
+/**
+ * Offset of the first character at which `text` stops being JSON (its length when it ends too
+ * early): a walk of the grammar, for the parser messages that carry no position.
+ */
+export function firstErrorAt(text: string): number {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const str = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      const c = text.charCodeAt(i);
+      if (c < 0x20) fail();
+      if (text[i] === "\\") {
+        i++;
+        if (text[i] === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail();
+          i += 4;
+        } else if (i >= text.length || !'"\\/bfnrt'.includes(text[i]!)) fail();
+      }
+      i++;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      ws();
+      if (text[i] === "}") {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        str();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+        value();
+        ws();
+        if (text[i] === ",") i++;
+        else if (text[i] === "}") {
+          i++;
+          return;
+        } else fail();
+      }
+    }
+    if (c === "[") {
+      i++;
+      ws();
+      if (text[i] === "]") {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ",") i++;
+        else if (text[i] === "]") {
+          i++;
+          return;
+        } else fail();
+      }
+    }
+    if (c === '"') {
+      str();
+      return;
+    }
+    const word = c === "t" ? "true" : c === "f" ? "false" : c === "n" ? "null" : undefined;
+    if (word) {
+      // As the parser does: the first letter that leaves the word is the defect.
+      for (const ch of word) {
+        if (text[i] !== ch) fail();
+        i++;
+      }
+      return;
+    }
+    const num = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+    num.lastIndex = i;
+    const m = num.exec(text);
+    if (!m) fail();
+    i += (m as RegExpExecArray)[0].length;
+  };
+  try {
+    value();
+    ws();
+    return Math.min(i, text.length);
+  } catch (at) {
+    return Math.min(at as number, text.length);
+  }
 }
