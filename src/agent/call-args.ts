@@ -7,7 +7,8 @@
  * then goes through the tool's own declaration, so bash takes `command`, never the JSON text.
  */
 import { clip } from "../core/clip.js";
-import { duplicateKeyError, firstDuplicateKey, jsonDefect } from "../core/json-complaint.js";
+import { duplicateKeyError, firstDuplicateKey } from "../core/json-braces.js";
+import { jsonDefect } from "../core/json-complaint.js";
 import type { Result } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
 import { parseRepaired } from "./json-repair.js";
@@ -65,13 +66,17 @@ export function readArguments(raw: unknown, cutOff?: string): Result<{ value: Fi
   }
   const text = raw.trim();
   if (text === "") return { ok: true, value: { value: {}, notes: [] } };
-  const defect = jsonDefect(text);
   let value: unknown;
   const notes: string[] = [];
+  let defect: ReturnType<typeof jsonDefect>;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    defect = jsonDefect(text);
+  }
   if (defect === undefined) {
     const dup = firstDuplicateKey(text);
     if (dup) return { ok: false, error: duplicateKeyError(text, dup, "the call's arguments") };
-    value = JSON.parse(text);
   } else {
     const repaired = defect.cutOff ? undefined : parseRepaired(text, { singleQuotes: false });
     if (!repaired) return { ok: false, error: argumentsDefect(text, defect, cutOff) };

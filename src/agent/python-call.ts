@@ -73,7 +73,15 @@ class Reader {
     const close = triple ? q.repeat(3) : q;
     this.i += close.length;
     let out = "";
+    // Plain runs are copied whole: only quotes, backslashes and newlines need a look.
+    const special = new RegExp(`[\\\\${q}${triple ? "" : "\\n"}]`, "g");
     while (this.i < this.text.length) {
+      special.lastIndex = this.i;
+      const next = special.exec(this.text);
+      const stop = next ? next.index : this.text.length;
+      out += this.text.slice(this.i, stop);
+      this.i = stop;
+      if (this.i >= this.text.length) break;
       if (this.text.startsWith(close, this.i)) {
         this.i += close.length;
         return out;

@@ -7,43 +7,16 @@
  * what follows the calls (a fabricated observation, an echo of the arguments) is set aside.
  */
 
-import { duplicateKeyError, firstDuplicateKey } from "../core/json-complaint.js";
+import { duplicateKeyError, firstDuplicateKey } from "../core/json-braces.js";
 import type { AnyTool } from "../tools/types.js";
 import { type ReadCall, toolOfBareArguments } from "./call-args.js";
 import { callsOfJson } from "./call-shapes.js";
 import { looksLikePythonCall, readPythonCalls } from "./python-call.js";
+import type { Lead } from "./think.js";
 import { jsonSpan, readNameThenJson, readVendorCalls } from "./vendor-calls.js";
-
-/** End-of-turn tokens servers leak into the text when their template does not strip them. */
-const END_TOKENS =
-  /(?:<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<\/s>|<end_of_turn>|<\|return\|>|<\|call\|>|<｜end▁of▁sentence｜>)\s*$/;
 
 /** The step keys: an object with any of them is a step, never a call shape. */
 const STEP_KEYS = ["thought", "action", "action_input"];
-
-export interface Lead {
-  /** The reply as it stands for reading: from its first meaningful character. */
-  text: string;
-  notes: string[];
-  /** The label of a code fence around the whole reply (`json`, `tool_code`), "" for a bare fence. */
-  fence?: string;
-}
-
-/** The reply body without leading white space, trailing end-of-turn tokens and a fence around it. */
-export function leadOf(body: string): Lead {
-  const notes: string[] = [];
-  let text = body.trim();
-  for (let m = END_TOKENS.exec(text); m; m = END_TOKENS.exec(text)) {
-    notes.push(`set aside the end-of-turn token ${m[0].trim()}`);
-    text = text.slice(0, m.index).trimEnd();
-  }
-  const fence = /^```([\w-]*)[ \t]*\n([\s\S]*?)\n?```/.exec(text);
-  if (fence) {
-    const after = text.slice(fence[0].length);
-    return { text: fence[2]!.trim() + (after.trim() === "" ? "" : `\n${after}`), notes, fence: fence[1]! };
-  }
-  return { text, notes };
-}
 
 export type CallsRead =
   | {

@@ -7,23 +7,15 @@
  */
 
 import { clip } from "../core/clip.js";
-import { walkBraces } from "../core/json-braces.js";
-import {
-  around,
-  duplicateKeyError,
-  EXCERPT_RADIUS_CHARS,
-  firstDuplicateKey,
-  jsonDefect,
-} from "../core/json-complaint.js";
+import { duplicateKeyError, firstDuplicateKey, walkBraces } from "../core/json-braces.js";
+import { around, jsonDefect } from "../core/json-complaint.js";
 import type { Result } from "../core/types.js";
 import type { AnyTool } from "../tools/types.js";
 import { type ReadCall, readArguments, withoutMeaningFreeExtras } from "./call-args.js";
 import { parseRepaired, type RepairName, repairText } from "./json-repair.js";
-import { type Lead, leadOf, readCallAtStart } from "./reply-calls.js";
-import { splitThinking } from "./think.js";
+import { readCallAtStart } from "./reply-calls.js";
+import { type Lead, leadOf, splitThinking } from "./think.js";
 import { quotedFormat } from "./vendor-calls.js";
-
-export { EXCERPT_RADIUS_CHARS };
 
 /**
  * Bytes of model text echoed back in a correction or error: an unknown
@@ -398,6 +390,9 @@ function formatPhrase(format: string): string {
   return DIALECTS[format] ?? `the ${format} tool-call format`;
 }
 
+/** A reply that opens as a step object (`{"thought": …`), never as a call shape. */
+const STEP_OPENING = /^\{\s*"(?:thought|action|action_input)"/;
+
 function fromBody(
   text: string,
   enabled: ReadonlyMap<string, AnyTool>,
@@ -406,6 +401,8 @@ function fromBody(
 ): Result<ValidStep> {
   const lead = leadOf(text);
   const all = [...notes, ...lead.notes];
+  // The common reply, a step as asked, opens with a step key: no call format can begin so.
+  if (STEP_OPENING.test(lead.text)) return plainStep(lead, enabled, all);
   const call = readCallAtStart(lead, enabled);
   if (call?.ok) {
     return callStep(
@@ -446,11 +443,17 @@ function brokenQuoting(text: string): string | undefined {
   return `the JSON is invalid: ${d.what} at ${d.where}, near "${d.excerpt}"; send one complete, valid JSON object`;
 }
 
+/** An object that holds a whole step's keys: no quote closed it early. */
+function validHead(v: Record<string, unknown>): boolean {
+  return "action" in v && "action_input" in v;
+}
+
 /** A `{"thought", "action", "action_input"}` step, with prose or a fence around it allowed. */
 function plainStep(lead: Lead, enabled: ReadonlyMap<string, AnyTool>, notes: string[]): Result<ValidStep> {
-  const broken = brokenQuoting(lead.text);
-  if (broken) return { ok: false, error: broken };
   const e = extractObject(lead.text);
+  // Only an object that closed before its step's keys can be a quote that closed it early.
+  const broken = e.ok && !validHead(e.value.value) ? brokenQuoting(lead.text) : undefined;
+  if (broken) return { ok: false, error: broken };
   if (!e.ok) return e;
   if (e.value.dialect) {
     return {

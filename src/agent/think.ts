@@ -167,3 +167,50 @@ export function harmonyGate(forward: (text: string) => void): (text: string) => 
     forward(out);
   }
 }
+
+/*
+ * What carries no meaning around a reply, set aside before it is read (docs/context.md "Words are
+ * not calls"): leading white space, end-of-turn tokens a server leaked, a code fence around it.
+ */
+/** End-of-turn tokens servers leak into the text when their template does not strip them. */
+const END_TOKENS = [
+  "<|im_end|>",
+  "<|eot_id|>",
+  "<|eom_id|>",
+  "<|end|>",
+  "<|endoftext|>",
+  "<|end_of_text|>",
+  "</s>",
+  "<end_of_turn>",
+  "<|return|>",
+  "<|call|>",
+  "<｜end▁of▁sentence｜>",
+];
+
+export interface Lead {
+  /** The reply as it stands for reading: from its first meaningful character. */
+  text: string;
+  notes: string[];
+  /** The label of a code fence around the whole reply (`json`, `tool_code`), "" for a bare fence. */
+  fence?: string;
+}
+
+/** The reply body without leading white space, trailing end-of-turn tokens and a fence around it. */
+export function leadOf(body: string): Lead {
+  const notes: string[] = [];
+  let text = body.trim();
+  for (
+    let token = END_TOKENS.find((t) => text.endsWith(t));
+    token;
+    token = END_TOKENS.find((t) => text.endsWith(t))
+  ) {
+    notes.push(`set aside the end-of-turn token ${token}`);
+    text = text.slice(0, -token.length).trimEnd();
+  }
+  const fence = /^```([\w-]*)[ \t]*\n([\s\S]*?)\n?```/.exec(text);
+  if (fence) {
+    const after = text.slice(fence[0].length);
+    return { text: fence[2]!.trim() + (after.trim() === "" ? "" : `\n${after}`), notes, fence: fence[1]! };
+  }
+  return { text, notes };
+}

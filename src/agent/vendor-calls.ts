@@ -46,10 +46,6 @@ interface Format {
   one(text: string, at: number): One;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function sticky(re: RegExp, text: string, at: number): RegExpExecArray | null {
   const y = new RegExp(re.source, re.flags.includes("y") ? re.flags : `${re.flags}y`);
   y.lastIndex = at;
@@ -480,5 +476,3 @@ export function readNameThenJson(text: string, enabled: ReadonlySet<string>): Ve
     end: span.end,
   };
 }
-
-export { isObject as isPlainObject };

@@ -42,3 +42,51 @@ export function walkBraces(
   }
   return depth;
 }
+
+/** Line and column (1-based) of an offset in the text. */
+export function lineColumn(text: string, at: number): string {
+  const before = text.slice(0, at);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${at - before.lastIndexOf("\n")}`;
+}
+
+/**
+ * The first key that appears twice in one object of a JSON text that parses, with its offset;
+ * undefined when every object's keys are distinct. One linear pass over the text.
+ */
+export function firstDuplicateKey(text: string): { key: string; at: number } | undefined {
+  // One entry per open container: the keys seen so far (objects) or null (arrays).
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      const start = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      const top = stack.at(-1);
+      if (top && expectKey) {
+        const key = JSON.parse(text.slice(start, i + 1)) as string;
+        if (top.has(key)) return { key, at: start };
+        top.add(key);
+        expectKey = false;
+      }
+    } else if (ch === "{") {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (ch === "[") {
+      stack.push(null);
+      expectKey = false;
+    } else if (ch === "}" || ch === "]") {
+      stack.pop();
+      expectKey = false;
+    } else if (ch === ",") {
+      expectKey = stack.at(-1) instanceof Set;
+    }
+  }
+  return undefined;
+}
+
+/** The correction for a duplicated key, naming it and where. */
+export function duplicateKeyError(text: string, dup: { key: string; at: number }, what: string): string {
+  return `${what} has the key ${JSON.stringify(dup.key.slice(0, 40))} twice (the second at ${lineColumn(text, dup.at)}); nothing was run: send each key once`;
+}

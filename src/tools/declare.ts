@@ -3,7 +3,9 @@
  * (`InputOf`), the validation with its exact correction messages (json-input.ts), the
  * input shape and example shown in the prompt, and a JSON schema of the input.
  */
-import { duplicateKeyError, firstDuplicateKey, jsonDefect } from "../core/json-complaint.js";
+
+import { duplicateKeyError, firstDuplicateKey } from "../core/json-braces.js";
+import { jsonDefect } from "../core/json-complaint.js";
 import type { Result } from "../core/types.js";
 import {
   type Fields,

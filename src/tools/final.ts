@@ -25,7 +25,6 @@ export const finalTool: Tool<string> = {
   describe: "Give the answer to the user and stop. action_input is the answer text itself.",
   inputShape: INPUT.inputShape,
   inputFields: INPUT.names,
-  textName: INPUT.textName,
   clipBytes: CLIP.final,
   parse: INPUT.parse,
 

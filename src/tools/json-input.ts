@@ -2,7 +2,7 @@
  * Parsing and validating a JSON `action_input`. The model reads these messages as its
  * correction, so each one names the tool, the field and exactly what was wrong with it.
  */
-import { duplicateKeyError, firstDuplicateKey } from "../core/json-complaint.js";
+import { duplicateKeyError, firstDuplicateKey } from "../core/json-braces.js";
 import type { Result } from "../core/types.js";
 
 export type Fields = Record<string, unknown>;
