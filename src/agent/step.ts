@@ -211,7 +211,9 @@ interface Extracted {
  */
 function unclosedError(text: string, at: number): string {
   // What the repairs would mend is no defect: the first one they leave is.
-  const d = jsonDefect(repairText(text.slice(at)).text);
+  const raw = text.slice(at);
+  const first = jsonDefect(raw);
+  const d = first && !first.cutOff ? jsonDefect(repairText(raw).text) : first;
   if (d && !d.cutOff) {
     return `the JSON is invalid: ${d.what} at ${d.where} of the object, near "${d.excerpt}"; send one complete, valid JSON object`;
   }

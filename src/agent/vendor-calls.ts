@@ -40,6 +40,8 @@ type One = { calls: ReadCall[]; end: number; format?: string } | { error: string
 
 interface Format {
   name: string;
+  /** A literal every call of the format holds: prose without it is not searched further. */
+  hint: string;
   /** Sticky: the format's marker where a call begins. */
   start: RegExp;
   /** Reads the call(s) at `at`, where `start` matched. */
@@ -281,6 +283,7 @@ function pythonCalls(text: string, at: number, close?: string): One {
 const FORMATS: readonly Format[] = [
   {
     name: "Mistral [TOOL_CALLS]…[ARGS]",
+    hint: "[TOOL_CALLS]",
     start: /\[TOOL_CALLS\]/,
     one(text, at) {
       const i = at + "[TOOL_CALLS]".length;
@@ -304,6 +307,7 @@ const FORMATS: readonly Format[] = [
   },
   {
     name: "Kimi functions.name:N",
+    hint: "functions.",
     start:
       /(?:<\|tool_calls_section_begin\|>\s*)?(?:<\|tool_call_begin\|>\s*)?functions\.[A-Za-z_][\w-]*:\d+/,
     one(text, at) {
@@ -319,6 +323,7 @@ const FORMATS: readonly Format[] = [
   },
   {
     name: "DeepSeek tool call",
+    hint: "tool▁call▁begin",
     start: /(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>/,
     one(text, at) {
       const m = sticky(
@@ -340,10 +345,11 @@ const FORMATS: readonly Format[] = [
       return { calls: [{ name, arguments: a.raw }], end: a.end + (tail ? tail[0].length : 0) };
     },
   },
-  { name: "<tool_call>", start: /<tool_call>/, one: toolCallTag },
-  { name: "Llama <function=…>", start: /<function=/, one: functionTag },
+  { name: "<tool_call>", hint: "<tool_call>", start: /<tool_call>/, one: toolCallTag },
+  { name: "Llama <function=…>", hint: "<function=", start: /<function=/, one: functionTag },
   {
     name: "Llama <|python_tag|>",
+    hint: "<|python_tag|>",
     start: /<\|python_tag\|>/,
     one(text, at) {
       // Llama's parallel calls: JSON objects separated by `;`.
@@ -361,6 +367,7 @@ const FORMATS: readonly Format[] = [
   },
   {
     name: "Granite <|tool_call|>",
+    hint: "<|tool_call|>",
     start: /<\|tool_call\|>/,
     one(text, at) {
       const i = at + "<|tool_call|>".length;
@@ -371,11 +378,13 @@ const FORMATS: readonly Format[] = [
   },
   {
     name: "Phi functools[…]",
+    hint: "functools[",
     start: /functools\[/,
     one: (text, at) => jsonCalls(text, at + "functools".length, "functools list"),
   },
   {
     name: "to=functions.name",
+    hint: "to=functions.",
     start: /(?:<\|start\|>)?(?:assistant\s*)?(?:commentary\s*)?to=functions\.[A-Za-z_]/,
     one(text, at) {
       const m = sticky(
@@ -390,6 +399,7 @@ const FORMATS: readonly Format[] = [
   },
   {
     name: "LFM2 <|tool_call_start|>",
+    hint: "<|tool_call_start|>",
     start: /<\|tool_call_start\|>/,
     one(text, at) {
       const i = at + "<|tool_call_start|>".length;
@@ -403,6 +413,7 @@ const FORMATS: readonly Format[] = [
   },
   {
     name: "FunctionGemma <start_function_call>",
+    hint: "<start_function_call>",
     start: /<start_function_call>/,
     one: (text, at) =>
       gemmaCall(text, at + "<start_function_call>".length, "<escape>", "<end_function_call>"),
@@ -410,11 +421,13 @@ const FORMATS: readonly Format[] = [
   {
     // A server that strips special tokens (vLLM's default) leaves FunctionGemma's bare call.
     name: "Gemma call:name{…}",
+    hint: "call:",
     start: /call:[A-Za-z_][\w.-]*\s*\{/,
     one: (text, at) => gemmaCall(text, at, text.includes('<|"|>') ? '<|"|>' : "<escape>", ""),
   },
   {
     name: "Gemma 4 <|tool_call>",
+    hint: "<|tool_call>",
     start: /<\|tool_call>/,
     one: (text, at) => gemmaCall(text, at + "<|tool_call>".length, '<|"|>', "<tool_call|>"),
   },
@@ -455,7 +468,7 @@ export function readVendorCalls(text: string): VendorRead | undefined {
 /** Any format's marker anywhere in the text: prose quoting a call (which is never read). */
 export function quotedFormat(text: string): string | undefined {
   for (const f of FORMATS) {
-    if (new RegExp(f.start.source).test(text)) return f.name;
+    if (text.includes(f.hint) && new RegExp(f.start.source).test(text)) return f.name;
   }
   return undefined;
 }
