@@ -31,7 +31,10 @@ const SHAPES = {
   "a plain step, 64 KB thought": step(filler(REPLY_BYTES - 100)),
   "{name, arguments} quoted after 64 KB of prose (a correction)": `${filler(REPLY_BYTES - 100)}\n${JSON.stringify({ name: "bash", arguments: { command: "ls" } })}`,
   "Qwen3-Coder XML call quoted after 64 KB of prose (a correction)": `${filler(REPLY_BYTES - 120)}\n<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>`,
-  "{name, arguments} with 64 KB of arguments": JSON.stringify({ name: "file_write", arguments: { path: "a.txt", content: long } }),
+  "{name, arguments} with 64 KB of arguments": JSON.stringify({
+    name: "file_write",
+    arguments: { path: "a.txt", content: long },
+  }),
   "<tool_call> list of two calls, 64 KB": `<tool_call>${JSON.stringify({ name: "file_write", arguments: { path: "a.txt", content: long } })}</tool_call><tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>`,
   "Qwen3-Coder XML call, 64 KB parameter": `<tool_call>\n<function=file_write>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\n${long}\n</parameter>\n</function>\n</tool_call>`,
   "Gemma tool_code, 64 KB string": `\`\`\`tool_code\nfile_write(path="a.txt", content="${long}")\n\`\`\``,
@@ -68,7 +71,9 @@ const rows = [];
 const nativeArgs = JSON.stringify({ path: "a.txt", content: long });
 const NATIVE = {
   "native tool_calls, 64 KB arguments": [{ name: "file_write", arguments: nativeArgs }],
-  "native tool_calls, 64 KB arguments cut off (a correction)": [{ name: "file_write", arguments: nativeArgs.slice(0, -2) }],
+  "native tool_calls, 64 KB arguments cut off (a correction)": [
+    { name: "file_write", arguments: nativeArgs.slice(0, -2) },
+  ],
 };
 for (const [name, text] of Object.entries(SHAPES)) {
   const read = (t) => {
