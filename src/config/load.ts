@@ -13,6 +13,7 @@ import { registerConfiguredCredentials } from "./credentials.js";
 import { type Checked, describeType, isPlainObject, type KeySpec } from "./declare.js";
 import { splitExtraBody } from "./extra-body.js";
 import { type Config, defaultConfig, SCHEMA, type SectionName } from "./schema.js";
+import { untrustedFileProblem } from "./trusted-file.js";
 
 export interface LoadedConfig {
   config: Config;
@@ -217,6 +218,9 @@ export function loadConfig(
     ? [explicitFile]
     : ["config.toml", "config.json"].map((n) => path.join(home, n));
   for (const candidate of candidates) {
+    // Trusted by identity before it is read: owner, mode, one name, no foreign directory on its path.
+    const untrusted = untrustedFileProblem(candidate, "config file");
+    if (untrusted) return failed(untrusted);
     // Regular file, at most 1 MiB, never a blocking open; may be a symlink.
     const read = readHomeFile(candidate, { maxBytes: CONFIG_MAX_BYTES, noFollow: false });
     if (!read.ok && read.missing && explicitFile) return failed(`config file ${candidate} does not exist`);

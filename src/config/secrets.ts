@@ -4,11 +4,14 @@
  * shown; the value is registered with the redactor the moment it is read.
  */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { helperWorkingDir, hostHelperEnv } from "../core/host-helper-env.js";
 import { registerSecret } from "../core/redact.js";
 import type { Config } from "./schema.js";
 import { type CommandPlace, runTokenCommandOnce } from "./token-command.js";
+import { tokenCommandFiles } from "./token-command-files.js";
+import { untrustedFileProblem } from "./trusted-file.js";
 
 export const TOKEN_CMD_TIMEOUT_MS = 10_000;
 export const TOKEN_FILE_MODE = 0o600;
@@ -48,11 +51,17 @@ export function resolveToken(
   if (fileResult) return fileResult;
 
   const cmd = config.backend.api_key_cmd;
-  if (cmd)
+  if (cmd) {
+    // What the command runs and reads is trusted as the configuration is.
+    for (const f of tokenCommandFiles(cmd, os.homedir(), { scootHome: home, env })) {
+      const untrusted = untrustedFileProblem(f, "file read by backend.api_key_cmd");
+      if (untrusted) return { source: "cmd", detail: "backend.api_key_cmd", error: untrusted };
+    }
     return runTokenCommand(cmd, {
       cwd: helperWorkingDir(home, projectRoot),
       env: hostHelperEnv(env, projectRoot),
     });
+  }
 
   return { source: "none", detail: "no token (no Authorization header is sent)" };
 }
@@ -79,6 +88,8 @@ function readTokenFile(file: string): TokenResolution | undefined {
       error: `token file ${file} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0600 so only you can read it. Fix: chmod 600 ${file}`,
     };
   }
+  const untrusted = untrustedFileProblem(file, "token file");
+  if (untrusted) return { source: "file", detail: `token file ${file}`, error: untrusted };
   if (st.size > MAX_TOKEN_BYTES) {
     return {
       source: "file",

@@ -5,6 +5,7 @@
  * `prev` = GENESIS. See docs/sessions.md "Sessions and audit".
  */
 import { createHash, createHmac } from "node:crypto";
+import { untrustedFileProblem } from "../config/trusted-file.js";
 import fs from "node:fs";
 import type { Result } from "../core/types.js";
 
@@ -40,6 +41,8 @@ export function loadAuditKey(file: string | undefined): Result<Buffer | undefine
     };
   }
   if (!st.isFile()) return { ok: false, error: `audit.hmac_key_file ${file} is not a regular file` };
+  const untrusted = untrustedFileProblem(file, "audit.hmac_key_file");
+  if (untrusted) return { ok: false, error: untrusted };
   const mode = st.mode & 0o777;
   if (mode !== KEY_FILE_MODE) {
     return {

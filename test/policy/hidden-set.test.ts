@@ -4,11 +4,13 @@
  * passwords inside connection strings. Each table is what an attacker would try first: a
  * credential reached by a name the old lists did not spell out.
  */
+
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
+import { tokenCommandFiles } from "../../src/config/token-command-files.js";
 import { REDACTED, redact, registerSecretEnv, resetSecretsForTest } from "../../src/core/redact.js";
 import { safeCut } from "../../src/core/stream-redact.js";
 import { judgeReadPath } from "../../src/policy/paths.js";
@@ -16,7 +18,6 @@ import {
   CREDENTIAL_POINTERS,
   CREDENTIAL_STORES,
   credentialPointerPaths,
-  tokenCommandFiles,
 } from "../../src/policy/protected-places.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import { scrubEnv } from "../../src/sandbox/env.js";

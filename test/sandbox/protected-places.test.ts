@@ -3,14 +3,12 @@
  * with UPDATE_README=1 to rewrite the lists), the scrub rules as an adversarial table, and the
  * seccomp program's shape.
  */
+
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  CREDENTIAL_POINTERS,
-  CREDENTIAL_STORES,
-  tokenCommandFiles,
-} from "../../src/policy/protected-places.js";
+import { tokenCommandFiles } from "../../src/config/token-command-files.js";
+import { CREDENTIAL_POINTERS, CREDENTIAL_STORES } from "../../src/policy/protected-places.js";
 import { ENV_SCRUB_RULES, scrubEnv } from "../../src/sandbox/env.js";
 import { SECCOMP_ABIS, seccompProgram } from "../../src/sandbox/seccomp.js";
 import { REPO_ROOT } from "../helpers/cli.js";
