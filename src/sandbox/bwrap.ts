@@ -195,7 +195,7 @@ function resolverArgs(runtime: readonly Hidden[]): string[] {
   return ["--ro-bind", real.path, real.path];
 }
 
-/** The whole argv after the bwrap program: options, then `/bin/sh -c command`. */
-export function bwrapArgv(layout: SandboxLayout, shell: string, command: string): string[] {
-  return [...bwrapOptions(layout), "--", shell, "-c", command];
+/** The whole argv after the bwrap program: options, then the shell and its arguments (gate.ts). */
+export function bwrapArgv(layout: SandboxLayout, shell: string, shellArgs: readonly string[]): string[] {
+  return [...bwrapOptions(layout), "--", shell, ...shellArgs];
 }

@@ -16,6 +16,7 @@ import { type ProtectedPlaces, protectedPlaces } from "../policy/settings.js";
 import { bwrapArgv, hiddenPlaces } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
+import { gatedShellArgs } from "./gate.js";
 import { watchGitPlaces } from "./persistence-mounts.js";
 import { checkPinned, type Probe, probeSandbox, SECCOMP_FD } from "./probe.js";
 import { seccompProgram } from "./seccomp.js";
@@ -130,7 +131,7 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
   const direct: ShellLaunch = {
     ok: true,
     file: shell,
-    args: ["-c", command],
+    args: gatedShellArgs(shell, command),
     env: ctx.childEnv,
     sandboxed: false,
   };
@@ -175,7 +176,7 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
       disableUserns: probe.disableUserns,
     },
     shell,
-    command,
+    gatedShellArgs(shell, command),
   );
   const { env } = scrubEnv(ctx.childEnv, {
     tokenVar: config.backend.api_key_env || undefined,

@@ -10,9 +10,11 @@
  * process holding the pipes open must not hang the call.
  */
 import type { ChildProcess } from "node:child_process";
+import type { Duplex } from "node:stream";
 import { childProcessModule } from "../core/builtins.js";
 import { groupAlive, terminateGroup } from "../core/process-group.js";
 import type { Result } from "../core/types.js";
+import { GATE_FD, GATE_GO } from "../sandbox/gate.js";
 import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
@@ -146,10 +148,15 @@ function start(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolContext): Pr
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      // fd 3 carries the seccomp filter to bwrap, which reads it and closes it before the command runs.
-      const stdio: ("ignore" | "pipe")[] = launch.seccomp
-        ? ["ignore", "pipe", "pipe", "pipe"]
-        : ["ignore", "pipe", "pipe"];
+      // fd 3 carries the seccomp filter to bwrap, which reads it and closes it before the command
+      // runs; fd 4 is the start gate (sandbox/gate.ts), closed before the command runs.
+      const stdio: ("ignore" | "pipe")[] = [
+        "ignore",
+        "pipe",
+        "pipe",
+        launch.seccomp ? "pipe" : "ignore",
+        "pipe",
+      ];
       child = childProcessModule().spawn(launch.file, launch.args, {
         cwd: ctx.cwd,
         env: launch.env,
@@ -172,13 +179,23 @@ function start(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolContext): Pr
   });
 }
 
+function notStarted(stop: Stop): ToolResult {
+  return failed(`${stopText(stop)}: the command was not started`, stoppedDetails(stop));
+}
+
+/** The gate's socket: resolves once the gate says it runs (sandbox/gate.ts). */
+function gateReady(gate: Duplex): Promise<void> {
+  return new Promise((resolve) => {
+    gate.once("data", () => resolve());
+  });
+}
+
 export async function runShell(command: string, ctx: ToolContext): Promise<ToolResult> {
-  if (ctx.signal.aborted) {
-    const stop = stopFromSignal(ctx);
-    return failed(`${stopText(stop)}: the command was not started`, stoppedDetails(stop));
-  }
+  if (ctx.signal.aborted) return notStarted(stopFromSignal(ctx));
   const launch = await shellLaunch(SHELL, command, ctx);
   if (!launch.ok) return failed(launch.error);
+  // A stop that came while the launch was prepared: nothing is spawned.
+  if (ctx.signal.aborted) return notStarted(stopFromSignal(ctx));
   const started = await start(launch, ctx);
   if (!started.ok || started.value.pid === undefined) {
     const why = started.ok ? "no process id" : started.error;
@@ -188,6 +205,10 @@ export async function runShell(command: string, ctx: ToolContext): Promise<ToolR
   const pgid = started.value.pid;
   // Later errors (a failed kill) must not crash the run; the exit event still reports.
   child.on("error", () => {});
+  const gate = child.stdio[GATE_FD] as Duplex;
+  // A gate that closed (the shell exited, or was killed) is not an error of the run.
+  gate.on("error", () => {});
+  const ready = gateReady(gate);
   const tally = new OutputTally();
   const progress = progressReporter(ctx, tally);
   const out = captureStream(child.stdout!, OUTPUT_CAP_BYTES, (chunk) => {
@@ -210,10 +231,28 @@ export async function runShell(command: string, ctx: ToolContext): Promise<ToolR
     // Enforced here as well as by the caller's signal, so the tool never depends on it.
     timer = setTimeout(() => resolve({ kind: "timeout", ms: ctx.timeoutMs }), ctx.timeoutMs);
     onAbort = () => resolve(stopFromSignal(ctx));
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    // An abort that fired during the launch's awaits has no event left to hear.
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener("abort", onAbort, { once: true });
   });
 
   try {
+    // The command runs only once Scoot opens the gate: a stop before that means it never ran.
+    const opening = await Promise.race([
+      ready.then(() => "ready" as const),
+      exited.then(() => "exited" as const),
+      stopped,
+    ]);
+    if (opening !== "exited" && (opening !== "ready" || ctx.signal.aborted)) {
+      const stop = opening === "ready" ? stopFromSignal(ctx) : opening;
+      gate.destroy();
+      await terminateGroup(pgid);
+      await within(exited, EXIT_REPORT_MS);
+      out.stop();
+      err.stop();
+      return notStarted(stop);
+    }
+    if (opening === "ready") gate.end(GATE_GO);
     const first = await Promise.race([
       exited.then((exit) => ({ exit, stop: undefined })),
       stopped.then((stop) => ({ exit: undefined, stop })),
