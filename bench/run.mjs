@@ -30,6 +30,7 @@ const BENCHES = [
   "view.mjs",
   "keys.mjs",
   "plan-gate.mjs",
+  "effect-lock.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

@@ -2,8 +2,10 @@
  * Approval through the editor (docs/editors.md "Editors (ACP)"): the pipeline's approval phase asks
  * this Approver, which sends `session/request_permission` with the tool call as the editor
  * already shows it (same id, title, kind, locations, rawInput, and the diff of a write) and
- * four options. The `tool_call` for that id always reaches the editor first: the session's
- * translator sends it, and the link writes every pending update before it asks.
+ * four options. A write whose text holds a NUL byte, an escape sequence or a bidi override is
+ * shown as the keyboard shows it: escaped in the diff, with a line counting what was escaped.
+ * The `tool_call` for that id always reaches the editor first: the session's translator sends
+ * it, and the link writes every pending update before it asks.
  *
  * Allow once runs the call; allow always runs it and remembers its scope (the file, the
  * command's program and subcommand, the origin, the server's tool) for the session; reject
@@ -13,11 +15,11 @@
  * the pending request (the SDK sends `$/cancel_request`); an editor that answers `cancelled`,
  * fails or is gone is a refusal, never a yes.
  */
-import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { PermissionOption, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { type ApprovalAnswer, type Approver, alwaysCovers } from "../agent/approval.js";
 import type { Ready } from "../agent/call-record.js";
 import type { EditorLink } from "./editor-link.js";
-import { changeDiff, toolCallView } from "./tool-kind.js";
+import { shownChange, toolCallView } from "./tool-kind.js";
 
 /** The four options; the "always" ones say what they cover (docs/safety.md "Approval scopes"). */
 export function permissionOptions(request: Ready): PermissionOption[] {
@@ -47,8 +49,16 @@ const REFUSED_BY_USER = "refused by the user in the editor";
 /** The permission request's tool call: the call's record as the editor already shows it, with its planned change. */
 export function permissionToolCall(request: Ready, toolCallId: string, cwd: string): ToolCallUpdate {
   const v = toolCallView(request, cwd);
-  const diff = changeDiff(request.change);
-  const content = diff ? [{ type: "diff" as const, ...diff }] : [];
+  const shown = shownChange(request.change);
+  // The diff as the keyboard shows it (escaped), and its warning line when anything was escaped.
+  const content: ToolCallContent[] = shown
+    ? [
+        { type: "diff" as const, ...shown.diff },
+        ...(shown.warning
+          ? [{ type: "content" as const, content: { type: "text" as const, text: shown.warning } }]
+          : []),
+      ]
+    : [];
   return {
     toolCallId,
     title: v.title,

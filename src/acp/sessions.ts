@@ -19,6 +19,7 @@ import type {
 import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
+import type { GuidanceSnapshot } from "../agent/nested-instructions.js";
 import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession, type RunHow } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
@@ -30,10 +31,12 @@ import type { AuditLog } from "../store/audit-writer.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
-import { sessionExists } from "../store/session-meta.js";
+import { projectRoot, sessionExists } from "../store/session-meta.js";
 import {
   MAX_FAILED_CALL_PRINTS,
+  type ProjectAnswers,
   readSessionSettings,
+  rememberedIn,
   type SessionSettings,
   settingsPath,
   writeSessionSettings,
@@ -125,6 +128,8 @@ export interface AcpContext {
 interface SessionState {
   id: string;
   cwd: string;
+  /** `cwd` resolved: the project the "always" answers below were given in, and hold in. */
+  root: string;
   /** The policy mode the agent runs in (in plan mode: the one an approved plan runs in). */
   mode: PolicyMode;
   /** Plan mode: each prompt is planned first, and runs once the plan is approved. */
@@ -140,10 +145,12 @@ interface SessionState {
   prompts: number;
   /** Tokens used by this session's prompts in this agent (for /status). */
   tokens: { prompt: number; completion: number; total: number };
-  /** The approval keys answered "allow always" in this session (stored with its settings). */
+  /** The approval keys answered "allow always" in this session, in this project (stored with its settings). */
   approvals: string[];
-  /** The approval keys answered "reject always" (stored likewise). */
+  /** The approval keys answered "reject always" in this project (stored likewise). */
   refusals: string[];
+  /** The answers the session was given in other projects: kept, stored, never applied here. */
+  otherAnswers: ProjectAnswers[];
   /** The running prompt's translator: a permission request names the tool call it shows. */
   translator?: UpdateTranslator;
   /** Settles when the current prompt turn has ended (its answer given); none: no turn. */
@@ -293,6 +300,7 @@ export class AcpSessions {
     resume: Message[] | undefined,
     model?: string,
     planning = false,
+    guidance?: GuidanceSnapshot,
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
     const buffers = editorBuffers(() => state.link);
@@ -311,12 +319,14 @@ export class AcpSessions {
       editorBuffers: buffers,
       ...(ask ?? {}),
       ...(resume ? { resume } : {}),
+      ...(guidance ? { guidance } : {}),
     });
     if (!opened.ok) throw new AcpFailure(ACP_ERROR.internal, opened.error);
     if (model !== undefined && model !== opened.value.model()) opened.value.setModel(model);
     return Object.assign(state, {
       id,
       cwd,
+      root: projectRoot(cwd),
       // The session's own: a home root runs read-only whatever was asked.
       mode: opened.value.mode,
       planning,
@@ -326,6 +336,7 @@ export class AcpSessions {
       tokens: { prompt: 0, completion: 0, total: 0 },
       approvals: [],
       refusals: [],
+      otherAnswers: [],
       failedCalls: [],
       ...(model !== undefined ? { model } : {}),
     }) as SessionState;
@@ -371,8 +382,8 @@ export class AcpSessions {
       mode: modeIdOf(s),
       ...(s.planning ? { plan_policy: s.mode } : {}),
       ...(s.model !== undefined ? { model: s.model } : {}),
-      approvals: s.approvals,
-      refusals: s.refusals,
+      // This project's answers last: it is the one used most recently.
+      remembered: [...s.otherAnswers, { project_root: s.root, approvals: s.approvals, refusals: s.refusals }],
       ...(s.failedCalls.length > 0 ? { failed_calls: s.failedCalls } : {}),
       project_root: s.cwd,
     };
@@ -481,8 +492,11 @@ export class AcpSessions {
       this.restoredModel(id, settings),
       planning,
     );
-    state.approvals = settings?.approvals ?? [];
-    state.refusals = settings?.refusals ?? [];
+    // Only the answers given in this project hold here (docs/editors.md "Approval in the editor").
+    const remembered = rememberedIn(settings, state.root);
+    state.approvals = remembered.here.approvals;
+    state.refusals = remembered.here.refusals;
+    state.otherAnswers = remembered.others;
     state.failedCalls = failedCalls;
     this.sessions.set(id, state);
     return {
@@ -561,18 +575,22 @@ export class AcpSessions {
     this.sessions.delete(id);
     const { messages, warnings } = readSession(sessionPath(this.ctx.paths.sessions, id));
     for (const w of warnings) this.ctx.log(`warning: ${w}`);
-    // Nothing said yet: a fresh conversation (its first run is not "resumed").
     const next = await this.open(
       id,
       s.cwd,
       mode,
       s.config,
+      // Nothing said yet: a fresh conversation (its first run is not "resumed").
       messages.length > 0 ? messages : undefined,
       s.model,
+      false,
+      // The same session goes on: what may be project guidance stays as its start found it.
+      s.agent.guidance(),
     );
     next.prompts = s.prompts;
     next.approvals = s.approvals;
     next.refusals = s.refusals;
+    next.otherAnswers = s.otherAnswers;
     next.failedCalls = s.failedCalls;
     this.sessions.set(id, next);
     this.saveSettings(next);

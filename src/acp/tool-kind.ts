@@ -88,21 +88,82 @@ export function toolCallView(call: Viewed, cwd: string): ToolCallView {
 /**
  * The `diff` content of a file tool's planned change — the very bytes the tool will write —
  * or undefined when there is none to show: no change, a change that cannot be made (it is
- * never shown as one), or content that is not text. A large file is shown as the changed
- * region only, never read whole into the protocol.
+ * never shown as one), or a binary file (one holding a NUL byte) being replaced. A large file is shown as the changed region only, never read whole into
+ * the protocol. Both texts are shown as the keyboard shows them (shownText): a NUL byte, an
+ * escape sequence or a bidi override is escaped, never sent raw for the editor to render.
  */
 export function changeDiff(change: FileChange | undefined): Diff | undefined {
+  return shownChange(change)?.diff;
+}
+
+/**
+ * The diff of a planned change as the editor is shown it, and the warning line to show with it
+ * when its new text holds characters that were escaped (the keyboard's words:
+ * `⚠ this holds 1 NUL byte and 2 control or invisible characters, shown escaped …`).
+ */
+export function shownChange(change: FileChange | undefined): { diff: Diff; warning?: string } | undefined {
   if (!change?.after.ok) return undefined;
-  const after = change.after.value;
-  // The old text as the person has it: the editor's buffer when the change was planned from it.
   const base = changeBase(change);
-  if (base === null) return { path: change.abs, oldText: null, newText: after };
-  if (base.includes(0) || after.includes("\u0000")) return undefined;
+  // A binary file being replaced is not sent as text (the tool call names it).
+  if (base?.includes(0)) return undefined;
+  const raw = rawDiff(change.abs, base, change.after.value);
+  const warning = hiddenWarning(raw.newText);
+  return {
+    diff: {
+      path: raw.path,
+      oldText: raw.oldText === null || raw.oldText === undefined ? null : shownText(raw.oldText),
+      newText: shownText(raw.newText),
+    },
+    ...(warning ? { warning } : {}),
+  };
+}
+
+function rawDiff(abs: string, base: Buffer | null, after: string): Diff {
+  // The old text as the person has it: the editor's buffer when the change was planned from it.
+  if (base === null) return { path: abs, oldText: null, newText: after };
   const before = base.toString("utf8");
   if (base.length <= DIFF_MAX_FILE_BYTES && Buffer.byteLength(after) <= DIFF_MAX_FILE_BYTES)
-    return { path: change.abs, oldText: before, newText: after };
+    return { path: abs, oldText: before, newText: after };
   const region = changedRegion(before, after);
-  return { path: change.abs, oldText: region.before, newText: region.after };
+  return { path: abs, oldText: region.before, newText: region.after };
+}
+
+/** A text as a terminal would be given it (terminalText), its CRLF line ends kept for the editor. */
+function shownText(text: string): string {
+  return text.split("\r\n").map(terminalText).join("\r\n");
+}
+
+/** Every character terminalText might escape (a superset: it decides, character by character). */
+const MAYBE_ESCAPED = /[\p{C}\u2028\u2029]/gu;
+
+/** What shownText escapes in `text`: NUL bytes, and other control, invisible and reordering characters. */
+export function escapedCharacters(text: string): { nul: number; other: number } {
+  let nul = 0;
+  let other = 0;
+  const judged = new Map<string, boolean>();
+  for (const m of text.matchAll(MAYBE_ESCAPED)) {
+    const c = m[0];
+    if (c === "\r" && text[m.index + 1] === "\n") continue;
+    let escaped = judged.get(c);
+    if (escaped === undefined) {
+      escaped = terminalText(c) !== c;
+      judged.set(c, escaped);
+    }
+    if (!escaped) continue;
+    if (c === "\u0000") nul += 1;
+    else other += 1;
+  }
+  return { nul, other };
+}
+
+function hiddenWarning(text: string): string | undefined {
+  const { nul, other } = escapedCharacters(text);
+  if (nul + other === 0) return undefined;
+  const parts = [
+    ...(nul > 0 ? [`${nul} NUL byte${nul === 1 ? "" : "s"}`] : []),
+    ...(other > 0 ? [`${other} control or invisible character${other === 1 ? "" : "s"}`] : []),
+  ];
+  return `⚠ this holds ${parts.join(" and ")}, shown escaped (\\x00, \\u202e): read it with care`;
 }
 
 /** The part of two texts between their common start and common end, whole lines. */

@@ -12,12 +12,17 @@
  *   refused with the reason rather than silently unchecked.
  * - The answer is kept as compact JSON text (`JSON.stringify` of the parsed value), so what is
  *   printed, recorded and returned is the value that was checked.
+ * - Checking an answer cannot stall the run (src/mcp/schema-bounds.ts): `uniqueItems` runs in
+ *   linear time, and a check that outlasts SCHEMA_CHECK_BUDGET_MS is stopped and the answer
+ *   corrected (it was not shown to fit), never accepted unchecked. The schema itself is checked
+ *   and compiled before the run without that budget: it is the operator's, and nothing waits yet.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { clip } from "../core/clip.js";
 import type { Result } from "../core/types.js";
 import { type AjvError, ajvFor, describeError } from "../mcp/args-check.js";
+import { SCHEMA_CHECK_BUDGET_MS, withinBudget } from "../mcp/schema-bounds.js";
 
 /** A schema file larger than this is refused: it is sent with every request (the goal, the format). */
 export const ANSWER_SCHEMA_MAX_BYTES = 256 * 1024;
@@ -76,7 +81,13 @@ export function compileAnswerSchema(given: unknown, source: string): Result<Answ
             error: `the final answer must be JSON valid against ${source}; it is not JSON (${clip((e as Error).message, PARSE_ERROR_MAX_CHARS)})`,
           };
         }
-        if (!validate(value))
+        const checked = withinBudget(() => validate(value));
+        if (!checked.done)
+          return {
+            ok: false,
+            error: `the final answer could not be checked against ${source} within ${SCHEMA_CHECK_BUDGET_MS} ms (the schema makes checking this answer slow): give a smaller answer`,
+          };
+        if (!checked.value)
           return {
             ok: false,
             error: `the final answer does not fit ${source}: ${problemsText(validate.errors)}`,

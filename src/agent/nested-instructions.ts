@@ -4,6 +4,12 @@
  * the session did not start in reaches the model when a path under that directory is first
  * touched by a call the gate allowed and that ran — read, written, listed, searched or outlined.
  *
+ * Only a file the person put in git is guidance, and only as it was then (docs/context.md "Which
+ * files below the root are guidance"): when the session starts, the AGENTS.md files git's index
+ * holds are noted with the identity of each working file; one the session's calls made or
+ * changed — bash included — or one git does not hold is refused, said on the trace, and stays an
+ * ordinary file of the repository.
+ *
  * Each file comes as one note of Scoot's own after the call's observation (a user message, so
  * the history stays alternating: prompt.ts `appendTurn` merges it into the observation, the
  * transcript keeps it as its own line). It is repository content like the files of the system
@@ -19,15 +25,16 @@ import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
 import type { Message } from "../store/session.js";
 import type { Ready } from "./call-record.js";
+import { blobId, type ObjectFormat, readGitIndex } from "./git-index.js";
 import { NOTE_PREFIX } from "./history.js";
 import {
   clippedWords,
   fencedInstructions,
+  foreignOwner,
   type InstructionFile,
   ownDirectory,
   PROJECT_INSTRUCTIONS_FILE,
   type ProjectInstructions,
-  readCapped,
 } from "./project-instructions.js";
 
 /**
@@ -66,6 +73,8 @@ export interface NestedInstructions {
   added(): readonly InstructionFile[];
   /** Why files were not read, as they were said. */
   refusals(): readonly string[];
+  /** What may be guidance, as taken when the session started (a reopened session keeps it). */
+  snapshot(): GuidanceSnapshot;
 }
 
 /** The paths a call that ran touched: its resolved target and those of its children that ran. */
@@ -98,6 +107,145 @@ function present(file: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A nested AGENTS.md larger than this is not checked against git's index (nor read): no guidance
+ * file is that long, and the whole file is hashed.
+ */
+export const MAX_GUIDANCE_FILE_BYTES = 1024 * 1024;
+
+/** What says a file is the one seen at the session's start: any write, rename or link changes its ctime. */
+interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+function identityOf(st: fs.BigIntStats): FileIdentity {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
+}
+
+/** A nested AGENTS.md git's index held as the session started: its blob, and the file then (if any). */
+interface TrackedGuidance {
+  blob: string;
+  format: ObjectFormat;
+  /** The working file's identity as the session started; none: it was not there (or not a regular file). */
+  atStart?: FileIdentity;
+}
+
+/**
+ * Which nested AGENTS.md files may be guidance in this session, taken when it starts
+ * (docs/context.md "Which files below the root are guidance"): those git's index holds, with the
+ * identity each working file had then. Or why none may: outside a git work tree, or an index
+ * that cannot be read whole.
+ */
+export type GuidanceSnapshot =
+  | { ok: true; tracked: Map<string, TrackedGuidance> }
+  | { ok: false; why: string };
+
+const NESTED_SUFFIX = `/${PROJECT_INSTRUCTIONS_FILE}`;
+
+export function guidanceSnapshot(root: string): GuidanceSnapshot {
+  const read = readGitIndex(root, (rel) => rel.endsWith(NESTED_SUFFIX));
+  if (!read.ok)
+    return {
+      ok: false,
+      why: read.missing
+        ? "it is not in a git repository (only committed AGENTS.md files below the project root are guidance)"
+        : `git's index could not be read (${read.error})`,
+    };
+  const tracked = new Map<string, TrackedGuidance>();
+  for (const [rel, blob] of read.index.blobs) {
+    const entry: TrackedGuidance = { blob, format: read.index.format };
+    try {
+      const st = fs.lstatSync(path.join(root, ...rel.split("/")), { bigint: true });
+      if (st.isFile()) entry.atStart = identityOf(st);
+    } catch {
+      // Not in the work tree now: a file made there later is not the committed one.
+    }
+    tracked.set(rel, entry);
+  }
+  return { ok: true, tracked };
+}
+
+/** Why every refusal of guidance holds, said after it. */
+const GUIDANCE_RULE =
+  "only an AGENTS.md that git's index held when the session started, unchanged since, is guidance; it stays an ordinary file of the repository";
+
+/**
+ * The file, read whole and checked against what the session's start saw, with at most `max`
+ * bytes of it as text; or why it is not read or not guidance; undefined when there is none.
+ * Opened without following or blocking; type, owner and identity are checked on the descriptor,
+ * before and after the read.
+ */
+function readGuidance(
+  file: string,
+  rel: string,
+  snapshot: GuidanceSnapshot,
+  max: number,
+): { text: string; size: number } | { refused: string } | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(
+      file,
+      fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0),
+    );
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP") return { refused: `${file} is a symbolic link; not read` };
+    return { refused: `${file}: ${(e as Error).message}` };
+  }
+  const notGuidance = (why: string) => ({
+    refused: `${file} not added as project guidance: ${why} (${GUIDANCE_RULE})`,
+  });
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return { refused: `${file} is not a regular file; not read` };
+    const foreign = foreignOwner(file, st);
+    if (foreign) return { refused: foreign };
+    if (!snapshot.ok) return notGuidance(snapshot.why);
+    const tracked = snapshot.tracked.get(rel);
+    if (tracked === undefined) return notGuidance("git's index did not hold it when this session started");
+    if (tracked.atStart === undefined) return notGuidance("it was made during this session");
+    const before = identityOf(fs.fstatSync(fd, { bigint: true }));
+    if (!sameIdentity(before, tracked.atStart)) return notGuidance("it changed during this session");
+    if (st.size > MAX_GUIDANCE_FILE_BYTES)
+      return notGuidance(`it is larger than ${MAX_GUIDANCE_FILE_BYTES} bytes`);
+    const bytes = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < bytes.length) {
+      const n = fs.readSync(fd, bytes, got, bytes.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    const after = identityOf(fs.fstatSync(fd, { bigint: true }));
+    if (got !== bytes.length || !sameIdentity(after, before))
+      return notGuidance("it changed while it was read");
+    if (blobId(bytes, tracked.format) !== tracked.blob)
+      return notGuidance("it differs from what git's index holds for it");
+    let text = bytes.subarray(0, Math.min(max, bytes.length)).toString("utf8");
+    // A character cut by the budget is dropped, not shown half.
+    if (text.endsWith("\uFFFD")) text = text.slice(0, -1);
+    return { text, size: st.size };
+  } catch (e) {
+    return { refused: `${file}: ${(e as Error).message}` };
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -153,6 +301,11 @@ export interface NestedSetup {
   /** A resumed session's transcript: the files its notes added. */
   resumed?: readonly Message[];
   maxBytes?: number;
+  /**
+   * The snapshot of the session's start, when this is the same session opened again (an
+   * editor's mode change): what its calls made or changed since stays out. Absent: taken now.
+   */
+  snapshot?: GuidanceSnapshot;
 }
 
 /** The tracker of one session; undefined when there is no root to look below. */
@@ -162,6 +315,8 @@ export function nestedInstructions(setup: NestedSetup): NestedInstructions | und
   if (root === undefined) return undefined;
   const maxBytes = setup.maxBytes ?? NESTED_INSTRUCTIONS_MAX_BYTES;
   const cwd = realOf(setup.cwd) ?? setup.cwd;
+  // What may be guidance is decided now, as the session starts: a file its calls make or change is not.
+  const snapshot = setup.snapshot ?? guidanceSnapshot(root);
   // Their AGENTS.md files were read (or left out by the budget) when the session started.
   const started = new Set(setup.dirs.map(realOf).filter((d): d is string => d !== undefined));
   const added = addedInTranscript(setup.resumed);
@@ -196,7 +351,8 @@ export function nestedInstructions(setup: NestedSetup): NestedInstructions | und
     if (!present(file)) return undefined;
     const judged = decide({ capability: "read", readPaths: [asWritten(file)] }, guarded);
     if (!judged.allow) return { refused: `${file} not read: ${judged.reason}` };
-    const got = readCapped(file, maxBytes);
+    const rel = path.relative(root, file).split(path.sep).join("/");
+    const got = readGuidance(file, rel, snapshot, maxBytes);
     if (got === undefined || "refused" in got) return got;
     return { f: { file, shown: Buffer.byteLength(got.text), size: got.size }, text: got.text };
   };
@@ -254,6 +410,7 @@ export function nestedInstructions(setup: NestedSetup): NestedInstructions | und
     },
     added: () => [...added.values()],
     refusals: () => refusals,
+    snapshot: () => snapshot,
   };
 }
 

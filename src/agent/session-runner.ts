@@ -37,7 +37,12 @@ import { openContextFit } from "./context-setup.js";
 import type { AgentEvent, Listener } from "./events.js";
 import { NOTE_PREFIX, type UndoneFiles, undoNote } from "./history.js";
 import { type RunResult, runGoal } from "./loop.js";
-import { instructionsStatus, type NestedInstructions, nestedInstructions } from "./nested-instructions.js";
+import {
+  type GuidanceSnapshot,
+  instructionsStatus,
+  type NestedInstructions,
+  nestedInstructions,
+} from "./nested-instructions.js";
 import type { ApprovedPlan } from "./plan-file.js";
 import { describeLoaded, loadProjectInstructions, type ProjectInstructions } from "./project-instructions.js";
 import { alternating, appendTurn, buildSystemPrompt } from "./prompt.js";
@@ -75,6 +80,12 @@ export interface AgentSessionOptions {
   approvalMemory?: ApprovalMemory;
   /** Every run of this session is bound to this approved plan (docs/safety.md "Plans as contracts"). */
   plan?: ApprovedPlan;
+  /**
+   * The same session opened again (an editor's mode change): which AGENTS.md files below the
+   * root may be guidance stays as its start found it (docs/context.md "Which files below the
+   * root are guidance").
+   */
+  guidance?: GuidanceSnapshot;
 }
 
 export interface AgentSession {
@@ -98,6 +109,8 @@ export interface AgentSession {
   compact(): Result<{ removed: number; beforeBytes: number; afterBytes: number } | undefined, string>;
   /** Bytes of the conversation kept for the next goal. */
   historyBytes(): number;
+  /** Which AGENTS.md files below the root may be guidance, as the session's start found them. */
+  guidance(): GuidanceSnapshot | undefined;
   /**
    * The project instructions (AGENTS.md) in words for `/status`: the budget, what was read,
    * clipped or left out, and the files added since on first touch.
@@ -361,6 +374,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
         settings: gateSettings,
         cwd,
         ...(opts.resume ? { resumed: opts.resume } : {}),
+        ...(opts.guidance ? { snapshot: opts.guidance } : {}),
       })
     : undefined;
   const promptWith = (listed: McpCatalog["tools"] | undefined, planning = false) =>
@@ -631,6 +645,7 @@ function agentSession(w: Wired): AgentSession {
       return { ok: true, value: undefined };
     },
     historyBytes: () => historyBytes(history),
+    guidance: () => w.nested?.snapshot(),
     instructions: () => (w.project.found ? instructionsStatus(w.project.found, w.nested) : w.project.message),
     async close() {
       audit.close();

@@ -92,12 +92,14 @@ export function untrustedFileProblem(file: string, what: string): string | undef
   } catch (e) {
     return `${what} ${shown} cannot be inspected: ${(e as Error).message}`;
   }
+  // Not a regular file (a device, a FIFO): the reader refuses it, naming what it is.
+  if (!st.isFile()) return undefined;
   if (!ownedByUs(st))
     return `${what} ${shown} is owned by uid ${st.uid}, not by you: another user could change what Scoot runs. Fix: copy it to a file of your own (cp ${real} ~/x && mv ~/x ${file})`;
   const others = writableByOthers(st, false);
   if (others)
     return `${what} ${shown} is ${others} (mode ${modeText(st)}): another user could change what Scoot runs. Fix: chmod go-w ${real}`;
-  if (st.isFile() && st.nlink !== 1)
+  if (st.nlink !== 1)
     return `${what} ${shown} has ${st.nlink} names (a hard link): a command that can write another name changes what Scoot trusts. Fix: replace it with a copy (cp ${real} ${real}.copy && mv ${real}.copy ${real})`;
   for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
     let ds: fs.Stats;

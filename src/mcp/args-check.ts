@@ -4,18 +4,25 @@
  * ranges. Each problem names its JSON pointer: `/entities/0/name: must be string, got number`.
  *
  * Decisions:
- * - The schema is the server's text. Its `pattern`s run on re2js (linear time) instead of
- *   JavaScript's backtracking engine, so a schema cannot stall Scoot with a catastrophic
- *   pattern; a pattern RE2 does not support is not checked here (the server still is).
+ * - The schema is the server's text. Its `pattern`s (and `patternProperties`) run on re2js
+ *   instead of JavaScript's backtracking engine: linear in the text, so no catastrophic
+ *   backtracking — but times the size of the pattern's program, which a large counted repeat
+ *   makes huge; the budget below bounds that. A pattern RE2 does not support is not checked
+ *   here (the server still is).
  * - A schema Ajv cannot compile (a remote `$ref`, a keyword of a draft it does not know) or
  *   one over MCP_SCHEMA_CHECK_MAX_BYTES is not checked here: the call goes to the server,
  *   which validates it, as before this check existed. Never a false refusal.
  * - The draft follows `$schema` (draft-07 and older, 2019-09, else 2020-12, the MCP default).
  *   Nothing is coerced, defaulted or removed: the arguments are only read.
  * - Ajv is loaded on the first check: a run that never calls an MCP tool does not pay for it.
+ * - A check cannot stall (src/mcp/schema-bounds.ts): `uniqueItems` runs in linear time, and a
+ *   compile or a validation that outlasts SCHEMA_CHECK_BUDGET_MS is stopped and the call left to
+ *   the server, as for a schema that cannot be compiled. Never a false refusal, and never a wait
+ *   longer than the budget for the compile (once per schema) plus the budget for the check.
  */
 import { clip } from "../core/clip.js";
 import { lazyRequire } from "../core/lazy.js";
+import { type KeywordHost, useLinearUniqueItems, withinBudget } from "./schema-bounds.js";
 import type { McpToolInfo } from "./tools-info.js";
 
 /** A schema larger than this (as JSON) is left to the server: compiling it would cost more than it saves. */
@@ -34,7 +41,7 @@ export interface AjvError {
   data?: unknown;
 }
 export type Validate = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
-export interface AjvInstance {
+export interface AjvInstance extends KeywordHost {
   compile(schema: object): Validate;
   /** Checks a schema against its draft's meta-schema; the problems are then in `errors`. */
   validateSchema(schema: object): boolean;
@@ -66,7 +73,10 @@ re2RegExp.code = "re2";
 
 const instances = new Map<string, AjvInstance>();
 
-/** The Ajv instance for the schema's draft (shared with the answer schema, src/agent/answer-schema.ts). */
+/**
+ * The Ajv instance for the schema's draft (shared with the answer schema, src/agent/answer-schema.ts),
+ * its `uniqueItems` the linear one (src/mcp/schema-bounds.ts).
+ */
 export function ajvFor(schema: Record<string, unknown>): AjvInstance {
   const declared = typeof schema.$schema === "string" ? schema.$schema : "";
   const draft = /draft-0[4-7]/.test(declared) ? "07" : declared.includes("2019-09") ? "2019" : "2020";
@@ -84,13 +94,20 @@ export function ajvFor(schema: Record<string, unknown>): AjvInstance {
       addUsedSchema: false,
       logger: false,
       code: { regExp: re2RegExp },
+      // A `$ref` is a call, never a copy: inlined, one 5 KB definition referenced 5000 times made
+      // code that ran Node out of memory while compiling a 120 KB schema.
+      inlineRefs: false,
     });
+    useLinearUniqueItems(ajv);
     instances.set(draft, ajv);
   }
   return ajv;
 }
 
-/** Compiled once per listed schema object; `null`: not checkable here (left to the server). */
+/**
+ * Compiled once per listed schema object; `null`: not checkable here (left to the server) — too
+ * large, not compilable, or not compiled within the budget.
+ */
 const compiled = new WeakMap<object, Validate | null>();
 
 function validatorFor(schema: Record<string, unknown>): Validate | null {
@@ -100,7 +117,9 @@ function validatorFor(schema: Record<string, unknown>): Validate | null {
   try {
     if (Buffer.byteLength(JSON.stringify(schema)) <= MCP_SCHEMA_CHECK_MAX_BYTES) {
       const { $schema: _declared, ...body } = schema;
-      v = ajvFor(schema).compile(body);
+      const ajv = ajvFor(schema);
+      const built = withinBudget(() => ajv.compile(body));
+      v = built.done ? built.value : null;
     }
   } catch {
     v = null;
@@ -166,11 +185,14 @@ export function describeError(e: AjvError, tool?: string): string {
 
 /**
  * The problems of `args` against the tool's input schema, each naming its JSON pointer;
- * empty when they fit, or when the schema cannot be checked here (left to the server).
+ * empty when they fit, or when the schema cannot be checked here — not compilable, or not
+ * checked within SCHEMA_CHECK_BUDGET_MS — (left to the server).
  */
 export function checkArgs(tool: McpToolInfo, args: Record<string, unknown>): string[] {
   const validate = validatorFor(tool.inputSchema);
-  if (!validate || validate(args)) return [];
+  if (!validate) return [];
+  const checked = withinBudget(() => validate(args));
+  if (!checked.done || checked.value) return [];
   const problems = [...new Set((validate.errors ?? []).map((e) => describeError(e, tool.name)))];
   if (problems.length <= MAX_PROBLEMS) return problems;
   return [...problems.slice(0, MAX_PROBLEMS), `…and ${problems.length - MAX_PROBLEMS} more`];

@@ -1,8 +1,9 @@
 /**
  * The environment a sandboxed command gets (docs/safety.md "Shell containment", "What is
  * protected"): a command can print its environment as easily as a file, so Scoot's own
- * token variable, every variable that looks like it holds a secret, and every variable that
- * points at a host socket are dropped. `tools.env_passthrough` names the ones to keep anyway
+ * token variable, every variable that looks like it holds a secret (by its name, or by its
+ * value: a URL with userinfo, a connection string with a password or key), and every variable
+ * that points at a host socket are dropped. `tools.env_passthrough` names the ones to keep anyway
  * (never the backend token).
  *
  * Which names are secret is decided in src/core/secret-names.ts, which the redactor shares.
@@ -48,6 +49,36 @@ export const SOCKET_VARIABLES: readonly string[] = [
 /** A value that is a URL with a user or password in it (`postgres://u:pw@db/x`). */
 const URL_WITH_USERINFO = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]*@/;
 
+/**
+ * The keys of a connection string whose value is a secret: ADO.NET, ODBC, JDBC-style and
+ * libpq-style passwords (`Password`, `Pwd`, `Passwd`), Azure Storage (`AccountKey`,
+ * `SharedAccessSignature`), Service Bus and Event Hubs (`SharedAccessKey`), SignalR and
+ * Communication Services (`AccessKey`), App Configuration (`Secret`) and Entra ID service
+ * principals (`ClientSecret`). The redactor (src/core/redact.ts) replaces the first five in text.
+ */
+export const CONNECTION_SECRET_KEYS: readonly string[] = [
+  "Password",
+  "Pwd",
+  "Passwd",
+  "AccountKey",
+  "SharedAccessKey",
+  "SharedAccessSignature",
+  "AccessKey",
+  "Secret",
+  "ClientSecret",
+];
+
+/**
+ * A value holding one of those keys with a non-empty value, in any case: the key starts the
+ * value or follows a `;` or a line break, with optional white space around it and the `=`
+ * (`Server=db;User Id=u;Password=p`, `host=db; pwd =p`, `user=u\npassword=p`). A key inside a
+ * word or a path (`SharedAccessKeyName=`, `/srv/pwd=x`, `the Password= field`) is none.
+ */
+const CONNECTION_STRING_SECRET = new RegExp(
+  `(?:^|[;\\r\\n])[ \\t]*(?:${CONNECTION_SECRET_KEYS.join("|")})[ \\t]*=[ \\t]*[^;\\s]`,
+  "i",
+);
+
 export const ENV_SCRUB_RULES: readonly EnvRule[] = [
   {
     shown: `name contains ${SECRET_NAME_SUBSTRINGS.join(", ")}`,
@@ -63,6 +94,11 @@ export const ENV_SCRUB_RULES: readonly EnvRule[] = [
     shown: "the value is a URL with userinfo (scheme://user:pass@host)",
     why: "DATABASE_URL and friends carry the password in the URL",
     matches: (_name, value) => URL_WITH_USERINFO.test(value.trim()),
+  },
+  {
+    shown: `the value is a connection string holding ${CONNECTION_SECRET_KEYS.map((k) => `${k}=`).join(", ")} (any case, at the start or after ; or a line break)`,
+    why: "a password or key in a connection string under any name (APP_CONN, X1); only redacting it in output would leave it readable reversed",
+    matches: (_name, value) => CONNECTION_STRING_SECRET.test(value),
   },
   {
     shown: SOCKET_VARIABLES.join(", "),

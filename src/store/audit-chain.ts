@@ -5,8 +5,8 @@
  * `prev` = GENESIS. See docs/sessions.md "Sessions and audit".
  */
 import { createHash, createHmac } from "node:crypto";
-import { untrustedFileProblem } from "../config/trusted-file.js";
 import fs from "node:fs";
+import { untrustedFileProblem } from "../config/trusted-file.js";
 import type { Result } from "../core/types.js";
 
 export const GENESIS = "0".repeat(64);

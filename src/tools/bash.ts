@@ -16,10 +16,12 @@ import { groupAlive, terminateGroup } from "../core/process-group.js";
 import type { Result } from "../core/types.js";
 import { GATE_FD, GATE_GO } from "../sandbox/gate.js";
 import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
+import { type EffectHold, holdForCommand } from "../store/effect-lock.js";
 import { type Capture, captureStream } from "./capture.js";
 import { CLIP } from "./clip.js";
 import { COMMAND_SCOPE } from "./command-scope.js";
 import { declareText } from "./declare.js";
+import { effectLockDirOf } from "./effect-place.js";
 import { type OutputSummary, OutputTally } from "./output-tally.js";
 import { done, failed } from "./result.js";
 import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
@@ -196,6 +198,22 @@ export async function runShell(command: string, ctx: ToolContext): Promise<ToolR
   if (!launch.ok) return failed(launch.error);
   // A stop that came while the launch was prepared: nothing is spawned.
   if (ctx.signal.aborted) return notStarted(stopFromSignal(ctx));
+  // No command runs in the project while a write through the editor is in flight there.
+  let hold: EffectHold | undefined;
+  try {
+    hold = await holdForCommand(effectLockDirOf(ctx), ctx.signal);
+  } catch (e) {
+    return failed(`bash: cannot take the project's effect lock: ${errorText(e)}. The command was not run.`);
+  }
+  if (!hold) return notStarted(stopFromSignal(ctx));
+  try {
+    return await runHeld(launch, ctx);
+  } finally {
+    hold.release();
+  }
+}
+
+async function runHeld(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolContext): Promise<ToolResult> {
   const started = await start(launch, ctx);
   if (!started.ok || started.value.pid === undefined) {
     const why = started.ok ? "no process id" : started.error;

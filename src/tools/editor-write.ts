@@ -20,12 +20,15 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Result } from "../core/types.js";
 import { judgeOpened, OPENED_ELSEWHERE } from "../policy/opened.js";
+import { holdForEditorWrite } from "../store/effect-lock.js";
 import { drainWatchEvents, readThroughEditor, watchPath } from "./editor-read.js";
 import { OPEN_JUDGED_READ } from "./fs-util.js";
 import type { EditorBuffers, EditorWrite } from "./types.js";
 
 export const EDITOR_TEXT_CHANGED =
   "the editor's text of it changed after this call was prepared (edited while the question waited); read it again and retry";
+const REDIRECTED =
+  "the editor's write did not reach the file Scoot judged: its path changed during the write (swapped for a link?), so the text may have gone elsewhere; check the file and its directory";
 const PATH_CHANGED =
   "a directory on its path changed while the editor wrote it (swapped for a symlink?); check the file and its directory";
 
@@ -79,16 +82,75 @@ export interface EditorWriteRequest {
   /** The text the change was planned from (the editor must still hold it); null: a new file. */
   expected: Buffer | null;
   signal: AbortSignal;
+  /** The project's effect lock (store/effect-lock.ts). */
+  lockDir: string;
 }
 
 /** Has the editor write the file; an error says why it was not (or not safely) written. */
 export async function writeThroughEditor(req: EditorWriteRequest): Promise<Result<void>> {
+  // Checks, write and verification with the project to itself: no command of any Scoot
+  // session runs there meanwhile (store/effect-lock.ts).
+  const hold = await holdForEditorWrite(req.lockDir, req.signal);
+  if (!hold.ok) return hold;
+  try {
+    return await writeHeld(req);
+  } finally {
+    hold.value.release();
+  }
+}
+
+/** The file's identity before the write, to tell afterwards whether the write reached it. */
+function identity(abs: string): fs.BigIntStats | undefined {
+  try {
+    return fs.lstatSync(abs, { bigint: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the file at `abs` is not the one the editor was asked to write, or undefined. */
+function notWhatWasWritten(
+  abs: string,
+  before: fs.BigIntStats | undefined,
+  content: string,
+): string | undefined {
+  const after = identity(abs);
+  if (!after) return `${REDIRECTED} (no file is at its path now)`;
+  if (!after.isFile()) return `${REDIRECTED} (its path now holds something else than a regular file)`;
+  if (after.nlink !== 1n) return `${REDIRECTED} (the file now has ${after.nlink} names)`;
+  const untouched =
+    before !== undefined &&
+    after.dev === before.dev &&
+    after.ino === before.ino &&
+    after.ctimeNs === before.ctimeNs &&
+    after.mtimeNs === before.mtimeNs;
+  if (!untouched) return undefined;
+  // An editor may skip a save that changes nothing; only a change that is missing is a redirect.
+  return sameText(abs, content) ? undefined : `${REDIRECTED} (the file at its path was not changed)`;
+}
+
+function sameText(abs: string, content: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, OPEN_JUDGED_READ);
+  } catch {
+    return false;
+  }
+  try {
+    return fs.readFileSync(fd).equals(Buffer.from(content, "utf8"));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+async function writeHeld(req: EditorWriteRequest): Promise<Result<void>> {
   const { abs } = req;
   if (req.expected !== null) {
     const why = await stillExpected(req.editor, abs, req.expected, req.signal);
     if (why !== undefined) return { ok: false, error: why };
   }
   if (!plainTarget(abs)) return { ok: false, error: OPENED_ELSEWHERE };
+  const before = identity(abs);
   const watch = watchPath(abs, { withFile: false });
   if (!watch)
     return {
@@ -104,6 +166,8 @@ export async function writeThroughEditor(req: EditorWriteRequest): Promise<Resul
     }
     await drainWatchEvents();
     if (watch.changed() || !plainTarget(abs)) return { ok: false, error: PATH_CHANGED };
+    const redirected = notWhatWasWritten(abs, before, req.content);
+    if (redirected) return { ok: false, error: redirected };
     return { ok: true, value: undefined };
   } finally {
     watch.close();

@@ -8,6 +8,7 @@ import { atomicWriteFile } from "../core/atomic-write.js";
 import type { Result } from "../core/types.js";
 import { judgeWriteLanding } from "../policy/opened.js";
 import { writeThroughEditor } from "./editor-write.js";
+import { effectLockDirOf } from "./effect-place.js";
 import type { ToolContext } from "./types.js";
 
 export interface JudgedWrite {
@@ -17,7 +18,7 @@ export interface JudgedWrite {
 }
 
 export async function writeJudgedFile(
-  ctx: Pick<ToolContext, "services" | "signal">,
+  ctx: Pick<ToolContext, "services" | "signal" | "cwd" | "childEnv">,
   abs: string,
   content: string,
   existing: fs.Stats | undefined,
@@ -27,7 +28,15 @@ export async function writeJudgedFile(
   const editor = ctx.services.editorBuffers;
   const write = editor?.writer?.();
   if (editor && write) {
-    const r = await writeThroughEditor({ editor, write, abs, content, expected, signal: ctx.signal });
+    const r = await writeThroughEditor({
+      editor,
+      write,
+      abs,
+      content,
+      expected,
+      signal: ctx.signal,
+      lockDir: effectLockDirOf(ctx),
+    });
     if (!r.ok) return { ok: false, error: { error: r.error, byEditor: true } };
     return { ok: true, value: { bytes: Buffer.byteLength(content), byEditor: true } };
   }

@@ -11,7 +11,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agentStream, closeAgent } from "../helpers/acp-agent.js";
 import { auditEvents } from "../helpers/audit-file.js";
-import { spawnCli } from "../helpers/cli.js";
+import { removeDir, spawnCli, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
 
@@ -167,6 +167,102 @@ describe("permission through the editor", () => {
     expect(asked).toHaveLength(3);
     expect(fs.existsSync(path.join(scene.project, "b.txt"))).toBe(false);
     expect(fs.readFileSync(path.join(scene.project, "a.txt"), "utf8")).toBe("c");
+  });
+
+  it("an 'allow always' belongs to its project: loaded into another project it asks again, back in its own it does not", async () => {
+    const other = fs.realpathSync(tempDir("scoot-acp-ap-other-"));
+    try {
+      answer = choose("allow_always");
+      scene.model.push(
+        step("file_write", JSON.stringify({ path: "notes.txt", content: "a" })),
+        step("final", "wrote it"),
+      );
+      let c = await start();
+      const sessionId = await newSession(c);
+      await ask(c, sessionId, "write notes");
+      expect(asked).toHaveLength(1);
+      expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("a");
+
+      // The same session, loaded by an editor into another project: notes.txt there is another file.
+      await stop();
+      answer = choose("reject_once");
+      c = await start();
+      await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: other, mcpServers: [] });
+      scene.model.push(
+        step("file_write", JSON.stringify({ path: "notes.txt", content: "clobbered" })),
+        step("final", "tried"),
+      );
+      await ask(c, sessionId, "write notes again");
+      expect(asked).toHaveLength(2);
+      expect(asked[1]!.toolCall.content).toEqual([
+        { type: "diff", path: path.join(other, "notes.txt"), oldText: null, newText: "clobbered" },
+      ]);
+      expect(fs.existsSync(path.join(other, "notes.txt"))).toBe(false);
+
+      // Loaded back into its own project (same agent): the answer is still there, not asked.
+      await c.agent.request(acp.methods.agent.session.load, {
+        sessionId,
+        cwd: scene.project,
+        mcpServers: [],
+      });
+      scene.model.push(
+        step("file_write", JSON.stringify({ path: "notes.txt", content: "c" })),
+        step("final", "wrote it"),
+      );
+      await ask(c, sessionId, "and once more");
+      expect(asked).toHaveLength(2);
+      expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("c");
+    } finally {
+      removeDir(other);
+    }
+  });
+
+  it("an older session's stored answers (no project of their own) hold only in the project it was recorded in", async () => {
+    const other = fs.realpathSync(tempDir("scoot-acp-ap-other-"));
+    try {
+      let c = await start();
+      const sessionId = await newSession(c);
+      await stop();
+      // The sidecar as an earlier Scoot wrote it: the answers, and the project root beside them.
+      const sidecar = path.join(scene.home, "state", "sessions", `${sessionId}.settings.json`);
+      const legacy = (root?: string) =>
+        fs.writeFileSync(
+          sidecar,
+          JSON.stringify({
+            mode: "guarded",
+            approvals: ["file_write:notes.txt"],
+            refusals: [],
+            ...(root ? { project_root: root } : {}),
+          }),
+        );
+      legacy(scene.project);
+      answer = choose("reject_once");
+      const writeNotes = async (cwd: string, text: string) => {
+        await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+        scene.model.push(
+          step("file_write", JSON.stringify({ path: "notes.txt", content: text })),
+          step("final", "done"),
+        );
+        await ask(c, sessionId, "write notes");
+      };
+      c = await start();
+      await writeNotes(other, "clobbered");
+      expect(asked).toHaveLength(1);
+      expect(fs.existsSync(path.join(other, "notes.txt"))).toBe(false);
+      await writeNotes(scene.project, "mine");
+      expect(asked).toHaveLength(1);
+      expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("mine");
+      await stop();
+
+      // With no project recorded the answers are dropped: asked, even in the session's own project.
+      legacy(undefined);
+      c = await start();
+      await writeNotes(scene.project, "again");
+      expect(asked).toHaveLength(2);
+      expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("mine");
+    } finally {
+      removeDir(other);
+    }
   });
 
   it("rules answer for the editor: deny refuses without asking and the tool call names the rule; allow runs unasked", async () => {

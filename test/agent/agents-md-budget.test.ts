@@ -5,6 +5,7 @@
  * again after compaction or `/clear` dropped it, known from a resumed transcript, never through
  * a symlink or from outside the repository.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -16,10 +17,12 @@ import type { Message } from "../../src/store/session.js";
 import { readyCall } from "../helpers/calls.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
 
+/** git without the machine's or the user's configuration. */
+const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
 let root: string;
 beforeEach(() => {
   root = fs.realpathSync(tempDir("scoot-agents-unit-"));
-  fs.mkdirSync(path.join(root, ".git"));
+  execFileSync("git", ["init", "-q"], { cwd: root, env: GIT_ENV });
 });
 afterEach(() => {
   removeDir(root);
@@ -67,7 +70,9 @@ describe("the start's budget, nearest first", () => {
 });
 
 describe("files below the root, on first touch", () => {
+  /** The session's tracker, made as a session starts; the files below the root are staged first (only those are guidance). */
   function tracker(resumed?: Message[]) {
+    execFileSync("git", ["add", "-A"], { cwd: root, env: GIT_ENV });
     const settings = buildGateSettings(defaultConfig(), root, { mode: "guarded" });
     const dirs = loadProjectInstructions(root).dirs;
     const t = nestedInstructions({ dirs, settings, cwd: root, ...(resumed ? { resumed } : {}) });

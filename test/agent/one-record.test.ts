@@ -183,7 +183,7 @@ describe("the editor approves the change the tool makes", () => {
     expect(last).toMatchObject({ status: "failed" });
   });
 
-  it("the diff in the permission request is the bytes the file then holds, NUL and 600 lines included", async () => {
+  it("the diff in the permission request is the text the file then holds, its NUL shown escaped, 600 lines included", async () => {
     fs.writeFileSync(path.join(project, "run.sh"), "echo old\n");
     const content = `#!/bin/sh\n${Array.from({ length: 600 }, (_, i) => `echo ${i}`).join("\n")}\nprintf 'a\u0000b'\n`;
     const link = editor("allow_once");
@@ -196,9 +196,12 @@ describe("the editor approves the change the tool makes", () => {
     await h.run("write");
     const written = fs.readFileSync(path.join(project, "run.sh"), "utf8");
     expect(written).toBe(content);
-    // Content with a NUL is not sent as a diff; what is sent is never a different text.
-    const diffs = (link.asked[0]?.content ?? []).filter((c) => c.type === "diff");
-    for (const d of diffs) expect(d.type === "diff" && d.newText).toBe(written);
+    // The NUL is shown as the keyboard shows it (escaped, with a warning line); nothing else differs.
+    const asked = link.asked[0]?.content ?? [];
+    const diffs = asked.filter((c) => c.type === "diff");
+    expect(diffs).toHaveLength(1);
+    expect(diffs[0]!.type === "diff" && diffs[0]!.newText).toBe(written.replace("\u0000", "\\x00"));
+    expect(JSON.stringify(asked)).toContain("1 NUL byte");
   });
 
   it("a text change: the permission diff, the completed update's diff and the file are the same text", async () => {

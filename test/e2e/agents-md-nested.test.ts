@@ -9,6 +9,7 @@
  * - a denied call pulls nothing in, and an AGENTS.md in a secret place is never read;
  * - `--trace` and the REPL's `/status` say what was read, clipped and added.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -26,6 +27,8 @@ afterEach(() => {
   removeDir(work);
 });
 
+/** git without the machine's or the user's configuration. */
+const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
 const WEB_TEXT = "WEB-GUIDANCE: components go in src/ui.\n";
 const WEB_BYTES = Buffer.byteLength(WEB_TEXT);
 /** openai/codex's root AGENTS.md is about this long. */
@@ -50,15 +53,20 @@ function write(file: string, text: string): string {
   return file;
 }
 
-/** A repository: `.git`, a 14 KB root AGENTS.md, and the packages' own files. */
+/**
+ * A git repository: a 14 KB root AGENTS.md and the packages' own files, staged (a file below
+ * the project root is guidance only when git's index holds it as the session starts).
+ */
 function repo(): string {
   const root = path.join(work, "repo");
-  fs.mkdirSync(path.join(root, ".git"), { recursive: true });
+  fs.mkdirSync(root, { recursive: true });
+  execFileSync("git", ["init", "-q"], { cwd: root, env: GIT_ENV });
   write(path.join(root, "AGENTS.md"), guidance("ROOT-GUIDANCE", ROOT_BYTES));
   write(path.join(root, "packages", "api", "AGENTS.md"), guidance("API-GUIDANCE", 2000));
   write(path.join(root, "packages", "api", "src", "server.ts"), "export const port = 1;\n");
   write(path.join(root, "packages", "web", "AGENTS.md"), WEB_TEXT);
   write(path.join(root, "packages", "web", "src", "app.ts"), "export const app = 1;\n");
+  execFileSync("git", ["add", "-A"], { cwd: root, env: GIT_ENV });
   return root;
 }
 

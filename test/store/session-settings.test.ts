@@ -6,7 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   MAX_FAILED_CALL_PRINTS,
   MAX_REMEMBERED_APPROVALS,
+  MAX_REMEMBERED_PROJECTS,
   readSessionSettings,
+  rememberedIn,
   settingsPath,
   writeSessionSettings,
 } from "../../src/store/session-settings.js";
@@ -91,6 +93,90 @@ describe("session settings", () => {
     const back = readSessionSettings(dir, "s5")!.approvals!;
     expect(back).toHaveLength(MAX_REMEMBERED_APPROVALS);
     expect(back.at(-1)).toBe(`k${MAX_REMEMBERED_APPROVALS + 4}`);
+  });
+
+  it("answers are kept by project: each project gets its own, the others are kept as they are", () => {
+    writeSessionSettings(dir, "p1", {
+      remembered: [
+        { project_root: "/a", approvals: ["file_write:notes.txt"], refusals: [] },
+        { project_root: "/b", approvals: [], refusals: ["bash:rm build"] },
+        { project_root: "/empty", approvals: [], refusals: [] },
+      ],
+      project_root: "/b",
+    });
+    const back = readSessionSettings(dir, "p1");
+    // A project with no answers is not stored.
+    expect(back?.remembered?.map((e) => e.project_root)).toEqual(["/a", "/b"]);
+    expect(rememberedIn(back, "/a")).toEqual({
+      here: { project_root: "/a", approvals: ["file_write:notes.txt"], refusals: [] },
+      others: [{ project_root: "/b", approvals: [], refusals: ["bash:rm build"] }],
+    });
+    expect(rememberedIn(back, "/c").here).toEqual({ project_root: "/c", approvals: [], refusals: [] });
+    expect(rememberedIn(back, "/c").others).toHaveLength(2);
+    expect(rememberedIn(undefined, "/a").here.approvals).toEqual([]);
+  });
+
+  it("an older sidecar's answers hold in the project it recorded (resolved), none recorded: dropped", () => {
+    const real = fs.realpathSync(dir);
+    const link = path.join(dir, "link");
+    fs.symlinkSync(real, link);
+    const legacy = { approvals: ["file_write:notes.txt"], refusals: ["bash:git push"] };
+    expect(rememberedIn({ ...legacy, project_root: link }, real).here).toEqual({
+      project_root: real,
+      ...legacy,
+    });
+    expect(rememberedIn({ ...legacy, project_root: link }, "/elsewhere").here.approvals).toEqual([]);
+    expect(rememberedIn({ ...legacy, project_root: link }, "/elsewhere").others).toEqual([
+      { project_root: real, ...legacy },
+    ]);
+    expect(rememberedIn(legacy, real).here.approvals).toEqual([]);
+    expect(rememberedIn(legacy, real).others).toEqual([]);
+    // Once answers are stored by project, the flat lists are not read.
+    expect(rememberedIn({ ...legacy, project_root: real, remembered: [] }, real).here.approvals).toEqual([]);
+  });
+
+  it("entries of the wrong shape are dropped; at most MAX_REMEMBERED_PROJECTS projects, the newest", () => {
+    fs.writeFileSync(
+      settingsPath(dir, "p2"),
+      JSON.stringify({
+        remembered: [
+          null,
+          "x",
+          { project_root: "relative", approvals: ["a"] },
+          { project_root: "/ok", approvals: ["a", 7], refusals: "all" },
+        ],
+      }),
+    );
+    expect(readSessionSettings(dir, "p2")?.remembered).toEqual([
+      { project_root: "/ok", approvals: ["a"], refusals: [] },
+    ]);
+    const many = Array.from({ length: MAX_REMEMBERED_PROJECTS + 2 }, (_, i) => ({
+      project_root: `/p${i}`,
+      approvals: ["k"],
+      refusals: [],
+    }));
+    writeSessionSettings(dir, "p3", { remembered: many });
+    const kept = readSessionSettings(dir, "p3")!.remembered!;
+    expect(kept).toHaveLength(MAX_REMEMBERED_PROJECTS);
+    expect(kept.at(-1)!.project_root).toBe(`/p${MAX_REMEMBERED_PROJECTS + 1}`);
+  });
+
+  it("answers that would make the sidecar too large to read back lose other projects first, then the oldest", () => {
+    const long = (p: string, i: number) => `bash:${p} ${"x".repeat(200)} ${i}`;
+    const entry = (p: string) => ({
+      project_root: `/${p}`,
+      approvals: Array.from({ length: MAX_REMEMBERED_APPROVALS }, (_, i) => long(p, i)),
+      refusals: [],
+    });
+    expect(
+      writeSessionSettings(dir, "p4", { mode: "guarded", remembered: [entry("old"), entry("new")] }).ok,
+    ).toBe(true);
+    const back = readSessionSettings(dir, "p4");
+    expect(back?.mode).toBe("guarded");
+    const kept = back!.remembered!;
+    expect(kept.map((e) => e.project_root)).toEqual(["/new"]);
+    expect(kept[0]!.approvals.length).toBeGreaterThan(100);
+    expect(kept[0]!.approvals.at(-1)).toBe(long("new", MAX_REMEMBERED_APPROVALS - 1));
   });
 
   it("a write that cannot happen says where, and leaves the old sidecar whole", () => {
