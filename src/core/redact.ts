@@ -15,7 +15,8 @@ const MIN_SECRET_VALUE_LENGTH = 6;
 const SECRET_ENV_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD/i;
 
 /** The keys of a `;`-separated connection string (Azure, ADO.NET, ODBC) whose value is a secret. */
-const CONNECTION_SECRET_KEYS = "AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd";
+const CONNECTION_SECRET_KEYS =
+  "AccountKey|SharedAccessKey|SharedAccessSignature|AccessKey|ClientSecret|Secret|Password|Passwd|Pwd";
 
 const CREDENTIAL_SHAPES: RegExp[] = [
   /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,

@@ -1,11 +1,14 @@
 /**
  * Writes through the editor cannot be redirected (docs/editors.md "Writes through the editor").
  * Two `scoot acp` agents on one project, each with its own editor client offering `fs`: in B,
- * the model's sandboxed bash swaps the target's directory and the target itself for symlinks
- * in a loop; meanwhile A's approved file_write goes through A's editor. Before the effect lock,
- * the editor followed a swapped link and wrote outside the project (or into `.git/config`,
- * for a client that follows links only inside its root). Now no command of any session runs
- * in the project while an editor write is in flight, and the write is verified by identity.
+ * the model's sandboxed bash waits for A's editor to be asked to write and then swaps the
+ * target's directory and the target itself for symlinks, back and forth; A's approved
+ * file_write goes through A's editor, which writes the moment it sees a link. That is the worst
+ * timing a racer can get, made certain: before the effect lock the editor wrote outside the
+ * project (or into `.git/config`, for a client that follows links only inside its root) on
+ * every try. Now no command of any session runs in the project while an editor write is in
+ * flight (B's command ends, unanswered, before A's editor is asked), and the write is verified
+ * by identity.
  */
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
@@ -21,10 +24,11 @@ import { type ScriptedServer, startScriptedServer, step } from "../helpers/scrip
 const BWRAP = bwrapWorks();
 if (!BWRAP) console.log("editor-write-race: skipped, bwrap cannot run here (apt-get install bubblewrap)");
 const TRIES = 20;
-/** How long each racing command swaps (ns, for `date +%s%N`). */
-const RACE_NS = 400_000_000;
-/** How long each link stays in place (s). */
-const LINK_PAUSE_S = 0.0005;
+/** How long B's command waits, at most, for A's editor to be asked to write (s). */
+const WAIT_S = 10;
+/** How long it then swaps (s), and how long each link stays in place (s). */
+const RACE_S = 0.3;
+const LINK_PAUSE_S = 0.002;
 
 type WriteStyle = "plain path" | "links inside its root";
 
@@ -57,7 +61,11 @@ afterEach(async () => {
 });
 
 /** How long the editor lets a racer have its window before it writes (no racer runs: it then writes). */
-const RACER_WINDOW_MS = 300;
+const RACER_WINDOW_MS = 100;
+/** What A's editor creates when it is asked to write: B's racer starts on it. */
+const TRIGGER = "write-requested";
+/** What the test creates once A's write waits for the effect lock: B's racer then ends unanswered. */
+const STOP = "racer-stop";
 
 function isLink(p: string): boolean {
   try {
@@ -73,6 +81,16 @@ function isLink(p: string): boolean {
  * as soon as the file or its directory is a link (or after RACER_WINDOW_MS when none appears).
  */
 function editorWrite(style: WriteStyle, file: string, content: string): void {
+  const trigger = path.join(project, TRIGGER);
+  fs.writeFileSync(trigger, "");
+  try {
+    writeAtWorst(style, file, content);
+  } finally {
+    fs.rmSync(trigger, { force: true });
+  }
+}
+
+function writeAtWorst(style: WriteStyle, file: string, content: string): void {
   const end = Date.now() + RACER_WINDOW_MS;
   while (Date.now() < end && !isLink(path.dirname(file)) && !isLink(file)) {
     // busy: the racer flips every few tens of microseconds
@@ -128,27 +146,35 @@ async function agent(
 }
 
 /**
- * B's command: for RACE_NS, the path stays plain for LINK_PAUSE_S * 6 (Scoot's checks pass),
- * then sub/ is a link to `away` for LINK_PAUSE_S, then sub/<name> a link to `awayFile` for as
- * long; over and over.
+ * B's command: waits (at most WAIT_S, or until told to stop) for A's editor to be asked to write, then for RACE_S
+ * swaps sub/ for a link to `away` and sub/notes.md for a link to `awayFile`, LINK_PAUSE_S
+ * each, back and forth.
  */
-function racer(marker: string, name: string, away: string, awayFile: string): string {
+function racer(marker: string, away: string, awayFile: string): string {
   const script = [
     `open(my $m, ">", "${marker}"); close $m;`,
     "use Time::HiRes qw(time sleep);",
-    `my $end = time + ${RACE_NS / 1e9};`,
-    "while (time < $end) {",
-    `  sleep(${LINK_PAUSE_S * 6});`,
+    `my $until = time + ${WAIT_S};`,
+    `while (!-e "${TRIGGER}" && !-e "${STOP}" && time < $until) { sleep(0.0005); }`,
+    `if (-e "${TRIGGER}") { my $end = time + ${RACE_S}; while (time < $end) {`,
     `  rename("sub", "sub.real"); symlink("${away}", "sub"); sleep(${LINK_PAUSE_S}); unlink("sub"); rename("sub.real", "sub");`,
-    `  symlink("${awayFile}", "sub/${name}"); sleep(${LINK_PAUSE_S}); unlink("sub/${name}");`,
-    "}",
-    'print "raced\\n";',
+    `  rename("sub/notes.md", "sub/notes.keep"); symlink("${awayFile}", "sub/notes.md"); sleep(${LINK_PAUSE_S});`,
+    '  unlink("sub/notes.md"); rename("sub/notes.keep", "sub/notes.md");',
+    "} }",
+    'print "done\\n";',
   ].join(" ");
   return `perl -e '${script}'`;
 }
 
 const prompt = (conn: acp.ClientConnection, sessionId: string, text: string) =>
   conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+
+/** Whether an editor write holds the project's writer lock (and so waits for B's command). */
+function writerWaits(): boolean {
+  const locks = path.join(home, "state", "locks");
+  if (!fs.existsSync(locks)) return false;
+  return fs.readdirSync(locks).some((d) => fs.existsSync(path.join(locks, d, "write")));
+}
 
 async function until(what: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -187,25 +213,28 @@ describe.skipIf(!BWRAP)("an editor write while another session's command swaps l
       let raced = 0;
       for (let i = 0; i < TRIES; i++) {
         const marker = path.join(project, `racing-${i}`);
-        const name = `new-${i}.md`;
-        b.server.push(step("bash", racer(marker, name, away, awayFile)), step("final", "raced"));
+        b.server.push(step("bash", racer(marker, away, awayFile)), step("final", "raced"));
         a.server.push(
-          step("file_write", { path: `sub/${name}`, content: `written by A, try ${i}\n` }),
+          step("file_write", { path: "sub/notes.md", content: `written by A, try ${i}\n` }),
           step("final", "ok"),
         );
         const racing = prompt(b.conn, b.sessionId, "race");
         if (await until(() => fs.existsSync(marker), 10_000)) raced++;
-        await prompt(a.conn, a.sessionId, "write the notes");
-        await racing;
+        const writing = prompt(a.conn, a.sessionId, "write the notes");
+        // A's editor is asked to write (the racer goes), or A's write waits for B's command.
+        await until(() => fs.existsSync(path.join(project, TRIGGER)) || writerWaits(), 10_000);
+        if (writerWaits()) fs.writeFileSync(path.join(project, STOP), "");
+        await Promise.all([writing, racing]);
+        fs.rmSync(path.join(project, STOP), { force: true });
         expect(fs.readFileSync(watched, "utf8"), `try ${i}`).toBe(before);
       }
       expect(raced).toBe(TRIES);
       expect(fs.readdirSync(outside)).toEqual(["notes.md"]);
-      // What was written is a plain file where it was judged to go. (A write judged while sub/ was a
-      // link to .git/ may land in .git/: the model may write there by name too; .git/config may not.)
-      const landed = fs.readdirSync(path.join(project, "sub")).filter((n) => n.startsWith("new-"));
-      for (const n of landed) expect(fs.lstatSync(path.join(project, "sub", n)).isFile()).toBe(true);
-      expect(landed.length).toBeGreaterThan(0);
+      // Every write went where it was judged to go, and the last one is what the file holds.
+      expect(fs.lstatSync(path.join(project, "sub", "notes.md")).isFile()).toBe(true);
+      expect(fs.readFileSync(path.join(project, "sub", "notes.md"), "utf8")).toBe(
+        `written by A, try ${TRIES - 1}\n`,
+      );
     },
     120_000,
   );

@@ -203,15 +203,31 @@ describe("the redactor", () => {
     ],
     ["Password=s3cr3tvalue;Server=db", `Password=${REDACTED};Server=db`],
     ["host=db; uid=app; pwd=s3cr3tvalue; database=x", `host=db; uid=app; pwd=${REDACTED}; database=x`],
+    [
+      "Endpoint=https://cfg.io;Id=abc;Secret=c2VjcmV0dmFsdWU=",
+      `Endpoint=https://cfg.io;Id=abc;Secret=${REDACTED}`,
+    ],
+    [
+      "TenantId=t;ClientId=c;ClientSecret=Zz9~secretvalue;",
+      `TenantId=t;ClientId=c;ClientSecret=${REDACTED};`,
+    ],
+    [
+      "Endpoint=https://x.service.signalr.net;AccessKey=a2V5dmFsdWU=;",
+      `Endpoint=https://x.service.signalr.net;AccessKey=${REDACTED};`,
+    ],
+    ["user=u;passwd=hunter2hunter2", `user=u;passwd=${REDACTED}`],
   ])("%j", (input, expected) => {
     expect(redact(input)).toBe(expected);
   });
-  it.each(["pwd=$(pwd)", "the Password= field is required", "echo AccountKey"])(
-    "leaves ordinary text alone: %j",
-    (input) => {
-      expect(redact(input)).toBe(input);
-    },
-  );
+  it.each([
+    "pwd=$(pwd)",
+    "the Password= field is required",
+    "echo AccountKey",
+    "SharedAccessKeyName=root",
+    "secret=1 is a word",
+  ])("leaves ordinary text alone: %j", (input) => {
+    expect(redact(input)).toBe(input);
+  });
   it("a stream is not cut where the rest of a connection string would lose its `;`", () => {
     for (const text of ["host=db; uid=app; pwd=s3cr3tvalue", "Server=db;Password= s3cr3tvalue;"]) {
       for (let end = 1; end <= text.length; end++) {
