@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { foreignOwner } from "./project-instructions.js";
+import { foreignOwner, OPEN_UNFOLLOWED } from "./project-instructions.js";
 
 /** An index larger than this is not read (a repository of a million files is about 100 MB). */
 export const MAX_GIT_INDEX_BYTES = 256 * 1024 * 1024;
@@ -65,10 +65,7 @@ function readRegular(
 ): { ok: true; bytes: Buffer } | { ok: false; missing: boolean; error: string } {
   let fd: number;
   try {
-    fd = fs.openSync(
-      file,
-      fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0),
-    );
+    fd = fs.openSync(file, OPEN_UNFOLLOWED);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return { ok: false, missing: code === "ENOENT", error: `${file}: ${(e as Error).message}` };

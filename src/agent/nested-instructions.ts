@@ -30,8 +30,8 @@ import { NOTE_PREFIX } from "./history.js";
 import {
   clippedWords,
   fencedInstructions,
-  foreignOwner,
   type InstructionFile,
+  openInstructions,
   ownDirectory,
   PROJECT_INSTRUCTIONS_FILE,
   type ProjectInstructions,
@@ -198,26 +198,13 @@ function readGuidance(
   snapshot: GuidanceSnapshot,
   max: number,
 ): { text: string; size: number } | { refused: string } | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(
-      file,
-      fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0),
-    );
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
-    if (code === "ELOOP") return { refused: `${file} is a symbolic link; not read` };
-    return { refused: `${file}: ${(e as Error).message}` };
-  }
+  const opened = openInstructions(file);
+  if (!("fd" in opened)) return opened.refused === undefined ? undefined : { refused: opened.refused };
+  const { fd, st } = opened;
   const notGuidance = (why: string) => ({
     refused: `${file} not added as project guidance: ${why} (${GUIDANCE_RULE})`,
   });
   try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return { refused: `${file} is not a regular file; not read` };
-    const foreign = foreignOwner(file, st);
-    if (foreign) return { refused: foreign };
     if (!snapshot.ok) return notGuidance(snapshot.why);
     const tracked = snapshot.tracked.get(rel);
     if (tracked === undefined) return notGuidance("git's index did not hold it when this session started");

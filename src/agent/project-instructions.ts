@@ -125,6 +125,33 @@ export function instructionDirs(cwd: string): string[] {
   return walkInstructionDirs(cwd).dirs;
 }
 
+/** The flags every instructions file is opened with: never following a final link, never blocking on a FIFO. */
+export const OPEN_UNFOLLOWED =
+  fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
+
+/**
+ * An instructions file opened for reading: its descriptor and stat once it is a regular file of
+ * the user's or root's (the caller closes it); why not (`refused`); or nothing, when it is absent.
+ */
+export function openInstructions(file: string): { fd: number; st: fs.Stats } | { refused?: string } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, OPEN_UNFOLLOWED);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return {};
+    if (code === "ELOOP") return { refused: `${file} is a symbolic link; not read` };
+    return { refused: `${file}: ${(e as Error).message}` };
+  }
+  const st = fs.fstatSync(fd);
+  const why = !st.isFile() ? `${file} is not a regular file; not read` : foreignOwner(file, st);
+  if (why) {
+    fs.closeSync(fd);
+    return { refused: why };
+  }
+  return { fd, st };
+}
+
 /**
  * At most `max` bytes of a regular file owned by the user or root. A symlink is refused: a
  * repository could point its AGENTS.md at a file of the user's, and this text goes to the
@@ -135,23 +162,10 @@ export function readCapped(
   file: string,
   max: number,
 ): { text: string; size: number } | { refused: string } | undefined {
-  let fd: number;
+  const opened = openInstructions(file);
+  if (!("fd" in opened)) return opened.refused === undefined ? undefined : { refused: opened.refused };
+  const { fd, st } = opened;
   try {
-    fd = fs.openSync(
-      file,
-      fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0),
-    );
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
-    if (code === "ELOOP") return { refused: `${file} is a symbolic link; not read` };
-    return { refused: `${file}: ${(e as Error).message}` };
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return { refused: `${file} is not a regular file; not read` };
-    const foreign = foreignOwner(file, st);
-    if (foreign) return { refused: foreign };
     const buf = Buffer.alloc(Math.max(0, Math.min(max, st.size)));
     const n = buf.length > 0 ? fs.readSync(fd, buf, 0, buf.length, 0) : 0;
     let text = buf.subarray(0, n).toString("utf8");
