@@ -8,7 +8,7 @@
  * A readers-writer lock made of files in `<home>/state/locks/<project digest>/`, out of every
  * sandbox's reach (the home is hidden from bash):
  *
- * - a command holds a *share*: it creates `run-<pid>-<nonce>` and then looks for the writer
+ * - a command holds a *share*: it creates `run-<pid>-<start time>-<nonce>` and then looks for the writer
  *   lock; when a live writer holds it, it removes its share and waits;
  * - an editor write takes the writer lock (core/lock.ts: one holder, stale holders broken) and
  *   then waits until no live share is left.
@@ -108,17 +108,10 @@ function liveShares(dir: string): number[] {
   const pids: number[] = [];
   for (const name of names) {
     if (!name.startsWith(SHARE_PREFIX)) continue;
-    const file = path.join(dir, name);
-    let body: string;
-    try {
-      body = fs.readFileSync(file, "utf8");
-    } catch {
-      continue;
-    }
-    const [pidText, started = ""] = body.split(" ");
+    const [pidText, started = ""] = name.slice(SHARE_PREFIX.length).split("-");
     const pid = Number(pidText);
-    if (Number.isInteger(pid) && pid > 0 && alive(pid, started)) pids.push(pid);
-    else fs.rmSync(file, { force: true });
+    if (Number.isInteger(pid) && pid > 0 && alive(pid, started === "0" ? "" : started)) pids.push(pid);
+    else fs.rmSync(path.join(dir, name), { force: true });
   }
   return pids;
 }
@@ -133,7 +126,12 @@ export interface EffectHold {
  */
 export async function holdForCommand(dir: string, signal: AbortSignal): Promise<EffectHold | undefined> {
   fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
-  const file = path.join(dir, `${SHARE_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
+  // Everything the share says is in its name: an empty file needs no data block, so a full
+  // disk (which the run will meet at its next record anyway) does not fail the command here.
+  const file = path.join(
+    dir,
+    `${SHARE_PREFIX}${process.pid}-${OWN_START || "0"}-${randomBytes(6).toString("hex")}`,
+  );
   if (!exitHook) {
     exitHook = true;
     onProcessEnd(() => {
@@ -142,7 +140,7 @@ export async function holdForCommand(dir: string, signal: AbortSignal): Promise<
   }
   for (;;) {
     if (signal.aborted) return undefined;
-    fs.writeFileSync(file, `${process.pid} ${OWN_START}`, { flag: "wx", mode: 0o600 });
+    fs.closeSync(fs.openSync(file, "wx", 0o600));
     ownShares.add(file);
     if (!writerLive(dir)) {
       return {
