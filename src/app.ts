@@ -92,7 +92,13 @@ export async function dispatch(
 ): Promise<number> {
   registerSecretEnv(base.env);
 
-  if (typeof args.flags.eval !== "string" && (args.flags["execute-plan"] || args.flags["plan-sha256"])) {
+  // `scoot policy check … --execute-plan FILE` judges a call as the run bound to the plan would.
+  const policyCheck = args.words[0] === "policy" && args.words[1] === "check";
+  if (
+    typeof args.flags.eval !== "string" &&
+    !policyCheck &&
+    (args.flags["execute-plan"] || args.flags["plan-sha256"])
+  ) {
     base.io.err('scoot: --execute-plan runs one goal: scoot --execute-plan plan.json -e "goal"\n');
     return EXIT.usage;
   }

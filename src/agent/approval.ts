@@ -5,7 +5,6 @@
  * is an `Approver`: the keyboard in a REPL on a terminal, the editor over ACP. Where nobody can
  * answer (`-e`, `serve`, jobs, no terminal) there is no approver and nothing waits.
  */
-import type { Capability } from "../core/types.js";
 import type { Ready } from "./call-record.js";
 
 /** `always` on a refusal: "reject always", the same key is refused without asking again. */
@@ -25,17 +24,6 @@ export interface Approver {
 /** `tools.approval` and `--approval`. */
 export type ApprovalMode = "ask" | "never";
 export const APPROVAL_MODES: readonly ApprovalMode[] = ["ask", "never"];
-
-/**
- * Capabilities whose calls wait for a person: effects on files, processes and remote state.
- * Reads (files, GET/HEAD, skills, recall) never ask: they change nothing the person would
- * have to undo, and a `parallel` call is made of reads only.
- */
-const ASKING_CAPABILITIES: ReadonlySet<Capability> = new Set(["write", "net_write", "exec"]);
-
-export function needsApproval(capability: Capability): boolean {
-  return ASKING_CAPABILITIES.has(capability);
-}
 
 /** How long the key argument of a summary may be; the approver shows the full call below it. */
 export const SUMMARY_ARG_MAX = 120;

@@ -30,7 +30,6 @@ import {
   type ApprovalAnswer,
   type ApprovalMemory,
   type Approver,
-  needsApproval,
   refusalObservation,
   ruleRefusalObservation,
 } from "./approval.js";
@@ -39,10 +38,10 @@ import {
   checkRules,
   decidingRule,
   type RulePlace,
-  ruleLabel,
   rulesProblemText,
 } from "./approval-rules.js";
 import { type Prepared, type Ready, rawPresentation } from "./call-record.js";
+import { type CallDecision, decideCall, needsApproval, type Ruled } from "./decide.js";
 import type { AgentEvent } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
 import { changeBase, planFileChange, planFromEditor } from "./file-change.js";
@@ -190,38 +189,62 @@ export function dryRunDecision(p: Prepared): Decision {
 }
 
 /** The rules of one pipeline, checked once, and the project they are read in. */
-interface PipelineRules {
+export interface PipelineRules {
   rules: readonly ApprovalRule[];
   problems: readonly string[];
   place: RulePlace;
 }
 
-type Ruled = { kind: "rule"; rule: ApprovalRule } | { kind: "broken"; text: string };
-
 /**
- * `[[tools.rules]]` of the run's configuration, checked against the run's tools. The commands
- * refuse a configuration with a bad rule before any run; one that reaches here unchecked (an
- * embedding program) refuses every call with a scope rather than drop a rule it cannot read.
+ * `[[tools.rules]]` of a configuration, checked against the run's tools. The commands refuse a
+ * configuration with a bad rule before any run; one that reaches here unchecked (an embedding
+ * program) refuses every call with a scope rather than drop a rule it cannot read.
  */
-function pipelineRules(deps: PipelineDeps): PipelineRules | undefined {
-  const raw = deps.base.config.tools.rules;
+export function pipelineRules(
+  raw: readonly unknown[],
+  tools: ReadonlyMap<string, AnyTool>,
+  settings: GateSettings,
+): PipelineRules | undefined {
   // The common case: no rule, nothing checked or loaded per call.
   if (raw.length === 0) return undefined;
-  const { rules, problems } = checkRules(raw, new Map([...TOOLS_BY_NAME, ...deps.env.tools]));
-  const { settings } = deps.env;
+  const { rules, problems } = checkRules(raw, new Map([...TOOLS_BY_NAME, ...tools]));
   return { rules, problems, place: { root: settings.projectRoot, realRoot: realRoot(settings) } };
 }
 
-function deniedByRule(rule: ApprovalRule): string {
-  return `denied by rule ${rule.name} (${ruleLabel(rule)})`;
+/** The rule that decides a call with a scope, or the problems that keep every rule from applying. */
+export function ruleOf(rules: PipelineRules | undefined, ready: Ready): Ruled | undefined {
+  if (!rules || ready.scope === undefined) return undefined;
+  if (rules.problems.length > 0) return { kind: "broken", text: rulesProblemText(rules.problems) };
+  const rule = decidingRule(rules.rules, ready, rules.place);
+  return rule ? { kind: "rule", rule } : undefined;
 }
 
-function askedByRule(rule: ApprovalRule, nobody: string): string {
-  return `rule ${rule.name} (${ruleLabel(rule)}) asks the user about this call, and ${nobody}`;
+/** What is known about a judged call besides its record, for `decideCall`. */
+export interface DecisionContext {
+  rules: PipelineRules | undefined;
+  memory?: ApprovalMemory;
+  canAsk: boolean;
+  cannotApply?: boolean;
+  nobody?: string;
 }
 
-function brokenRulesReason(problems: string): string {
-  return `the approval rules in the user's configuration have problems, so no call they could cover runs until they are fixed (${problems})`;
+/** The decision about a prepared call: the gate's, then the rules', the memory's and the person's. */
+export function decisionOf(p: Prepared, ctx: DecisionContext): CallDecision {
+  if (p.kind === "invalid") return { kind: "refuse", why: "denied", reason: p.error };
+  if (p.kind === "denied") return { kind: "refuse", why: "denied", reason: p.reason };
+  const remembered = ctx.memory?.answer(p.rememberKey);
+  return decideCall(
+    {
+      verdict: { allow: true },
+      ruled: ruleOf(ctx.rules, p),
+      ...(remembered ? { remembered } : {}),
+      hasEffect: needsApproval(p.effects.capability),
+      canAsk: ctx.canAsk,
+      ...(ctx.cannotApply ? { cannotApply: true } : {}),
+      ...(ctx.nobody ? { nobody: ctx.nobody } : {}),
+    },
+    p.rememberKey,
+  );
 }
 
 /** Appends one audit record of the run (bound to its session and run); an error: not on disk. */
@@ -310,34 +333,26 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     return logged.ok ? undefined : notRecorded(logged.error);
   };
 
-  const rules = pipelineRules(deps);
-  /** The rule that decides a call with a scope, or the problems that keep every rule from applying. */
-  const ruleOf = (ready: Ready): Ruled | undefined => {
-    if (!rules || ready.scope === undefined) return undefined;
-    if (rules.problems.length > 0) return { kind: "broken", text: rulesProblemText(rules.problems) };
-    const rule = decidingRule(rules.rules, ready, rules.place);
-    return rule ? { kind: "rule", rule } : undefined;
-  };
+  const rules = pipelineRules(deps.base.config.tools.rules, deps.env.tools, deps.env.settings);
 
-  /** A call a rule refused (deny, or ask with nobody to answer): audited, told, never run. */
-  const refuseByRule = (ready: Ready, reason: string, rule?: ApprovalRule): Approval | NotRecorded => {
-    // Rules that do not check refuse as a whole: the record names them all.
-    ready.approval = { answer: "refuse", reason, rule: rule?.name ?? "tools.rules" };
-    const logged = mustAudit("approval", `refused: ${reason}: ${ready.action} ${ready.raw}`);
+  /** A refused call: audited, told, never run. */
+  const refuse = (ready: Ready, d: Extract<CallDecision, { kind: "refuse" }>): Approval | NotRecorded => {
+    const byPerson = d.why === "remembered";
+    ready.approval = {
+      answer: "refuse",
+      reason: d.reason,
+      ...("rule" in d ? { rule: d.rule } : {}),
+    };
+    const logged = mustAudit("approval", `refused: ${d.reason}: ${ready.action} ${ready.raw}`);
     if (logged) return logged;
-    emit({ type: "refused", action: ready.action, input: ready.raw, reason, call: ready });
-    return { kind: "refused", observation: ruleRefusalObservation(reason) };
+    emit({ type: "refused", action: ready.action, input: ready.raw, reason: d.reason, call: ready });
+    return {
+      kind: "refused",
+      observation: byPerson ? refusalObservation(ready.action, d.reason) : ruleRefusalObservation(d.reason),
+    };
   };
 
-  /** Why a rule refuses a call nobody can be asked about (a redirect hop), or undefined. */
-  const narrowingRefusal = (ruled: Ruled | undefined, nobody: string): string | undefined => {
-    if (!ruled) return undefined;
-    if (ruled.kind === "broken") return brokenRulesReason(ruled.text);
-    const { rule } = ruled;
-    if (rule.decision === "deny") return deniedByRule(rule);
-    return rule.decision === "ask" ? askedByRule(rule, nobody) : undefined;
-  };
-
+  /** decide → audit → ask → remember. */
   const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
     // Only a content-replacing tool has a change to plan (a read never reads its file twice).
     const planned = ready.tool.proposedContent
@@ -351,46 +366,41 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const approved: Approved = { kind: "approved", ready };
     const setup = deps.approval;
     const call = `${ready.action} ${ready.raw}`;
-    // Rules come after the gate (this call is allowed) and before anyone is asked.
-    const ruled = ruleOf(ready);
-    const rule = ruled?.kind === "rule" ? ruled.rule : undefined;
-    if (ruled?.kind === "broken") return refuseByRule(ready, brokenRulesReason(ruled.text));
-    if (rule?.decision === "deny") return refuseByRule(ready, deniedByRule(rule), rule);
+    const { rememberKey } = ready;
     // A change that cannot be made (file_edit's `old` is not there) is not offered: the call
     // fails with the tool's own words when it runs, and writes nothing.
-    const fails = change !== undefined && !change.after.ok;
-    const asks = rule?.decision === "ask" ? rule : undefined;
-    if (asks && !setup && !fails)
-      return refuseByRule(ready, askedByRule(asks, "nobody can answer in this run"), asks);
-    // Without a rule and without anyone to ask there is nothing to decide (a read step stops here).
-    if (fails || (!rule && !setup) || (!asks && !needsApproval(ready.effects.capability))) {
-      ready.approval = { answer: "not_needed" };
-      return approved;
+    const decision = decisionOf(ready, {
+      rules,
+      ...(setup ? { memory: setup.memory } : {}),
+      canAsk: setup !== undefined,
+      cannotApply: change !== undefined && !change.after.ok,
+    });
+    if (decision.kind === "refuse") return refuse(ready, decision);
+    if (decision.kind === "run") {
+      if (decision.why === "not_needed") {
+        ready.approval = { answer: "not_needed" };
+        return approved;
+      }
+      if (decision.why === "rule") {
+        ready.approval = { answer: "rule", rule: decision.rule };
+        return mustAudit("approval", `${decision.reason}: ${call}`) ?? approved;
+      }
+      ready.approval = { answer: "remembered" };
+      return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
     }
-    const { rememberKey } = ready;
-    const remembered = setup?.memory.answer(rememberKey);
-    // An allow rule answers for the person, unless they refused this scope for the session.
-    if (rule?.decision === "allow" && remembered !== "refuse") {
-      ready.approval = { answer: "rule", rule: rule.name };
-      return mustAudit("approval", `allowed by rule ${rule.name} (${ruleLabel(rule)}): ${call}`) ?? approved;
-    }
+    // Asking: only where someone can answer (decideCall says ask only then).
     if (!setup) {
       ready.approval = { answer: "not_needed" };
       return approved;
     }
-    // An ask rule asks every time: an earlier "always" does not answer for it.
-    if (remembered === "allow" && !asks) {
-      ready.approval = { answer: "remembered" };
-      return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
-    }
-    const asked = mustAudit("approval", asks ? `asked (rule ${asks.name}): ${call}` : `asked: ${call}`);
+    const asked = mustAudit(
+      "approval",
+      decision.rule ? `asked (rule ${decision.rule}): ${call}` : `asked: ${call}`,
+    );
     if (asked) return asked;
     let answer: ApprovalAnswer;
     try {
-      answer =
-        remembered === "refuse"
-          ? { kind: "refuse", reason: `refused earlier ("reject always" for ${rememberKey})` }
-          : await setup.approver.ask(ready, signal);
+      answer = await setup.approver.ask(ready, signal);
     } catch (e) {
       // An approver that fails (a closed terminal, a gone editor) is a refusal, never a yes.
       answer = { kind: "refuse", reason: `no answer: ${(e as Error)?.message ?? String(e)}` };
@@ -486,10 +496,15 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const gate = (action: string, raw: string): Decision => {
       const p = prepareCall(action, raw, deps.env);
       if (p.kind === "ready") {
-        const reason = narrowingRefusal(ruleOf(p), "a redirect is not asked about");
-        if (reason === undefined) return { allow: true };
-        note(mustAudit("approval", `refused: ${reason}: ${action} ${raw}`));
-        return { allow: false, reason };
+        const d = decisionOf(p, {
+          rules,
+          ...(deps.approval ? { memory: deps.approval.memory } : {}),
+          canAsk: false,
+          nobody: "a redirect is not asked about",
+        });
+        if (d.kind !== "refuse") return { allow: true };
+        note(mustAudit("approval", `refused: ${d.reason}: ${action} ${raw}`));
+        return { allow: false, reason: d.reason };
       }
       note(recordDenial(p));
       return { allow: false, reason: p.kind === "denied" ? p.reason : p.error };

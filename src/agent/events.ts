@@ -81,11 +81,14 @@ export interface RunCounts {
   turns: number;
   toolCalls: number;
   denials: number;
+  /** Calls the gate allowed that a rule, an earlier "reject always" or the person refused. */
+  refusals: number;
   errors: number;
 }
 
 export function foldCounts(counts: RunCounts, e: AgentEvent): void {
   if (e.type === "running") counts.toolCalls += 1;
   else if (e.type === "deny") counts.denials += 1;
+  else if (e.type === "refused") counts.refusals += 1;
   else if (e.type === "malformed" || (e.type === "error" && !e.interrupted)) counts.errors += 1;
 }

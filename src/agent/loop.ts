@@ -65,6 +65,7 @@ export interface RunResult {
   usage: Usage;
   toolCalls: number;
   denials: number;
+  refusals: number;
   errors: number;
   wallMs: number;
 }
@@ -138,7 +139,7 @@ interface Run {
 
 function openRun(deps: RunDeps, goal: string): Run {
   const audit = auditForRun(deps.audit, deps.sessionId, deps.runId);
-  const counts: RunCounts = { turns: 0, toolCalls: 0, denials: 0, errors: 0 };
+  const counts: RunCounts = { turns: 0, toolCalls: 0, denials: 0, refusals: 0, errors: 0 };
   // The counters are folded from the run's own events, so they cannot drift from what was told.
   const emit = (e: AgentEvent) => {
     foldCounts(counts, e);

@@ -165,6 +165,7 @@ function failedBeforeStart(error: string): RunResult {
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     toolCalls: 0,
     denials: 0,
+    refusals: 0,
     errors: 1,
     wallMs: 0,
   };

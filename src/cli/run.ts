@@ -136,6 +136,10 @@ export async function runEval(cli: Cli): Promise<number> {
       answer: (answerSchema && result.status === "final" ? result.data : result.answer) ?? null,
       ...(result.plan ? { plan: result.plan } : {}),
       turns: result.turns,
+      // What became of the calls: run, denied by the gate, refused (a rule, "reject always", the person).
+      tool_calls: result.toolCalls,
+      denials: result.denials,
+      refusals: result.refusals,
       usage: { ...result.usage, context_window: agent.contextWindow() ?? null },
       status: result.status,
       stop: result.stop,

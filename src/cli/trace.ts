@@ -34,6 +34,8 @@ export function traceLine(e: AgentEvent): string | undefined {
       return `[trace] invalid step (${e.consecutive} in a row): ${one(e.error)}`;
     case "deny":
       return `[trace] denied: ${e.action}: ${one(e.reason)}`;
+    case "refused":
+      return `[trace] refused: ${e.action}: ${one(e.reason ?? "by the user")}`;
     case "running":
       return `[trace] running: ${e.action}`;
     case "observation":
@@ -65,5 +67,5 @@ export function traceLine(e: AgentEvent): string | undefined {
 }
 
 export function traceSummary(r: RunResult): string {
-  return `[trace] done: status=${r.status} turns=${r.turns} tool_calls=${r.toolCalls} denials=${r.denials} errors=${r.errors} tokens=${r.usage.total_tokens} (prompt ${r.usage.prompt_tokens}, completion ${r.usage.completion_tokens}) wall=${r.wallMs} ms`;
+  return `[trace] done: status=${r.status} turns=${r.turns} tool_calls=${r.toolCalls} denials=${r.denials} refusals=${r.refusals} errors=${r.errors} tokens=${r.usage.total_tokens} (prompt ${r.usage.prompt_tokens}, completion ${r.usage.completion_tokens}) wall=${r.wallMs} ms`;
 }

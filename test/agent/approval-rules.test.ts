@@ -317,6 +317,48 @@ describe("rules in the call pipeline", () => {
     );
   });
 
+  it('a redirect is not a way around a "reject always": the hop is refused by the remembered answer', async () => {
+    let reached = 0;
+    const target = http.createServer((req, res) => {
+      req.resume();
+      reached++;
+      res.end("reached");
+    });
+    await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+    const targetPort = (target.address() as AddressInfo).port;
+    const hops = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `http://127.0.0.1:${targetPort}/in` });
+      res.end();
+    });
+    await new Promise<void>((r) => hops.listen(0, "127.0.0.1", r));
+    const hopPort = (hops.address() as AddressInfo).port;
+    try {
+      // First the person refuses POSTs to the target for good; then allows one POST elsewhere,
+      // which the server redirects to the target.
+      const approver = answering({ kind: "refuse", reason: "not there", always: true }, { kind: "once" });
+      const { h, observation, approvals } = withRules(
+        [
+          step("http_request", { method: "POST", url: `http://127.0.0.1:${targetPort}/`, body: "a" }),
+          step("http_request", { method: "POST", url: `http://127.0.0.1:${hopPort}/`, body: "b" }),
+        ],
+        [],
+        { approver, mode: "unrestricted" },
+      );
+      await h.run("post twice");
+      expect(approver.asked).toHaveLength(2);
+      expect(observation(2)).toContain(
+        `refused earlier ("reject always" for http_request:POST http://127.0.0.1:${targetPort})`,
+      );
+      expect(observation(2)).not.toContain("reached");
+      expect(reached).toBe(0);
+      expect(approvals().some((m) => m.startsWith('refused: refused earlier ("reject always"'))).toBe(true);
+    } finally {
+      target.close();
+      hops.close();
+    }
+  });
+
   it("a redirect is not a way around a deny rule: the hop is refused by it", async () => {
     const target = http.createServer((_req, res) => res.end("reached"));
     await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));

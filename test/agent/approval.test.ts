@@ -4,18 +4,14 @@
  * loop runs in-process with real tools on real files, a real audit log in a temp home and
  * an approver that answers from a list (the interface the keyboard and ACP implement).
  */
+
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  type ApprovalAnswer,
-  type Approver,
-  approvalMemory,
-  callSummary,
-  needsApproval,
-} from "../../src/agent/approval.js";
+import { type ApprovalAnswer, type Approver, approvalMemory, callSummary } from "../../src/agent/approval.js";
 import type { Ready } from "../../src/agent/call-record.js";
+import { needsApproval } from "../../src/agent/decide.js";
 import { type AgentEvent, wireEvent } from "../../src/agent/events.js";
 import { type RunDeps, runGoal } from "../../src/agent/loop.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";

@@ -1,0 +1,136 @@
+/**
+ * One decision, seen the same everywhere (docs/safety.md "One call pipeline"): `scoot policy
+ * check` prints the decision the run makes — a rule's refusal, a rule's allowance, "would ask",
+ * a binding plan's narrowing — and the real run (built CLI, scripted server) makes the same
+ * one, visible in `--trace` (the refusal and `refusals=N` on the closing line) and `--json`.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { needsBuiltCli, runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { step } from "../helpers/scripted-server.js";
+
+needsBuiltCli();
+const scene = useScene({ home: "scoot-decide-home-", project: "scoot-decide-project-", model: true });
+
+const RULES = [
+  "[[tools.rules]]",
+  'tool = "bash"',
+  'match = "git clean"',
+  'decision = "deny"',
+  "",
+  "[[tools.rules]]",
+  'tool = "bash"',
+  'match = "npm test"',
+  'decision = "allow"',
+  "",
+  "[[tools.rules]]",
+  'tool = "file_write"',
+  'match = "notes.txt"',
+  'decision = "ask"',
+  "",
+].join("\n");
+
+const check = (...args: string[]) =>
+  runCli(["policy", "check", ...args], { home: scene.home, cwd: scene.project, env: {} });
+
+describe("scoot policy check decides as the run does", () => {
+  it.each<[string, string[], number, string[]]>([
+    [
+      "a deny rule refuses",
+      ["bash", "git clean -n"],
+      1,
+      [
+        "decision=deny",
+        'reason=denied by rule tools.rules[0] (deny bash "git clean")',
+        "rule=tools.rules[0]",
+      ],
+    ],
+    [
+      "an allow rule answers for the person",
+      ["bash", "npm test"],
+      0,
+      [
+        "decision=allow",
+        'approval=allowed by rule tools.rules[1] (allow bash "npm test")',
+        "rule=tools.rules[1]",
+      ],
+    ],
+    [
+      "a command no rule covers would be asked about",
+      ["bash", "ls -la"],
+      0,
+      ["decision=allow", "approval=would ask"],
+    ],
+    [
+      "an ask rule would ask",
+      ["file_write", '{"path":"notes.txt","content":"x"}'],
+      0,
+      ["decision=allow", "approval=would ask (rule tools.rules[2])"],
+    ],
+    [
+      "an ask rule refuses where nobody can answer",
+      ["file_write", '{"path":"notes.txt","content":"x"}', "--unattended", "--mode", "unrestricted"],
+      1,
+      [
+        "decision=deny",
+        'reason=rule tools.rules[2] (ask file_write "notes.txt") asks the user about this call, and nobody can answer in an unattended run',
+      ],
+    ],
+    ["a read needs nobody", ["file_read", '{"path":"a.txt"}'], 0, ["decision=allow", "approval=not needed"]],
+  ])("%s", async (_name, args, code, lines) => {
+    // Unattended runs may use unrestricted here, so the rule (not the mode) decides.
+    fs.writeFileSync(
+      path.join(scene.home, "config.toml"),
+      `${RULES}\n[edge]\nmax_job_policy = "unrestricted"\n`,
+      {
+        mode: 0o600,
+      },
+    );
+    const r = await check(...args);
+    expect(r.code, r.stderr).toBe(code);
+    for (const line of lines) expect(r.stdout.split("\n")).toContain(line);
+  });
+
+  it("--execute-plan FILE narrows to the plan, as the run bound to it does", async () => {
+    const plan = { steps: [{ title: "notes", files: ["notes.txt"] }] };
+    fs.writeFileSync(path.join(scene.project, "plan.json"), JSON.stringify({ status: "plan", plan }));
+    const named = await check(
+      "file_write",
+      '{"path":"notes.txt","content":"x"}',
+      "--execute-plan",
+      "plan.json",
+    );
+    expect(named.code, named.stderr).toBe(0);
+    const other = await check(
+      "file_write",
+      '{"path":"other.txt","content":"x"}',
+      "--execute-plan",
+      "plan.json",
+    );
+    expect(other.code).toBe(1);
+    expect(other.stdout).toMatch(/decision=deny\nreason=.*not in the approved plan/);
+    const bad = await check("file_read", '{"path":"a"}', "--execute-plan", "missing.json");
+    expect(bad.code).toBe(2);
+  });
+});
+
+describe("the run's refusal by a rule is seen", () => {
+  it("in --trace (the refusal, and refusals=1 on the closing line) and in --json", async () => {
+    fs.writeFileSync(path.join(scene.home, "config.toml"), RULES, { mode: 0o600 });
+    scene.model.push(step("bash", "git clean -n"), step("final", "done"));
+    const r = await runCli(["-e", "clean", "--trace", "--json"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      '[trace] refused: bash: denied by rule tools.rules[0] (deny bash "git clean")',
+    );
+    expect(r.stderr).toMatch(/\[trace\] done: .* denials=0 refusals=1 /);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({ tool_calls: 0, denials: 0, refusals: 1, status: "final" });
+  });
+});
