@@ -1,6 +1,8 @@
 /**
- * How each stored call ended, for `session/load` (docs/editors.md "Editors (ACP)"). A transcript
- * keeps what the model was told, one `{role, content}` per line, and most endings read from it:
+ * How each stored call ended, for `session/load` of a transcript written before observation
+ * lines carried their call's `outcome` field (docs/sessions.md "Transcript"); newer lines are
+ * read by that field alone (replay.ts). Such an old transcript keeps what the model was told,
+ * one `{role, content}` per line, and most endings read from it:
  * a denial, a refusal ("not run: …"), an interruption. A tool that failed (an edit whose text
  * is not there, a command that exited non-zero) reads like any other result, so the session
  * keeps a fingerprint of each such observation with its settings (the newest
@@ -10,7 +12,6 @@
 import { createHash } from "node:crypto";
 import { isInterruptedObservation } from "../agent/history.js";
 import { withoutDroppedNote } from "../agent/loop.js";
-import { safeObservation } from "../agent/prompt.js";
 
 /** Hex digits of a fingerprint: enough that two observations of one session do not meet. */
 const FINGERPRINT_HEX = 20;
@@ -21,11 +22,6 @@ const NOT_RUN = "not run: ";
 
 function fingerprint(action: string, body: string): string {
   return createHash("sha256").update(`${action}\n${body}`).digest("hex").slice(0, FINGERPRINT_HEX);
-}
-
-/** The fingerprint of a live call's observation, as the transcript will hold it. */
-export function liveFingerprint(action: string, observation: string): string {
-  return fingerprint(action, safeObservation(observation));
 }
 
 /** Whether a stored observation says its call failed (the fingerprints of tool failures included). */

@@ -77,7 +77,10 @@ export function replayUpdates(
       if (m.content.startsWith(OBSERVATION_PREFIX)) {
         if (!open) continue;
         const body = observationBody(m.content);
-        ended(endedFailed(open.action, body, failed) ? "failed" : "completed", body);
+        // The line's outcome field says how the call ended; a transcript from before it was
+        // recorded falls back to reading the words (call-outcomes.ts).
+        const failedCall = m.outcome ? m.outcome.outcome !== "ran" : endedFailed(open.action, body, failed);
+        ended(failedCall ? "failed" : "completed", body);
         continue;
       }
       ended("failed", NO_RESULT_STORED);

@@ -33,7 +33,6 @@ import type { Message } from "../store/session.js";
 import { readSession, sessionPath } from "../store/session.js";
 import { projectRoot, sessionExists } from "../store/session-meta.js";
 import {
-  MAX_FAILED_CALL_PRINTS,
   type ProjectAnswers,
   readSessionSettings,
   rememberedIn,
@@ -43,7 +42,6 @@ import {
 } from "../store/session-settings.js";
 import type { Plan } from "../tools/plan-shape.js";
 import { AcpApprover } from "./approver.js";
-import { liveFingerprint } from "./call-outcomes.js";
 import { commandOf, statusText } from "./commands.js";
 import { type EditorLink, editorBuffers } from "./editor-link.js";
 import { mergeClientServers } from "./mcp-servers.js";
@@ -687,7 +685,6 @@ export class AcpSessions {
     promptCounter += 1;
     const translator = new UpdateTranslator(s.cwd, send, `p${promptCounter}-${AGENT_TAG}`, {
       contextWindow: () => s.agent.contextWindow(),
-      onToolFailed: (call, observation) => this.noteFailed(s, call.action, observation),
     });
     const controller = new AbortController();
     s.running = controller;
@@ -748,19 +745,6 @@ export class AcpSessions {
   private planNotRun(s: SessionState, plan: Plan, why: string): void {
     const recorded = s.agent.planReviewed(plan, "acp", { notRun: why });
     if (!recorded.ok) this.ctx.log(`warning: ${recorded.error}`);
-  }
-
-  /** A tool call that failed: its fingerprint is stored, so a reload shows it failed. */
-  private noteFailed(s: SessionState, action: string, observation: string): void {
-    s.failedCalls.push(liveFingerprint(action, observation));
-    if (s.failedCalls.length > MAX_FAILED_CALL_PRINTS)
-      s.failedCalls.splice(0, s.failedCalls.length - MAX_FAILED_CALL_PRINTS);
-    try {
-      this.saveSettings(s);
-    } catch (e) {
-      // The call's ending is known to this process; only a reload's view of it is lost.
-      this.ctx.log(`warning: ${(e as Error).message}`);
-    }
   }
 
   /** A slash command the editor offered (src/acp/commands.ts), answered without the model. */

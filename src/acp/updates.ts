@@ -46,11 +46,6 @@ interface OpenCall {
 export interface TranslatorOptions {
   /** The model's context window in tokens, once known (for `usage_update`). */
   contextWindow?: () => number | undefined;
-  /**
-   * A call ran and its tool failed: `observation` is what the model was told (the session keeps
-   * its fingerprint, so a reload shows the call failed).
-   */
-  onToolFailed?: (call: Ready, observation: string) => void;
 }
 
 const text = (t: string): ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];
@@ -243,7 +238,6 @@ export class UpdateTranslator {
       case "observation": {
         const observed = e.text ?? `(${e.bytes} bytes)`;
         this.finish(this.callOf(e.call), "completed", observed);
-        if (e.call?.result?.failed) this.opts.onToolFailed?.(e.call, observed);
         break;
       }
       case "answer_delta":

@@ -15,12 +15,12 @@ import { clip } from "../core/clip.js";
 import type { GateSettings } from "../policy/types.js";
 import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
-import type { Message, SessionWriter } from "../store/session.js";
+import type { CallOutcome, Message, SessionWriter } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
 import { canonicalPlan, type Plan, planSha256 } from "../tools/plan-shape.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type AnswerSchema, stepSchemaWithAnswer } from "./answer-schema.js";
-import type { Prepared } from "./call-record.js";
+import { outcomeOf, type Prepared } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
@@ -381,7 +381,9 @@ function keepInterruptedReply(run: Run, text: string, reasoning: string): NotRec
     } else if (typeof action === "string" && action !== FINAL_ACTION) {
       const kept =
         run.remember({ role: "assistant", content: body }) ??
-        recordPhase(run, action, notRunObservation(cause, "its reply was still arriving"));
+        recordPhase(run, action, notRunObservation(cause, "its reply was still arriving"), {
+          outcome: "interrupted",
+        });
       if (kept) return kept;
     } else {
       const kept = run.remember({ role: "assistant", content: `${body}\n${INTERRUPTED_MARK}` });
@@ -620,10 +622,15 @@ export function withoutDroppedNote(recorded: string): string {
 }
 
 /** Phase record: the observation into the audit log, the history and the transcript. */
-function recordPhase(run: Run, action: string, observation: string): NotRecorded | undefined {
+function recordPhase(
+  run: Run,
+  action: string,
+  observation: string,
+  outcome: CallOutcome,
+): NotRecorded | undefined {
   return (
     run.record("observation", observation) ??
-    run.remember({ role: "user", content: wrapObservation(action, observation) })
+    run.remember({ role: "user", content: wrapObservation(action, observation), outcome })
   );
 }
 
@@ -779,7 +786,12 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       const observation = await callPhase(run, step, prepared);
       if (isNotRecorded(observation)) return unrecorded(observation);
       const text = typeof observation === "string" ? observation : observation.interrupted;
-      const recorded = recordPhase(run, step.action, withDropped(text, step.notRun ?? []));
+      const recorded = recordPhase(
+        run,
+        step.action,
+        withDropped(text, step.notRun ?? []),
+        outcomeOf(prepared, typeof observation !== "string"),
+      );
       if (recorded) return unrecorded(recorded);
       if (typeof observation !== "string") throw new Interrupted();
       const marked = progressPhase(run, step);

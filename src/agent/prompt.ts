@@ -107,7 +107,8 @@ export function appendTurn(history: Message[], m: Message): void {
     history[history.length - 1] = { role: m.role, content: `${last.content}${MERGE_SEPARATOR}${m.content}` };
     return;
   }
-  history.push(m);
+  // Role and content only: a transcript line's `outcome` is the record's, never the model's.
+  history.push({ role: m.role, content: m.content });
 }
 
 /** The messages with each run of one role merged: a stored transcript as a history. */

@@ -65,7 +65,10 @@ export interface BodyInput {
 export function buildBody(input: BodyInput): Record<string, unknown> {
   const { api, model, messages, level, stepSchema } = input;
   if (api === "chat") {
-    const body: Record<string, unknown> = { model, messages: messages.map((m) => ({ ...m })) };
+    const body: Record<string, unknown> = {
+      model,
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+    };
     if (level === "json_schema") {
       body.response_format = {
         type: "json_schema",

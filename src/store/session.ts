@@ -35,9 +35,26 @@ export const SESSION_MAX_PARTS = 64;
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 export type Role = "system" | "user" | "assistant";
+/** How a call ended, as a field (docs/sessions.md "Transcript"): readers never parse the observation's words. */
+export type Outcome = "ran" | "refused" | "denied" | "failed" | "interrupted";
+export const OUTCOMES: readonly Outcome[] = ["ran", "refused", "denied", "failed", "interrupted"];
+
+export interface CallOutcome {
+  outcome: Outcome;
+  /** The `[[tools.rules]]` entry that refused it (`tools.rules[N]`). */
+  rule?: string;
+  /** A command's exit status. */
+  exit_code?: number;
+}
+
 export interface Message {
   role: Role;
   content: string;
+  /**
+   * On an observation's line in the transcript: how its call ended. Never part of the history
+   * sent to the model (prompt.ts appendTurn keeps role and content only).
+   */
+  outcome?: CallOutcome;
 }
 
 export function validateSessionId(id: string): Result<string> {
@@ -169,7 +186,11 @@ export function openSession(
     id,
     path: file,
     append(message: Message): void {
-      const line = `${JSON.stringify({ role: message.role, content: redact(message.content) })}\n`;
+      const line = `${JSON.stringify({
+        role: message.role,
+        content: redact(message.content),
+        ...(message.outcome ? { outcome: message.outcome } : {}),
+      })}\n`;
       const bytes = Buffer.byteLength(line);
       const size = fileSize(file);
       if (size > 0 && size + bytes > maxBytes) {
@@ -200,7 +221,19 @@ function isMessage(v: unknown): v is Message {
     typeof m === "object" &&
     m !== null &&
     (m.role === "system" || m.role === "user" || m.role === "assistant") &&
-    typeof m.content === "string"
+    typeof m.content === "string" &&
+    (m.outcome === undefined || isOutcome(m.outcome))
+  );
+}
+
+function isOutcome(v: unknown): v is CallOutcome {
+  const o = v as CallOutcome;
+  return (
+    typeof o === "object" &&
+    o !== null &&
+    OUTCOMES.includes(o.outcome) &&
+    (o.rule === undefined || typeof o.rule === "string") &&
+    (o.exit_code === undefined || Number.isInteger(o.exit_code))
   );
 }
 

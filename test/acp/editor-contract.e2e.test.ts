@@ -466,6 +466,35 @@ describe("session/load replays each call's real ending", () => {
   });
 });
 
+describe("session/load reads each call's outcome field, not its words", () => {
+  it('a read whose text starts with "denied by policy" or "not run:" comes back completed', async () => {
+    fs.writeFileSync(path.join(scene.project, "denied.txt"), "denied by policy (guarded): only text\n");
+    fs.writeFileSync(path.join(scene.project, "notrun.txt"), "not run: only text too\n");
+    scene.model.push(
+      step("file_read", JSON.stringify({ path: "denied.txt" })),
+      step("file_read", JSON.stringify({ path: "notrun.txt" })),
+      step("final", "read"),
+    );
+    let c = await start();
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "read both")).stopReason).toBe("end_turn");
+    const live = finalStatuses(updates());
+    expect(live).toEqual({ "Read denied.txt": "completed", "Read notrun.txt": "completed" });
+    // The transcript line carries the outcome as a field.
+    const lines = fs
+      .readFileSync(path.join(scene.home, "state", "sessions", `${sessionId}.jsonl`), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { outcome?: { outcome: string } });
+    expect(lines.flatMap((l) => (l.outcome ? [l.outcome.outcome] : []))).toEqual(["ran", "ran"]);
+    await stop();
+    seen = [];
+    c = await start();
+    await c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: scene.project, mcpServers: [] });
+    expect(finalStatuses(updates())).toEqual(live);
+  });
+});
+
 describe("usage and the model, as the editor shows them", () => {
   it("a usage_update after each model reply: the tokens in context and the window", async () => {
     scene.model.push({
