@@ -23,6 +23,7 @@ import type { Decision, Effects, Result, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import { secretLikeName } from "../policy/paths.js";
 import type { GateSettings } from "../policy/types.js";
+import type { AuditCall } from "../store/audit-readers.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool, ToolContext, ToolResult } from "../tools/types.js";
@@ -248,7 +249,11 @@ export function decisionOf(p: Prepared, ctx: DecisionContext): CallDecision {
 }
 
 /** Appends one audit record of the run (bound to its session and run); an error: not on disk. */
-export type CallAudit = (kind: "tool_call" | "policy_deny" | "approval", msg: string) => Result<void>;
+export type CallAudit = (
+  kind: "tool_call" | "policy_deny" | "approval",
+  msg: string,
+  call?: AuditCall,
+) => Result<void>;
 
 /** Who answers approval questions in this session, and the "always" answers it gave. */
 export interface ApprovalSetup {
@@ -323,13 +328,20 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   const recordDenial = (call: Prepared & { kind: "denied" | "invalid" }): NotRecorded | undefined => {
     const reason = call.kind === "denied" ? call.reason : call.error;
     emit({ type: "deny", action: call.action, input: call.raw, reason, call });
-    const r = deps.audit("policy_deny", `${call.action} ${call.raw} -- ${reason}`);
+    const r = deps.audit("policy_deny", `${call.action} ${call.raw} -- ${reason}`, {
+      tool: call.action,
+      outcome: "denied",
+    });
     return r.ok ? undefined : notRecorded(r.error);
   };
 
   /** An audit record the call cannot go on without. */
-  const mustAudit = (kind: "tool_call" | "approval", msg: string): NotRecorded | undefined => {
-    const logged = deps.audit(kind, msg);
+  const mustAudit = (
+    kind: "tool_call" | "approval",
+    msg: string,
+    fields?: AuditCall,
+  ): NotRecorded | undefined => {
+    const logged = deps.audit(kind, msg, fields);
     return logged.ok ? undefined : notRecorded(logged.error);
   };
 
@@ -343,7 +355,12 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       reason: d.reason,
       ...("rule" in d ? { rule: d.rule } : {}),
     };
-    const logged = mustAudit("approval", `refused: ${d.reason}: ${ready.action} ${ready.raw}`);
+    const logged = mustAudit("approval", `refused: ${d.reason}: ${ready.action} ${ready.raw}`, {
+      tool: ready.action,
+      decision: "refuse",
+      outcome: "refused",
+      ...("rule" in d ? { rule: d.rule } : {}),
+    });
     if (logged) return logged;
     emit({ type: "refused", action: ready.action, input: ready.raw, reason: d.reason, call: ready });
     return {
@@ -383,10 +400,21 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       }
       if (decision.why === "rule") {
         ready.approval = { answer: "rule", rule: decision.rule };
-        return mustAudit("approval", `${decision.reason}: ${call}`) ?? approved;
+        return (
+          mustAudit("approval", `${decision.reason}: ${call}`, {
+            tool: ready.action,
+            decision: "run",
+            rule: decision.rule,
+          }) ?? approved
+        );
       }
       ready.approval = { answer: "remembered" };
-      return mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`) ?? approved;
+      return (
+        mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`, {
+          tool: ready.action,
+          decision: "run",
+        }) ?? approved
+      );
     }
     // Asking: only where someone can answer (decideCall says ask only then).
     if (!setup) {
@@ -396,6 +424,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const asked = mustAudit(
       "approval",
       decision.rule ? `asked (rule ${decision.rule}): ${call}` : `asked: ${call}`,
+      { tool: ready.action, decision: "ask", ...(decision.rule ? { rule: decision.rule } : {}) },
     );
     if (asked) return asked;
     let answer: ApprovalAnswer;
@@ -410,7 +439,11 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       const reason = answer.reason?.trim() || undefined;
       ready.approval = { answer: "refuse", ...(reason ? { reason } : {}) };
       if (answer.always) setup.memory.remember(rememberKey, "refuse");
-      const refused = mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`);
+      const refused = mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`, {
+        tool: ready.action,
+        decision: "refuse",
+        outcome: "refused",
+      });
       if (refused) return refused;
       emit({
         type: "refused",
@@ -427,6 +460,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       mustAudit(
         "approval",
         `answer=${answer.kind}${answer.kind === "always" ? ` (${rememberKey})` : ""}: ${call}`,
+        { tool: ready.action, decision: answer.kind },
       ) ?? approved
     );
   };
@@ -503,7 +537,14 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
           nobody: "a redirect is not asked about",
         });
         if (d.kind !== "refuse") return { allow: true };
-        note(mustAudit("approval", `refused: ${d.reason}: ${action} ${raw}`));
+        note(
+          mustAudit("approval", `refused: ${d.reason}: ${action} ${raw}`, {
+            tool: action,
+            decision: "refuse",
+            outcome: "refused",
+            ...("rule" in d ? { rule: d.rule } : {}),
+          }),
+        );
         return { allow: false, reason: d.reason };
       }
       note(recordDenial(p));
@@ -539,7 +580,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       ready.result = { raw: kept.error, text: kept.error, failed: true };
       return { kind: "ran", text: kept.error, raw: kept.error, failed: true };
     }
-    const logged = mustAudit("tool_call", `${ready.action} ${ready.raw}`);
+    const logged = mustAudit("tool_call", `${ready.action} ${ready.raw}`, { tool: ready.action });
     if (logged) return logged;
     emit({ type: "running", action: ready.action, input: ready.raw, call: ready });
     const unrecorded: { first?: NotRecorded } = {};

@@ -13,6 +13,7 @@ import type { Backend, Usage } from "../backend/types.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { clip } from "../core/clip.js";
 import type { GateSettings } from "../policy/types.js";
+import type { AuditCall } from "../store/audit-readers.js";
 import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 import type { CheckpointWriter } from "../store/checkpoints.js";
 import type { CallOutcome, Message, SessionWriter } from "../store/session.js";
@@ -128,7 +129,7 @@ interface Run {
   counts: RunCounts;
   emit(e: AgentEvent): void;
   /** Audit record that must be on disk before the run goes on. */
-  record(kind: AuditKind, msg: string): NotRecorded | undefined;
+  record(kind: AuditKind, msg: string, call?: AuditCall): NotRecorded | undefined;
   /** History + transcript; the transcript is part of the record. */
   remember(m: Message): NotRecorded | undefined;
   goalIndex: number;
@@ -153,7 +154,7 @@ function openRun(deps: RunDeps, goal: string): Run {
         ? { judge: planGate(planScope(deps.plan.plan, deps.gateSettings.projectRoot)) }
         : {}),
     },
-    audit: (kind, msg) => audit(kind, msg),
+    audit: (kind, msg, call) => audit(kind, msg, call),
     emit,
     base: {
       cwd: deps.cwd,
@@ -174,8 +175,8 @@ function openRun(deps: RunDeps, goal: string): Run {
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     counts,
     emit,
-    record(kind, msg) {
-      const r = audit(kind, msg);
+    record(kind, msg, call) {
+      const r = audit(kind, msg, call);
       return r.ok ? undefined : notRecorded(r.error);
     },
     remember(m) {
@@ -629,7 +630,7 @@ function recordPhase(
   outcome: CallOutcome,
 ): NotRecorded | undefined {
   return (
-    run.record("observation", observation) ??
+    run.record("observation", observation, { tool: action, ...outcome }) ??
     run.remember({ role: "user", content: wrapObservation(action, observation), outcome })
   );
 }

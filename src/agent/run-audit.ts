@@ -4,14 +4,15 @@
  */
 
 import type { Result } from "../core/types.js";
+import type { AuditCall } from "../store/audit-readers.js";
 import type { AuditKind, AuditLog } from "../store/audit-writer.js";
 
-export type RunAudit = (kind: AuditKind, msg: string) => Result<void>;
+export type RunAudit = (kind: AuditKind, msg: string, call?: AuditCall) => Result<void>;
 
 export function auditForRun(audit: AuditLog, sessionId: string, runId: string): RunAudit {
-  return (kind, msg) => {
+  return (kind, msg, call) => {
     try {
-      const r = audit.emit(sessionId, kind, msg, runId);
+      const r = audit.emit(sessionId, kind, msg, runId, call);
       return r.ok ? { ok: true, value: undefined } : { ok: false, error: r.error };
     } catch (e) {
       // A store that throws is as unwritable as one that says so.

@@ -12,8 +12,24 @@ export interface AuditEvent {
   run_id?: string;
   kind: string;
   msg: string;
+  /**
+   * On `tool_call`, `policy_deny`, `approval` and `observation` records: the call as fields, so
+   * no reader parses `msg` (docs/sessions.md "Sessions and audit"). Absent on older lines.
+   */
+  call?: AuditCall;
   /** Hash of the previous line (see audit-chain.ts); absent only on lines older than the chain. */
   prev?: string;
+}
+
+/** A call's facts on its audit records. */
+export interface AuditCall {
+  tool: string;
+  /** `approval` records: what was decided (`run`, `refuse`, `ask`) or the person's answer. */
+  decision?: "run" | "refuse" | "ask" | "once" | "always";
+  /** `policy_deny`, a refusing `approval`, `observation`: how the call ended. */
+  outcome?: "ran" | "refused" | "denied" | "failed" | "interrupted";
+  rule?: string;
+  exit_code?: number;
 }
 
 function isEvent(v: unknown): v is AuditEvent {

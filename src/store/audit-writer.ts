@@ -20,7 +20,7 @@ import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import { GENESIS, linkHash, loadAuditKey } from "./audit-chain.js";
 import { clipAuditMessage } from "./audit-clip.js";
-import type { AuditEvent } from "./audit-readers.js";
+import type { AuditCall, AuditEvent } from "./audit-readers.js";
 import { modeMismatch, readChainRecord, writeChainRecord } from "./audit-record.js";
 import {
   auditFiles,
@@ -109,7 +109,13 @@ export interface AuditOptions {
 
 export interface AuditLog {
   /** Writes one event. An error means the event is not on disk: the caller must stop (fail closed). */
-  emit(sessionId: string, kind: AuditKind, msg: string, runId?: string): Result<AuditEvent | undefined>;
+  emit(
+    sessionId: string,
+    kind: AuditKind,
+    msg: string,
+    runId?: string,
+    call?: AuditCall,
+  ): Result<AuditEvent | undefined>;
   /** fdatasync whatever was written since the last flush (run end, exit). */
   flush(): Result<void>;
   /** Flushes and closes the descriptor; a later emit reopens it. */
@@ -262,7 +268,7 @@ export function createAuditLog(opts: AuditOptions, loaded?: { key: Buffer | unde
   };
 
   const log: AuditLog = {
-    emit(sessionId, kind, rawMsg, runId) {
+    emit(sessionId, kind, rawMsg, runId, call) {
       const msg = clipAuditMessage(rawMsg);
       if (!opts.toFile) return { ok: true, value: undefined };
       if (!ALWAYS_WRITTEN.has(kind) && LEVEL_RANK[KIND_LEVEL[kind]] < LEVEL_RANK[opts.level])
@@ -273,7 +279,8 @@ export function createAuditLog(opts: AuditOptions, loaded?: { key: Buffer | unde
         key = k.value;
         keyLoaded = true;
       }
-      // Key order is the seed's: seq, ts, session_id, run_id?, kind, msg; then the chain.
+      // Key order is the seed's: seq, ts, session_id, run_id?, kind, msg; the call's fields;
+      // then the chain (which covers them like the rest of the line).
       const event: AuditEvent = {
         seq,
         ts: Date.now(),
@@ -281,6 +288,7 @@ export function createAuditLog(opts: AuditOptions, loaded?: { key: Buffer | unde
         ...(runId ? { run_id: runId } : {}),
         kind,
         msg: redact(msg),
+        ...(call ? { call } : {}),
       };
       let written: number;
       try {

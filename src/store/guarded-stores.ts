@@ -46,12 +46,12 @@ export function openHomeAudit(
 export function guardAuditLog(inner: AuditLog, file: string): AuditLog {
   return {
     ...inner,
-    emit(sessionId, kind, msg, runId) {
+    emit(sessionId, kind, msg, runId, call) {
       // The live file and the gap record are appended to; the generation sidecar and the lock
       // are created by rename and O_EXCL, which never write through a link.
       const problem = appendTargetProblem(file) ?? appendTargetProblem(auditFiles(file).gaps);
       if (problem) return { ok: false, error: `cannot write the audit log: ${problem}` };
-      return inner.emit(sessionId, kind, msg, runId);
+      return inner.emit(sessionId, kind, msg, runId, call);
     },
   };
 }

@@ -47,10 +47,12 @@ export interface DaemonMetrics {
 
 /** The tool an audit message names: `tool_call` and `policy_deny` messages start with the action. */
 export function toolOf(msg: string): string {
-  const first = msg.trimStart().split(/[\s:({]/, 1)[0] ?? "";
-  return first.length > 0 && first.length <= MAX_TOOL_LABEL_CHARS && TOOL_LABEL.test(first)
-    ? first
-    : "unknown";
+  return toolLabel(msg.trimStart().split(/[\s:({]/, 1)[0] ?? "");
+}
+
+/** A tool name as a metric label: bounded, or `unknown`. */
+function toolLabel(name: string): string {
+  return name.length > 0 && name.length <= MAX_TOOL_LABEL_CHARS && TOOL_LABEL.test(name) ? name : "unknown";
 }
 
 export async function createDaemonMetrics(version: string): Promise<DaemonMetrics> {
@@ -166,13 +168,18 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
     onAuditItems(items) {
       for (const item of items) {
         if (item.type !== "event") continue;
-        const { kind, msg } = item.event;
+        const { kind, msg, call } = item.event;
         auditEvents.inc({ kind });
-        if (kind === "tool_call") toolCalls.inc({ tool: toolOf(msg), decision: "allow" });
+        // The record's own fields; a line from before they were written is read by its words.
+        const tool = call ? toolLabel(call.tool) : toolOf(msg);
+        if (kind === "tool_call") toolCalls.inc({ tool, decision: "allow" });
         else if (kind === "policy_deny") {
-          toolCalls.inc({ tool: toolOf(msg), decision: "deny" });
+          toolCalls.inc({ tool, decision: "deny" });
           denials.inc();
-        } else if (kind === "approval") approvals.inc();
+        } else if (kind === "approval") {
+          approvals.inc();
+          if (call?.outcome === "refused") toolCalls.inc({ tool, decision: "refuse" });
+        }
       }
     },
     onExportProgress(p) {

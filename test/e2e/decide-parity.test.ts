@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { auditEvents } from "../helpers/audit-file.js";
 import { needsBuiltCli, runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
@@ -132,5 +133,36 @@ describe("the run's refusal by a rule is seen", () => {
     expect(r.stderr).toMatch(/\[trace\] done: .* denials=0 refusals=1 /);
     const out = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(out).toMatchObject({ tool_calls: 0, denials: 0, refusals: 1, status: "final" });
+  });
+});
+
+describe("the audit records carry the call as fields", () => {
+  it("tool_call, policy_deny, a rule's refusal and each observation: tool, outcome, rule, exit_code; verify passes", async () => {
+    fs.writeFileSync(path.join(scene.home, "config.toml"), RULES, { mode: 0o600 });
+    scene.model.push(
+      step("bash", "git clean -n"),
+      step("bash", "exit 3"),
+      step("file_write", { path: "../outside.txt", content: "x" }),
+      step("final", "done"),
+    );
+    const r = await runCli(["-e", "three calls", "--policy", "guarded", "--approval", "never"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const calls = auditEvents(scene.home)
+      .filter((e) => e.call !== undefined)
+      .map((e) => [e.kind, e.call]);
+    expect(calls).toEqual([
+      ["approval", { tool: "bash", decision: "refuse", outcome: "refused", rule: "tools.rules[0]" }],
+      ["observation", { tool: "bash", outcome: "refused", rule: "tools.rules[0]" }],
+      ["tool_call", { tool: "bash" }],
+      ["observation", { tool: "bash", outcome: "ran", exit_code: 3 }],
+      ["policy_deny", { tool: "file_write", outcome: "denied" }],
+      ["observation", { tool: "file_write", outcome: "denied" }],
+    ]);
+    const verify = await runCli(["audit", "verify"], { home: scene.home, cwd: scene.project, env: {} });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 });

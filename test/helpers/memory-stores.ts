@@ -4,7 +4,9 @@
  * `SessionWriter`). The file stores have their own tests (test/store/); here a test sees what
  * the loop asks of them and in which order, and can make one kind of audit write fail.
  */
+
 import type { AuditLevel } from "../../src/config/schema.js";
+import type { AuditCall } from "../../src/store/audit-readers.js";
 import { ALWAYS_WRITTEN, type AuditKind, type AuditLog, KIND_LEVEL } from "../../src/store/audit-writer.js";
 import type { Message, SessionWriter } from "../../src/store/session.js";
 
@@ -13,6 +15,7 @@ export interface MemoryAuditRecord {
   kind: AuditKind;
   msg: string;
   runId?: string;
+  call?: AuditCall;
 }
 
 export interface MemoryAuditOptions {
@@ -48,10 +51,16 @@ export function memoryAudit(opts: MemoryAuditOptions = {}): MemoryAudit {
     records,
     flushes: 0,
     kinds: () => records.map((r) => r.kind),
-    emit(sessionId, kind, msg, runId) {
+    emit(sessionId, kind, msg, runId, call) {
       if (kind === opts.failKind) return { ok: false, error: opts.failure ?? "disk full (test)" };
       if (!kept(kind, opts.level)) return { ok: true, value: undefined };
-      records.push({ sessionId, kind, msg, ...(runId === undefined ? {} : { runId }) });
+      records.push({
+        sessionId,
+        kind,
+        msg,
+        ...(runId === undefined ? {} : { runId }),
+        ...(call ? { call } : {}),
+      });
       return { ok: true, value: undefined };
     },
     flush() {
