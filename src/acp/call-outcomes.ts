@@ -1,6 +1,6 @@
 /**
  * How each stored call ended, for `session/load` of a transcript written before observation
- * lines carried their call's `outcome` field (docs/sessions.md "Transcript"); newer lines are
+ * lines carried their call's `outcome` field (docs/sessions.md "Sessions and audit"); newer lines are
  * read by that field alone (replay.ts). Such an old transcript keeps what the model was told,
  * one `{role, content}` per line, and most endings read from it:
  * a denial, a refusal ("not run: …"), an interruption. A tool that failed (an edit whose text

@@ -14,7 +14,7 @@ import type {
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
 import type { RunResult } from "../agent/loop.js";
-import { approvedInSession } from "../agent/plan-file.js";
+import { type PlanReviewer, planThenRun } from "../agent/plan-review.js";
 import type { RunHow } from "../agent/session-runner.js";
 import type { Plan } from "../tools/plan-shape.js";
 import { PLAN_OPTIONS } from "./plan-entries.js";
@@ -52,39 +52,59 @@ const AGAIN =
   "Say what to change and it is planned again (the session stays in Plan mode), or switch the mode to act without a plan.";
 
 export async function planTurn(t: PlanTurn): Promise<PlanTurnEnd> {
-  const planned = await t.run({ plan: true });
-  if (planned.stop !== "plan" || !planned.plan) return { result: planned };
-  const plan = planned.plan;
-  if (!t.ask) {
-    // Never run without a person's yes: under --unattended the plan is only shown.
-    t.notRun(plan, `nobody can approve it here (${t.nobody})`);
-    say(t.send, `The plan was not run: nobody can approve it here (${t.nobody}). ${AGAIN}`);
-    return { notRun: "refused" };
-  }
-  const call = t.translator.planQuestion(plan);
-  let outcome: RequestPermissionOutcome | undefined;
-  let failure: string | undefined;
-  try {
-    outcome = await t.ask(call, [...PLAN_OPTIONS], t.signal);
-  } catch (e) {
-    failure = (e as Error)?.message ?? String(e);
-  }
-  const allowed = outcome?.outcome === "selected" && outcome.optionId === "allow_once";
-  if (allowed && !t.signal.aborted) {
-    t.translator.planAnswered(call.toolCallId, "completed", "approved: the plan runs now");
-    return { result: await t.run({ execute: approvedInSession(plan, "acp", t.binds) }) };
-  }
-  const refused = !t.signal.aborted && failure === undefined && outcome?.outcome === "selected";
-  const why = t.signal.aborted
-    ? "the prompt was cancelled"
-    : failure !== undefined
-      ? `the editor did not answer (${failure})`
-      : refused
-        ? "the user did not approve it"
-        : "the editor cancelled the question";
-  t.translator.planAnswered(call.toolCallId, "failed", `not run: ${why}`);
-  t.notRun(plan, why);
-  if (t.signal.aborted) return { notRun: "cancelled" };
-  say(t.send, `The plan was not run: ${refused ? "you did not approve it" : why}. ${AGAIN}`);
-  return { notRun: "refused" };
+  const ended = await planThenRun({
+    goal: "",
+    via: "acp",
+    binds: t.binds,
+    reviewer: editorReviewer(t),
+    signal: t.signal,
+    // The session's run knows its goal; an editor's turn is never planned again with feedback.
+    run: (_request, how) => t.run(how),
+    planReviewed: (plan, outcome) => {
+      // Its own failure is logged by the session: the turn still ends as the answer says.
+      if (outcome !== "revise") t.notRun(plan, outcome.notRun);
+      return { ok: true, value: undefined };
+    },
+  });
+  if (ended.kind === "result") return { result: ended.result };
+  return { notRun: ended.kind === "not_run" && ended.cancelled ? "cancelled" : "refused" };
+}
+
+/** The editor as the plan's reviewer: the plan question, its answer, and what the turn says. */
+function editorReviewer(t: PlanTurn): PlanReviewer {
+  return {
+    async review(plan, signal) {
+      if (!t.ask) {
+        // Never run without a person's yes: under --unattended the plan is only shown.
+        const why = `nobody can approve it here (${t.nobody})`;
+        say(t.send, `The plan was not run: ${why}. ${AGAIN}`);
+        return { kind: "drop", why };
+      }
+      const call = t.translator.planQuestion(plan);
+      let outcome: RequestPermissionOutcome | undefined;
+      let failure: string | undefined;
+      try {
+        outcome = await t.ask(call, [...PLAN_OPTIONS], signal);
+      } catch (e) {
+        failure = (e as Error)?.message ?? String(e);
+      }
+      const allowed = outcome?.outcome === "selected" && outcome.optionId === "allow_once";
+      if (allowed && !signal.aborted) {
+        t.translator.planAnswered(call.toolCallId, "completed", "approved: the plan runs now");
+        return { kind: "run" };
+      }
+      const refused = !signal.aborted && failure === undefined && outcome?.outcome === "selected";
+      const why = signal.aborted
+        ? "the prompt was cancelled"
+        : failure !== undefined
+          ? `the editor did not answer (${failure})`
+          : refused
+            ? "the user did not approve it"
+            : "the editor cancelled the question";
+      t.translator.planAnswered(call.toolCallId, "failed", `not run: ${why}`);
+      if (!signal.aborted)
+        say(t.send, `The plan was not run: ${refused ? "you did not approve it" : why}. ${AGAIN}`);
+      return { kind: "drop", why, cancelled: signal.aborted };
+    },
+  };
 }

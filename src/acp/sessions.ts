@@ -20,6 +20,7 @@ import type { ApprovalMemory, ApprovalMode } from "../agent/approval.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import type { GuidanceSnapshot } from "../agent/nested-instructions.js";
+import { planBinds, plansFirst } from "../agent/plan-review.js";
 import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession, type RunHow } from "../agent/session-runner.js";
 import type { HomePaths } from "../config/home.js";
@@ -436,7 +437,7 @@ export class AcpSessions {
     if (refused) throw new AcpFailure(ACP_ERROR.invalidParams, refused);
     const id = newAcpSessionId();
     // agent.default_mode = "plan" plans first here too, as it does for -e and the REPL.
-    const planning = this.ctx.config.agent.default_mode === "plan";
+    const planning = plansFirst(this.ctx.config);
     const state = await this.open(
       id,
       dir,
@@ -705,7 +706,7 @@ export class AcpSessions {
           send,
           ...(this.ctx.approval === "ask" && link ? { ask: link.requestPermission } : {}),
           nobody: this.ctx.unattended ? "scoot acp --unattended" : 'tools.approval = "never"',
-          binds: s.config.agent.plan_binding === "strict",
+          binds: planBinds(s.config),
           run,
           notRun: (plan, why) => this.planNotRun(s, plan, why),
         })

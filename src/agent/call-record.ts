@@ -10,7 +10,6 @@
  */
 import type { Effects, Target } from "../core/types.js";
 import type { CheckpointEntry } from "../store/checkpoints.js";
-import type { CallOutcome } from "../store/session.js";
 import type { AnyTool, Presentation, ToolDetails } from "../tools/types.js";
 import type { FileChange } from "./file-change.js";
 
@@ -94,21 +93,4 @@ export type Prepared = InvalidCall | DeniedCall | Ready;
 /** How a call that never validated is shown: its name and its text, as the model wrote them. */
 export function rawPresentation(action: string, raw: string): Presentation {
   return { title: `${action} ${raw}`, keyArgument: raw, locations: [] };
-}
-
-/**
- * How a call ended, from its record (never from its observation's words): what the transcript
- * line carries and every reader of a past call uses (docs/sessions.md "Transcript").
- */
-export function outcomeOf(p: Prepared, interrupted: boolean): CallOutcome {
-  if (interrupted) return { outcome: "interrupted" };
-  if (p.kind !== "ready") return { outcome: "denied" };
-  if (p.approval?.answer === "refuse")
-    return { outcome: "refused", ...(p.approval.rule ? { rule: p.approval.rule } : {}) };
-  const result = p.result;
-  const exit = result?.details?.exitCode;
-  const withExit = exit !== undefined ? { exit_code: exit } : {};
-  if (result === undefined || result.failed)
-    return { outcome: result?.details?.stopped === "interrupted" ? "interrupted" : "failed", ...withExit };
-  return { outcome: "ran", ...withExit };
 }

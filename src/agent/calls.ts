@@ -25,6 +25,7 @@ import { secretLikeName } from "../policy/paths.js";
 import type { GateSettings } from "../policy/types.js";
 import type { AuditCall } from "../store/audit-readers.js";
 import type { CheckpointEntry, CheckpointWriter } from "../store/checkpoints.js";
+import type { CallOutcome } from "../store/session.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool, ToolContext, ToolResult } from "../tools/types.js";
 import {
@@ -643,4 +644,21 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     approve,
     run,
   };
+}
+
+/**
+ * How a call ended, from its record (never from its observation's words): what the transcript
+ * line carries and every reader of a past call uses (docs/sessions.md "Sessions and audit").
+ */
+export function outcomeOf(p: Prepared, interrupted: boolean): CallOutcome {
+  if (interrupted) return { outcome: "interrupted" };
+  if (p.kind !== "ready") return { outcome: "denied" };
+  if (p.approval?.answer === "refuse")
+    return { outcome: "refused", ...(p.approval.rule ? { rule: p.approval.rule } : {}) };
+  const result = p.result;
+  const exit = result?.details?.exitCode;
+  const withExit = exit !== undefined ? { exit_code: exit } : {};
+  if (result === undefined || result.failed)
+    return { outcome: result?.details?.stopped === "interrupted" ? "interrupted" : "failed", ...withExit };
+  return { outcome: "ran", ...withExit };
 }

@@ -21,8 +21,8 @@ import { FINAL_ACTION } from "../tools/final.js";
 import { canonicalPlan, type Plan, planSha256 } from "../tools/plan-shape.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type AnswerSchema, stepSchemaWithAnswer } from "./answer-schema.js";
-import { outcomeOf, type Prepared } from "./call-record.js";
-import { type ApprovalSetup, type CallPipeline, createCallPipeline } from "./calls.js";
+import type { Prepared } from "./call-record.js";
+import { type ApprovalSetup, type CallPipeline, createCallPipeline, outcomeOf } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
 import {

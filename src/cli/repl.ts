@@ -13,9 +13,14 @@ import { PassThrough, type Readable } from "node:stream";
 import type { Approver } from "../agent/approval.js";
 import { rulesSummary } from "../agent/approval-rules.js";
 import type { Ready } from "../agent/call-record.js";
-import { NOTE_PREFIX } from "../agent/history.js";
 import type { RunResult } from "../agent/loop.js";
-import { approvedInSession } from "../agent/plan-file.js";
+import {
+  type PlanReviewer,
+  type PlanVerdict,
+  planBinds,
+  plansFirst,
+  planThenRun,
+} from "../agent/plan-review.js";
 import { saveApprovalRule } from "../agent/save-rule.js";
 import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
 import { redact } from "../core/redact.js";
@@ -93,7 +98,7 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   const approver = interactive ? terminalApprover(cli, () => replRef) : undefined;
   const opened = await openCliAgent(cli, "repl", { answers: true, thoughts: true }, approver);
   if (!opened.ok) return opened.exitCode;
-  const planMode = flagBool(cli.args, "plan") || opened.config.agent.default_mode === "plan";
+  const planMode = plansFirst(opened.config, { plan: flagBool(cli.args, "plan") });
   const repl: Repl = { cli, interactive, active: opened, queued: [], planMode };
   replRef = repl;
   const editor = openLineEditor(cli, repl, historyFile(opened.stateDir));
@@ -392,44 +397,38 @@ function showResult(repl: Repl, result: RunResult, trace: boolean | undefined): 
 function planGoal(repl: Repl, goal: string, trace: boolean | undefined): Promise<string | undefined> {
   return duringGoal(repl, async (signal) => {
     const { agent } = repl.active;
-    let request = goal;
-    for (;;) {
-      const planned = await agent.run(request, signal, { plan: true });
-      showResult(repl, planned, trace);
-      const plan = planned.plan;
-      if (planned.stop !== "plan" || !plan) return;
-      if (!repl.interactive || !repl.keys) {
-        repl.active.screen.out(formatPlan(plan));
-        repl.cli.io.err("scoot: the plan is not run: no terminal to approve it on\n");
-        return;
-      }
-      const review = await askPlan(repl, plan, signal);
-      if (review.kind === "run") {
-        const approved = approvedInSession(plan, "repl", repl.active.config.agent.plan_binding === "strict");
-        showResult(repl, await agent.run(goal, signal, { execute: approved }), trace);
-        return;
-      }
-      const recorded = agent.planReviewed(
-        plan,
-        "repl",
-        review.kind === "drop" ? { notRun: "the user dropped it" } : "revise",
-      );
-      if (!recorded.ok) {
-        repl.cli.io.err(`scoot: ${recorded.error}; nothing more of this goal runs\n`);
-        return;
-      }
-      if (review.kind === "drop") return;
-      request = revisionRequest(goal, review.feedback);
-    }
+    // Without a terminal nobody can approve a plan: it is printed, and nothing runs.
+    const reviewer: PlanReviewer =
+      repl.interactive && repl.keys
+        ? { review: async (plan, sig) => fromKeyboard(await askPlan(repl, plan, sig)) }
+        : {
+            review: async (plan) => {
+              repl.active.screen.out(formatPlan(plan));
+              repl.cli.io.err("scoot: the plan is not run: no terminal to approve it on\n");
+              return { kind: "drop", why: "nobody can approve it here (no terminal)" };
+            },
+          };
+    const ended = await planThenRun({
+      goal,
+      via: "repl",
+      binds: planBinds(repl.active.config),
+      reviewer,
+      signal,
+      run: (request, how) => agent.run(request, signal, how),
+      planReviewed: (plan, outcome) => agent.planReviewed(plan, "repl", outcome),
+      onResult: (r) => showResult(repl, r, trace),
+    });
+    if (ended.kind === "unrecorded")
+      repl.cli.io.err(`scoot: ${ended.error}; nothing more of this goal runs\n`);
   });
 }
 
-/** The person's feedback, as the next planning request carries it. */
-function revisionRequest(goal: string, feedback: string): string {
-  return `${feedback}\n\n${NOTE_PREFIX}the user's feedback on the plan above: reply with a new plan for the goal "${goal}"]`;
+/** The keyboard's answer as a plan verdict. */
+function fromKeyboard(review: PlanReview): PlanVerdict {
+  if (review.kind === "drop") return { kind: "drop", why: "the user dropped it" };
+  return review;
 }
 
-/** The plan review at the keyboard; the live view's block steps aside while it is up. */
 async function askPlan(repl: Repl, plan: Plan, signal: AbortSignal): Promise<PlanReview> {
   const { screen } = repl.active;
   screen.suspend();

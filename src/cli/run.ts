@@ -2,6 +2,7 @@
 import type { AnswerSchema } from "../agent/answer-schema.js";
 import type { RunResult } from "../agent/loop.js";
 import { type ApprovedPlan, loadPlanFile } from "../agent/plan-file.js";
+import { plansFirst } from "../agent/plan-review.js";
 import { statusOf } from "../agent/run-stop.js";
 import type { Config } from "../config/schema.js";
 import { endProcess } from "../core/process-end.js";
@@ -55,8 +56,7 @@ function planFlagConflict(cli: Cli): string | undefined {
  * "Plan mode"). The configured default gives way to an acting flag on the command line.
  */
 export function planWanted(cli: Cli, config: Config): boolean {
-  if (flagBool(cli.args, "plan")) return true;
-  return actingFlag(cli) === undefined && config.agent.default_mode === "plan";
+  return plansFirst(config, { plan: flagBool(cli.args, "plan"), acting: actingFlag(cli) !== undefined });
 }
 
 function failed(r: RunResult): boolean {

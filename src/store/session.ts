@@ -35,7 +35,7 @@ export const SESSION_MAX_PARTS = 64;
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 export type Role = "system" | "user" | "assistant";
-/** How a call ended, as a field (docs/sessions.md "Transcript"): readers never parse the observation's words. */
+/** How a call ended, as a field (docs/sessions.md "Sessions and audit"): readers never parse the observation's words. */
 export type Outcome = "ran" | "refused" | "denied" | "failed" | "interrupted";
 export const OUTCOMES: readonly Outcome[] = ["ran", "refused", "denied", "failed", "interrupted"];
 

@@ -83,7 +83,18 @@ describe.each(["chat", "responses"])("a multi-tool run on the %s API", (api) => 
     for (const e of events) {
       expect(e.session_id).toBe(id);
       expect(typeof e.run_id).toBe("string");
-      expect(Object.keys(e)).toEqual(["seq", "ts", "session_id", "run_id", "kind", "msg", "prev"]);
+      // A call's records carry it as fields (`call`), after `msg` and covered by the chain.
+      const withCall = e.kind === "tool_call" || e.kind === "observation";
+      expect(Object.keys(e)).toEqual([
+        "seq",
+        "ts",
+        "session_id",
+        "run_id",
+        "kind",
+        "msg",
+        ...(withCall ? ["call"] : []),
+        "prev",
+      ]);
     }
     expect(events[0]!.msg).toBe("goal: count the ts files");
     expect(events[2]!.msg).toContain("glob");
@@ -141,7 +152,7 @@ describe("-e output and options", () => {
     expect(thinking).toBeGreaterThanOrEqual(0);
     expect(running).toBeGreaterThan(thinking);
     expect(observed).toBeGreaterThan(running);
-    expect(r.stderr).toMatch(/done: status=final turns=2 tool_calls=1 denials=0 errors=0 tokens=\d+/);
+    expect(r.stderr).toMatch(/done: status=final turns=2 tool_calls=1 denials=0 refusals=0 errors=0 tokens=\d+/);
     expect(r.stdout).toBe("ok\n");
   });
   it("an empty goal is a usage error", async () => {

@@ -198,7 +198,12 @@ describe("plan mode without a person at a terminal", () => {
     expect(r.stdout).toContain("1. Write the notes\n   files: NOTES.md\n");
     expect(r.stderr).toContain("scoot: the plan is not run: no terminal to approve it on");
     expect(bodies()).toHaveLength(1);
-    expect(auditMessages("approval")).toEqual([]);
+    // On the security record as an editor's unapproved plan is (one plan loop for both).
+    expect(auditMessages("approval")).toEqual([
+      expect.stringMatching(
+        /^plan not run sha256=[0-9a-f]{64} steps=1 via=repl: nobody can approve it here \(no terminal\)$/,
+      ),
+    ]);
   });
 });
 
