@@ -152,7 +152,9 @@ describe("-e output and options", () => {
     expect(thinking).toBeGreaterThanOrEqual(0);
     expect(running).toBeGreaterThan(thinking);
     expect(observed).toBeGreaterThan(running);
-    expect(r.stderr).toMatch(/done: status=final turns=2 tool_calls=1 denials=0 refusals=0 errors=0 tokens=\d+/);
+    expect(r.stderr).toMatch(
+      /done: status=final turns=2 tool_calls=1 denials=0 refusals=0 errors=0 tokens=\d+/,
+    );
     expect(r.stdout).toBe("ok\n");
   });
   it("an empty goal is a usage error", async () => {
