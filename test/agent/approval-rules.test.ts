@@ -165,6 +165,26 @@ function withRules(
   return { h, approvals, observation };
 }
 
+/** A target server (counting what reaches it) and a server that redirects every request to it (307). */
+async function redirecting() {
+  let reached = 0;
+  const target = http.createServer((req, res) => {
+    req.resume();
+    reached++;
+    res.end("reached");
+  });
+  await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+  const targetPort = (target.address() as AddressInfo).port;
+  const hops = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(307, { location: `http://127.0.0.1:${targetPort}/in` });
+    res.end();
+  });
+  await new Promise<void>((r) => hops.listen(0, "127.0.0.1", r));
+  const hopPort = (hops.address() as AddressInfo).port;
+  return { target, hops, targetPort, hopPort, reached: () => reached };
+}
+
 describe("rules in the call pipeline", () => {
   it("deny: the call does not run, the model is told which rule, the audit says so", async () => {
     const approver = answering();
@@ -318,21 +338,7 @@ describe("rules in the call pipeline", () => {
   });
 
   it('a redirect is not a way around a "reject always": the hop is refused by the remembered answer', async () => {
-    let reached = 0;
-    const target = http.createServer((req, res) => {
-      req.resume();
-      reached++;
-      res.end("reached");
-    });
-    await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
-    const targetPort = (target.address() as AddressInfo).port;
-    const hops = http.createServer((req, res) => {
-      req.resume();
-      res.writeHead(307, { location: `http://127.0.0.1:${targetPort}/in` });
-      res.end();
-    });
-    await new Promise<void>((r) => hops.listen(0, "127.0.0.1", r));
-    const hopPort = (hops.address() as AddressInfo).port;
+    const { target, hops, targetPort, hopPort, reached } = await redirecting();
     try {
       // First the person refuses POSTs to the target for good; then allows one POST elsewhere,
       // which the server redirects to the target.
@@ -351,7 +357,7 @@ describe("rules in the call pipeline", () => {
         `refused earlier ("reject always" for http_request:POST http://127.0.0.1:${targetPort})`,
       );
       expect(observation(2)).not.toContain("reached");
-      expect(reached).toBe(0);
+      expect(reached()).toBe(0);
       expect(approvals().some((m) => m.startsWith('refused: refused earlier ("reject always"'))).toBe(true);
     } finally {
       target.close();
@@ -360,16 +366,7 @@ describe("rules in the call pipeline", () => {
   });
 
   it("a redirect is not a way around a deny rule: the hop is refused by it", async () => {
-    const target = http.createServer((_req, res) => res.end("reached"));
-    await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
-    const targetPort = (target.address() as AddressInfo).port;
-    const hops = http.createServer((req, res) => {
-      req.resume();
-      res.writeHead(307, { location: `http://127.0.0.1:${targetPort}/in` });
-      res.end();
-    });
-    await new Promise<void>((r) => hops.listen(0, "127.0.0.1", r));
-    const hopPort = (hops.address() as AddressInfo).port;
+    const { target, hops, targetPort, hopPort } = await redirecting();
     try {
       const { h, observation, approvals } = withRules(
         [step("http_request", { method: "POST", url: `http://127.0.0.1:${hopPort}/`, body: "data" })],
