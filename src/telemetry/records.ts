@@ -3,7 +3,8 @@
  * the redacted `msg`; attributes carry the identity a backend deduplicates on
  * (`scoot.session_id`, `scoot.seq`, `scoot.chain`) plus run id and kind; a `tool_call` also
  * names its tool and the title the tool presents itself with (`scoot.tool`, `scoot.tool_title`,
- * the same title an editor shows); the severity comes from the kind's audit level. A generation removed before it was exported becomes one
+ * the same title an editor shows); a call's records carry its fields (`scoot.tool`,
+ * `scoot.decision`, `scoot.outcome`, `scoot.rule`, `scoot.exit_code`); the severity comes from the kind's audit level. A generation removed before it was exported becomes one
  * record of kind `gap` with its range.
  *
  * Only types are imported from OpenTelemetry here; the resource and scope objects are made
@@ -13,6 +14,7 @@ import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
 import { presentRecorded } from "../agent/calls.js";
 import type { AuditLevel } from "../config/schema.js";
 import { redact } from "../core/redact.js";
+import type { AuditCall } from "../store/audit-readers.js";
 import { type AuditKind, KIND_LEVEL } from "../store/audit-writer.js";
 import type { SourceItem } from "./audit-source.js";
 
@@ -44,6 +46,18 @@ function callAttributes(kind: string, msg: string): Record<string, string> {
   const shown = presentRecorded(action, space === -1 ? "" : msg.slice(space + 1));
   if (!shown.tool) return {};
   return { "scoot.tool": action, "scoot.tool_title": redact(shown.presentation.title) };
+}
+
+/** A call's fields as attributes (docs/sessions.md "Sessions and audit"): read, never parsed from `msg`. */
+function fieldAttributes(call: AuditCall | undefined): Record<string, string | number> {
+  if (!call || typeof call.tool !== "string") return {};
+  return {
+    "scoot.tool": call.tool,
+    ...(typeof call.decision === "string" ? { "scoot.decision": call.decision } : {}),
+    ...(typeof call.outcome === "string" ? { "scoot.outcome": call.outcome } : {}),
+    ...(typeof call.rule === "string" ? { "scoot.rule": call.rule } : {}),
+    ...(Number.isInteger(call.exit_code) ? { "scoot.exit_code": call.exit_code as number } : {}),
+  };
 }
 
 function levelOf(kind: string): AuditLevel {
@@ -93,6 +107,7 @@ export function toLogRecord(
       "scoot.kind": e.kind,
       "scoot.chain": item.chain,
       "scoot.generation": item.generation,
+      ...fieldAttributes(e.call),
       ...callAttributes(e.kind, e.msg),
     },
     droppedAttributesCount: 0,

@@ -128,6 +128,10 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
       new Set([protocol === "http/json" ? "json" : "protobuf"]),
     );
     expect(written.some((a) => a.kind === "tool_call")).toBe(true);
+    // The denied read of /etc/shadow and each observation carry an outcome.
+    expect(
+      written.filter((a) => a.call !== undefined).map((a) => (a.call as { outcome?: string }).outcome),
+    ).toContain("denied");
     receiver.records.forEach((rec, i) => {
       const a = written[i]!;
       expect(rec.body).toBe(a.msg);
@@ -136,10 +140,17 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
       expect(rec.attributes["scoot.kind"]).toBe(a.kind);
       expect(rec.attributes["scoot.run_id"]).toBe(a.run_id);
       expect(String(rec.attributes["scoot.chain"])).toMatch(/^[0-9a-f]{64}$/);
-      // A tool call names its tool and the title the tool presents itself with.
+      // A tool call names its tool and the title the tool presents itself with; every record of
+      // a call carries its fields (tool, decision, outcome, rule, exit code) as attributes.
+      const call = a.call as { tool: string; outcome?: string; decision?: string } | undefined;
       if (a.kind === "tool_call") {
         expect(rec.attributes["scoot.tool"]).toBe(a.msg.split(" ")[0]);
         expect(String(rec.attributes["scoot.tool_title"])).not.toBe("");
+      }
+      if (call) {
+        expect(rec.attributes["scoot.tool"]).toBe(call.tool);
+        expect(rec.attributes["scoot.outcome"]).toBe(call.outcome);
+        expect(rec.attributes["scoot.decision"]).toBe(call.decision);
       } else expect(rec.attributes["scoot.tool"]).toBeUndefined();
       expect(rec.resource["service.name"]).toBe("scoot");
       expect(rec.resource["service.version"]).toBe("0.1.0");
