@@ -54,6 +54,7 @@ interface AuditLine {
   run_id?: string;
   kind: string;
   msg: string;
+  call?: { tool: string; outcome?: string; decision?: string };
 }
 
 function auditLines(): AuditLine[] {
@@ -129,9 +130,7 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
     );
     expect(written.some((a) => a.kind === "tool_call")).toBe(true);
     // The denied read of /etc/shadow and each observation carry an outcome.
-    expect(
-      written.filter((a) => a.call !== undefined).map((a) => (a.call as { outcome?: string }).outcome),
-    ).toContain("denied");
+    expect(written.filter((a) => a.call !== undefined).map((a) => a.call?.outcome)).toContain("denied");
     receiver.records.forEach((rec, i) => {
       const a = written[i]!;
       expect(rec.body).toBe(a.msg);
@@ -142,7 +141,7 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
       expect(String(rec.attributes["scoot.chain"])).toMatch(/^[0-9a-f]{64}$/);
       // A tool call names its tool and the title the tool presents itself with; every record of
       // a call carries its fields (tool, decision, outcome, rule, exit code) as attributes.
-      const call = a.call as { tool: string; outcome?: string; decision?: string } | undefined;
+      const call = a.call;
       if (a.kind === "tool_call") {
         expect(rec.attributes["scoot.tool"]).toBe(a.msg.split(" ")[0]);
         expect(String(rec.attributes["scoot.tool_title"])).not.toBe("");
