@@ -54,7 +54,7 @@ export class UpdateTranslator {
   private seq = 0;
   private open: OpenCall | undefined;
   /** Calls a permission request named without a step of their own (none today; kept apart). */
-  private readonly aside = new Map<Prepared, OpenCall>();
+  private readonly aside = new Map<number, OpenCall>();
   /** Thought text streamed in the current turn (its step then sends nothing more). */
   private thoughtStreamed = false;
   /** Answer text handed on since the last withdrawal (sent or held). */
@@ -122,12 +122,17 @@ export class UpdateTranslator {
       content: [...shown, ...text(content)],
     });
     if (this.open === open) this.open = undefined;
-    this.aside.delete(call);
+    this.aside.delete(call.id);
   }
 
-  /** The call an event is about: one asked about on its own, else the step's. */
+  /**
+   * The call an event is about: one asked about on its own, else the step's. Each phase of a
+   * call makes a new record (same id): the newest one an event carries is kept.
+   */
   private callOf(record: Prepared | undefined): OpenCall | undefined {
-    return (record && this.aside.get(record)) ?? this.open;
+    const open = (record && this.aside.get(record.id)) ?? this.open;
+    if (open && record && open.call.id === record.id) open.call = record;
+    return open;
   }
 
   /**
@@ -135,14 +140,16 @@ export class UpdateTranslator {
    * planned diff) sent first. The caller flushes the updates before it asks.
    */
   toolCallFor(call: Ready): string {
-    if (this.open?.call === call) {
+    if (this.open?.call.id === call.id) {
+      // The record asked about carries the planned change the question shows.
+      this.open.call = call;
       this.announce(this.open);
       return this.open.id;
     }
-    const known = this.aside.get(call);
+    const known = this.aside.get(call.id);
     if (known) return known.id;
     const open: OpenCall = { id: this.nextId(), call, announced: false };
-    this.aside.set(call, open);
+    this.aside.set(call.id, open);
     this.announce(open);
     return open.id;
   }
@@ -219,7 +226,7 @@ export class UpdateTranslator {
       }
       case "deny": {
         const reason = `denied by policy: ${e.reason}`;
-        if (this.open && (this.open.call === e.call || e.call === undefined))
+        if (this.open && (e.call === undefined || this.open.call.id === e.call.id))
           this.finish(this.open, "failed", reason);
         else if (e.call) {
           const open: OpenCall = { id: this.nextId(), call: e.call, announced: false };

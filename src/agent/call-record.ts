@@ -2,9 +2,10 @@
  * One call, one record (docs/architecture.md "A step, file by file"): the value a tool call is
  * from the moment it is prepared until it is undone. `prepare` makes it (the tool, the
  * validated input, the declared effects, how it presents itself, the gate's verdict and the
- * target it resolved, the judged children); `approve` adds the planned change of a file tool —
- * computed once, from the bytes that will be replaced — and the person's answer; `run` adds
- * the checkpoint undo needs and the result. The approver, the editor's permission request and
+ * target it resolved, the judged children); `approve` returns a new record with the planned
+ * change of a file tool — computed once, from the bytes that will be replaced — and the person's
+ * answer; `run` a new one with the checkpoint undo needs and the result. No record is changed
+ * after it is made; every record of one call shares its `id`. The approver, the editor's permission request and
  * tool-call updates, the live view, the trace, the transcript, the audit record and undo all
  * read this one value, so none of them rebuilds the call its own way.
  */
@@ -14,6 +15,11 @@ import type { AnyTool, Presentation, ToolDetails } from "../tools/types.js";
 import type { FileChange } from "./file-change.js";
 
 interface CallBase {
+  /**
+   * Which call this is, the same on every record of it: `prepare`, `approve` and `run` each
+   * return a new record (none is changed after it is made), so front ends follow a call by its id.
+   */
+  id: number;
   /** The tool name the model asked for (it may not exist: an invalid call). */
   action: string;
   /** The action_input text as the model wrote it. */
@@ -79,13 +85,13 @@ export interface Ready extends ValidCall {
   /** Judged children of a fan-out call (`parallel`), in call order. */
   children?: readonly Prepared[];
   /** Set by `approve`: the change a file tool will make, read once before anyone is asked. */
-  change?: FileChange;
-  approval?: CallApproval;
+  readonly change?: FileChange;
+  readonly approval?: CallApproval;
   /** Set by `run` when a file's state was kept for undo. */
-  checkpoint?: CheckpointEntry;
-  result?: CallResult;
+  readonly checkpoint?: CheckpointEntry;
+  readonly result?: CallResult;
   /** The observation text the model was given (after every clip). */
-  shown?: string;
+  readonly shown?: string;
 }
 
 export type Prepared = InvalidCall | DeniedCall | Ready;

@@ -42,7 +42,7 @@ import {
   type RulePlace,
   rulesProblemText,
 } from "./approval-rules.js";
-import { type Prepared, type Ready, rawPresentation } from "./call-record.js";
+import { type CallApproval, type Prepared, type Ready, rawPresentation } from "./call-record.js";
 import { type CallDecision, decideCall, needsApproval, type Ruled } from "./decide.js";
 import type { AgentEvent } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
@@ -57,6 +57,13 @@ export interface CallEnv {
   judge?: (effects: Effects, settings: GateSettings) => Verdict;
 }
 
+/** Call ids: unique in the process, so two sessions' calls never share one. */
+let lastCallId = 0;
+function nextCallId(): number {
+  lastCallId += 1;
+  return lastCallId;
+}
+
 /**
  * Validates and judges one call. `parsed` is the already-validated input when the caller
  * has it (a step is validated while it is parsed), so the input is parsed once.
@@ -67,8 +74,10 @@ export function prepareCall(
   env: CallEnv,
   parsed?: { input: unknown },
 ): Prepared {
+  const id = nextCallId();
   const invalid = (error: string): Prepared => ({
     kind: "invalid",
+    id,
     action,
     raw,
     presentation: rawPresentation(action, raw),
@@ -90,7 +99,7 @@ export function prepareCall(
     children = prepared.value;
   }
   const effects = tool.effects(input);
-  const valid = { action, raw, tool, input, effects, presentation: tool.present(input) };
+  const valid = { id, action, raw, tool, input, effects, presentation: tool.present(input) };
   const verdict = (env.judge ?? decide)(effects, env.settings);
   if (!verdict.allow) return { kind: "denied", ...valid, reason: verdict.reason };
   // What "always" and a rule cover: the tool's own scope of what the gate resolved, else the tool.
@@ -285,7 +294,14 @@ export interface Approved {
   ready: Ready;
 }
 
-export type Approval = Approved | { kind: "refused"; observation: string };
+/** A refused call, with its record (its approval says who refused and why). */
+export interface Refused {
+  kind: "refused";
+  observation: string;
+  record: Ready;
+}
+
+export type Approval = Approved | Refused;
 
 /** What a call that ran gave back: the raw result and it clipped to the tool's size (also in its record). */
 export interface Ran {
@@ -293,6 +309,8 @@ export interface Ran {
   text: string;
   raw: string;
   failed?: boolean;
+  /** The call's record as it ended: its checkpoint and result added (a new record, not the approved one changed). */
+  record: Ready;
 }
 
 export interface CallPipeline {
@@ -349,12 +367,11 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   const rules = pipelineRules(deps.base.config.tools.rules, deps.env.tools, deps.env.settings);
 
   /** A refused call: audited, told, never run. */
-  const refuse = (ready: Ready, d: Extract<CallDecision, { kind: "refuse" }>): Approval | NotRecorded => {
+  const refuse = (call: Ready, d: Extract<CallDecision, { kind: "refuse" }>): Approval | NotRecorded => {
     const byPerson = d.why === "remembered";
-    ready.approval = {
-      answer: "refuse",
-      reason: d.reason,
-      ...("rule" in d ? { rule: d.rule } : {}),
+    const ready: Ready = {
+      ...call,
+      approval: { answer: "refuse", reason: d.reason, ...("rule" in d ? { rule: d.rule } : {}) },
     };
     const logged = mustAudit("approval", `refused: ${d.reason}: ${ready.action} ${ready.raw}`, {
       tool: ready.action,
@@ -367,21 +384,26 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     return {
       kind: "refused",
       observation: byPerson ? refusalObservation(ready.action, d.reason) : ruleRefusalObservation(d.reason),
+      record: ready,
     };
   };
 
-  /** decide → audit → ask → remember. */
-  const approve = async (ready: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
+  /** decide → audit → ask → remember. Returns a new record: the one prepared is not changed. */
+  const approve = async (prepared: Ready, signal: AbortSignal): Promise<Approval | NotRecorded> => {
     // Only a content-replacing tool has a change to plan (a read never reads its file twice).
-    const planned = ready.tool.proposedContent
-      ? planFileChange(ready.tool, ready.input, ready.target, deps.base.cwd)
+    const planned = prepared.tool.proposedContent
+      ? planFileChange(prepared.tool, prepared.input, prepared.target, deps.base.cwd)
       : undefined;
     // An editor that writes the file has it planned from its own text (its unsaved changes).
     const change = planned
-      ? await planFromEditor(planned, ready.tool, ready.input, deps.base.services.editorBuffers, signal)
+      ? await planFromEditor(planned, prepared.tool, prepared.input, deps.base.services.editorBuffers, signal)
       : undefined;
-    if (change) ready.change = change;
-    const approved: Approved = { kind: "approved", ready };
+    // What anyone is asked about: the call with the change it will make.
+    const ready: Ready = change ? { ...prepared, change } : prepared;
+    const approved = (approval: CallApproval): Approved => ({
+      kind: "approved",
+      ready: { ...ready, approval },
+    });
     const setup = deps.approval;
     const call = `${ready.action} ${ready.raw}`;
     const { rememberKey } = ready;
@@ -395,33 +417,24 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     });
     if (decision.kind === "refuse") return refuse(ready, decision);
     if (decision.kind === "run") {
-      if (decision.why === "not_needed") {
-        ready.approval = { answer: "not_needed" };
-        return approved;
-      }
-      if (decision.why === "rule") {
-        ready.approval = { answer: "rule", rule: decision.rule };
+      if (decision.why === "not_needed") return approved({ answer: "not_needed" });
+      if (decision.why === "rule")
         return (
           mustAudit("approval", `${decision.reason}: ${call}`, {
             tool: ready.action,
             decision: "run",
             rule: decision.rule,
-          }) ?? approved
+          }) ?? approved({ answer: "rule", rule: decision.rule })
         );
-      }
-      ready.approval = { answer: "remembered" };
       return (
         mustAudit("approval", `allowed by an earlier "always" (${rememberKey}): ${call}`, {
           tool: ready.action,
           decision: "run",
-        }) ?? approved
+        }) ?? approved({ answer: "remembered" })
       );
     }
     // Asking: only where someone can answer (decideCall says ask only then).
-    if (!setup) {
-      ready.approval = { answer: "not_needed" };
-      return approved;
-    }
+    if (!setup) return approved({ answer: "not_needed" });
     const asked = mustAudit(
       "approval",
       decision.rule ? `asked (rule ${decision.rule}): ${call}` : `asked: ${call}`,
@@ -438,7 +451,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     if (signal.aborted && answer.kind !== "refuse") answer = { kind: "refuse", reason: "interrupted" };
     if (answer.kind === "refuse") {
       const reason = answer.reason?.trim() || undefined;
-      ready.approval = { answer: "refuse", ...(reason ? { reason } : {}) };
+      const refusedCall: Ready = { ...ready, approval: { answer: "refuse", ...(reason ? { reason } : {}) } };
       if (answer.always) setup.memory.remember(rememberKey, "refuse");
       const refused = mustAudit("approval", `answer=refuse: ${call}${reason ? ` -- ${reason}` : ""}`, {
         tool: ready.action,
@@ -451,18 +464,17 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
         action: ready.action,
         input: ready.raw,
         ...(reason ? { reason } : {}),
-        call: ready,
+        call: refusedCall,
       });
-      return { kind: "refused", observation: refusalObservation(ready.action, reason) };
+      return { kind: "refused", observation: refusalObservation(ready.action, reason), record: refusedCall };
     }
-    ready.approval = { answer: answer.kind };
     if (answer.kind === "always") setup.memory.remember(rememberKey, "allow");
     return (
       mustAudit(
         "approval",
         `answer=${answer.kind}${answer.kind === "always" ? ` (${rememberKey})` : ""}: ${call}`,
         { tool: ready.action, decision: answer.kind },
-      ) ?? approved
+      ) ?? approved({ answer: answer.kind })
     );
   };
   /** Keeps the file's current state before the change; the error (if any) is the observation. */
@@ -493,13 +505,12 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     });
     if (!kept.ok)
       return { error: `${ready.action}: not run: cannot keep the undo checkpoint: ${kept.error}` };
-    ready.checkpoint = kept.value;
     return { entry: kept.value };
   };
 
   /** After a file tool ran: the change is recorded and reported when the file now differs. */
-  const afterChange = (approved: Approved, entry: CheckpointEntry | undefined): void => {
-    const { change } = approved.ready;
+  const afterChange = (ready: Ready, entry: CheckpointEntry | undefined): void => {
+    const { change } = ready;
     if (!change) return;
     const now = readCurrent(change.abs);
     if (!now.ok) return;
@@ -514,7 +525,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       path: change.shown,
       before: before === null ? null : before.toString("utf8"),
       after: now.bytes === null ? null : now.bytes.toString("utf8"),
-      call: approved.ready,
+      call: ready,
     });
   };
 
@@ -523,7 +534,12 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
    * call returns, so the first record that could not be written is kept here and turned into
    * the call's own result once the tool returns.
    */
-  const derivedHooks = (ready: Ready, unrecorded: { first?: NotRecorded }) => {
+  const derivedHooks = (
+    ready: Ready,
+    unrecorded: { first?: NotRecorded },
+    /** Each child's record as it ended, by id: the parent's final record carries them. */
+    ended: Map<number, Prepared>,
+  ) => {
     const note = (r: NotRecorded | undefined): void => {
       if (r) unrecorded.first ??= r;
     };
@@ -563,7 +579,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
         const at = pending.findIndex((c) => c.action === action && c.raw === raw);
         if (at === -1) return `${action}: not run: it is not one of the calls ${ready.action} declared`;
         const child = pending.splice(at, 1)[0]!;
-        const out = await runChild(child, own);
+        const out = await runChild(child, own, (record) => ended.set(record.id, record));
         if (isNotRecorded(out)) {
           note(out);
           return unrecordedChild(action);
@@ -574,17 +590,22 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   };
 
   const run = async (approved: Approved, signal: AbortSignal): Promise<Ran | NotRecorded> => {
-    const { ready } = approved;
     // The checkpoint comes first: a call whose undo copy cannot be kept does not run at all.
     const kept = checkpoint(approved);
     if (kept.error) {
-      ready.result = { raw: kept.error, text: kept.error, failed: true };
-      return { kind: "ran", text: kept.error, raw: kept.error, failed: true };
+      const record: Ready = {
+        ...approved.ready,
+        result: { raw: kept.error, text: kept.error, failed: true },
+      };
+      return { kind: "ran", text: kept.error, raw: kept.error, failed: true, record };
     }
+    // Each phase adds to a new record: the one approved is not changed.
+    const ready: Ready = kept.entry ? { ...approved.ready, checkpoint: kept.entry } : approved.ready;
     const logged = mustAudit("tool_call", `${ready.action} ${ready.raw}`, { tool: ready.action });
     if (logged) return logged;
     emit({ type: "running", action: ready.action, input: ready.raw, call: ready });
     const unrecorded: { first?: NotRecorded } = {};
+    const childrenEnded = new Map<number, Prepared>();
     const { change } = ready;
     // A call that may move a protected place: the gate resolves the places again after it.
     const places = ready.effects.capability === "read" ? undefined : deps.env.settings.places;
@@ -599,7 +620,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
               ready.input,
               ready.target,
               deps.base,
-              derivedHooks(ready, unrecorded),
+              derivedHooks(ready, unrecorded, childrenEnded),
               deps.timeoutMs,
               signal,
               change?.after.ok
@@ -613,26 +634,37 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     } finally {
       places?.effectEnded();
     }
-    afterChange(approved, kept.entry);
+    afterChange(ready, kept.entry);
     if (unrecorded.first) return unrecorded.first;
     const text = clip(result.text, ready.tool.clipBytes);
-    ready.result = {
-      raw: result.text,
-      text,
-      ...(result.failed ? { failed: true } : {}),
-      ...(result.details ? { details: result.details } : {}),
+    const record: Ready = {
+      ...ready,
+      // The children as they ended (a child that never ran keeps its prepared record).
+      ...(ready.children ? { children: ready.children.map((c) => childrenEnded.get(c.id) ?? c) } : {}),
+      result: {
+        raw: result.text,
+        text,
+        ...(result.failed ? { failed: true } : {}),
+        ...(result.details ? { details: result.details } : {}),
+      },
     };
-    return { kind: "ran", text, raw: result.text, ...(result.failed ? { failed: true } : {}) };
+    return { kind: "ran", text, raw: result.text, ...(result.failed ? { failed: true } : {}), record };
   };
 
   /** A judged child of a fan-out call: the rest of the pipeline, inside its parent's signal. */
-  const runChild = async (p: Prepared, signal: AbortSignal): Promise<string | NotRecorded> => {
+  const runChild = async (
+    p: Prepared,
+    signal: AbortSignal,
+    endedAs: (record: Prepared) => void,
+  ): Promise<string | NotRecorded> => {
     if (p.kind === "invalid") return `${p.action}: ${p.error}`;
     if (p.kind === "denied") return recordDenial(p) ?? `denied: ${p.reason}`;
     // Children are reads (the parallel allowlist): this asks nobody, but keeps one path.
     const approval = await approve(p, signal);
+    if (approval.kind === "refused") endedAs(approval.record);
     if (approval.kind !== "approved") return approval.kind === "refused" ? approval.observation : approval;
     const ran = await run(approval, signal);
+    if (ran.kind === "ran") endedAs(ran.record);
     return ran.kind === "ran" ? ran.text : ran;
   };
 

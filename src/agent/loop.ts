@@ -21,7 +21,7 @@ import { FINAL_ACTION } from "../tools/final.js";
 import { canonicalPlan, type Plan, planSha256 } from "../tools/plan-shape.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type AnswerSchema, stepSchemaWithAnswer } from "./answer-schema.js";
-import type { Prepared } from "./call-record.js";
+import type { Prepared, Ready } from "./call-record.js";
 import { type ApprovalSetup, type CallPipeline, createCallPipeline, outcomeOf } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
@@ -550,9 +550,15 @@ function malformed(run: Run, turn: number, error: string): { error: string } | N
   return run.remember({ role: "user", content: correctionMessage(error) });
 }
 
-/** A call the run was stopped in: its observation still goes into the history, then the run ends. */
-interface CallInterrupted {
-  interrupted: string;
+/**
+ * What a call phase gives back: the observation, the call's record as it ended (a new record
+ * from each phase: nothing is changed after it is made), and whether the run was stopped in it
+ * (its observation still goes into the history, then the run ends).
+ */
+interface CallEnded {
+  text: string;
+  record: Prepared;
+  interrupted?: true;
 }
 
 /** Phase call: a prepared step through the rest of the pipeline; the observation. */
@@ -560,17 +566,23 @@ async function callPhase(
   run: Run,
   s: ValidStep,
   prepared: Exclude<Prepared, { kind: "invalid" }>,
-): Promise<string | NotRecorded | CallInterrupted> {
+): Promise<CallEnded | NotRecorded> {
   const { signal } = run.deps;
   if (prepared.kind === "denied") {
     const denied = run.calls.deny(prepared);
-    return isNotRecorded(denied) ? denied : `denied by policy (${run.deps.mode}): ${prepared.reason}`;
+    return isNotRecorded(denied)
+      ? denied
+      : { text: `denied by policy (${run.deps.mode}): ${prepared.reason}`, record: prepared };
   }
   const approval = await run.calls.approve(prepared, signal);
   if (approval.kind === "not_recorded") return approval;
   if (signal.aborted)
-    return { interrupted: notRunObservation(interruptionCause(signal), "it was waiting for approval") };
-  if (approval.kind === "refused") return approval.observation;
+    return {
+      text: notRunObservation(interruptionCause(signal), "it was waiting for approval"),
+      record: approval.kind === "refused" ? approval.record : approval.ready,
+      interrupted: true,
+    };
+  if (approval.kind === "refused") return { text: approval.observation, record: approval.record };
   // How long the call ran before the stop: from its start to the abort itself, not to the
   // moment the tool finally gave up.
   const started = Date.now();
@@ -585,14 +597,18 @@ async function callPhase(
   if (observation.kind === "not_recorded") return observation;
   if (signal.aborted) {
     const ranMs = (stoppedAt ?? Date.now()) - started;
-    return { interrupted: interruptedObservation(interruptionCause(signal), ranMs, observation.text) };
+    return {
+      text: interruptedObservation(interruptionCause(signal), ranMs, observation.text),
+      record: observation.record,
+      interrupted: true,
+    };
   }
   const { fit, history } = run.deps;
   // The context fit may clip harder than the tool's own size when the window is small.
   const text = fit
     ? fit.clipObservation(observation.raw, history, new Set([0, run.goalIndex]), s.action, s.tool.clipBytes)
     : observation.text;
-  approval.ready.shown = text;
+  const shown: Ready = { ...observation.record, shown: text };
   run.emit({
     type: "observation",
     action: s.action,
@@ -600,9 +616,9 @@ async function callPhase(
     clippedTo: Buffer.byteLength(text),
     // What the model is shown (ACP's tool_call_update content).
     text,
-    call: approval.ready,
+    call: shown,
   });
-  return text;
+  return { text, record: shown };
 }
 
 /** The observation, told which further calls of the reply did not run (one call per turn). */
@@ -784,20 +800,19 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
           ...(deps.answerSchema ? { data: step.data } : {}),
         });
       }
-      const observation = await callPhase(run, step, prepared);
-      if (isNotRecorded(observation)) return unrecorded(observation);
-      const text = typeof observation === "string" ? observation : observation.interrupted;
+      const ended = await callPhase(run, step, prepared);
+      if (isNotRecorded(ended)) return unrecorded(ended);
       const recorded = recordPhase(
         run,
         step.action,
-        withDropped(text, step.notRun ?? []),
-        outcomeOf(prepared, typeof observation !== "string"),
+        withDropped(ended.text, step.notRun ?? []),
+        outcomeOf(ended.record, ended.interrupted === true),
       );
       if (recorded) return unrecorded(recorded);
-      if (typeof observation !== "string") throw new Interrupted();
+      if (ended.interrupted) throw new Interrupted();
       const marked = progressPhase(run, step);
       if (marked) return unrecorded(marked);
-      const told = instructionsPhase(run, prepared);
+      const told = instructionsPhase(run, ended.record);
       if (told) return unrecorded(told);
     }
     return fail("max_turns", `no final answer within agent.max_turns = ${maxTurns} turns`);

@@ -539,9 +539,10 @@ describe("one tool_call per call, before the question about it", () => {
     const call = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
     t.handle({ type: "step", turn: 1, thought: "write", action: "file_write", input, call });
     expect(out.filter((u) => u.sessionUpdate === "tool_call")).toEqual([]);
-    call.change = planFileChange(call.tool, call.input, call.target, dir);
-    expect(t.toolCallFor(call)).toBe("p1-1");
-    expect(t.toolCallFor(call)).toBe("p1-1");
+    // Approving makes a new record (same id) with the planned change: the translator follows it.
+    const planned = { ...call, change: planFileChange(call.tool, call.input, call.target, dir) };
+    expect(t.toolCallFor(planned)).toBe("p1-1");
+    expect(t.toolCallFor(planned)).toBe("p1-1");
     const diff = { type: "diff", path: path.join(dir, "w.txt"), oldText: "old\n", newText: "new\n" };
     expect(out.filter((u) => u.sessionUpdate === "tool_call")).toEqual([
       {
@@ -555,8 +556,15 @@ describe("one tool_call per call, before the question about it", () => {
         content: [diff],
       },
     ]);
-    t.handle({ type: "running", action: "file_write", input, call });
-    t.handle({ type: "observation", action: "file_write", bytes: 1, clippedTo: 1, text: "wrote", call });
+    t.handle({ type: "running", action: "file_write", input, call: planned });
+    t.handle({
+      type: "observation",
+      action: "file_write",
+      bytes: 1,
+      clippedTo: 1,
+      text: "wrote",
+      call: planned,
+    });
     expect(out.filter((u) => u.sessionUpdate === "tool_call")).toHaveLength(1);
     expect(out.at(-1)).toMatchObject({
       sessionUpdate: "tool_call_update",
@@ -571,8 +579,8 @@ describe("one tool_call per call, before the question about it", () => {
     const input = JSON.stringify({ path: "x.txt", content: "x" });
     const call = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
     t.handle({ type: "step", turn: 1, thought: "", action: "file_write", input, call });
-    call.change = planFileChange(call.tool, call.input, call.target, dir);
-    t.handle({ type: "running", action: "file_write", input, call });
+    const planned = { ...call, change: planFileChange(call.tool, call.input, call.target, dir) };
+    t.handle({ type: "running", action: "file_write", input, call: planned });
     expect(out.map((u) => u.sessionUpdate)).toEqual(["tool_call", "tool_call_update"]);
     // The diff is in the tool_call; the in_progress update does not repeat it.
     expect(out[1]).toEqual({ sessionUpdate: "tool_call_update", toolCallId: "p1-1", status: "in_progress" });

@@ -147,7 +147,8 @@ describe("files below the root, on first touch", () => {
     const read = readyCall("file_read", { path: "packages/web/a.ts" }, { cwd: root, mode: "guarded" });
     // Not run yet: nothing touched.
     expect(touchedPaths(read)).toEqual([]);
-    read.result = { raw: "x", text: "x" };
-    expect(touchedPaths(read)).toEqual([path.join(root, "packages", "web", "a.ts")]);
+    expect(touchedPaths({ ...read, result: { raw: "x", text: "x" } })).toEqual([
+      path.join(root, "packages", "web", "a.ts"),
+    ]);
   });
 });

@@ -120,6 +120,34 @@ describe("parallel: each child judged once", () => {
     ]);
   });
 
+  it("no record is changed after it is made: approve and run each return a new one, the same call by id", async () => {
+    const { env } = countingEnv();
+    const calls = pipeline(env, () => OK);
+    // Frozen, deeply enough that any phase writing into a record (or a child's) throws.
+    const ready = readyOf(calls.prepare("parallel", fanOut));
+    for (const c of ready.children ?? []) Object.freeze(c);
+    Object.freeze(ready);
+    const signal = new AbortController().signal;
+    const approved = await calls.approve(ready, signal);
+    if (approved.kind !== "approved") throw new Error(`expected approved, got ${approved.kind}`);
+    Object.freeze(approved.ready);
+    const ran = await calls.run(approved, signal);
+    if (ran.kind !== "ran") throw new Error(`expected ran, got ${ran.error}`);
+    expect(ready.approval).toBeUndefined();
+    expect(approved.ready).not.toBe(ready);
+    expect(approved.ready.id).toBe(ready.id);
+    expect(approved.ready.approval).toEqual({ answer: "not_needed" });
+    expect(approved.ready.result).toBeUndefined();
+    expect(ran.record.id).toBe(ready.id);
+    expect(ran.record.result?.text).toContain("alpha");
+    // The children as they ended: the two reads ran, the secret stayed denied.
+    expect(ran.record.children?.map((c) => [c.kind, c.kind === "ready" && c.result !== undefined])).toEqual([
+      ["ready", true],
+      ["denied", false],
+      ["ready", true],
+    ]);
+  });
+
   it("a call the tool did not declare is not run", async () => {
     const { env } = countingEnv();
     let seen = "";

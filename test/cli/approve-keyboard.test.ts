@@ -37,13 +37,15 @@ function bash(command: string): Ready {
 
 function write(path: string, content: string, before: string | null = null): Ready {
   const call = readyCall("file_write", { path, content });
-  call.change = {
-    abs: `/p/${path}`,
-    shown: path,
-    before: before === null ? null : Buffer.from(before),
-    after: { ok: true, value: content },
+  return {
+    ...call,
+    change: {
+      abs: `/p/${path}`,
+      shown: path,
+      before: before === null ? null : Buffer.from(before),
+      after: { ok: true, value: content },
+    },
   };
-  return call;
 }
 
 const signal = new AbortController().signal;
@@ -182,12 +184,14 @@ describe("keyboard approver", () => {
 
   it("a file change shows the diff of what it will do", async () => {
     const t = terminal(["y"]);
-    const call = readyCall("file_edit", { path: "calc.py", old: "a - b", new: "a + b" });
-    call.change = {
-      abs: "/p/calc.py",
-      shown: "calc.py",
-      before: Buffer.from("def add(a, b):\n    return a - b\n"),
-      after: { ok: true, value: "def add(a, b):\n    return a + b\n" },
+    const call: Ready = {
+      ...readyCall("file_edit", { path: "calc.py", old: "a - b", new: "a + b" }),
+      change: {
+        abs: "/p/calc.py",
+        shown: "calc.py",
+        before: Buffer.from("def add(a, b):\n    return a - b\n"),
+        after: { ok: true, value: "def add(a, b):\n    return a + b\n" },
+      },
     };
     await keyboardApprover(t).ask(call, signal);
     expect(t.shown).toContain(
