@@ -5,6 +5,7 @@
 
 import { splitExtraBody } from "../config/extra-body.js";
 import { type Config, effectiveBackendTimeout } from "../config/schema.js";
+import { abortableSleep } from "../core/sleep.js";
 import type { Result } from "../core/types.js";
 import {
   abortedMessage,
@@ -14,7 +15,7 @@ import {
   protocolMessage,
   transportError,
 } from "./errors.js";
-import { abortableSleep, backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
+import { backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
 import {
   createStreamDecoder,
   isEventStream,

@@ -49,17 +49,3 @@ export function backoffMs(retry: number, random: () => number = Math.random): nu
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
-
-/** Real sleep that ends early when the signal aborts (the caller checks `signal.aborted` afterwards). */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}

@@ -1,6 +1,7 @@
 /** `scoot daemon run [--ticks N]`, `scoot daemon status [--json]`, `scoot daemon stop`. */
 
 import type { HomePaths } from "../config/home.js";
+import { abortableSleep as sleep } from "../core/sleep.js";
 import {
   acquireDaemonLock,
   currentBootId,
@@ -15,7 +16,7 @@ import {
 } from "../schedule/daemon.js";
 import { lockHome } from "../schedule/home-lock.js";
 import { hostScheduler, idleScheduler, NOTHING_TO_DO_MESSAGE } from "../schedule/host.js";
-import { createStopControl, runLoop, sleep } from "../schedule/loop.js";
+import { createStopControl, runLoop } from "../schedule/loop.js";
 import { procStartTime } from "../schedule/proc-identity.js";
 import {
   type DaemonTelemetry,

@@ -24,7 +24,7 @@ const ROOT_UID = 0;
 const GROUP_WRITE = 0o020;
 const OTHER_WRITE = 0o002;
 const STICKY = 0o1000;
-/** /etc/group is a few KB; a larger one is read no further than this. */
+/** Where a group's name and members are looked up (only for a group-writable file or directory). */
 const GROUP_FILE = "/etc/group";
 
 /** Whether `gid` is the user's private group: named as the user, with no other members. */

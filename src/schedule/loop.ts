@@ -3,6 +3,8 @@
  * N times or forever. A stop request (SIGTERM/SIGINT) lets the current tick finish; a second
  * one aborts the running job so a stuck run cannot hold the stop hostage.
  */
+
+import { abortableSleep } from "../core/sleep.js";
 import {
   type StopControl as CoreStopControl,
   createStopControl as createCoreStopControl,
@@ -39,20 +41,6 @@ export function createStopControl(log: (line: string) => void, installSignals = 
   };
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. Leaves no timer behind. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 export interface LoopOptions {
   scheduler: Scheduler;
   /** Number of polls; 0 = until stopped. */
@@ -77,7 +65,7 @@ export async function runLoop(opts: LoopOptions): Promise<LoopResult> {
     done += 1;
     opts.onTick?.(report);
     if (opts.ticks !== 0 && done >= opts.ticks) break;
-    await sleep(opts.pollMs, opts.control.stop);
+    await abortableSleep(opts.pollMs, opts.control.stop);
   }
   return { ticks: done, reason: opts.control.reason() ?? "ticks" };
 }

@@ -25,6 +25,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { type HeldLock, tryLock } from "../core/lock.js";
 import { onProcessEnd } from "../core/process-end.js";
+import { abortableSleep } from "../core/sleep.js";
 import type { Result } from "../core/types.js";
 
 /** How long an editor write waits for the commands running in its project to end. */
@@ -72,18 +73,6 @@ function alive(pid: number, started: string): boolean {
 /** Shares this process holds, removed at exit whatever ends it. */
 const ownShares = new Set<string>();
 let exitHook = false;
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
 
 /** Whether a live writer holds the lock (a stale one is left to the writers to break). */
 function writerLive(dir: string): boolean {
@@ -152,7 +141,7 @@ export async function holdForCommand(dir: string, signal: AbortSignal): Promise<
     }
     ownShares.delete(file);
     fs.rmSync(file, { force: true });
-    await sleep(EFFECT_LOCK_POLL_MS, signal);
+    await abortableSleep(EFFECT_LOCK_POLL_MS, signal);
   }
 }
 
@@ -182,7 +171,7 @@ export async function holdForEditorWrite(
         ok: false,
         error: `another write through the editor (pid ${r.holder ?? "?"}) is still in flight`,
       };
-    else await sleep(EFFECT_LOCK_POLL_MS, signal);
+    else await abortableSleep(EFFECT_LOCK_POLL_MS, signal);
   }
   const lock = taken;
   for (;;) {
@@ -197,6 +186,6 @@ export async function holdForEditorWrite(
           : `a command of a Scoot session (pid ${[...new Set(running)].join(", ")}) still runs in this project after ${waitMs / 1000} s, and no command may run while the editor writes; try again when it has ended`,
       };
     }
-    await sleep(EFFECT_LOCK_POLL_MS, signal);
+    await abortableSleep(EFFECT_LOCK_POLL_MS, signal);
   }
 }

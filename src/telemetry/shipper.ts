@@ -10,8 +10,9 @@
  * rejected file (`rejected.ts`) first, then the cursor moves past it, so later events do not
  * wait behind it and nothing is dropped without a record.
  */
+
+import { abortableSleep as sleep } from "../core/sleep.js";
 import type { Result } from "../core/types.js";
-import { sleep } from "../schedule/loop.js";
 import { type BatchLimits, countPending, readBatch } from "./audit-source.js";
 import { type Cursor, readCursor, writeCursor } from "./cursor.js";
 import type { LogSink } from "./otlp.js";
