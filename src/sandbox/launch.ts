@@ -16,7 +16,7 @@ import { type ProtectedPlaces, protectedPlaces } from "../policy/settings.js";
 import { bwrapArgv, hiddenPlaces } from "./bwrap.js";
 import { scrubEnv } from "./env.js";
 import { closeInheritableFds } from "./fds.js";
-import { gatedShellArgs } from "./gate.js";
+import { gatedShellArgs, SANDBOX_INIT_PROC } from "./gate.js";
 import { watchGitPlaces } from "./persistence-mounts.js";
 import { checkPinned, type Probe, probeSandbox, SECCOMP_FD } from "./probe.js";
 import { seccompProgram } from "./seccomp.js";
@@ -176,7 +176,11 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
       disableUserns: probe.disableUserns,
     },
     shell,
-    gatedShellArgs(shell, command),
+    gatedShellArgs(
+      shell,
+      command,
+      filter?.ok ? { kind: "seccomp", proc: SANDBOX_INIT_PROC } : { kind: "waiting", proc: SANDBOX_INIT_PROC },
+    ),
   );
   const { env } = scrubEnv(ctx.childEnv, {
     tokenVar: config.backend.api_key_env || undefined,

@@ -30,6 +30,15 @@ export function processesWith(needle: string): number[] {
   return livePids((cmd) => cmd.includes(needle));
 }
 
+/** A process's command line (NULs as spaces), or "" once it is gone. */
+export function processLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " ").trim();
+  } catch {
+    return "";
+  }
+}
+
 let counter = 0;
 /** A fractional `sleep` argument no other process on the machine uses. */
 export function uniqueSleepArg(seconds: number): string {

@@ -5,13 +5,14 @@
  * (src/sandbox/gate.ts) runs the command only once Scoot says `go`, which it says only after
  * the gate runs inside the armed sandbox. Under CPU load (a busy process and three other launches on two cores),
  * Scoot is SIGKILLed at spread delays around the spawn, ≥ 100 times: no process of the
- * command survives.
+ * command survives. (Once, in CI, bwrap's init, the gate's shell and the command did: init arms
+ * after it forks the shell, and the gate now waits for it, test/sandbox/gate-init-wait.test.ts.)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
-import { bwrapWorks, processesWith, uniqueSleepArg } from "../helpers/procs.js";
+import { bwrapWorks, processesWith, processLine, uniqueSleepArg } from "../helpers/procs.js";
 
 const BWRAP = bwrapWorks();
 if (!BWRAP) console.log("launch-kill: skipped, bwrap cannot run here (apt-get install bubblewrap)");
@@ -37,7 +38,7 @@ afterAll(() => {
 });
 
 /** One launch killed after `delay` ms; the tag's processes still alive once they had time to end. */
-async function killDuringLaunch(delay: number): Promise<number[]> {
+async function killDuringLaunch(delay: number): Promise<string[]> {
   const tag = uniqueSleepArg(300);
   const victim = spawn(process.execPath, [VICTIM, project, `sleep ${tag}`], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -57,6 +58,8 @@ async function killDuringLaunch(delay: number): Promise<number[]> {
     await new Promise((r) => setTimeout(r, 25));
     left = processesWith(tag);
   }
+  // What each survivor is, so a failure says which of bwrap's processes outlived Scoot.
+  const seen = left.map((pid) => `${pid} ${processLine(pid).slice(0, 60)}`);
   for (const pid of left) {
     try {
       process.kill(pid, "SIGKILL");
@@ -64,14 +67,14 @@ async function killDuringLaunch(delay: number): Promise<number[]> {
       // gone meanwhile
     }
   }
-  return left;
+  return seen;
 }
 
 describe("SIGKILL during a sandboxed launch", () => {
   it.skipIf(!BWRAP)(
     `leaves no process of the command (${TRIES} kills under load)`,
     async () => {
-      const survivors: { delay: number; pids: number[] }[] = [];
+      const survivors: { delay: number; pids: string[] }[] = [];
       for (let i = 0; i < TRIES; i += PARALLEL) {
         const delays = Array.from({ length: PARALLEL }, (_, k) => ((i + k) * 7) % (MAX_DELAY_MS + 1));
         const results = await Promise.all(delays.map((d) => killDuringLaunch(d)));
