@@ -26,7 +26,7 @@ import type {
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
 import type { Prepared, Ready } from "../agent/call-record.js";
-import type { AgentEvent } from "../agent/events.js";
+import { type AgentEvent, denialReason } from "../agent/events.js";
 import { redact } from "../core/redact.js";
 import type { Plan } from "../tools/plan-shape.js";
 import { planEntries, planQuestionCall, progressed } from "./plan-entries.js";
@@ -225,10 +225,9 @@ export class UpdateTranslator {
         break;
       }
       case "deny": {
-        const reason = `denied by policy: ${e.reason}`;
-        if (this.open && (e.call === undefined || this.open.call.id === e.call.id))
-          this.finish(this.open, "failed", reason);
-        else if (e.call) {
+        const reason = `denied by policy: ${denialReason(e.call)}`;
+        if (this.open && this.open.call.id === e.call.id) this.finish(this.open, "failed", reason);
+        else {
           const open: OpenCall = { id: this.nextId(), call: e.call, announced: false };
           this.announce(open, "failed", reason);
         }
@@ -237,13 +236,13 @@ export class UpdateTranslator {
       case "refused": {
         const open = this.callOf(e.call);
         // A rule in Scoot's configuration refuses in its own words; the person's refusal says it is theirs.
-        if (e.call?.approval?.rule !== undefined)
-          this.finish(open, "failed", `not run: ${e.reason ?? e.call.approval.rule}`);
-        else this.finish(open, "failed", `not run: refused by the user${e.reason ? ` (${e.reason})` : ""}`);
+        const { rule, reason } = e.call.approval ?? {};
+        if (rule !== undefined) this.finish(open, "failed", `not run: ${reason ?? rule}`);
+        else this.finish(open, "failed", `not run: refused by the user${reason ? ` (${reason})` : ""}`);
         break;
       }
       case "observation": {
-        const observed = e.text ?? `(${e.bytes} bytes)`;
+        const observed = e.call.shown ?? `(${e.bytes} bytes)`;
         this.finish(this.callOf(e.call), "completed", observed);
         break;
       }

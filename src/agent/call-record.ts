@@ -59,6 +59,8 @@ export interface CallApproval {
    * allowed the call (`rule`) or refused it (`refuse`: deny, or ask with nobody to answer).
    */
   rule?: string;
+  /** A refusal the person gave earlier: their "reject always" for this call's key. */
+  remembered?: true;
 }
 
 /** What a call that ran gave back. */

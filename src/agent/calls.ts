@@ -346,7 +346,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   const emit = (e: AgentEvent): void => deps.emit?.(e);
   const recordDenial = (call: Prepared & { kind: "denied" | "invalid" }): NotRecorded | undefined => {
     const reason = call.kind === "denied" ? call.reason : call.error;
-    emit({ type: "deny", action: call.action, input: call.raw, reason, call });
+    emit({ type: "deny", call });
     const r = deps.audit("policy_deny", `${call.action} ${call.raw} -- ${reason}`, {
       tool: call.action,
       outcome: "denied",
@@ -371,7 +371,12 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const byPerson = d.why === "remembered";
     const ready: Ready = {
       ...call,
-      approval: { answer: "refuse", reason: d.reason, ...("rule" in d ? { rule: d.rule } : {}) },
+      approval: {
+        answer: "refuse",
+        reason: d.reason,
+        ...("rule" in d ? { rule: d.rule } : {}),
+        ...(byPerson ? { remembered: true } : {}),
+      },
     };
     const logged = mustAudit("approval", `refused: ${d.reason}: ${ready.action} ${ready.raw}`, {
       tool: ready.action,
@@ -380,7 +385,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
       ...("rule" in d ? { rule: d.rule } : {}),
     });
     if (logged) return logged;
-    emit({ type: "refused", action: ready.action, input: ready.raw, reason: d.reason, call: ready });
+    emit({ type: "refused", call: ready });
     return {
       kind: "refused",
       observation: byPerson ? refusalObservation(ready.action, d.reason) : ruleRefusalObservation(d.reason),
@@ -459,13 +464,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
         outcome: "refused",
       });
       if (refused) return refused;
-      emit({
-        type: "refused",
-        action: ready.action,
-        input: ready.raw,
-        ...(reason ? { reason } : {}),
-        call: refusedCall,
-      });
+      emit({ type: "refused", call: refusedCall });
       return { kind: "refused", observation: refusalObservation(ready.action, reason), record: refusedCall };
     }
     if (answer.kind === "always") setup.memory.remember(rememberKey, "allow");
@@ -571,7 +570,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const pending = [...(ready.children ?? [])];
     /** A running tool's newest output lines, redacted like every line that leaves the loop. */
     const progress = (lines: readonly string[]): void =>
-      emit({ type: "tool_output", action: ready.action, lines: lines.map(redact), call: ready });
+      emit({ type: "tool_output", lines: lines.map(redact), call: ready });
     return (own: AbortSignal) => ({
       gate,
       progress,
@@ -603,7 +602,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
     const ready: Ready = kept.entry ? { ...approved.ready, checkpoint: kept.entry } : approved.ready;
     const logged = mustAudit("tool_call", `${ready.action} ${ready.raw}`, { tool: ready.action });
     if (logged) return logged;
-    emit({ type: "running", action: ready.action, input: ready.raw, call: ready });
+    emit({ type: "running", call: ready });
     const unrecorded: { first?: NotRecorded } = {};
     const childrenEnded = new Map<number, Prepared>();
     const { change } = ready;

@@ -13,27 +13,26 @@ export type AgentEvent =
   | { type: "thinking"; turn: number }
   | { type: "backend"; event: BackendEvent }
   | { type: "reply"; turn: number; latencyMs: number; usage?: Usage }
-  /** A valid step; `call` is its prepared record (absent for `final`, which is not a call). */
-  | { type: "step"; turn: number; thought: string; action: string; input: string; call?: Prepared }
+  /** A valid step that is a call: `call` is its prepared record (its tool, its input as written). */
+  | { type: "step"; turn: number; thought: string; call: Prepared }
+  /** A valid step that is not a call (`final`, `plan`): what it said. */
+  | { type: "step"; turn: number; thought: string; call?: undefined; action: string; input: string }
   | { type: "malformed"; turn: number; error: string; consecutive: number }
-  | { type: "deny"; action: string; input: string; reason: string; call?: Prepared }
-  | { type: "running"; action: string; input: string; call?: Ready }
+  /** A call the gate denied, or one that does not validate (its record says why). */
+  | { type: "deny"; call: Prepared & { kind: "denied" | "invalid" } }
+  | { type: "running"; call: Ready }
   /**
    * A running call's newest output lines (bash), redacted, at most every 100 ms while output
    * comes: the live view draws them under its spinner (docs/keyboard.md "The live view").
    */
-  | { type: "tool_output"; action: string; lines: readonly string[]; call?: Ready }
-  /** A person refused a call the gate allowed (docs/safety.md "Approval"); it did not run. */
-  | { type: "refused"; action: string; input: string; reason?: string; call?: Ready }
-  | {
-      type: "observation";
-      action: string;
-      bytes: number;
-      clippedTo: number;
-      text?: string;
-      /** The call that ran; its `result` says whether it failed. */
-      call?: Ready;
-    }
+  | { type: "tool_output"; lines: readonly string[]; call: Ready }
+  /**
+   * A call the gate allowed that did not run: a person, an earlier "reject always" or a rule
+   * refused it (docs/safety.md "Approval"); its record's `approval` says who and why.
+   */
+  | { type: "refused"; call: Ready }
+  /** The call that ran, as it ended (its `result`, and `shown`: what the model is given). */
+  | { type: "observation"; bytes: number; clippedTo: number; call: Ready }
   | { type: "compacted"; removed: number; beforeBytes: number; afterBytes: number }
   /** The context window and each fit-driven clip or compaction. */
   | { type: "context"; message: string }
@@ -65,15 +64,48 @@ export type AgentEvent =
   /** Streaming: the answer text handed on in this turn does not stand. */
   | { type: "answer_withdrawn"; reason: string }
   /** A file tool changed a file (docs/sessions.md "Undo"): its content before and after; null: absent. */
-  | { type: "file_changed"; path: string; before: string | null; after: string | null; call?: Ready };
+  | { type: "file_changed"; path: string; before: string | null; after: string | null; call: Ready };
 
 export type Listener = (e: AgentEvent) => void;
 
-/** An event as it leaves the process (serve's `run.stream`): the call record stays inside. */
-export function wireEvent(e: AgentEvent): AgentEvent {
-  if (!("call" in e) || e.call === undefined) return e;
-  const { call: _call, ...rest } = e;
-  return rest as AgentEvent;
+/** Why a denied or invalid call did not run. */
+export function denialReason(call: Prepared & { kind: "denied" | "invalid" }): string {
+  return call.kind === "denied" ? call.reason : call.error;
+}
+
+/**
+ * An event as it leaves the process (serve's `run.stream`, docs/editors.md): the call record
+ * stays inside; the wire keeps the fields it always had, read from the record.
+ */
+export function wireEvent(e: AgentEvent): Record<string, unknown> {
+  switch (e.type) {
+    case "step":
+      return e.call
+        ? { type: e.type, turn: e.turn, thought: e.thought, action: e.call.action, input: e.call.raw }
+        : { type: e.type, turn: e.turn, thought: e.thought, action: e.action, input: e.input };
+    case "deny":
+      return { type: e.type, action: e.call.action, input: e.call.raw, reason: denialReason(e.call) };
+    case "running":
+      return { type: e.type, action: e.call.action, input: e.call.raw };
+    case "tool_output":
+      return { type: e.type, action: e.call.action, lines: e.lines };
+    case "refused": {
+      const reason = e.call.approval?.reason;
+      return { type: e.type, action: e.call.action, input: e.call.raw, ...(reason ? { reason } : {}) };
+    }
+    case "observation":
+      return {
+        type: e.type,
+        action: e.call.action,
+        bytes: e.bytes,
+        clippedTo: e.clippedTo,
+        ...(e.call.shown !== undefined ? { text: e.call.shown } : {}),
+      };
+    case "file_changed":
+      return { type: e.type, path: e.path, before: e.before, after: e.after };
+    default:
+      return e;
+  }
 }
 
 /** The run's counters, folded from its events. */

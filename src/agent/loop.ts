@@ -454,14 +454,11 @@ function stepPhase(
     return malformed(run, turn, `invalid action_input for ${s.action}: ${prepared.error}`) ?? "retry";
   }
   run.malformed = 0;
-  run.emit({
-    type: "step",
-    turn,
-    thought: s.thought,
-    action: s.action,
-    input: s.action_input,
-    ...(prepared ? { call: prepared } : {}),
-  });
+  run.emit(
+    prepared
+      ? { type: "step", turn, thought: s.thought, call: prepared }
+      : { type: "step", turn, thought: s.thought, action: s.action, input: s.action_input },
+  );
   return run.record("thought", s.thought) ?? { step: s, prepared };
 }
 
@@ -611,11 +608,9 @@ async function callPhase(
   const shown: Ready = { ...observation.record, shown: text };
   run.emit({
     type: "observation",
-    action: s.action,
     bytes: Buffer.byteLength(observation.raw),
     clippedTo: Buffer.byteLength(text),
-    // What the model is shown (ACP's tool_call_update content).
-    text,
+    // Its `shown` is what the model is given (ACP's tool_call_update content).
     call: shown,
   });
   return { text, record: shown };

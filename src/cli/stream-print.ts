@@ -85,7 +85,7 @@ export function consolePrinter(io: Pick<Io, "out" | "err">, opts: PrinterOptions
       // Any other line ends the thought shown so far.
       closeThought();
       if (!opts.trace) return;
-      if (e.type === "step" && e.action === FINAL_ACTION) {
+      if (e.type === "step" && !e.call && e.action === FINAL_ACTION) {
         // The answer itself goes to stdout once; the trace only marks the step.
         if (thoughtTurn !== e.turn) io.err(`${traceLine(e)?.split("\n")[0]}\n`);
         io.err("[trace] action: final (the answer is on stdout)\n");

@@ -2,7 +2,7 @@
  * `--trace`: progress on stderr. Markers come *before* each blocking step (`thinking`
  * before a backend call, `running: <action>` before a tool) so a stalled run shows where.
  */
-import type { AgentEvent } from "../agent/events.js";
+import { type AgentEvent, denialReason } from "../agent/events.js";
 import type { RunResult } from "../agent/loop.js";
 import { clip } from "../core/clip.js";
 import { redact } from "../core/redact.js";
@@ -27,17 +27,17 @@ export function traceLine(e: AgentEvent): string | undefined {
     case "reply":
       return `[trace] reply in ${e.latencyMs} ms${e.usage ? ` (${e.usage.total_tokens} tokens)` : ""}`;
     case "step":
-      return `[trace] thought: ${one(e.thought)}\n[trace] action: ${e.action} ${one(e.input)}`;
+      return `[trace] thought: ${one(e.thought)}\n[trace] action: ${e.call ? `${e.call.action} ${one(e.call.raw)}` : `${e.action} ${one(e.input)}`}`;
     case "step_note":
       return `[trace] step: ${one(e.note)}`;
     case "malformed":
       return `[trace] invalid step (${e.consecutive} in a row): ${one(e.error)}`;
     case "deny":
-      return `[trace] denied: ${e.action}: ${one(e.reason)}`;
+      return `[trace] denied: ${e.call.action}: ${one(denialReason(e.call))}`;
     case "refused":
-      return `[trace] refused: ${e.action}: ${one(e.reason ?? "by the user")}`;
+      return `[trace] refused: ${e.call.action}: ${one(e.call.approval?.reason ?? "by the user")}`;
     case "running":
-      return `[trace] running: ${e.action}`;
+      return `[trace] running: ${e.call.action}`;
     case "observation":
       return `[trace] observation: ${e.bytes} bytes${e.clippedTo < e.bytes ? ` (clipped to ${e.clippedTo})` : ""}`;
     case "compacted":

@@ -179,7 +179,9 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
     gatedShellArgs(
       shell,
       command,
-      filter?.ok ? { kind: "seccomp", proc: SANDBOX_INIT_PROC } : { kind: "waiting", proc: SANDBOX_INIT_PROC },
+      filter?.ok
+        ? { kind: "seccomp", proc: SANDBOX_INIT_PROC }
+        : { kind: "waiting", proc: SANDBOX_INIT_PROC },
     ),
   );
   const { env } = scrubEnv(ctx.childEnv, {

@@ -373,17 +373,11 @@ describe("agent events → session updates", () => {
     const fan = JSON.stringify({ calls: [{ action: "bash", input: "rm -rf x" }] });
     const parent = preparedCall("parallel", fan, { cwd: "/p" }) as Prepared & { kind: "ready" };
     const child = preparedCall("bash", "rm -rf x", { cwd: "/p", mode: "readonly" });
-    t.handle({ type: "step", turn: 1, thought: "fan out", action: "parallel", input: fan, call: parent });
-    t.handle({ type: "running", action: "parallel", input: fan, call: parent });
-    t.handle({ type: "deny", action: "bash", input: "rm -rf x", reason: "readonly mode", call: child });
-    t.handle({
-      type: "observation",
-      action: "parallel",
-      bytes: 3,
-      clippedTo: 3,
-      text: "one denied",
-      call: parent,
-    });
+    if (child.kind !== "denied") throw new Error("readonly denies rm");
+    t.handle({ type: "step", turn: 1, thought: "fan out", call: parent });
+    t.handle({ type: "running", call: parent });
+    t.handle({ type: "deny", call: child });
+    t.handle({ type: "observation", bytes: 3, clippedTo: 3, call: { ...parent, shown: "one denied" } });
     const calls = out.filter((u) => u.sessionUpdate === "tool_call");
     expect(calls).toHaveLength(2);
     expect(calls[1]).toMatchObject({ kind: "execute", status: "failed" });
@@ -426,7 +420,7 @@ describe("agent events → session updates", () => {
   it("a call still open when the run stops is failed with the reason", () => {
     const { out, t } = collect();
     const call = preparedCall("bash", "sleep 9", { cwd: "/p" });
-    t.handle({ type: "step", turn: 1, thought: "", action: "bash", input: "sleep 9", call });
+    t.handle({ type: "step", turn: 1, thought: "", call });
     t.close("interrupted");
     expect(out.at(-1)).toMatchObject({ sessionUpdate: "tool_call_update", status: "failed" });
     expect(JSON.stringify(out.at(-1))).toContain("interrupted");
@@ -556,15 +550,8 @@ describe("one tool_call per call, before the question about it", () => {
         content: [diff],
       },
     ]);
-    t.handle({ type: "running", action: "file_write", input, call: planned });
-    t.handle({
-      type: "observation",
-      action: "file_write",
-      bytes: 1,
-      clippedTo: 1,
-      text: "wrote",
-      call: planned,
-    });
+    t.handle({ type: "running", call: planned });
+    t.handle({ type: "observation", bytes: 1, clippedTo: 1, call: { ...planned, shown: "wrote" } });
     expect(out.filter((u) => u.sessionUpdate === "tool_call")).toHaveLength(1);
     expect(out.at(-1)).toMatchObject({
       sessionUpdate: "tool_call_update",
@@ -578,14 +565,14 @@ describe("one tool_call per call, before the question about it", () => {
     const t = new UpdateTranslator(dir, (u) => out.push(u), "p1");
     const input = JSON.stringify({ path: "x.txt", content: "x" });
     const call = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
-    t.handle({ type: "step", turn: 1, thought: "", action: "file_write", input, call });
+    t.handle({ type: "step", turn: 1, thought: "", call });
     const planned = { ...call, change: planFileChange(call.tool, call.input, call.target, dir) };
-    t.handle({ type: "running", action: "file_write", input, call: planned });
+    t.handle({ type: "running", call: planned });
     expect(out.map((u) => u.sessionUpdate)).toEqual(["tool_call", "tool_call_update"]);
     // The diff is in the tool_call; the in_progress update does not repeat it.
     expect(out[1]).toEqual({ sessionUpdate: "tool_call_update", toolCallId: "p1-1", status: "in_progress" });
     const second = preparedCall("file_write", input, { cwd: dir }) as Prepared & { kind: "ready" };
-    t.handle({ type: "step", turn: 2, thought: "", action: "file_write", input, call: second });
+    t.handle({ type: "step", turn: 2, thought: "", call: second });
     t.close("interrupted");
     expect(out.slice(2).map((u) => [u.sessionUpdate, (u as { status?: string }).status])).toEqual([
       ["tool_call", "pending"],

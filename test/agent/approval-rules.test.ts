@@ -200,7 +200,9 @@ describe("rules in the call pipeline", () => {
     expect(approvals()).toEqual([
       'refused: denied by rule tools.rules[0] (deny bash "touch made.txt"): bash touch made.txt',
     ]);
-    expect(h.events.some((e) => e.type === "refused" && e.reason?.includes("tools.rules[0]"))).toBe(true);
+    expect(
+      h.events.some((e) => e.type === "refused" && e.call.approval?.reason?.includes("tools.rules[0]")),
+    ).toBe(true);
   });
 
   it("allow: runs without a question, audited as allowed by the rule", async () => {

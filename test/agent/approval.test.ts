@@ -174,7 +174,9 @@ describe("the approval phase", () => {
     expect(kinds).toContain("approval:asked");
     expect(kinds).toContain("approval:answer=refuse");
     expect(kinds.some((k) => k.startsWith("tool_call"))).toBe(false);
-    expect(h.events.some((e) => e.type === "refused" && e.reason === "not on Fridays")).toBe(true);
+    expect(h.events.some((e) => e.type === "refused" && e.call.approval?.reason === "not on Fridays")).toBe(
+      true,
+    );
     expect(readCheckpoints(path.join(home, "state"), "s").entries).toEqual([]);
   });
 

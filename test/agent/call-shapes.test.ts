@@ -139,7 +139,7 @@ describe("through the real loop and a real shell", () => {
     const malformed = h.events.find((e) => e.type === "malformed");
     expect(malformed?.type === "malformed" && malformed.error).toMatch(/"command"/);
     const observation = h.events.find((e) => e.type === "observation");
-    expect(observation?.type === "observation" && observation.text).toContain("mapped-ok");
-    expect(observation?.type === "observation" && observation.text).not.toContain("not found");
+    expect(observation?.type === "observation" && observation.call.shown).toContain("mapped-ok");
+    expect(observation?.type === "observation" && observation.call.shown).not.toContain("not found");
   });
 });

@@ -96,7 +96,7 @@ describe("a Harmony run", () => {
     const r = await h.run("go");
     expect(r.stop, r.error).toBe("final");
     const obs = h.events.find((e) => e.type === "observation");
-    expect(obs?.type === "observation" && obs.text).toContain("harmony-ok");
+    expect(obs?.type === "observation" && obs.call.shown).toContain("harmony-ok");
     expect(JSON.stringify(h.backend.calls[1]!.messages)).not.toMatch(SPECIAL);
   });
 });

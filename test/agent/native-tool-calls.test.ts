@@ -97,7 +97,7 @@ describe("native tool calls are read as the step they mean", () => {
     const { r, h } = await runWith([completion(message), step("final", "done")], false);
     expect(r.stop, r.error).toBe("final");
     const obs = h.events.find((e) => e.type === "observation");
-    expect(obs?.type === "observation" && obs.text).toContain("native call read this");
+    expect(obs?.type === "observation" && obs.call.shown).toContain("native call read this");
     expect(h.events.some((e) => e.type === "malformed")).toBe(false);
     expect(
       h.events.some((e) => e.type === "step_note" && /native tool call \(file_read\)/.test(e.note)),
@@ -108,7 +108,7 @@ describe("native tool calls are read as the step they mean", () => {
     const { r, h } = await runWith([streamedCall("file_read", READ_ARGS), step("final", "done")], true);
     expect(r.stop, r.error).toBe("final");
     const obs = h.events.find((e) => e.type === "observation");
-    expect(obs?.type === "observation" && obs.text).toContain("native call read this");
+    expect(obs?.type === "observation" && obs.call.shown).toContain("native call read this");
   });
 
   it("a native bash call with {command} runs the command; a JSON text is never the command", async () => {
@@ -124,7 +124,7 @@ describe("native tool calls are read as the step they mean", () => {
     );
     expect(r.stop, r.error).toBe("final");
     const obs = h.events.find((e) => e.type === "observation");
-    expect(obs?.type === "observation" && obs.text).toContain("native-ok");
+    expect(obs?.type === "observation" && obs.call.shown).toContain("native-ok");
   });
 
   it("several calls in one reply: the first runs, the rest are named and not run", async () => {

@@ -173,7 +173,7 @@ describe("the editor approves the change the tool makes", () => {
     expect(link.asked).toEqual([]);
     expect(fs.readFileSync(path.join(project, "app.txt"), "utf8")).toBe("one\ntwo\n");
     const observation = h.events.find((e) => e.type === "observation");
-    expect(observation?.type === "observation" && observation.text).toMatch(
+    expect(observation?.type === "observation" && observation.call.shown).toMatch(
       /^file_edit: "old" was not found in "app.txt" \(0 occurrences\)/,
     );
     expect(observation?.type === "observation" && observation.call?.result?.failed).toBe(true);

@@ -39,7 +39,7 @@ it("a running command's lines come as tool_output events, redacted, with the cal
   expect(outputs.length).toBeGreaterThan(0);
   expect(outputs[0]!.lines).toEqual(["token [REDACTED]"]);
   const running = h.events.find((e) => e.type === "running");
-  expect(outputs.every((e) => e.call === running?.call && e.action === "bash")).toBe(true);
+  expect(outputs.every((e) => e.call === running?.call && e.call.action === "bash")).toBe(true);
   // Between the call's start and its observation, never after.
   expect(kinds.indexOf("running")).toBeLessThan(kinds.indexOf("tool_output"));
   expect(kinds.lastIndexOf("tool_output")).toBeLessThan(kinds.indexOf("observation"));

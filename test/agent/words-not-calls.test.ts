@@ -313,7 +313,7 @@ describe("G. the history keeps the step read, not the reply's text", () => {
       const { r, h, srv } = await runWith(textReply(text, stream), stream);
       expect(r.stop, r.error).toBe("final");
       const obs = h.events.find((e) => e.type === "observation");
-      expect(obs?.type === "observation" && obs.text).toContain("hi");
+      expect(obs?.type === "observation" && obs.call.shown).toContain("hi");
       const kept = keptReply(srv);
       for (const word of ["<|im_end|>", "<tool_response>", "fake"]) expect(kept).not.toContain(word);
     },

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { denialReason } from "../../src/agent/events.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { judgeReadPath } from "../../src/policy/paths.js";
 import { placeResolutions, resolvePhysical } from "../../src/policy/realpath.js";
@@ -97,7 +98,7 @@ describe("kept place resolutions", () => {
     const seen = h.deps.onEvent!;
     h.deps.onEvent = (e) => {
       seen(e);
-      if (e.type === "running") judged.push(`${e.action} ${e.input}`);
+      if (e.type === "running") judged.push(`${e.call.action} ${e.call.raw}`);
     };
     const r = await h.run("peek at the keys");
     expect(r.stop).toBe("final");
@@ -110,7 +111,7 @@ describe("kept place resolutions", () => {
     ]);
     // After it, ext/other is where the secret place leads: refused.
     expect(denies).toHaveLength(1);
-    expect(denies[0]!.type === "deny" && denies[0]!.reason).toMatch(/configured secret/);
+    expect(denies[0]!.type === "deny" && denialReason(denies[0]!.call)).toMatch(/configured secret/);
   });
 
   it("a place inside the project is resolved at every decision, whoever moves it", () => {

@@ -34,7 +34,7 @@ export function activity(now: () => number = Date.now): Activity {
           if (!what.startsWith("the answer")) set("the answer while it streamed");
           return;
         case "running":
-          return set(e.call ? callSummary(e.call).replace(/ {2}/, " ") : e.action);
+          return set(callSummary(e.call).replace(/ {2}/, " "));
         case "observation":
         case "refused":
         case "deny":

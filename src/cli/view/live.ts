@@ -7,7 +7,7 @@
  * coloured diff for each file change, and one usage line per goal. Nothing here touches stdout:
  * the answer stays alone there.
  */
-import type { AgentEvent } from "../../agent/events.js";
+import { type AgentEvent, denialReason } from "../../agent/events.js";
 import type { RunResult } from "../../agent/loop.js";
 import { shownPath } from "../../core/inside.js";
 import { redact } from "../../core/redact.js";
@@ -132,13 +132,14 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
 
   /** The preview of a result: a command's last lines and true size, else the first lines. */
   const resultRows = (e: Extract<AgentEvent, { type: "observation" }>): string[] => {
-    const details = e.call?.result?.details;
+    const details = e.call.result?.details;
+    const text = e.call.shown ?? "";
     // A successful command's output needs no header; a failing one keeps its exit code.
     const succeeded = details?.exitCode === 0;
     const output = details?.output;
     if (output) {
       const rows: string[] = [];
-      if (!succeeded) rows.push(row((e.text ?? "").split("\n")[0] ?? ""));
+      if (!succeeded) rows.push(row(text.split("\n")[0] ?? ""));
       // The model saw it all when the capture kept every byte and no clip cut the observation.
       const all = output.kept >= output.bytes && e.clippedTo >= e.bytes;
       const tail = outputTail(output, { bytes: e.clippedTo, all });
@@ -147,8 +148,7 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
       if (output.bytes === 0 && succeeded) rows.push(row("(no output)"));
       return rows;
     }
-    const text = succeeded ? (e.text ?? "").replace(/^exit code: 0\nstdout:\n/, "") : e.text;
-    const p = preview(text ?? "");
+    const p = preview(succeeded ? text.replace(/^exit code: 0\nstdout:\n/, "") : text);
     const rows = p.lines.map(row);
     if (p.more > 0) rows.push(row(`… ${p.more} more line${p.more === 1 ? "" : "s"}`));
     return rows;
@@ -182,27 +182,27 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
         case "deny":
           stop();
           line(
-            `${s.red("✗ denied")}  ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}\n  ${s.red(clean(cut(e.reason, REASON_MAX_CHARS)))}`,
+            `${s.red("✗ denied")}  ${s.bold(clean(e.call.action))}  ${clean(keyArgument(e.call))}\n  ${s.red(clean(cut(denialReason(e.call), REASON_MAX_CHARS)))}`,
           );
           return;
         case "refused": {
           // The person's own refusal was marked by the question; a rule's or an earlier
           // "reject always" was made without one, so it is marked here.
-          const rule = e.call?.approval?.rule;
-          if (!rule && !e.reason?.startsWith("refused earlier")) return;
+          const { rule, remembered, reason } = e.call.approval ?? {};
+          if (!rule && !remembered) return;
           stop();
           line(
-            `${s.red(rule ? `✗ refused by rule ${clean(rule)}` : "✗ refused")}  ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}\n  ${s.red(clean(cut(e.reason ?? "", REASON_MAX_CHARS)))}`,
+            `${s.red(rule ? `✗ refused by rule ${clean(rule)}` : "✗ refused")}  ${s.bold(clean(e.call.action))}  ${clean(keyArgument(e.call))}\n  ${s.red(clean(cut(reason ?? "", REASON_MAX_CHARS)))}`,
           );
           return;
         }
         case "running": {
           stop();
           // A call the person just approved is named by the question's `✓` line: not twice.
-          const answer = e.call?.approval?.answer;
+          const answer = e.call.approval?.answer;
           if (answer !== "once" && answer !== "always")
-            line(`${s.green("●")} ${s.bold(clean(e.action))}  ${clean(keyArgument(e.call, e.input))}`);
-          spin(`running ${e.action}`);
+            line(`${s.green("●")} ${s.bold(clean(e.call.action))}  ${clean(keyArgument(e.call))}`);
+          spin(`running ${e.call.action}`);
           return;
         }
         case "tool_output":

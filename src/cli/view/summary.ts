@@ -22,8 +22,8 @@ function shorten(text: string, max: number): string {
 }
 
 /** The argument that says what a call does, on one line: its tool's own presentation. */
-export function keyArgument(call: { presentation: Presentation } | undefined, raw: string): string {
-  return shorten(call?.presentation.keyArgument ?? raw, KEY_ARG_MAX_CHARS);
+export function keyArgument(call: { presentation: Presentation }): string {
+  return shorten(call.presentation.keyArgument, KEY_ARG_MAX_CHARS);
 }
 
 /** The first lines of a result and how many more there are. */
