@@ -14,7 +14,7 @@
  * `[interrupted]`.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { presentRecorded } from "../agent/calls.js";
+import { presentRecorded } from "../agent/call-prepare.js";
 import { isScootNote } from "../agent/history.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";

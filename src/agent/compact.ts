@@ -6,7 +6,7 @@
 
 import type { Result } from "../core/types.js";
 import type { Message } from "../store/session.js";
-import { declaredEffects } from "./calls.js";
+import { declaredEffects } from "./call-prepare.js";
 import { extractStep } from "./step.js";
 
 /** Bytes a message costs beyond its content on the wire (role, quotes, separators). */

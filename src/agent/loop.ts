@@ -21,8 +21,9 @@ import { FINAL_ACTION } from "../tools/final.js";
 import { canonicalPlan, type Plan, planSha256 } from "../tools/plan-shape.js";
 import type { AnyTool, ToolServices } from "../tools/types.js";
 import { type AnswerSchema, stepSchemaWithAnswer } from "./answer-schema.js";
+import type { ApprovalSetup } from "./call-approval.js";
 import type { Prepared, Ready } from "./call-record.js";
-import { type ApprovalSetup, type CallPipeline, createCallPipeline, outcomeOf } from "./calls.js";
+import { type CallPipeline, createCallPipeline, outcomeOf } from "./calls.js";
 import type { ContextFit } from "./context-fit.js";
 import { type AgentEvent, foldCounts, type Listener, type RunCounts } from "./events.js";
 import {

@@ -125,7 +125,8 @@ export function createStreamDecoder(
   let cutOff: string | undefined;
   let flooded = false;
   let floodChecked = false;
-  const toolCalls = toolCallCollector();
+  // Made on the first delta that carries native calls: a plain step never needs the reader.
+  let toolCalls: ReturnType<typeof toolCallCollector> | undefined;
 
   const delta = (t: string) => {
     if (t === "") return;
@@ -178,7 +179,8 @@ export function createStreamDecoder(
       thinking(parts.thinking);
       if (parts.text !== undefined) delta(parts.text);
       if (typeof d.refusal === "string") refusal += d.refusal;
-      toolCalls.push(d.tool_calls);
+      if (d.tool_calls !== undefined && d.tool_calls !== null)
+        (toolCalls ??= toolCallCollector()).push(d.tool_calls);
     }
   };
 
@@ -265,7 +267,7 @@ export function createStreamDecoder(
           error: `the stream was cut after ${received} bytes, before its end (${api === "chat" ? "[DONE]" : "response.completed"})`,
         };
       }
-      const calls = toolCalls.calls();
+      const calls = toolCalls?.calls() ?? [];
       if (calls.length > 0) {
         return {
           ok: true,

@@ -225,7 +225,9 @@ export function parseReply(api: BackendApi, body: string): ReplyResult<ParsedRep
     const cutOff = choice.finish_reason === "length" ? "finish_reason length" : undefined;
     const extras = { ...(reasoning ? { reasoning } : {}), ...(cutOff ? { cutOff } : {}) };
     let text = chatContent(choice.message.content);
-    const calls = readToolCalls(choice.message.tool_calls);
+    const native = choice.message.tool_calls;
+    // A plain step carries no native calls: the reader is not run.
+    const calls = native === undefined || native === null ? [] : readToolCalls(native);
     if (calls.length > 0) {
       return {
         ok: true,

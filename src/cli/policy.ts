@@ -9,7 +9,8 @@
  * and `guarded` taken as `readonly`. The printed `mode=` is always the mode that judged.
  */
 import os from "node:os";
-import { decisionOf, dryRunDecision, pipelineRules, prepareCall } from "../agent/calls.js";
+import { decisionOf, pipelineRules } from "../agent/call-decision.js";
+import { dryRunDecision, prepareCall } from "../agent/call-prepare.js";
 import type { CallDecision } from "../agent/decide.js";
 import { planGate, planScope } from "../agent/plan-narrow.js";
 import { tokenFilePath } from "../config/secrets.js";

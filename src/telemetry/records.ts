@@ -11,7 +11,7 @@
  * by the lazily loaded exporter (`otlp.ts`).
  */
 import type { ReadableLogRecord } from "@opentelemetry/sdk-logs";
-import { presentRecorded } from "../agent/calls.js";
+import { presentRecorded } from "../agent/call-prepare.js";
 import type { AuditLevel } from "../config/schema.js";
 import { redact } from "../core/redact.js";
 import type { AuditCall } from "../store/audit-readers.js";

@@ -28,7 +28,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dryRunDecision, prepareCall } from "../../src/agent/calls.js";
+import { dryRunDecision, prepareCall } from "../../src/agent/call-prepare.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import { internalHost } from "../../src/policy/urls.js";

@@ -4,8 +4,8 @@
  * record by hand that the pipeline could not make.
  */
 import os from "node:os";
+import { prepareCall } from "../../src/agent/call-prepare.js";
 import type { Prepared, Ready } from "../../src/agent/call-record.js";
-import { prepareCall } from "../../src/agent/calls.js";
 import { defaultConfig, type PolicyMode } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";

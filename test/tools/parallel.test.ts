@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { prepareCall } from "../../src/agent/calls.js";
+import { prepareCall } from "../../src/agent/call-prepare.js";
 import { defaultConfig } from "../../src/config/schema.js";
 import { buildGateSettings } from "../../src/policy/settings.js";
 import { CLIP } from "../../src/tools/clip.js";

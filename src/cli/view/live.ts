@@ -13,7 +13,7 @@ import { shownPath } from "../../core/inside.js";
 import { redact } from "../../core/redact.js";
 import { terminalText } from "../../core/terminal-text.js";
 import { renderUnifiedDiff } from "../../core/unified-diff.js";
-import { planChecklist } from "./plan-checklist.js";
+import { type Checklist, planChecklist } from "./plan-checklist.js";
 import type { Screen } from "./screen.js";
 import { makeStyle } from "./style.js";
 import { keyArgument, outputTail, preview } from "./summary.js";
@@ -94,12 +94,12 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
 
   /** A running command's newest lines, shown under the spinner until the call ends. */
   let running: readonly string[] = [];
-  /** The plan being carried out, if any (docs/keyboard.md "Plan mode"). */
-  const checklist = planChecklist(s, () => screen.columns());
+  /** The plan being carried out, if any (docs/keyboard.md "Plan mode"); made when one starts. */
+  let checklist: Checklist | undefined;
 
   const render = () => {
     if (label === undefined) return;
-    const step = checklist.current();
+    const step = checklist?.current();
     const spinner = s.cyan(
       `${FRAMES[frame]} ${label} · turn ${turn}${step ? ` · ${step}` : ""} · ${seconds(now() - goalStart)}`,
     );
@@ -225,10 +225,11 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
         }
         case "plan_execute":
           stop();
+          checklist ??= planChecklist(s, () => screen.columns());
           line(checklist.start(e.plan, e.sha256).join("\n"));
           return;
         case "plan_progress": {
-          const changed = checklist.progress(e.step, e.status);
+          const changed = checklist?.progress(e.step, e.status);
           if (!changed) return;
           stop();
           line(changed);
@@ -246,7 +247,7 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
     },
     finish(r, window) {
       stop();
-      const planned = checklist.end();
+      const planned = checklist?.end();
       if (planned) line(planned);
       if (r.status !== "final" && r.usage.total_tokens === 0) return;
       line(s.dim(usageLine(r, contextTokens, window)));
