@@ -6,7 +6,7 @@
  * done, and says which steps were passed over rather than carried out.
  */
 import type { PermissionOption, PlanEntry, ToolCall } from "@agentclientprotocol/sdk";
-import type { PlanStatus } from "../agent/step.js";
+import type { PlanStepState } from "../agent/plan-evidence.js";
 import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
 import { formatPlan } from "../tools/plan.js";
@@ -14,6 +14,8 @@ import type { Plan } from "../tools/plan-shape.js";
 
 /** What a skipped step's title gets: ACP has no skipped status. */
 export const SKIPPED_SUFFIX = " (skipped)";
+/** A step the model said was done, which no call it attributed to the step showed. */
+export const CLAIMED_SUFFIX = " (claimed done, no evidence)";
 
 /**
  * A step's title as an entry shows it: model text, so redacted as an answer is and with control
@@ -36,7 +38,7 @@ export function progressed(
   entries: readonly PlanEntry[],
   plan: Plan,
   step: number,
-  status: PlanStatus,
+  status: PlanStepState,
 ): PlanEntry[] | undefined {
   const raw = plan.steps[step - 1]?.title;
   if (raw === undefined) return undefined;
@@ -46,7 +48,10 @@ export function progressed(
       ? e
       : status === "skipped"
         ? { ...e, content: `${title}${SKIPPED_SUFFIX}`, status: "completed" }
-        : { ...e, content: title, status: status === "done" ? "completed" : "in_progress" },
+        : status === "claimed"
+          ? // Said done, not shown done by any call: still in progress, and the entry says why.
+            { ...e, content: `${title}${CLAIMED_SUFFIX}`, status: "in_progress" }
+          : { ...e, content: title, status: status === "done" ? "completed" : "in_progress" },
   );
 }
 

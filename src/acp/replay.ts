@@ -19,7 +19,7 @@ import { isScootNote } from "../agent/history.js";
 import { OBSERVATION_CLOSE, OBSERVATION_OPEN } from "../agent/prompt.js";
 import { extractStep } from "../agent/step.js";
 import { redact } from "../core/redact.js";
-import type { Message } from "../store/session.js";
+import { type Message, shownText } from "../store/session.js";
 import { FINAL_ACTION } from "../tools/final.js";
 import { formatPlan, PLAN_ACTION, parsePlan } from "../tools/plan.js";
 import { endedFailed } from "./call-outcomes.js";
@@ -84,7 +84,8 @@ export function replayUpdates(
         continue;
       }
       ended("failed", NO_RESULT_STORED);
-      out.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: m.content } });
+      // The person's own words: a plan run's goal line also holds the plan the model was given.
+      out.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: shownText(m) } });
     } else if (m.role === "assistant") {
       const step = stepOf(m.content);
       if (!step) continue;

@@ -6,7 +6,7 @@
 import type { BackendEvent, Usage } from "../backend/types.js";
 import type { Plan } from "../tools/plan-shape.js";
 import type { Prepared, Ready } from "./call-record.js";
-import type { PlanStatus } from "./step.js";
+import type { PlanStepState } from "./plan-evidence.js";
 
 export type AgentEvent =
   | { type: "run"; goal: string; runId: string; sessionId: string }
@@ -41,8 +41,11 @@ export type AgentEvent =
   | { type: "plan"; plan: Plan }
   /** A run that carries out an approved plan begins (the checklist a front end draws). */
   | { type: "plan_execute"; plan: Plan; sha256: string }
-  /** While a plan runs: a step said which plan step it works on (`plan_step`, `plan_status`). */
-  | { type: "plan_progress"; step: number; status: PlanStatus }
+  /**
+   * While a plan runs: a step said which plan step it works on (`plan_step`, `plan_status`);
+   * `claimed` is a "done" no call has shown (agent/plan-evidence.ts).
+   */
+  | { type: "plan_progress"; step: number; status: PlanStepState }
   /** The run stopped on an error; an interrupt is told this way too but is not counted as one. */
   | { type: "error"; message: string; interrupted?: true }
   /** How bash is contained, when it is worth a trace line (the `auto` fallback). */

@@ -35,6 +35,7 @@ import {
 } from "./history.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 import { type NestedInstructions, touchedPaths } from "./nested-instructions.js";
+import { type PlanEvidence, planEvidence } from "./plan-evidence.js";
 import type { ApprovedPlan } from "./plan-file.js";
 import { NOT_IN_PLAN, planGate, planScope } from "./plan-narrow.js";
 import { appendTurn, correctionMessage, wrapObservation } from "./prompt.js";
@@ -137,6 +138,8 @@ interface Run {
   malformed: number;
   /** The history already tells the model how the run was stopped (a reply kept as interrupted). */
   stopTold: boolean;
+  /** While a plan runs: which of its steps the calls showed done. */
+  evidence?: PlanEvidence;
 }
 
 function openRun(deps: RunDeps, goal: string): Run {
@@ -196,6 +199,7 @@ function openRun(deps: RunDeps, goal: string): Run {
     goalIndex: 0,
     malformed: 0,
     stopTold: false,
+    ...(deps.plan ? { evidence: planEvidence(deps.plan.plan, deps.gateSettings.projectRoot) } : {}),
   };
 }
 
@@ -495,13 +499,26 @@ function isStepNotCall(s: ValidStep): boolean {
  * A step's `plan_step`/`plan_status` while a plan runs: audited and told to the front ends
  * (the live view's checklist, ACP's plan updates) before the step's own call.
  */
-function progressPhase(run: Run, s: ValidStep): NotRecorded | undefined {
+function progressPhase(
+  run: Run,
+  s: ValidStep,
+  ended?: { record: Prepared; outcome: CallOutcome },
+): NotRecorded | undefined {
   const p = s.planProgress;
   // Progress means something only against a plan; without one it is dropped, not a correction.
-  if (!p || !run.deps.plan) return undefined;
-  const logged = run.record("plan", `step ${p.step} ${p.status}`);
+  if (!p || !run.evidence) return undefined;
+  // The step's own call is attributed to the plan step it names: the evidence, audited apart
+  // from the claim (docs/safety.md "Plan mode").
+  if (ended) {
+    const evidence = run.evidence.attribute(p.step, ended.record, ended.outcome);
+    const logged = run.record("plan", `step ${p.step} evidence: ${evidence.why}`);
+    if (logged) return logged;
+  }
+  const shown = run.evidence.claim(p.step, p.status);
+  const claimed = shown === "claimed" ? " (claimed without evidence)" : "";
+  const logged = run.record("plan", `step ${p.step} ${p.status}${claimed}`);
   if (logged) return logged;
-  run.emit({ type: "plan_progress", step: p.step, status: p.status });
+  run.emit({ type: "plan_progress", step: p.step, status: shown });
   return undefined;
 }
 
@@ -696,7 +713,7 @@ const PROGRESS_NOTE =
 /** The goal as the model (and the transcript) gets it in a plan run: the plan beside it. */
 function withPlan(goal: string, plan: ApprovedPlan): string {
   const bound = plan.binds
-    ? ` Only what it names may happen: writes to the files it names, the commands it names (or longer forms of them), requests to the hosts it names; reading is free. Anything else is refused as "${NOT_IN_PLAN}": then finish with a final answer that says what you could not do.`
+    ? ` Only what it names may happen: writes to the files it names, the commands exactly as it names them (longer only where one ends in " *"), requests to the hosts it names; reading is free. Anything else is refused as "${NOT_IN_PLAN}": then finish with a final answer that says what you could not do.`
     : "";
   return `${goal}\n\n[scoot: this run carries out an approved plan (sha256 ${plan.sha256}).${bound} ${PROGRESS_NOTE} The plan: ${canonicalPlan(plan.plan)}]`;
 }
@@ -753,10 +770,9 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
     if (deps.plan) run.emit({ type: "plan_execute", plan: deps.plan.plan, sha256: deps.plan.sha256 });
     // The model is given the approved plan, and the shape its answer must have, with the goal.
     const planned = deps.plan ? withPlan(goal, deps.plan) : goal;
-    const goalKept = run.remember({
-      role: "user",
-      content: deps.answerSchema ? `${planned}\n\n${deps.answerSchema.instruction}` : planned,
-    });
+    const content = deps.answerSchema ? `${planned}\n\n${deps.answerSchema.instruction}` : planned;
+    // The transcript keeps the person's own words beside it (docs/sessions.md "Sessions and audit").
+    const goalKept = run.remember({ role: "user", content, ...(content === goal ? {} : { goal }) });
     if (goalKept) return unrecorded(goalKept);
     run.goalIndex = deps.history.length - 1;
 
@@ -798,15 +814,11 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
       }
       const ended = await callPhase(run, step, prepared);
       if (isNotRecorded(ended)) return unrecorded(ended);
-      const recorded = recordPhase(
-        run,
-        step.action,
-        withDropped(ended.text, step.notRun ?? []),
-        outcomeOf(ended.record, ended.interrupted === true),
-      );
+      const outcome = outcomeOf(ended.record, ended.interrupted === true);
+      const recorded = recordPhase(run, step.action, withDropped(ended.text, step.notRun ?? []), outcome);
       if (recorded) return unrecorded(recorded);
       if (ended.interrupted) throw new Interrupted();
-      const marked = progressPhase(run, step);
+      const marked = progressPhase(run, step, { record: ended.record, outcome });
       if (marked) return unrecorded(marked);
       const told = instructionsPhase(run, ended.record);
       if (told) return unrecorded(told);

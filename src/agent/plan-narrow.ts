@@ -7,9 +7,10 @@
  *   (`./a.txt` is `a.txt`; `../x` is outside unless the plan names that very path), and the
  *   file the tool would open must be that named file itself — a named path that is a symbolic
  *   link to another file, or another path linking to a named one, is not the file approved;
- * - commands: the exact text of a command the plan names, or, when both are plain commands
- *   (tools/command-scope.ts), a named command's words followed by more words: `npm test` covers
- *   `npm test -- --watch`, never `npm testx` nor `npm test; rm -rf x`;
+ * - commands: a command the plan names, exactly (the same words when both are plain), or the
+ *   words of one it marks as a prefix with a final ` *` followed by words none of which is a
+ *   stretching option (tools/plan-command.ts): `npm test` covers only `npm test`, `npm test *`
+ *   covers `npm test -- --watch`, never `npm testx`, `npm test; rm -rf x` nor `npm test -- -u`;
  * - network: the URL's host (and port, when not 80 or 443) is one the plan names; user info in
  *   the URL does not count, the host after it does;
  * - MCP calls: a plan names files, commands and hosts, never an MCP tool, so none runs;
@@ -23,19 +24,13 @@ import path from "node:path";
 import type { Effects, Verdict } from "../core/types.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
-import { plainWords } from "../tools/command-scope.js";
+import { matchPlanCommand, type PlanCommand, parsePlanCommand } from "../tools/plan-command.js";
 import { normalHost, type Plan } from "../tools/plan-shape.js";
 
 /** The reason's first words: the model, the audit log and the tests look for them. */
 export const NOT_IN_PLAN = "not in the approved plan";
 /** How many named items a denial lists before "…": enough to steer the model, bounded. */
 const MAX_NAMED_IN_REASON = 10;
-
-interface NamedCommand {
-  text: string;
-  /** Its words when it is a plain command (a prefix then covers longer plain commands). */
-  words?: readonly string[];
-}
 
 /** What a plan allows, in the form each decision compares. Built once per run. */
 export interface PlanScope {
@@ -44,7 +39,7 @@ export interface PlanScope {
   files: ReadonlySet<string>;
   /** The files as the plan wrote them, for reasons. */
   filesShown: readonly string[];
-  commands: readonly NamedCommand[];
+  commands: readonly PlanCommand[];
   hosts: ReadonlySet<string>;
 }
 
@@ -56,7 +51,7 @@ function lexical(p: string, root: string): string {
 export function planScope(plan: Plan, root: string): PlanScope {
   const files = new Set<string>();
   const filesShown: string[] = [];
-  const commands: NamedCommand[] = [];
+  const commands: PlanCommand[] = [];
   const hosts = new Set<string>();
   for (const step of plan.steps) {
     for (const f of step.files ?? []) {
@@ -65,10 +60,9 @@ export function planScope(plan: Plan, root: string): PlanScope {
       files.add(abs);
     }
     for (const c of step.commands ?? []) {
-      const text = c.trim();
-      if (commands.some((n) => n.text === text)) continue;
-      const words = plainWords(text);
-      commands.push(words ? { text, words } : { text });
+      // A checked plan's commands all read; one that does not (a plan built by hand) names nothing.
+      const named = parsePlanCommand(c);
+      if (named.ok && !commands.some((n) => n.text === named.value.text)) commands.push(named.value);
     }
     for (const h of step.hosts ?? []) {
       const n = normalHost(h);
@@ -89,17 +83,24 @@ function notInPlan(what: string, named: string): Verdict {
   return { allow: false, reason: `${NOT_IN_PLAN}: ${what} (${named})` };
 }
 
-/** Whether a command is one the plan names (see the module comment). */
-export function commandInPlan(command: string, scope: PlanScope): boolean {
-  const text = command.trim();
-  const words = plainWords(text);
+/**
+ * Whether a command is one the plan names (see the module comment): undefined when it is, else
+ * what the refusal says about it.
+ */
+export function commandNotInPlan(command: string, scope: PlanScope): string | undefined {
+  let stretched: string | undefined;
   for (const named of scope.commands) {
-    if (named.text === text) return true;
-    if (!words || !named.words || words.length < named.words.length) continue;
-    if (named.words.every((w, i) => words[i] === w)) return true;
+    const m = matchPlanCommand(named, command);
+    if (m.match) return undefined;
+    if (m.stretch && stretched === undefined)
+      stretched = `: ${JSON.stringify(m.stretch.word)} ${m.stretch.does}, which ${JSON.stringify(m.stretch.named)} does not cover`;
   }
-  return false;
+  return `running ${JSON.stringify(command.trim().slice(0, 200))}${stretched ?? ""}`;
 }
+
+/** How a plan allows more commands: the end of a command's refusal. */
+const HOW_TO_ALLOW_COMMANDS =
+  'a command runs only as the plan names it: to allow another, the plan names it exactly, or ends a harmless prefix with " *", as in "npm test *"';
 
 /** The host key of a URL (as normalHost gives a plan's), or undefined when it does not parse. */
 export function urlHost(url: string): string | undefined {
@@ -143,13 +144,14 @@ export function narrowToPlan(
         listed(scope.filesShown, "files"),
       );
   }
-  if (effects.command !== undefined && !commandInPlan(effects.command, scope))
+  const command = effects.command === undefined ? undefined : commandNotInPlan(effects.command, scope);
+  if (command !== undefined)
     return notInPlan(
-      `running ${JSON.stringify(effects.command.slice(0, 200))}`,
-      listed(
+      command,
+      `${listed(
         scope.commands.map((c) => c.text),
         "commands",
-      ),
+      )}; ${HOW_TO_ALLOW_COMMANDS}`,
     );
   if (effects.url !== undefined || cap === "net_read" || cap === "net_write") {
     const host = effects.url ? urlHost(effects.url.url) : undefined;

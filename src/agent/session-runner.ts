@@ -44,6 +44,7 @@ import {
   nestedInstructions,
 } from "./nested-instructions.js";
 import type { ApprovedPlan } from "./plan-file.js";
+import { planScope } from "./plan-narrow.js";
 import { describeLoaded, loadProjectInstructions, type ProjectInstructions } from "./project-instructions.js";
 import { alternating, appendTurn, buildSystemPrompt } from "./prompt.js";
 import { gateUndoGuard, type UndoGuard } from "./undo-report.js";
@@ -219,6 +220,19 @@ function loadExtensions(opts: AgentSessionOptions) {
   return { mcpServers: mcp.servers, skills: discovery.skills, registry: makeSkillRegistry(discovery) };
 }
 type Extensions = ReturnType<typeof loadExtensions>;
+
+/**
+ * The services of a run a plan binds: bash's sandbox holds the plan too (docs/safety.md
+ * "Plan mode"), writing only its files and reaching the network only when it names a host.
+ */
+function boundServices(services: ToolServices, plan: Plan, root: string): ToolServices {
+  if (!services.sandbox) return services;
+  const scope = planScope(plan, root);
+  return {
+    ...services,
+    sandbox: { ...services.sandbox, plan: { files: [...scope.files], hosts: [...scope.hosts] } },
+  };
+}
 
 /** What tools reach beyond their input: skills, the sandbox's settings, the editor, MCP (later). */
 function servicesFor(
@@ -567,7 +581,9 @@ function agentSession(w: Wired): AgentSession {
           runId: newRunId(),
           gateSettings: planning ? { ...gateSettings, mode: runMode } : gateSettings,
           tools: planning ? w.planTools : tools,
-          services,
+          services: planned?.binds
+            ? boundServices(services, planned.plan, gateSettings.projectRoot)
+            : services,
           childEnv,
           toolTimeoutMs: effectiveToolTimeout(config),
           signal,

@@ -59,11 +59,16 @@ export interface PlanProgress {
 /** The two optional keys a step may carry beside its own while a plan runs. */
 const PROGRESS_KEYS = ["plan_step", "plan_status"];
 
-/** `plan_step`/`plan_status` read and checked; undefined when the step carries neither. */
+/**
+ * `plan_step`/`plan_status` read and checked; undefined when the step carries neither. A
+ * `plan_step` alone means the step works on it: `in_progress` (docs/safety.md "Plan mode").
+ */
 function planProgressOf(obj: Record<string, unknown>, problems: string[]): PlanProgress | undefined {
-  const { plan_step: n, plan_status: status } = obj;
+  const { plan_step: n, plan_status: given } = obj;
   // Null is how a step under a strict schema leaves them out.
-  if ((n === undefined || n === null) && (status === undefined || status === null)) return undefined;
+  const noStatus = given === undefined || given === null;
+  if ((n === undefined || n === null) && noStatus) return undefined;
+  const status = noStatus ? "in_progress" : given;
   const before = problems.length;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1)
     problems.push('"plan_step" must be the plan step\'s number (an integer from 1), beside "plan_status"');

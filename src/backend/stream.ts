@@ -179,8 +179,10 @@ export function createStreamDecoder(
       thinking(parts.thinking);
       if (parts.text !== undefined) delta(parts.text);
       if (typeof d.refusal === "string") refusal += d.refusal;
-      if (d.tool_calls !== undefined && d.tool_calls !== null)
-        (toolCalls ??= toolCallCollector()).push(d.tool_calls);
+      if (d.tool_calls !== undefined && d.tool_calls !== null) {
+        toolCalls ??= toolCallCollector();
+        toolCalls.push(d.tool_calls);
+      }
     }
   };
 

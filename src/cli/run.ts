@@ -10,6 +10,7 @@ import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
 import type { Result } from "../core/types.js";
 import { formatPlan } from "../tools/plan.js";
+import { planSha256 } from "../tools/plan-shape.js";
 import { flagBool, flagString } from "./args.js";
 import type { Cli } from "./context.js";
 import { EXIT } from "./io.js";
@@ -134,7 +135,8 @@ export async function runEval(cli: Cli): Promise<number> {
       session_id: agent.sessionId,
       // With --output-schema the answer is the checked value itself, not its text.
       answer: (answerSchema && result.status === "final" ? result.data : result.answer) ?? null,
-      ...(result.plan ? { plan: result.plan } : {}),
+      // The hash a job's plan_sha256 and --plan-sha256 pin (docs/safety.md "Plans as contracts").
+      ...(result.plan ? { plan: result.plan, plan_sha256: planSha256(result.plan) } : {}),
       turns: result.turns,
       // What became of the calls: run, denied by the gate, refused (a rule, "reject always", the person).
       tool_calls: result.toolCalls,

@@ -54,7 +54,15 @@ export interface SandboxLayout {
   seccompFd?: number;
   /** The probed bwrap can forbid nested user namespaces (`USERNS_LOCK`). */
   disableUserns?: boolean;
+  /**
+   * While a plan binds (docs/safety.md "Plan mode"): the only files of the project bash may
+   * write (absolute); the rest of the project is read-only.
+   */
+  planFiles?: readonly string[];
 }
+
+/** How many entries of one directory a plan's write binds protect one by one (see `planBindArgs`). */
+export const MAX_PLAN_DIR_ENTRIES = 2000;
 
 /**
  * No user namespace inside the sandbox's own: a process that creates one and does not exec
@@ -135,12 +143,51 @@ function hideArgs(h: Hidden): string[] {
  * itself: a mount point cannot be renamed, so a command cannot move a protected file out
  * from under its cover (`mv secrets public`) and find it uncovered on the next call.
  */
-function pinArgs(places: readonly Hidden[], root: string): string[] {
+function pinArgs(places: readonly Hidden[], root: string, bind: "--bind" | "--ro-bind"): string[] {
   const dirs = new Set<string>();
   for (const h of places) {
     for (let d = path.dirname(h.path); d !== root && isInside(d, root); d = path.dirname(d)) dirs.add(d);
   }
-  return [...dirs].sort((a, b) => a.length - b.length).flatMap((d) => ["--bind", d, d]);
+  return [...dirs].sort((a, b) => a.length - b.length).flatMap((d) => [bind, d, d]);
+}
+
+/**
+ * The project while a plan binds: read-only, except the files the plan names. Each directory
+ * that holds a named file is bound writable, and every other entry in it bound read-only onto
+ * itself: a mount point cannot be written, renamed or removed, so the named files can be
+ * rewritten in place or replaced (a temporary file renamed over them, as `sed -i` does) and new
+ * named files created, while the other entries there stay as they are. A command can still
+ * create new, unnamed entries in such a directory; it cannot change anything else in the
+ * project. Symbolic links among the entries are left alone (a bind would follow them).
+ */
+function planBindArgs(root: string, files: readonly string[]): string[] {
+  const args = ["--ro-bind", root, root];
+  const named = new Set(files.map((f) => path.join(realOr(path.dirname(f)), path.basename(f))));
+  const dirs = new Set<string>();
+  for (const f of named) {
+    const dir = path.dirname(f);
+    if (isInside(dir, root) && existing(dir)?.dir) dirs.add(dir);
+  }
+  for (const dir of [...dirs].sort((a, b) => a.length - b.length)) {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    // A directory too large to protect entry by entry stays read-only: its named files are
+    // written by the file tools, not by bash.
+    if (entries.length > MAX_PLAN_DIR_ENTRIES) continue;
+    args.push("--bind", dir, dir);
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (named.has(full) || e.isSymbolicLink()) continue;
+      // A directory that holds named files of its own is bound after this one.
+      if (e.isDirectory() && dirs.has(full)) continue;
+      args.push("--ro-bind", full, full);
+    }
+  }
+  return args;
 }
 
 /**
@@ -168,8 +215,14 @@ export function bwrapOptions(layout: SandboxLayout): string[] {
     else if (!isInside(h.path, tmp)) before.push(h);
   }
   for (const h of before) args.push(...hideArgs(h));
-  args.push("--bind", root, root);
-  args.push(...pinArgs(after, root));
+  if (layout.planFiles) {
+    // The pins read-only too: a writable pin would open its directory again.
+    args.push(...pinArgs(after, root, "--ro-bind"));
+    args.push(...planBindArgs(root, layout.planFiles));
+  } else {
+    args.push("--bind", root, root);
+    args.push(...pinArgs(after, root, "--bind"));
+  }
   // Before the hidden places inside the project, so a read-only bind never shows one again.
   args.push(...persistenceMountArgs(root, layout.userHome, after));
   for (const h of after) args.push(...hideArgs(h));

@@ -38,6 +38,11 @@ export interface SandboxService {
   unattended: boolean;
   /** One line for `--trace` (the `auto` fallback). */
   notify?: (message: string) => void;
+  /**
+   * While a plan binds (docs/safety.md "Plan mode"): bash runs sandboxed in every mode, may
+   * write only the plan's files (absolute) and has no network unless the plan names a host.
+   */
+  plan?: { files: readonly string[]; hosts: readonly string[] };
 }
 
 export type ShellLaunch =
@@ -138,7 +143,8 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
   const config: Config = ctx.config;
   const setting = config.tools.sandbox;
   const service = serviceOf(ctx);
-  if (setting === "off" || !sandboxApplies(ctx.mode, service.unattended)) return direct;
+  const bound = service.plan;
+  if (setting === "off" || (!bound && !sandboxApplies(ctx.mode, service.unattended))) return direct;
   const probe = await probeSandbox(config.tools.sandbox_bwrap_path);
   if (!probe.ok) {
     if (setting === "bwrap") {
@@ -149,7 +155,10 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
     }
     if (!noticed.has(service)) {
       noticed.add(service);
-      service.notify?.(fallbackNotice(probe));
+      const plan = bound
+        ? "; the approved plan is held by its commands' words only, not by a read-only project"
+        : "";
+      service.notify?.(`${fallbackNotice(probe)}${plan}`);
     }
     return direct;
   }
@@ -171,7 +180,9 @@ export async function shellLaunch(shell: string, command: string, ctx: LaunchCon
       ...protectedLayout(ctx, service, root),
       skillDirs: service.skillDirs ?? [],
       runtimeDir: ctx.childEnv.XDG_RUNTIME_DIR,
-      network: config.tools.sandbox_network,
+      // A binding plan that names no host leaves bash no network, whatever the setting.
+      network: config.tools.sandbox_network && (!bound || bound.hosts.length > 0),
+      ...(bound ? { planFiles: bound.files } : {}),
       ...(filter?.ok ? { seccompFd: SECCOMP_FD } : {}),
       disableUserns: probe.disableUserns,
     },

@@ -55,7 +55,7 @@ export function hostScheduler(opts: {
     jobs: jobs.jobs,
     stateFile: paths.scheduleJson,
     audit,
-    runJob: agentJobRunner({ config, paths, cwd: opts.cwd, env: opts.env, log, ...opts.observe }),
+    runJob: agentJobRunner({ config, paths, cwd: opts.cwd, env: opts.env, log, audit, ...opts.observe }),
     deadlineMs,
     log,
   });

@@ -50,11 +50,12 @@ export interface Job {
   mode: PolicyMode;
   sessionId: string;
   /**
-   * The approved plan every run of the job is bound to (docs/unattended.md, docs/safety.md "Plans
-   * as contracts"): its file (relative to the scheduler's directory) and, if given, the SHA-256
-   * it must still have. Read again at every firing, so an edited plan is noticed.
+   * The approved plan every run of the job is bound to (docs/unattended.md "Jobs", docs/safety.md
+   * "Plans as contracts"): its file (relative to the scheduler's directory) and the SHA-256 it was
+   * approved with. Read again at every firing: a plan that changed since — even by the job's own
+   * run — refuses the firing.
    */
-  plan?: { file: string; sha256?: string };
+  plan?: { file: string; sha256: string };
   /** Printed at every scheduler start: lowered or unrestricted modes, unknown keys, bad mode strings. */
   notes: string[];
 }
@@ -145,7 +146,14 @@ function show(v: unknown): string {
   return String(v);
 }
 
-/** `plan_file` and `plan_sha256`: their types here; the file itself is checked at every firing. */
+/** Where the hash a job's `plan_sha256` pins comes from, for the messages that ask for it. */
+const WHERE_THE_HASH_IS =
+  'scoot --plan -e "goal" --json prints it as "plan_sha256" beside the plan; the plan\'s audit records name it as sha256=…';
+
+/**
+ * `plan_file` and `plan_sha256`: their types here; the file itself is checked at every firing.
+ * A plan file is pinned: without `plan_sha256` a plan the job's own run rewrote would run.
+ */
 function parseJobPlan(raw: JobConfig): Result<Job["plan"]> {
   const file = raw.plan_file;
   const sha = raw.plan_sha256;
@@ -155,9 +163,16 @@ function parseJobPlan(raw: JobConfig): Result<Job["plan"]> {
   }
   if (typeof file !== "string" || file.trim() === "")
     return { ok: false, error: `plan_file must be the path of a plan file, got ${show(file)}` };
-  if (sha === undefined) return { ok: true, value: { file } };
+  if (sha === undefined)
+    return {
+      ok: false,
+      error: `plan_file ${show(file)} needs plan_sha256, the SHA-256 of the plan as it was approved (${WHERE_THE_HASH_IS}), so that a plan that changed never runs`,
+    };
   if (typeof sha !== "string" || !SHA256_HEX.test(sha))
-    return { ok: false, error: `plan_sha256 must be 64 lower-case hex digits, got ${show(sha)}` };
+    return {
+      ok: false,
+      error: `plan_sha256 must be 64 lower-case hex digits, got ${show(sha)} (${WHERE_THE_HASH_IS})`,
+    };
   return { ok: true, value: { file, sha256: sha } };
 }
 

@@ -51,6 +51,12 @@ export interface Message {
   role: Role;
   content: string;
   /**
+   * On a goal's line in the transcript, when the run added to the person's words (a plan run's
+   * plan, an answer schema's instruction): the words the person gave. Shown wherever a goal is
+   * listed or replayed; never sent to the model (prompt.ts appendTurn keeps role and content only).
+   */
+  goal?: string;
+  /**
    * On an observation's line in the transcript: how its call ended. Never part of the history
    * sent to the model (prompt.ts appendTurn keeps role and content only).
    */
@@ -189,6 +195,7 @@ export function openSession(
       const line = `${JSON.stringify({
         role: message.role,
         content: redact(message.content),
+        ...(message.goal !== undefined ? { goal: redact(message.goal) } : {}),
         ...(message.outcome ? { outcome: message.outcome } : {}),
       })}\n`;
       const bytes = Buffer.byteLength(line);
@@ -222,8 +229,14 @@ function isMessage(v: unknown): v is Message {
     m !== null &&
     (m.role === "system" || m.role === "user" || m.role === "assistant") &&
     typeof m.content === "string" &&
+    (m.goal === undefined || typeof m.goal === "string") &&
     (m.outcome === undefined || isOutcome(m.outcome))
   );
+}
+
+/** A user line as the person is shown it: their own goal where one is recorded, else the line's text. */
+export function shownText(m: Message): string {
+  return m.goal ?? m.content;
 }
 
 function isOutcome(v: unknown): v is CallOutcome {
@@ -382,7 +395,7 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
         return true;
       }
       messages += 1;
-      if (firstUser === undefined && item.record.role === "user") firstUser = item.record.content;
+      if (firstUser === undefined && item.record.role === "user") firstUser = shownText(item.record);
       return true;
     });
   }

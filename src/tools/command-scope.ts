@@ -13,7 +13,8 @@
  *   `ls -la`): a scope of a bare program would let an "always" on `git` cover `git clean -fdx`.
  * - A plain command whose second word is an option (`ls -la`, `git -C ../x clean`), a path or
  *   another operand (`cat notes.txt`), or whose program takes operands instead of subcommands
- *   (`rm build`, `sudo make`, `ssh host`): the whole command, its words joined by one space.
+ *   (`rm build`, `sudo make`, `ssh host`: policy/command-options.ts OPERAND_PROGRAMS): the whole
+ *   command, its words joined by one space.
  * - Anything else (separators, pipes, substitutions, redirections, quotes, escapes, a leading
  *   `VAR=value`): the exact command text, so `npm test; curl … | sh` never rides on an "always"
  *   given to `npm test` (test/tools/command-scope.test.ts has the attacks).
@@ -23,6 +24,7 @@
  */
 import path from "node:path";
 import type { Result } from "../core/types.js";
+import { isOperandProgram } from "../policy/command-options.js";
 import type { ApprovalScope } from "./types.js";
 
 /**
@@ -36,72 +38,11 @@ const PLAIN_PROGRAM = /^[A-Za-z0-9_\-./+]+$/;
 const SUBCOMMAND_WORD = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /** Subcommands that run what their next word names (a script, a package's program, a file). */
-const RUNNER_SUBCOMMANDS: ReadonlySet<string> = new Set(["run", "run-script", "exec", "x", "dlx"]);
+export const RUNNER_SUBCOMMANDS: ReadonlySet<string> = new Set(["run", "run-script", "exec", "x", "dlx"]);
 /** What a runner subcommand names: a script or program name (`test:unit`, `main.go`), never an option or a path. */
-const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9_:.+-]*$/;
+export const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9_:.+-]*$/;
 
-/**
- * Programs whose second word is not a subcommand but what they act on or run: a file
- * (`rm build` must not cover `rm build -rf src`), a process, a host, or another program
- * (`sudo make` must not cover `sudo make install`… nor `env rm -rf src`). Their scope is the
- * whole command. Matched by the program's base name.
- */
-const OPERAND_PROGRAMS: ReadonlySet<string> = new Set([
-  // files
-  "rm",
-  "rmdir",
-  "unlink",
-  "shred",
-  "truncate",
-  "mv",
-  "cp",
-  "ln",
-  "install",
-  "touch",
-  "mkdir",
-  "chmod",
-  "chown",
-  "chgrp",
-  "tee",
-  "dd",
-  // processes
-  "kill",
-  "pkill",
-  "killall",
-  // another program, or a host that runs one
-  "sudo",
-  "doas",
-  "su",
-  "env",
-  "nohup",
-  "nice",
-  "timeout",
-  "time",
-  "watch",
-  "xargs",
-  "exec",
-  "command",
-  "eval",
-  "source",
-  ".",
-  "sh",
-  "bash",
-  "dash",
-  "zsh",
-  "ksh",
-  "fish",
-  "python",
-  "python3",
-  "node",
-  "perl",
-  "ruby",
-  "php",
-  "ssh",
-  "scp",
-  "rsync",
-]);
-
-/** The words of a plain command, or undefined when it is not one (also the plan narrowing's, agent/plan-narrow.ts). */
+/** The words of a plain command, or undefined when it is not one (also a plan's commands', tools/plan-command.ts). */
 export function plainWords(command: string): string[] | undefined {
   const trimmed = command.trim();
   if (!PLAIN_COMMAND.test(trimmed)) return undefined;
@@ -115,8 +56,7 @@ export function plainWords(command: string): string[] | undefined {
  * command, covering that command alone.
  */
 function coveredWords(words: readonly string[]): number {
-  if (words.length < 2 || !SUBCOMMAND_WORD.test(words[1]!) || OPERAND_PROGRAMS.has(path.basename(words[0]!)))
-    return 0;
+  if (words.length < 2 || !SUBCOMMAND_WORD.test(words[1]!) || isOperandProgram(words[0]!)) return 0;
   if (!RUNNER_SUBCOMMANDS.has(words[1]!)) return 2;
   return words.length >= 3 && RUN_NAME.test(words[2]!) ? 3 : 0;
 }

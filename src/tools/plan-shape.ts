@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { clip } from "../core/clip.js";
 import type { Result } from "../core/types.js";
 import { kindOf as kind } from "./json-input.js";
+import { parsePlanCommand } from "./plan-command.js";
 
 /**
  * Steps one plan may hold: a plan is read by a person before anything runs, and a longer one is
@@ -76,6 +77,10 @@ function checkItem(key: (typeof LIST_KEYS)[number], v: string, where: string): s
   if (CONTROL.test(v)) return `${where} contains a control character (a newline, a tab, NUL)`;
   if (key === "files" && GLOB_CHARS.test(v))
     return `${where} "${clip(v, 80)}" is a pattern; a plan names each file it changes (globs are not allowed)`;
+  if (key === "commands") {
+    const command = parsePlanCommand(v);
+    if (!command.ok) return `${where} "${clip(v, 80)}" ${command.error}`;
+  }
   if (key === "hosts" && normalHost(v) === undefined)
     return `${where} "${clip(v, 80)}" is not a host; write a host name with an optional port, such as "api.example.com" or "localhost:8080" (no scheme, user or path)`;
   return undefined;

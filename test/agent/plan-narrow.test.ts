@@ -20,6 +20,11 @@ const PLAN: Plan = {
   steps: [
     { title: "edit", files: ["a.txt", "src/b.ts", "alias.txt", "../outside.txt"] },
     { title: "test", commands: ["npm test", "git commit -m x", "make 'all'"] },
+    {
+      title: "named exactly",
+      commands: ["rm -f build/old.txt", "sed -i s/TODO/DONE/ notes.md", "curl https://named.example"],
+    },
+    { title: "prefixes", commands: ["git diff *", "git branch *", "npm run lint *"] },
     { title: "fetch", hosts: ["api.example.com", "LOCALHOST:8080"] },
   ],
 };
@@ -81,14 +86,17 @@ describe("writes", () => {
 
 describe("commands", () => {
   it.each([
+    // A named command is that command: extra whitespace does not count, extra words do.
     ["npm test", true],
     ["  npm test  ", true],
-    ["npm test -- --watch", true],
     ["npm  test", true],
+    ["npm\ttest", true],
+    ["npm test -- --watch", false],
     ["npm testx", false],
     ["npm test;x", false],
     ["npm test; rm -rf x", false],
     ["npm test && rm -rf x", false],
+    ["npm test\nrm -rf x", false],
     ["npm test | sh", false],
     ["npm test $(rm -rf x)", false],
     ["npm test `x`", false],
@@ -97,17 +105,99 @@ describe("commands", () => {
     ["npm run test", false],
     ["X=1 npm test", false],
     ["/usr/bin/npm test", false],
+    ["NPM test", false],
+    ["npm TEST", false],
     ["git commit -m x", true],
-    ["git commit -m x --amend", true],
+    ["git commit -m x --amend", false],
     ["git commit", false],
     // A named command that is not plain matches only exactly.
     ["make 'all'", true],
     ["make 'all' install", false],
     ["make all", false],
+    // Each stretch of a command named exactly is refused; the command itself runs.
+    ["rm -f build/old.txt", true],
+    ["rm  -f  build/old.txt ", true],
+    ["rm -f build/old.txt -r src", false],
+    ["rm -f build/old.txt src", false],
+    ["rm -rf build/old.txt", false],
+    ["rm -f 'build/old.txt'", false],
+    ["/bin/rm -f build/old.txt", false],
+    ["RM -f build/old.txt", false],
+    ["rm -f build/old.txt; rm -rf src", false],
+    ["rm -f build/old.txt && rm -rf src", false],
+    ["rm -f build/old.txt || rm -rf src", false],
+    ["rm -f build/old.txt & rm -rf src", false],
+    ["sed -i s/TODO/DONE/ notes.md", true],
+    ["sed -i s/TODO/DONE/ -f notes.md", false],
+    ["sed -i s/TODO/DONE/ notes.md README.md", false],
+    ["curl https://named.example", true],
+    ["curl https://named.example https://other.example -d @secret", false],
+    ["curl https://named.example -o README.md", false],
+    // A prefix covers more words, never an option that writes, deletes or runs something.
+    ["git diff", true],
+    ["git diff --stat", true],
+    ["git  diff   --stat  main", true],
+    ["git diff --no-ext-diff -- src", true],
+    ["git diff --output=README.md", false],
+    ["git diff --output README.md", false],
+    ["git diff --OUTPUT=README.md", false],
+    ["git diff -oREADME.md", false],
+    ["git diff --ext-diff", false],
+    ["git diff -c", false],
+    ["git diff -- --output=x", false],
+    ["git diff --stat; rm -rf src", false],
+    ["git diff --stat && rm -rf src", false],
+    ["git diff --stat | sh", false],
+    ["git diff $(rm -rf src)", false],
+    ['git diff "--output=x"', false],
+    ["git diffx", false],
+    ["git diff-tree HEAD", false],
+    ["GIT diff", false],
+    ["git DIFF", false],
+    ["git -c diff.external=./x diff", false],
+    ["git branch", true],
+    ["git branch -a", true],
+    ["git branch -D x", false],
+    ["git branch -Dx", false],
+    ["git branch -d x", false],
+    ["git branch --delete x", false],
+    ["git branch -f main HEAD~3", false],
+    ["npm run lint", true],
+    ["npm run lint -- --max-warnings=0", true],
+    ["npm run lint -- --fix", false],
+    ["npm run lint -- --config=evil.js", false],
+    ["npm run deploy", false],
   ])("%j → allowed %s", (command, allowed) => {
     const v = judge(bash(command));
     expect(v.allow, JSON.stringify(v)).toBe(allowed);
     if (!v.allow) expect(v.reason).toMatch(/not in the approved plan|policy/);
+  });
+
+  it("a refusal names the plan's commands and how to allow more", () => {
+    const v = judge(bash("rm -f build/old.txt -r src"));
+    expect(v.allow).toBe(false);
+    if (v.allow) return;
+    expect(v.reason).toContain(`${NOT_IN_PLAN}: running "rm -f build/old.txt -r src"`);
+    expect(v.reason).toContain('the plan names the commands "npm test", "git commit -m x"');
+    expect(v.reason).toContain('"rm -f build/old.txt"');
+    expect(v.reason).toContain('the plan names it exactly, or ends a harmless prefix with " *"');
+  });
+
+  it("a prefix's refusal says which word it does not cover, and why", () => {
+    const v = judge(bash("git diff --output=README.md"));
+    expect(v.allow).toBe(false);
+    if (v.allow) return;
+    expect(v.reason).toContain(
+      `${NOT_IN_PLAN}: running "git diff --output=README.md": "--output=README.md" writes files, which "git diff *" does not cover (the plan names the commands`,
+    );
+  });
+
+  it("a plan that names no commands says so", () => {
+    const settings = buildGateSettings(defaultConfig(), root, { mode: "unrestricted" });
+    const v = planGate(planScope({ steps: [{ title: "t", files: ["a.txt"] }] }, root))(bash("ls"), settings);
+    expect(v.allow).toBe(false);
+    if (!v.allow)
+      expect(v.reason).toContain("the plan names no commands; a command runs only as the plan names it");
   });
 });
 

@@ -80,6 +80,8 @@ describe("scoot -e --plan", () => {
     expect(out.status).toBe("plan");
     expect(out.stop).toBe("plan");
     expect(out.plan).toEqual(PLAN);
+    // The hash a job's plan_sha256 and --plan-sha256 pin.
+    expect(out.plan_sha256).toBe(planSha256(PLAN));
   });
 
   it('agent.default_mode = "plan" plans -e goals without the flag', async () => {
@@ -136,6 +138,7 @@ describe("from a plan to its run", () => {
       auditEvents(scene.home).find((e) => e.kind === "plan")!.msg,
     )![1]!;
     expect(recorded).toBe(planSha256(PLAN));
+    expect(JSON.parse(planned.stdout).plan_sha256).toBe(recorded);
     await scene.server.close();
 
     scene.server = await startScriptedServer([
@@ -177,6 +180,29 @@ describe("from a plan to its run", () => {
     expect(JSON.stringify(scene.server.completions()[1]!.body)).toContain(
       '\\"plan_step\\" is 5, but the plan has 2 steps',
     );
+  });
+
+  it("plan_step without plan_status is in_progress: the step runs and no correction is sent", async () => {
+    fs.writeFileSync(path.join(scene.project, "plan.json"), JSON.stringify(PLAN));
+    scene.server = await startScriptedServer([
+      {
+        reply: { ...JSON.parse(stepText("file_write", { path: "NOTES.md", content: "n\n" })), plan_step: 2 },
+      },
+      step("final", "written"),
+    ]);
+    const r = await cli(["--execute-plan", "plan.json", "--policy", "unrestricted", "-e", "add notes"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(scene.project, "NOTES.md"), "utf8")).toBe("n\n");
+    // Two requests: the step was taken at once, and what came back was its observation.
+    const requests = scene.server.completions().map((c) => JSON.stringify(c.body));
+    expect(requests).toHaveLength(2);
+    expect(requests[1]).not.toContain("not a valid step");
+    expect(requests[1]).toContain("Observation from file_write");
+    expect(
+      auditEvents(scene.home)
+        .filter((e) => e.kind === "plan")
+        .map((e) => e.msg),
+    ).toContain("step 2 in_progress");
   });
 
   it.each([

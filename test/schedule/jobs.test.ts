@@ -36,6 +36,26 @@ describe("jobs: invalid tables are skipped with a reason naming the job", () => 
     ["cron names", { id: "a", goal: "g", cron: "0 0 * * MON" }, /names are not supported/],
     ["cron never fires", { id: "a", goal: "g", cron: "0 0 31 2 *" }, /never matches a real date/],
     ["cron not a string", { id: "a", goal: "g", cron: 5 }, /cron must be a string/],
+    [
+      "plan_file without plan_sha256",
+      { id: "a", goal: "g", every_sec: 5, plan_file: "plan.json" },
+      /plan_file "plan\.json" needs plan_sha256, the SHA-256 of the plan as it was approved \(scoot --plan/,
+    ],
+    [
+      "plan_sha256 not a hash",
+      { id: "a", goal: "g", every_sec: 5, plan_file: "plan.json", plan_sha256: "ABC" },
+      /plan_sha256 must be 64 lower-case hex digits, got "ABC"/,
+    ],
+    [
+      "plan_sha256 alone",
+      { id: "a", goal: "g", every_sec: 5, plan_sha256: "0".repeat(64) },
+      /needs plan_file/,
+    ],
+    [
+      "plan_file not a path",
+      { id: "a", goal: "g", every_sec: 5, plan_file: 3 },
+      /plan_file must be the path/,
+    ],
   ])("%s", (_name, raw, reason) => {
     const set = validateJobs(configWith([raw, { id: "ok", goal: "g", every_sec: 60 }]));
     expect(set.jobs.map((j) => j.id)).toEqual(["ok"]);

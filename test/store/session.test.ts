@@ -127,6 +127,35 @@ describe("listing", () => {
     expect(sessions.map((s) => s.id)).toEqual(["newer", "older"]);
     expect(sessions[1]).toMatchObject({ messages: 2, firstUser: "first goal" });
   });
+  it("a goal line's person's words (goal) are what the listing shows; lines before the field still list", () => {
+    registerSecret("super-secret-token-2");
+    const a = openSession(dir, "planned");
+    a.append({ role: "system", content: "s" });
+    a.append({
+      role: "user",
+      content: "tidy with super-secret-token-2\n\n[scoot: this run carries out an approved plan …]",
+      goal: "tidy with super-secret-token-2",
+    });
+    a.append({ role: "user", content: "a later goal" });
+    const text = fs.readFileSync(a.path, "utf8");
+    expect(text).not.toContain("super-secret-token-2");
+    expect(JSON.parse(text.split("\n")[1]!)).toEqual({
+      role: "user",
+      content: "tidy with [REDACTED]\n\n[scoot: this run carries out an approved plan …]",
+      goal: "tidy with [REDACTED]",
+    });
+    // A transcript from before the field, and one whose goal is not text (skipped with a warning).
+    fs.writeFileSync(path.join(dir, "old.jsonl"), '{"role":"user","content":"old goal"}\n');
+    fs.writeFileSync(
+      path.join(dir, "odd.jsonl"),
+      '{"role":"user","content":"x","goal":7}\n{"role":"user","content":"next"}\n',
+    );
+    const { sessions, warnings } = listSessions(dir);
+    const first = Object.fromEntries(sessions.map((s) => [s.id, s.firstUser]));
+    expect(first).toEqual({ planned: "tidy with [REDACTED]", old: "old goal", odd: "next" });
+    expect(warnings).toHaveLength(1);
+    expect(readSession(a.path).messages[1]!.goal).toBe("tidy with [REDACTED]");
+  });
   it("counts and warns about lines before the first user message exactly as parsing them would", () => {
     // The lines before the first user message are checked as bytes, not parsed: each of these
     // is shaped like a writer record, and only the valid ones may count.

@@ -225,4 +225,30 @@ describe.skipIf(!hasTmux)("-e --execute-plan on a terminal", () => {
     expect(shown).toContain("  [x] 1 Write the notes");
     expect(shown).toContain("the notes are written");
   });
+
+  it("a step with plan_step and no plan_status runs and shows that step in progress", async () => {
+    fs.writeFileSync(path.join(scene.project, "plan.json"), JSON.stringify({ plan: FIRST }));
+    scene.server = await startScriptedServer([
+      {
+        reply: {
+          ...JSON.parse(stepText("file_write", { path: "NOTES.md", content: "notes\n" })),
+          plan_step: 1,
+        },
+      },
+      step("final", "the notes are written"),
+    ]);
+    term = await openTerminal(["--execute-plan", "plan.json", "-e", "add notes"], {
+      ...SIZES[1]!,
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, NO_COLOR: "1" },
+    });
+    const shown = await term.waitFor("plan: 0 of 1 step done");
+    expect(shown).toContain("  [>] 1 Write the notes");
+    expect(shown).toContain("the notes are written");
+    expect(fs.readFileSync(path.join(scene.project, "NOTES.md"), "utf8")).toBe("notes\n");
+    // The step was taken as it came: the next request carried its observation, not a correction.
+    expect(bodies()).toHaveLength(2);
+    expect(bodies()[1]).not.toContain("not a valid step");
+  });
 });

@@ -7,7 +7,7 @@
 import { SUMMARY_MARKER } from "../../agent/compact.js";
 import { isScootNote } from "../../agent/history.js";
 import { OBSERVATION_OPEN } from "../../agent/prompt.js";
-import type { Message } from "../../store/session.js";
+import { type Message, shownText } from "../../store/session.js";
 import { FINAL_ACTION } from "../../tools/final.js";
 
 const CORRECTION_START = "Your last reply was not a valid step";
@@ -46,7 +46,7 @@ export function lastExchange(messages: readonly Message[]): { goal: string; answ
     if (!isGoal(messages[i]!)) continue;
     let answer: string | undefined;
     for (let j = i + 1; j < messages.length; j++) answer = finalAnswer(messages[j]!) ?? answer;
-    return { goal: messages[i]!.content, ...(answer !== undefined ? { answer } : {}) };
+    return { goal: shownText(messages[i]!), ...(answer !== undefined ? { answer } : {}) };
   }
   return undefined;
 }
