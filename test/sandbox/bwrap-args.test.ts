@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bwrapOptions, type SandboxLayout } from "../../src/sandbox/bwrap.js";
+import { bwrapOptions, MAX_PLAN_DIR_ENTRIES, type SandboxLayout } from "../../src/sandbox/bwrap.js";
 import { scrubEnv } from "../../src/sandbox/env.js";
 import { findOnPath } from "../../src/sandbox/probe.js";
 
@@ -187,5 +187,79 @@ describe("finding helpers on PATH (never bwrap: see probe.test.ts)", () => {
     expect(findOnPath("sh", "/bin")).toBe("/bin/sh");
     expect(findOnPath("sh", "bin:relative")).toBeUndefined();
     expect(findOnPath("sh", undefined)).toBeUndefined();
+  });
+});
+
+describe("while a plan binds: the project read-only but the plan's files", () => {
+  let proj: string;
+  beforeAll(() => {
+    proj = path.join(base, "planproj");
+    for (const d of ["src/deep", "docs", "big"]) fs.mkdirSync(path.join(proj, d), { recursive: true });
+    for (const f of ["README.md", "notes.md", "src/a.ts", "src/b.ts", "src/deep/c.ts", "docs/x.md"])
+      fs.writeFileSync(path.join(proj, f), "x\n");
+    fs.symlinkSync("/etc/passwd", path.join(proj, "src", "link"));
+    for (let i = 0; i < MAX_PLAN_DIR_ENTRIES + 1; i++)
+      fs.writeFileSync(path.join(proj, "big", `f${i}`), "x\n");
+  });
+  const bound = (files: string[]) =>
+    mounts(
+      bwrapOptions({
+        ...layout,
+        projectRoot: proj,
+        cwd: proj,
+        secretPaths: [],
+        planFiles: files.map((f) => path.resolve(proj, f)),
+      }),
+    );
+
+  it.each<[string, string[], { rw: string[]; ro: string[]; never: string[] }]>([
+    [
+      "a named file in src: src writable, its other entries pinned read-only, the rest of the project read-only",
+      ["src/a.ts"],
+      { rw: ["src"], ro: ["", "src/b.ts", "src/deep"], never: ["", "docs", "src/a.ts"] },
+    ],
+    [
+      "a named file at the root: the root writable, every other entry pinned (.git-like dirs too)",
+      ["notes.md"],
+      { rw: [""], ro: ["README.md", "src", "docs", "big"], never: ["notes.md"] },
+    ],
+    [
+      "a named file that does not exist yet is creatable: its directory writable",
+      ["docs/new.md"],
+      { rw: ["docs"], ro: ["docs/x.md"], never: ["src"] },
+    ],
+    [
+      "nested named directories: the inner one is bound writable after the outer, not pinned",
+      ["src/a.ts", "src/deep/c.ts"],
+      { rw: ["src", "src/deep"], ro: ["src/b.ts"], never: ["src/deep/c.ts"] },
+    ],
+    [
+      "a file outside the project (lexically, by ..) opens nothing",
+      ["../elsewhere.txt"],
+      { rw: [], ro: [""], never: ["..", "src"] },
+    ],
+    [
+      "a directory too large to pin entry by entry stays read-only but for its named file",
+      ["big/f3"],
+      { rw: ["big/f3"], ro: [""], never: ["big"] },
+    ],
+  ])("%s", (_name, files, want) => {
+    const m = bound(files);
+    const at = (rel: string) => (rel === "" ? proj : path.join(proj, rel));
+    const rw = (rel: string) => `--bind ${at(rel)} ${at(rel)}`;
+    const ro = (rel: string) => `--ro-bind ${at(rel)} ${at(rel)}`;
+    // The project is never bound writable whole before the plan's binds.
+    expect(m.indexOf(ro(""))).toBeGreaterThan(-1);
+    for (const r of want.rw) expect(m).toContain(rw(r));
+    for (const r of want.ro) expect(m).toContain(ro(r));
+    for (const r of want.never) {
+      // `never` lists what must not be writable (a bind of it, rw) — or for "", not writable whole.
+      if (want.rw.includes(r)) continue;
+      expect(m).not.toContain(rw(r));
+    }
+    // A symbolic link is never bound (a bind would follow it out of the project).
+    expect(m.some((x) => x.includes(path.join(proj, "src", "link")))).toBe(false);
+    // Each writable directory comes after the project's read-only bind, and its pins after it.
+    for (const r of want.rw) expect(m.indexOf(rw(r))).toBeGreaterThan(m.indexOf(ro("")));
   });
 });
