@@ -7,7 +7,7 @@ import type { ParsedArgs } from "./cli/args.js";
 import { closestCommand, unknownCommandMessage } from "./cli/command-hint.js";
 import type { Cli, Surroundings } from "./cli/context.js";
 import { COMMAND_HELP } from "./cli/help.js";
-import { EXIT, processIo } from "./cli/io.js";
+import { dataStdout, EXIT, processIo } from "./cli/io.js";
 import { registerSecretEnv } from "./core/redact.js";
 
 type Handler = (cli: Cli) => Promise<number>;
@@ -38,6 +38,18 @@ export const COMMANDS: Record<string, () => Promise<Handler>> = {
   undo: async () => (await import("./cli/undo.js")).runUndo,
   diff: async () => (await import("./cli/undo.js")).runDiff,
 };
+
+/** Commands whose stdout is data (records, a protocol): left as written even on a terminal. */
+const DATA_STDOUT = new Set(["serve", "acp", "session show", "audit show"]);
+
+/**
+ * Whether this command's stdout is data rather than lines for a person (docs/keyboard.md "Lines
+ * on a terminal"): `--json`, an `--output-schema` answer, or one of DATA_STDOUT.
+ */
+function stdoutIsData(args: ParsedArgs, command: string | undefined): boolean {
+  if (args.flags.json === true || args.flags["output-schema"] !== undefined) return true;
+  return command !== undefined && DATA_STDOUT.has(command);
+}
 
 function findCommand(words: string[]): { key: string; rest: string[] } | undefined {
   for (const n of [2, 1]) {
@@ -91,6 +103,7 @@ export async function dispatch(
   base: Surroundings = { env: process.env, io: processIo, cwd: process.cwd() },
 ): Promise<number> {
   registerSecretEnv(base.env);
+  if (stdoutIsData(args, findCommand(args.words)?.key)) base = { ...base, io: dataStdout(base.io) };
 
   // `scoot policy check … --execute-plan FILE` judges a call as the run bound to the plan would.
   const policyCheck = args.words[0] === "policy" && args.words[1] === "check";

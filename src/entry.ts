@@ -5,10 +5,9 @@
  * need; everything else is `app.ts`, loaded when there is work.
  */
 import { parseArgs, USAGE } from "./cli/args.js";
-import { unknownCommandMessage } from "./cli/command-hint.js";
+import { unknownHelpTopicMessage } from "./cli/command-hint.js";
 import type { Surroundings } from "./cli/context.js";
 import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
-import { wrapHelp } from "./cli/help-wrap.js";
 import { EXIT, type Io } from "./cli/io.js";
 import { scootVersion } from "./core/version.js";
 
@@ -42,23 +41,20 @@ function helpTopic(words: string[], flag: boolean): string[] {
   return flag ? words : [];
 }
 
-/** Help wrapped to the terminal's width when it goes to the process's own terminal. */
-function helpForScreen(text: string, io: Io): string {
-  if (!io.processStreams || !process.stdout.isTTY) return text;
-  return wrapHelp(text, process.stdout.columns);
-}
-
-/** `scoot --help`, `scoot <command> --help`, `scoot help [<command>]` (docs/commands.md). */
+/**
+ * `scoot --help`, `scoot <command> --help`, `scoot help [<command>]` (docs/commands.md); on a
+ * terminal the process's stdout wraps it, continuation rows under the description column.
+ */
 function printHelp(words: string[], io: Io): number {
   if (words.length === 0) {
-    io.out(helpForScreen(USAGE, io));
+    io.out(USAGE);
     return EXIT.ok;
   }
   const text = commandHelpText(words[0]!);
   if (text === undefined) {
-    io.err(unknownCommandMessage(words, Object.keys(COMMAND_HELP)));
+    io.err(unknownHelpTopicMessage(words[0]!, Object.keys(COMMAND_HELP)));
     return EXIT.usage;
   }
-  io.out(helpForScreen(text, io));
+  io.out(text);
   return EXIT.ok;
 }

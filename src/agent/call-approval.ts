@@ -44,6 +44,8 @@ export type Approval = Approved | Refused;
 /** What the phase works with: the run's rules, who answers, and where it records. */
 export interface ApprovalPhase {
   rules: PipelineRules | undefined;
+  /** Known-safe commands run unasked in this run (call-decision.ts safeCommandsRun). */
+  safeCommands?: boolean;
   /** Absent: nobody is asked. */
   setup?: ApprovalSetup;
   cwd: string;
@@ -168,6 +170,7 @@ export async function approveCall(
     rules: phase.rules,
     ...(setup ? { memory: setup.memory } : {}),
     canAsk: setup !== undefined,
+    ...(phase.safeCommands ? { safeCommands: true } : {}),
     cannotApply: change !== undefined && !change.after.ok,
   });
   if (decision.kind === "refuse") return refuse(phase, ready, decision);
@@ -180,6 +183,11 @@ export async function approveCall(
           decision: "run",
           rule: decision.rule,
         }) ?? approvedAs(ready, { answer: "rule", rule: decision.rule })
+      );
+    if (decision.why === "known_safe")
+      return (
+        phase.audit(`allowed as a known-safe command: ${call}`, { tool: ready.action, decision: "run" }) ??
+        approvedAs(ready, { answer: "known_safe" })
       );
     return (
       phase.audit(`allowed by an earlier "always" (${ready.rememberKey}): ${call}`, {

@@ -4,6 +4,7 @@
  * session's remembered answers, handed to the one decision function (decide.ts). The run's
  * approval phase, redirect hops and `scoot policy check` all decide through `decisionOf`.
  */
+import type { Config, PolicyMode } from "../config/schema.js";
 import type { GateSettings } from "../policy/types.js";
 import { TOOLS_BY_NAME } from "../tools/registry.js";
 import type { AnyTool } from "../tools/types.js";
@@ -50,11 +51,22 @@ export function ruleOf(rules: PipelineRules | undefined, ready: Ready): Ruled | 
   return rule ? { kind: "rule", rule } : undefined;
 }
 
+/**
+ * Whether known-safe commands run unasked in a run (docs/safety.md "Known-safe commands"): in
+ * guarded mode, unless `tools.approval_safe_commands = false`. Readonly runs no command and
+ * unrestricted has no sandbox, so both ask as before.
+ */
+export function safeCommandsRun(mode: PolicyMode, config: Pick<Config, "tools">): boolean {
+  return mode === "guarded" && config.tools.approval_safe_commands;
+}
+
 /** What is known about a judged call besides its record, for `decideCall`. */
 export interface DecisionContext {
   rules: PipelineRules | undefined;
   memory?: ApprovalMemory;
   canAsk: boolean;
+  /** Known-safe commands run unasked in this run (safeCommandsRun). */
+  safeCommands?: boolean;
   cannotApply?: boolean;
   nobody?: string;
 }
@@ -71,6 +83,7 @@ export function decisionOf(p: Prepared, ctx: DecisionContext): CallDecision {
       ...(remembered ? { remembered } : {}),
       hasEffect: needsApproval(p.effects.capability),
       canAsk: ctx.canAsk,
+      knownSafe: ctx.safeCommands === true && p.knownSafe === true,
       ...(ctx.cannotApply ? { cannotApply: true } : {}),
       ...(ctx.nobody ? { nobody: ctx.nobody } : {}),
     },

@@ -64,16 +64,16 @@ export function prepareCall(
   const valid = { id, action, raw, tool, input, effects, presentation: tool.present(input) };
   const verdict = (env.judge ?? decide)(effects, env.settings);
   if (!verdict.allow) return { kind: "denied", ...valid, reason: verdict.reason };
+  const where = { target: verdict.target, root: () => realRoot(env.settings) ?? env.settings.projectRoot };
   // What "always" and a rule cover: the tool's own scope of what the gate resolved, else the tool.
-  const scope = tool.approvalScope?.of(input, {
-    target: verdict.target,
-    root: () => realRoot(env.settings) ?? env.settings.projectRoot,
-  });
+  const scope = tool.approvalScope?.of(input, where);
+  const knownSafe = tool.knownSafe?.(input, where) === true;
   return {
     kind: "ready",
     ...valid,
     target: verdict.target,
     ...(scope !== undefined ? { scope } : {}),
+    ...(knownSafe ? { knownSafe } : {}),
     rememberKey: scope !== undefined ? `${tool.name}:${scope}` : tool.name,
     ...(children ? { children } : {}),
   };

@@ -49,10 +49,11 @@ export interface DeniedCall extends ValidCall {
 export interface CallApproval {
   /**
    * `not_needed`: a read, or nobody to ask; `rule`: an allow rule let it run; `remembered`: an
-   * earlier "always" covered it; `once` / `always`: the person allowed it; `refuse`: the person,
-   * an earlier "reject always", a deny rule, or an ask rule nobody could answer said no.
+   * earlier "always" covered it; `known_safe`: a known-safe command, run without a question;
+   * `once` / `always`: the person allowed it; `refuse`: the person, an earlier "reject always", a
+   * deny rule, or an ask rule nobody could answer said no.
    */
-  answer: "not_needed" | "rule" | "remembered" | "once" | "always" | "refuse";
+  answer: "not_needed" | "rule" | "remembered" | "known_safe" | "once" | "always" | "refuse";
   reason?: string;
   /**
    * The `[[tools.rules]]` entry that decided without the person: `tools.rules[N]` when a rule
@@ -84,6 +85,11 @@ export interface Ready extends ValidCall {
   scope?: string;
   /** What an "always" or "reject always" answer covers: `<tool>:<scope>`, or the tool. */
   rememberKey: string;
+  /**
+   * The tool judged the call a known-safe command (docs/safety.md "Known-safe commands"): in
+   * guarded mode, with `tools.approval_safe_commands`, it runs without a question.
+   */
+  knownSafe?: true;
   /** Judged children of a fan-out call (`parallel`), in call order. */
   children?: readonly Prepared[];
   /** Set by `approve`: the change a file tool will make, read once before anyone is asked. */

@@ -31,7 +31,7 @@ import {
   auditRefusal,
 } from "./call-approval.js";
 import { type CheckpointStore, keepCheckpoint, recordChange } from "./call-checkpoint.js";
-import { decisionOf, pipelineRules } from "./call-decision.js";
+import { decisionOf, pipelineRules, safeCommandsRun } from "./call-decision.js";
 import { type CallEnv, prepareCall } from "./call-prepare.js";
 import type { Prepared, Ready } from "./call-record.js";
 import { type AgentEvent, denialReason } from "./events.js";
@@ -127,6 +127,7 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   const rules = pipelineRules(deps.base.config.tools.rules, deps.env.tools, deps.env.settings);
   const phase: ApprovalPhase = {
     rules,
+    safeCommands: safeCommandsRun(deps.env.settings.mode, deps.base.config),
     ...(deps.approval ? { setup: deps.approval } : {}),
     cwd: deps.base.cwd,
     ...(deps.base.services.editorBuffers ? { editorBuffers: deps.base.services.editorBuffers } : {}),

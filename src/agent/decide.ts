@@ -3,8 +3,9 @@
  * It takes what is known once the gate has judged the call — the gate's verdict (plan
  * narrowing included), the `[[tools.rules]]` entry that covers the call's scope (or the
  * problems that keep every rule from applying), the session's remembered answer for the
- * call's key, whether the call has an effect a person is asked about, and whether anyone can
- * be asked — and returns what happens: run (and why), refuse (and why), or ask.
+ * call's key, whether the call has an effect a person is asked about, whether it is a
+ * known-safe command that runs unasked (docs/safety.md "Known-safe commands"), and whether
+ * anyone can be asked — and returns what happens: run (and why), refuse (and why), or ask.
  *
  * The approval phase (calls.ts) is decide → audit → ask → remember; a redirect hop is decided
  * here with nobody to ask; `scoot policy check` prints this same value. The table of every
@@ -40,6 +41,11 @@ export interface DecideInput {
   /** Someone can be asked now (an approver is set, and this is not a redirect hop). */
   canAsk: boolean;
   /**
+   * A known-safe command where those run unasked (guarded mode, `tools.approval_safe_commands`):
+   * it runs instead of being asked about, unless a rule or a remembered refusal decides.
+   */
+  knownSafe?: boolean;
+  /**
    * The change cannot be made (file_edit's `old` is not there): nobody is asked, the call
    * fails with the tool's own words when it runs.
    */
@@ -52,6 +58,7 @@ export type CallDecision =
   | { kind: "run"; why: "not_needed" }
   | { kind: "run"; why: "rule"; rule: string; reason: string }
   | { kind: "run"; why: "remembered" }
+  | { kind: "run"; why: "known_safe" }
   | { kind: "refuse"; why: "denied"; reason: string }
   | { kind: "refuse"; why: "rule"; rule: string; reason: string }
   | { kind: "refuse"; why: "remembered"; reason: string }
@@ -110,7 +117,10 @@ export function decideCall(input: DecideInput, key: string): CallDecision {
   if (rule?.decision === "allow")
     return { kind: "run", why: "rule", rule: rule.name, reason: allowedByRule(rule) };
   if (!canAsk) return { kind: "run", why: "not_needed" };
-  // An ask rule asks every time: an earlier "always" does not answer for it.
-  if (remembered === "allow" && !asks) return { kind: "run", why: "remembered" };
-  return asks ? { kind: "ask", rule: asks.name } : { kind: "ask" };
+  // An ask rule asks every time: an earlier "always" does not answer for it, nor does a
+  // command's being known-safe.
+  if (asks) return { kind: "ask", rule: asks.name };
+  if (remembered === "allow") return { kind: "run", why: "remembered" };
+  if (input.knownSafe) return { kind: "run", why: "known_safe" };
+  return { kind: "ask" };
 }

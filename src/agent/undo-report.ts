@@ -2,11 +2,14 @@
  * What `scoot undo` / `scoot diff`, the REPL's `/undo` / `/diff` and the editor's commands
  * print: the last run's file changes reverted, or the session's changes as diffs.
  */
+
+import fs from "node:fs";
 import type { HomePaths } from "../config/home.js";
 import { shownPath } from "../core/inside.js";
+import type { DiffLine } from "../core/unified-diff.js";
 import { decide } from "../policy/gate.js";
 import type { GateSettings } from "../policy/types.js";
-import { type CheckpointEntry, readCheckpoints } from "../store/checkpoints.js";
+import { type CheckpointEntry, checkpointsRoot, readCheckpoints } from "../store/checkpoints.js";
 import { projectRoot } from "../store/session-meta.js";
 import {
   applyUndo,
@@ -27,6 +30,11 @@ export interface UndoIo {
   /** Text already made terminal-safe (a rendered diff). */
   raw(text: string): void;
   color: boolean;
+  /**
+   * One file's diff made to fit the screen (the REPL's `/diff` on a terminal); absent, the diff is
+   * shown whole (up to DIFF_MAX_LINES lines).
+   */
+  fold?(lines: DiffLine[], sessionId: string): DiffLine[];
 }
 
 /**
@@ -82,7 +90,13 @@ export function undoLastRun(
   paths: HomePaths,
   sessionId: string,
   cwd: string,
-  opts: { force: boolean; what: string; guard?: UndoGuard },
+  opts: {
+    force: boolean;
+    what: string;
+    guard?: UndoGuard;
+    /** When the session has nothing to undo: lines that point at what else could be undone. */
+    instead?: () => string[];
+  },
 ): UndoDone {
   const { entries, problems } = readCheckpoints(paths.state, sessionId);
   for (const p of problems) io.err(`scoot: warning: ${p}\n`);
@@ -91,6 +105,7 @@ export function undoLastRun(
     io.err(
       `${opts.what}: session ${sessionId} has no file changes to undo (no file_write or file_edit checkpoints)\n`,
     );
+    for (const line of opts.instead?.() ?? []) io.err(`  ${line}\n`);
     io.err(`${BASH_NOT_COVERED}\n`);
     return NOTHING_UNDONE;
   }
@@ -171,6 +186,41 @@ export function undoLastRun(
   };
 }
 
+/** A run that left file changes to undo: its session, its id and goal, and when it last changed a file. */
+export interface UndoableRun {
+  sessionId: string;
+  runId: string;
+  goal: string;
+  /** Milliseconds since the epoch of the run's last kept change. */
+  at: number;
+}
+
+/**
+ * The run that changed files most recently, of the sessions whose changes were made in the project
+ * at `root` (other than `except`): what undo would revert in that session. Read from the
+ * checkpoint store, where only sessions with kept changes have a directory.
+ */
+export function latestUndoableRun(stateDir: string, root: string, except: string): UndoableRun | undefined {
+  let names: string[];
+  try {
+    names = fs.readdirSync(checkpointsRoot(stateDir));
+  } catch {
+    return undefined;
+  }
+  let best: UndoableRun | undefined;
+  for (const sessionId of names) {
+    if (sessionId === except) continue;
+    const { entries } = readCheckpoints(stateDir, sessionId);
+    const plan = planUndo(entries);
+    if (!plan) continue;
+    const ofRun = entries.filter((e) => e.run_id === plan.runId);
+    if (rootOf(ofRun, root) !== root) continue;
+    const at = Math.max(...ofRun.map((e) => e.ts));
+    if (!best || at > best.at) best = { sessionId, runId: plan.runId, goal: plan.goal, at };
+  }
+  return best;
+}
+
 /** Shows every file the session's kept changes touched, as a diff against what is on disk now. */
 export async function showSessionDiff(
   io: UndoIo,
@@ -187,7 +237,7 @@ export async function showSessionDiff(
     io.err("note: changes made by bash commands are not recorded and cannot be shown\n");
     return;
   }
-  const { renderUnifiedDiff } = await import("../core/unified-diff.js");
+  const { diffLines, paintDiffLine, renderUnifiedDiff } = await import("../core/unified-diff.js");
   for (const c of changes) {
     const name = shown(c.path, root);
     if (c.refused) {
@@ -204,7 +254,13 @@ export async function showSessionDiff(
       io.out(`${name}: changed (its earlier content was too large to keep; no diff)\n`);
       continue;
     }
-    io.raw(renderUnifiedDiff(name, c.before, c.now, { color: io.color }));
+    if (!io.fold) {
+      io.raw(renderUnifiedDiff(name, c.before, c.now, { color: io.color }));
+      continue;
+    }
+    const d = diffLines(name, c.before, c.now);
+    const folded = io.fold([...d.header, ...d.body], sessionId);
+    io.raw(`${folded.map((l) => paintDiffLine(l, io.color)).join("\n")}\n`);
   }
   io.err("note: changes made by bash commands are not recorded and not shown\n");
 }

@@ -12,9 +12,11 @@ import {
   backendError,
   httpMessage,
   isTransientNetworkCode,
+  mayBeUnknownModel,
   protocolMessage,
   transportError,
 } from "./errors.js";
+import { probeBackendInfo } from "./probe.js";
 import { backoffMs, isTransientStatus, retryAfterMs } from "./retry.js";
 import {
   createStreamDecoder,
@@ -32,7 +34,10 @@ import type {
   BackendRequest,
   StructuredLevel,
 } from "./types.js";
-import { buildBody, displayUrl, joinUrl, parseReply, serverMessage } from "./wire.js";
+import { buildBody, displayUrl, joinUrl, listsModel, parseReply, serverMessage } from "./wire.js";
+
+/** How long a failed request waits for the server's model list, to name the models it has. */
+const MODEL_LIST_TIMEOUT_MS = 3_000;
 
 /**
  * Statuses that mean "this request shape is not accepted". Any of them while a format is sent
@@ -102,6 +107,15 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
     "user-agent": USER_AGENT,
     ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
   });
+
+  /** The server's models when they do not include backend.model; undefined when it cannot say. */
+  async function unlistedModel(
+    signal: AbortSignal | undefined,
+  ): Promise<{ model: string; listed: string[] } | undefined> {
+    const r = await probeBackendInfo(config, opts.token, MODEL_LIST_TIMEOUT_MS, signal);
+    if (!r.ok || r.value.ids.length === 0 || listsModel(r.value.ids, config.model)) return undefined;
+    return { model: config.model, listed: r.value.ids };
+  }
 
   async function complete(req: BackendRequest): Promise<Result<BackendReply, BackendError>> {
     if (!url.ok) return fail("config", url.error);
@@ -239,10 +253,12 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
           tryLevel = lower;
           continue;
         }
+        // An answer about the model: the server's own list says whether it has one of that name.
+        const unlisted = mayBeUnknownModel(res.status, said) ? await unlistedModel(req.signal) : undefined;
         const error = backendError(
           "http",
           shown,
-          httpMessage(shown, res.status, said, attempts, !auto && tryLevel !== "none", endpoint),
+          httpMessage(shown, res.status, said, attempts, !auto && tryLevel !== "none", endpoint, unlisted),
           opts.token,
           res.status,
         );

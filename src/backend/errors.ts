@@ -138,6 +138,22 @@ function statusHint(status: number, explicitSchema: boolean): string {
   return "the server rejected the request";
 }
 
+/** How many of the server's models a refusal of the configured one names. */
+export const LISTED_MODELS_SHOWN = 10;
+
+/** Whether an error answer may be about the model's name: worth asking the server for its list. */
+export function mayBeUnknownModel(status: number, serverText: string): boolean {
+  return (status === 404 || status === 400) && /\bmodel\b/i.test(serverText);
+}
+
+/** The hint for a model the server does not list: the names it does (docs/keyboard.md "Health checks"). */
+function unlistedModelHint(model: string, listed: readonly string[]): string {
+  const shown = listed.slice(0, LISTED_MODELS_SHOWN).join(", ");
+  const more =
+    listed.length > LISTED_MODELS_SHOWN ? ` (and ${listed.length - LISTED_MODELS_SHOWN} more)` : "";
+  return `backend.model "${model}" is not among the models the server lists: ${shown}${more}; set backend.model (or --model) to one of them`;
+}
+
 export function httpMessage(
   url: string,
   status: number,
@@ -146,10 +162,15 @@ export function httpMessage(
   explicitSchema: boolean,
   /** Where the request went, for the hint when the URL is not an OpenAI-compatible endpoint. */
   endpoint?: Endpoint,
+  /** The configured model and the server's list, when the list does not hold it. */
+  unlisted?: { model: string; listed: readonly string[] },
 ): string {
   const phrase = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : "";
-  const hint =
-    endpoint && wrongPath(status, serverText) ? wrongPathHint(endpoint) : statusHint(status, explicitSchema);
+  const hint = unlisted
+    ? unlistedModelHint(unlisted.model, unlisted.listed)
+    : endpoint && wrongPath(status, serverText)
+      ? wrongPathHint(endpoint)
+      : statusHint(status, explicitSchema);
   return `the backend at ${url} answered ${status}${phrase}: ${serverText}${attemptsNote(attempts)} — ${hint}`;
 }
 

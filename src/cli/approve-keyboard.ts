@@ -17,6 +17,7 @@ import { redact } from "../core/redact.js";
 import { terminalText } from "../core/terminal-text.js";
 import { type DiffLine, paintDiffLine } from "../core/unified-diff.js";
 import { foldLines, pageLines, readKeyedLine, screenRows } from "./question-parts.js";
+import { wrapText } from "./view/wrap.js";
 
 /** How much of a non-file, non-shell input is shown (JSON text). */
 export const SHOWN_INPUT_MAX_CHARS = 4000;
@@ -34,8 +35,13 @@ const HIDDEN =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
 export interface KeyboardIo {
-  /** The next single key (after the question is shown); undefined when input closed or the signal fired. */
-  key(signal: AbortSignal): Promise<string | undefined>;
+  /**
+   * The next single key (after the question is shown); undefined when input closed or the signal
+   * fired. `text`: a key of a line typed for the question (the reason for a refusal).
+   */
+  key(signal: AbortSignal, kind?: "answer" | "text"): Promise<string | undefined>;
+  /** The question's prompt line is now `text` (the REPL shows a typed-ahead line after it). */
+  promptShown?(text: string): void;
   /** Writes text to the terminal as it is (callers make it safe). */
   write(text: string): void;
   color: boolean;
@@ -82,6 +88,8 @@ function sizeNote(added: number, removed: number, created: boolean): string {
 interface Shown {
   /** The call's subject, one line: `file_write BIG.md`. */
   subject: string;
+  /** The first line's, when the lines below already show the subject's argument whole: `bash`. */
+  title?: string;
   /** `(+60 lines)` and the like, or empty. */
   size: string;
   lines: DiffLine[];
@@ -110,6 +118,8 @@ async function describe(request: Ready): Promise<Shown> {
     const warning = hiddenWarning(request.input);
     return {
       subject,
+      // The lines below are the whole command: the first line names only the tool.
+      title: safe(request.action),
       size: body.length > 1 ? `(${body.length} lines)` : "",
       lines: body.map((text) => ({ text: `  ${text}` })),
       ...(warning ? { warning } : {}),
@@ -160,13 +170,17 @@ export function keyboardApprover(io: KeyboardIo): Approver {
         rows - QUESTION_ROWS - tail.length,
       );
       const out = [
-        `${bold("●")} ${bold(subject)}`,
+        `${bold("●")} ${bold(shown.title !== undefined ? `${shown.title}${shown.size ? ` ${shown.size}` : ""}` : subject)}`,
         ...lines.map((l) => paintDiffLine(l, io.color)),
         ...tail.map((l) => l.text),
       ];
       io.write(`${out.join("\n")}\n`);
       const prompt = `${bold(`approve ${subject}?`)} [y/a/n] `;
-      io.write(prompt);
+      const showPrompt = (before = "") => {
+        io.write(`${before}${prompt}`);
+        io.promptShown?.(prompt);
+      };
+      showPrompt();
       for (;;) {
         const key = await io.key(signal);
         if (key === undefined) {
@@ -179,7 +193,7 @@ export function keyboardApprover(io: KeyboardIo): Approver {
           return { kind: "once" };
         }
         if (k === "a") {
-          io.write(`\r\u001b[2K${green("✓")} ${subject} · always: ${always}, this session\n`);
+          io.write(`\r\u001b[2K${wrapped(`${green("✓")} ${subject} · always: ${always}, this session`)}\n`);
           await offerRule(request, signal);
           return { kind: "always" };
         }
@@ -197,10 +211,12 @@ export function keyboardApprover(io: KeyboardIo): Approver {
         if (k === "d") {
           io.write("\n");
           await pageLines(io, shown.lines, signal);
-          io.write(prompt);
+          showPrompt();
           continue;
         }
-        io.write(`\r\u001b[2K  press y (run once), a (always) or n (refuse)\n${prompt}`);
+        showPrompt(
+          `\r\u001b[2K${wrapped("  press y (run once), a (always) or n (refuse) — or type yes, always or no and Enter")}\n`,
+        );
       }
     },
   };
@@ -208,12 +224,21 @@ export function keyboardApprover(io: KeyboardIo): Approver {
   async function offerRule(request: Ready, signal: AbortSignal): Promise<void> {
     const offer = io.offerRule?.(request);
     if (!offer) return;
-    io.write(`${offer.question} [y/N] `);
+    // Wrapped between words; the last row is the prompt line the answer follows.
+    // (The space the answer follows is added after: wrapping drops a line's trailing space.)
+    const rows = `${wrapped(`${offer.question} [y/N]`)} `;
+    io.write(rows);
+    io.promptShown?.(rows.slice(rows.lastIndexOf("\n") + 1));
     const key = await io.key(signal);
     if (key?.toLowerCase() !== "y") {
       io.write("no\n");
       return;
     }
-    io.write(`yes\n${offer.save()}\n`);
+    io.write(`yes\n${wrapped(offer.save())}\n`);
+  }
+
+  /** A line Scoot writes, wrapped between words at the terminal's width (docs/keyboard.md "Lines on a terminal"). */
+  function wrapped(text: string): string {
+    return wrapText(text, Math.max(MIN_SUBJECT_CHARS, io.size().columns - 1));
   }
 }

@@ -3,6 +3,8 @@
  * Unknown flags and missing values are usage errors (exit 2), never silently ignored.
  */
 import type { Result } from "../core/types.js";
+import { closestCommand } from "./command-hint.js";
+import { COMMAND_HELP } from "./help.js";
 
 interface FlagSpec {
   /** The key the value is stored under. */
@@ -10,7 +12,8 @@ interface FlagSpec {
   takesValue: boolean;
   /**
    * The value may be left out (the flag is then `true`): `--model` alone is `scoot doctor
-   * --model`, the model check; with a name it is the backend's model, as everywhere.
+   * --model`, the model check; with a name it is the backend's model, as everywhere (and for
+   * `doctor`, the model the check runs with).
    */
   valueOptional?: boolean;
 }
@@ -80,7 +83,7 @@ export function parseArgs(argv: string[]): Result<ParsedArgs> {
       const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
       const name = eq > 0 ? arg.slice(0, eq) : arg;
       const spec = FLAGS[name];
-      if (!spec) return { ok: false, error: `unknown option ${name} (see scoot --help)` };
+      if (!spec) return { ok: false, error: unknownOption(name, words[0]) };
       if (!spec.takesValue) {
         if (eq > 0) return { ok: false, error: `option ${name} takes no value` };
         flags[spec.key] = true;
@@ -107,6 +110,25 @@ export function parseArgs(argv: string[]): Result<ParsedArgs> {
     words.push(arg);
   }
   return { ok: true, value: { words, flags } };
+}
+
+/**
+ * An option no command takes, the one it most likely meant (`--polcy`: `--policy`), and the help
+ * of the command it was given to (docs/commands.md "Unknown commands").
+ */
+function unknownOption(name: string, command: string | undefined): string {
+  const long = Object.keys(FLAGS).filter((f) => f.startsWith("--"));
+  const near = name.startsWith("--")
+    ? closestCommand(
+        name.slice(2),
+        long.map((f) => f.slice(2)),
+      )
+    : undefined;
+  const help =
+    command !== undefined && Object.hasOwn(COMMAND_HELP, command)
+      ? `scoot ${command} --help`
+      : "scoot --help";
+  return `unknown option ${name}${near ? `; did you mean --${near}?` : ""} (see ${help})`;
 }
 
 export function flagString(args: ParsedArgs, key: string): string | undefined {
@@ -157,7 +179,7 @@ Global options:
 Commands (scoot <command> --help for one):
   repl                              interactive loop (the default); /exit leaves
   config                            resolved home, config file, every section, token source
-  doctor [--json] [--model]         health checks (exit 1 on any FAIL); --model: does the model work with Scoot
+  doctor [--json] [--model [M]]     health checks (exit 1 on any FAIL); --model: does the model (M) work with Scoot
   policy check <action> <input> [--mode M]
                                     dry-run the policy gate: decision=allow|deny
   sessions list [--all] [--limit N] [--json]

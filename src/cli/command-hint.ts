@@ -52,3 +52,13 @@ export function unknownCommandMessage(words: string[], commands: readonly string
   if (near) return `scoot: unknown command "${given}"; did you mean scoot ${near}? (see scoot --help)\n`;
   return `scoot: unknown command "${given}"; did you mean scoot -e ${shellQuoted(given)}?\n`;
 }
+
+/**
+ * `scoot help <word>` (or `scoot <word> --help`) for a word that names no command: the command it
+ * most likely meant, or the commands there are.
+ */
+export function unknownHelpTopicMessage(word: string, commands: readonly string[]): string {
+  const near = closestCommand(word, commands);
+  if (near) return `scoot help: no command "${word}"; did you mean scoot help ${near}?\n`;
+  return `scoot help: no command "${word}"; the commands: ${commands.join(", ")} (see scoot --help)\n`;
+}

@@ -132,14 +132,14 @@ function goalCheck(r: GoalReport): Check {
   return { name, status: r.corrections === 0 ? "OK" : "WARN", detail: `answered ${said} (${turns})` };
 }
 
-function summary(reports: readonly GoalReport[], levels: ReadonlySet<StructuredLevel>): Check {
+function summary(model: string, reports: readonly GoalReport[], levels: ReadonlySet<StructuredLevel>): Check {
   const replies = reports.reduce((n, r) => n + r.replies, 0);
   const corrections = reports.reduce((n, r) => n + r.corrections, 0);
   const latencies = reports.flatMap((r) => r.latencies);
   const perTurn = latencies.length > 0 ? latencies.reduce((a, b) => a + b, 0) / latencies.length / 1000 : 0;
   const modes = levels.size > 0 ? [...levels].join(", ") : "none";
   const failed = reports.some((r) => r.stop !== "final");
-  const detail = `${replies - corrections} of ${replies} replies were valid steps at the first try, ${corrections} needed a correction; structured output honoured: ${modes}; ${perTurn.toFixed(1)} s per turn`;
+  const detail = `${model}: ${replies - corrections} of ${replies} replies were valid steps at the first try, ${corrections} needed a correction; structured output honoured: ${modes}; ${perTurn.toFixed(1)} s per turn`;
   return { name: "model", status: failed ? "FAIL" : corrections > 0 ? "WARN" : "OK", detail };
 }
 
@@ -160,7 +160,7 @@ export async function modelChecks(config: Config, token: string | undefined): Pr
     };
     const reports: GoalReport[] = [];
     for (const goal of GOALS) reports.push(await runOne(goal, config, backend, dir, project));
-    return [...reports.map(goalCheck), summary(reports, levels)];
+    return [...reports.map(goalCheck), summary(config.backend.model, reports, levels)];
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -169,14 +169,16 @@ export async function runDoctor(cli: Cli): Promise<number> {
   } else {
     const { config, file, warnings } = loaded.value;
     checks.push({ name: "config", status: "OK", detail: file ?? "no config file (defaults)" });
-    // `--model` alone asks for the model check; it names no model.
-    const modelCheck = cli.args.flags.model === true;
-    const backendArgs = modelCheck
-      ? {
-          ...cli.args,
-          flags: Object.fromEntries(Object.entries(cli.args.flags).filter(([k]) => k !== "model")),
-        }
-      : cli.args;
+    // `--model` asks for the model check: alone it names no model; with a name, that model is
+    // the backend's for every check (docs/keyboard.md "Health checks").
+    const modelCheck = cli.args.flags.model !== undefined;
+    const backendArgs =
+      cli.args.flags.model === true
+        ? {
+            ...cli.args,
+            flags: Object.fromEntries(Object.entries(cli.args.flags).filter(([k]) => k !== "model")),
+          }
+        : cli.args;
     const flags = applyBackendFlags(config, backendArgs);
     if (!flags.ok) checks.push({ name: "config", status: "FAIL", detail: flags.error });
     for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });

@@ -41,11 +41,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     docs: "docs/configuration.md",
   },
   doctor: {
-    usage: ["scoot doctor [--json] [--model]"],
+    usage: ["scoot doctor [--json] [--model [M]]"],
     about: "Health checks, each OK / WARN / FAIL with one line; exit 1 on any FAIL.",
     options: [
       "--json   the checks as JSON",
-      "--model  also run a few fixed goals against the configured model: right answers, valid steps at the first try, corrections, structured output honoured, seconds per turn",
+      "--model [M]  also run a few fixed goals against the configured model (or M): right answers, valid steps at the first try, corrections, structured output honoured, seconds per turn",
       BACKEND_FLAGS,
     ],
     example: "scoot doctor",

@@ -12,6 +12,7 @@ import type { Plan } from "../tools/plan-shape.js";
 import { hiddenCharacters } from "./approve-keyboard.js";
 import { foldLines, pageLines, type QuestionIo, readKeyedLine, screenRows } from "./question-parts.js";
 import { makeStyle } from "./view/style.js";
+import { wrapText } from "./view/wrap.js";
 
 /** Rows the question keeps for itself: the title, the key line, the prompt and a margin. */
 const QUESTION_ROWS = 5;
@@ -35,18 +36,24 @@ export async function reviewPlan(
 ): Promise<PlanReview> {
   const { bold, green, red } = makeStyle(io.color);
   const text = formatPlan(plan).trimEnd();
-  const lines = terminalText(redact(text))
-    .split("\n")
-    .map((t) => ({ text: `  ${t}` }));
-  const { nul, other } = hiddenCharacters(text);
   const { rows, columns } = io.size();
+  // Broken between words at the width (docs/keyboard.md "Lines on a terminal"); only a word
+  // longer than a row is left to screenRows to break.
+  const words = (lines: string[]) =>
+    lines.flatMap((t) => wrapText(t, columns - 1).split("\n")).map((t) => ({ text: t }));
+  const lines = words(
+    terminalText(redact(text))
+      .split("\n")
+      .map((t) => `  ${t}`),
+  );
+  const { nul, other } = hiddenCharacters(text);
   const tail = screenRows(
-    [
+    words([
       ...(nul + other > 0
-        ? [{ text: `⚠ this plan holds ${nul + other} control or invisible characters, shown escaped` }]
+        ? [`⚠ this plan holds ${nul + other} control or invisible characters, shown escaped`]
         : []),
-      { text: "  y run it · n drop it · e feedback for a new plan · d page" },
-    ],
+      "  y run it · n drop it · e feedback for a new plan · d page",
+    ]),
     columns,
   );
   const { shown } = foldLines(screenRows(lines, columns), rows - QUESTION_ROWS - tail.length);
@@ -55,7 +62,11 @@ export async function reviewPlan(
     `${[`${bold("●")} ${bold(`plan · ${steps(plan.steps.length)} · sha256 ${sha256.slice(0, SHOWN_HASH_CHARS)}`)}`, ...shown.map((l) => l.text), ...tail.map((l) => l.text)].join("\n")}\n`,
   );
   const prompt = `${bold(`run ${subject}?`)} [y/n/e] `;
-  io.write(prompt);
+  const showPrompt = (before = "") => {
+    io.write(`${before}${prompt}`);
+    io.promptShown?.(prompt);
+  };
+  showPrompt();
   for (;;) {
     const key = await io.key(signal);
     if (key === undefined) {
@@ -82,15 +93,15 @@ export async function reviewPlan(
       );
       if (feedback !== undefined) return { kind: "revise", feedback };
       if (signal.aborted) return { kind: "drop" };
-      io.write(prompt);
+      showPrompt();
       continue;
     }
     if (k === "d") {
       io.write("\n");
       await pageLines(io, lines, signal);
-      io.write(prompt);
+      showPrompt();
       continue;
     }
-    io.write(`\r\u001b[2K  press y (run it), n (drop it) or e (feedback for a new plan)\n${prompt}`);
+    showPrompt("\r\u001b[2K  press y (run it), n (drop it) or e (feedback for a new plan)\n");
   }
 }

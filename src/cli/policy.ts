@@ -3,13 +3,13 @@
  * of the very call pipeline the agent uses, up to the question (validation, effects, the gate with
  * a binding plan's narrowing, `parallel` children, then `[[tools.rules]]` and who could be asked:
  * the one decision of agent/decide.ts), with the loaded configuration. It prints `decision=` and
- * `reason=`/`rule=` as the run would decide, and `approval=` (not needed, allowed by a rule, or
- * would ask) for an allowed call.
+ * `reason=`/`rule=` as the run would decide, and `approval=` (not needed, not needed for a
+ * known-safe command, allowed by a rule, or would ask) for an allowed call.
  * `--unattended` judges as an unattended run would: the mode clamped to `edge.max_job_policy`
  * and `guarded` taken as `readonly`. The printed `mode=` is always the mode that judged.
  */
 import os from "node:os";
-import { decisionOf, pipelineRules } from "../agent/call-decision.js";
+import { decisionOf, pipelineRules, safeCommandsRun } from "../agent/call-decision.js";
 import { dryRunDecision, prepareCall } from "../agent/call-prepare.js";
 import type { CallDecision } from "../agent/decide.js";
 import { planGate, planScope } from "../agent/plan-narrow.js";
@@ -74,6 +74,7 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
     : decisionOf(prepared, {
         rules: pipelineRules(config.tools.rules, TOOLS_BY_NAME, settings),
         canAsk,
+        safeCommands: safeCommandsRun(mode, config),
         ...(unattended ? { nobody: "nobody can answer in an unattended run" } : {}),
       });
   cli.io.out(`mode=${mode}\n`);
@@ -86,6 +87,7 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
   if (decision.kind === "ask")
     cli.io.out(`approval=would ask${decision.rule ? ` (rule ${decision.rule})` : ""}\n`);
   else if (decision.why === "rule") cli.io.out(`approval=${decision.reason}\nrule=${decision.rule}\n`);
+  else if (decision.why === "known_safe") cli.io.out("approval=not needed (known-safe command)\n");
   else cli.io.out("approval=not needed\n");
   return EXIT.ok;
 }

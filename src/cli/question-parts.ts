@@ -16,8 +16,13 @@ const MIN_ROW_CHARS = 20;
 const CONTINUED = "↪ ";
 
 export interface QuestionIo {
-  /** The next single key; undefined when input closed or the signal fired. */
-  key(signal: AbortSignal): Promise<string | undefined>;
+  /**
+   * The next single key; undefined when input closed or the signal fired. `text`: a key of a
+   * line typed for the question (a reason, feedback), which may come fast or pasted.
+   */
+  key(signal: AbortSignal, kind?: "answer" | "text"): Promise<string | undefined>;
+  /** The question's prompt line is now `text` (the REPL shows a typed-ahead line after it). */
+  promptShown?(text: string): void;
   write(text: string): void;
   color: boolean;
   size(): { rows: number; columns: number };
@@ -39,7 +44,7 @@ export async function readKeyedLine(
   io.write(prompt);
   let text = "";
   for (;;) {
-    const key = await io.key(signal);
+    const key = await io.key(signal, "text");
     if (key === undefined || key === "\u001b") {
       if (esc === "discard") text = "";
       break;
@@ -103,9 +108,13 @@ export function screenRows(lines: DiffLine[], columns: number): DiffLine[] {
 
 /**
  * The lines that fit under `rows`: all of them, or the first and the last with one fold line
- * between that says how many are folded and how to see them.
+ * between that says how many are folded and how to see them (`how`: the question's `d`).
  */
-export function foldLines(lines: DiffLine[], rows: number): { shown: DiffLine[]; folded: number } {
+export function foldLines(
+  lines: DiffLine[],
+  rows: number,
+  how = "press d to page through all of them",
+): { shown: DiffLine[]; folded: number } {
   const budget = Math.max(MIN_SHOWN_LINES, rows);
   if (lines.length <= budget) return { shown: lines, folded: 0 };
   const room = budget - 1;
@@ -117,7 +126,7 @@ export function foldLines(lines: DiffLine[], rows: number): { shown: DiffLine[];
       ...lines.slice(0, head),
       {
         style: "note",
-        text: `  ┄┄ ${folded} of ${lines.length} lines folded · press d to page through all of them ┄┄`,
+        text: `  ┄┄ ${folded} of ${lines.length} lines folded · ${how} ┄┄`,
       },
       ...lines.slice(lines.length - tail),
     ],

@@ -11,7 +11,6 @@
 import readline from "node:readline";
 import { PassThrough, type Readable } from "node:stream";
 import type { Approver } from "../agent/approval.js";
-import { rulesSummary } from "../agent/approval-rules.js";
 import type { Ready } from "../agent/call-record.js";
 import type { RunResult } from "../agent/loop.js";
 import {
@@ -22,7 +21,7 @@ import {
   planThenRun,
 } from "../agent/plan-review.js";
 import { saveApprovalRule } from "../agent/save-rule.js";
-import { showSessionDiff, type UndoIo, undoLastRun } from "../agent/undo-report.js";
+import { showSessionDiff, undoLastRun } from "../agent/undo-report.js";
 import { redact } from "../core/redact.js";
 import { createStopControl } from "../core/stop.js";
 import { terminalText } from "../core/terminal-text.js";
@@ -39,8 +38,10 @@ import { type PlanReview, reviewPlan } from "./plan-review.js";
 import { commandList, isCommandLine, type ReplCommand, runCommandLine } from "./repl/commands.js";
 import { historyFile, loadHistory, REPL_HISTORY_MAX, saveHistory } from "./repl/history.js";
 import { type KeyRouter, keyRouter, type TypedAhead } from "./repl/keys.js";
-import { lastExchange } from "./repl/last-exchange.js";
-import { PASTE_OFF, PASTE_ON, pasteFilter, restoreNewlines } from "./repl/paste.js";
+import { PASTE_OFF, PASTE_ON, PASTED_NEWLINE, pasteFilter, restoreNewlines } from "./repl/paste.js";
+import { replPrompt } from "./repl/prompt.js";
+import { replayConversation } from "./repl/replay.js";
+import { rulesStatus } from "./rules-status.js";
 import { type CliAgent, openCliAgent } from "./run-common.js";
 import {
   formatListing,
@@ -50,18 +51,18 @@ import {
   sessionNumbered,
 } from "./session-listing.js";
 import { traceSummary } from "./trace.js";
-import { useColor } from "./undo.js";
+import { replUndoIo, useColor } from "./undo.js";
 import { compactCount } from "./view/live.js";
+import { charWidth, textWidth } from "./view/width.js";
 
-const PROMPT = "scoot> ";
 /** A goal typed ahead is echoed cut to this many characters. */
 const TYPED_AHEAD_SHOWN_CHARS = 70;
+/** However narrow the terminal, a question's prompt line shows this much of a typed-ahead line. */
+const MIN_ECHO_CHARS = 10;
 /** A pseudo-terminal that does not say its size is taken to be this big. */
 const DEFAULT_ROWS = 24;
 const DEFAULT_COLUMNS = 80;
 const PREVIEW_CHARS = 50;
-/** The resumed goal and answer shown before the prompt are cut to this many characters. */
-const RESUMED_SHOWN_CHARS = 400;
 /** Model names are short printable words. */
 const MODEL_NAME = /^[\x21-\x7e]{1,200}$/;
 
@@ -85,6 +86,12 @@ interface Repl {
   planMode: boolean;
   /** The line typed during a goal a command ran (`/plan <goal>`), waiting for the next prompt. */
   typedLeft?: string;
+  /** The open question's prompt line, above which the typed-ahead line shows. */
+  questionPrompt?: string;
+  /** The typed-ahead line's row is drawn above the question's prompt line. */
+  echoRow?: boolean;
+  /** The running goal was stopped with Esc: its queued goals go back into the input. */
+  escaped?: boolean;
 }
 
 export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
@@ -120,7 +127,7 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   let ended: "exit" | "eof" = "exit";
   try {
     if (firstGoal !== undefined) {
-      if (interactive) cli.io.err(`${PROMPT}${firstGoal}\n`);
+      if (interactive) cli.io.err(`${replPrompt(repl.planMode)}${firstGoal}\n`);
       await (repl.planMode ? planGoal : runGoal)(repl, firstGoal, opened.trace);
     }
     ended = await readGoals(repl, rl, commands, opened.trace);
@@ -147,7 +154,8 @@ function terminalSize(): { rows: number; columns: number } {
  */
 function terminalApprover(cli: Cli, current: () => Repl | undefined): Approver {
   const inner = keyboardApprover({
-    key: (signal) => current()?.keys?.nextKey(signal) ?? Promise.resolve(undefined),
+    key: (signal, kind) => current()?.keys?.nextKey(signal, kind) ?? Promise.resolve(undefined),
+    promptShown: (text) => questionPromptShown(current(), text),
     write: (text) => process.stderr.write(text),
     color: useColor(process.stderr, cli.env),
     size: terminalSize,
@@ -190,10 +198,65 @@ function ruleOffer(
   };
 }
 
+/**
+ * A question's prompt line was drawn: the typed-ahead line shows on a row of its own just above
+ * it while the question is open (docs/keyboard.md "Questions answered on purpose").
+ */
+function questionPromptShown(repl: Repl | undefined, text: string): void {
+  if (!repl) return;
+  repl.questionPrompt = text;
+  repl.echoRow = false;
+  const ahead = repl.keys?.typedAhead;
+  if (ahead && ahead.line !== "") questionLineEcho(repl, ahead);
+}
+
+/** What the row above an open question says while a line is typed ahead. */
+const OPEN_LINE_HINT = "(Enter queues it · Ctrl-U clears it)";
+
+/**
+ * While a question is open, what is typed ahead shows on the row above its prompt line: the
+ * line's end (where the cursor is) and what to do with it; a goal queued meanwhile is printed
+ * above that. The prompt line stays last, the cursor at its end.
+ */
+function questionLineEcho(repl: Repl, state: TypedAhead, note?: string): void {
+  const prompt = repl.questionPrompt ?? "";
+  const { columns } = terminalSize();
+  // Back to the start of the prompt line; up to the echo row when one is shown.
+  let out = `\r\u001b[2K${repl.echoRow ? "\u001b[1A\r\u001b[2K" : ""}`;
+  if (note) out += `  ${note}\n`;
+  repl.echoRow = state.line !== "";
+  if (repl.echoRow) {
+    const room = Math.max(MIN_ECHO_CHARS, columns - 1 - 7 - OPEN_LINE_HINT.length);
+    out += `  › ${lineEnd(state.line, room)}▏  ${OPEN_LINE_HINT}\n`;
+  }
+  process.stderr.write(`${out}${prompt}`);
+}
+
+/** Columns the live view's typed-ahead row gives the line itself. */
+function typedAheadRoom(): number {
+  return Math.max(MIN_ECHO_CHARS, terminalSize().columns - 1 - "  › ▏ (Enter queues it)".length);
+}
+
+/** The end of a line typed ahead, cut from the front to `room` columns (the cursor's end stays in view). */
+function lineEnd(line: string, room: number): string {
+  const chars = [...terminalText(redact(line))];
+  if (textWidth(chars.join("")) <= room) return chars.join("");
+  let kept = "";
+  let width = 1;
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const w = charWidth(chars[i]!);
+    if (width + w > room) break;
+    kept = chars[i] + kept;
+    width += w;
+  }
+  return `…${kept}`;
+}
+
 /** The echo of what was typed during the run, under the live view. */
 function typedAheadLines(state: TypedAhead, note?: string): string[] | undefined {
   const lines = state.queued.map((g) => `  (queued) ${preview(g, TYPED_AHEAD_SHOWN_CHARS)}`);
-  if (state.line !== "") lines.push(`  › ${preview(state.line, TYPED_AHEAD_SHOWN_CHARS)}▏ (Enter queues it)`);
+  // The line's end, where the cursor is, stays in view however long it grows.
+  if (state.line !== "") lines.push(`  › ${lineEnd(state.line, typedAheadRoom())}▏ (Enter queues it)`);
   if (note) lines.push(`  ${note}`);
   return lines.length > 0 ? lines : undefined;
 }
@@ -219,7 +282,12 @@ function openLineEditor(cli: Cli, repl: Repl, history: string): LineEditor {
     repl.keys = keyRouter({
       lineEditor: lineInput,
       onCancel: (key) => cancelGoal(repl, key),
-      onTypedAhead: (state, note) => repl.active.screen.footer(typedAheadLines(state, note)),
+      onTypedAhead: (state, note) =>
+        repl.keys?.asking
+          ? questionLineEcho(repl, state, note)
+          : repl.active.screen.footer(
+              typedAheadLines(state, note?.startsWith("(queued)") ? undefined : note),
+            ),
     });
     const keys = repl.keys;
     filter.on("data", (chunk: Buffer | string) => keys.feed(chunk.toString()));
@@ -231,7 +299,7 @@ function openLineEditor(cli: Cli, repl: Repl, history: string): LineEditor {
     input,
     output: interactive ? process.stdout : undefined,
     terminal: interactive,
-    prompt: PROMPT,
+    prompt: replPrompt(repl.planMode),
     ...(interactive
       ? { history: loadHistory(history, warn), historySize: REPL_HISTORY_MAX, removeHistoryDuplicates: true }
       : {}),
@@ -270,12 +338,9 @@ function banner(repl: Repl): string {
   ].join("\n");
 }
 
-/** The last goal and answer of a resumed session, cut short, before the prompt. */
+/** The newest goals and answers of a resumed session, before the prompt. */
 function showResumed(cli: Cli, agent: CliAgent): void {
-  const last = agent.resumed ? lastExchange(agent.resumed) : undefined;
-  if (!last) return;
-  cli.io.err(`last goal: ${preview(last.goal, RESUMED_SHOWN_CHARS)}\n`);
-  cli.io.err(`answer: ${last.answer === undefined ? "(none)" : preview(last.answer, RESUMED_SHOWN_CHARS)}\n`);
+  if (agent.resumed) cli.io.err(replayConversation(agent.resumed, cli.io.wrapWidth?.("err")));
 }
 
 /**
@@ -286,6 +351,7 @@ function cancelGoal(repl: Repl, key: "Ctrl-C" | "Esc"): void {
   const current = repl.current;
   if (!current || current.signal.aborted) return;
   const what = repl.active.cancel();
+  if (key === "Esc") repl.escaped = true;
   repl.active.screen.footer(undefined);
   // A question's prompt line is still open: the cancel line goes below it.
   repl.active.screen.err(`${repl.keys?.asking ? "\n" : ""}scoot: cancelled (${key}): stopped ${what}\n`);
@@ -321,7 +387,7 @@ async function readGoals(
   if (interactive) rl.prompt();
   for (;;) {
     const queued = repl.queued.shift();
-    if (queued !== undefined) cli.io.err(`${PROMPT}${queued}   (queued)\n`);
+    if (queued !== undefined) cli.io.err(`${replPrompt(repl.planMode)}${queued}   (queued)\n`);
     const next = queued !== undefined ? { done: false, value: queued } : await lines.next();
     if (next.done) return "eof";
     const goal = restoreNewlines(next.value).trim();
@@ -332,6 +398,7 @@ async function readGoals(
     if (isCommandLine(goal)) {
       const outcome = await runCommandLine(goal, commands, cli.io);
       if (outcome === "exit") return "exit";
+      rl.setPrompt(replPrompt(repl.planMode));
       const typed = repl.typedLeft;
       repl.typedLeft = undefined;
       if (interactive && repl.queued.length === 0) {
@@ -376,6 +443,13 @@ async function duringGoal(
     repl.current = undefined;
     ahead = repl.keys?.endRun();
     repl.active.screen.footer(undefined);
+  }
+  if (repl.escaped) {
+    // Esc stops the goal and what was queued behind it: the queued goals come back into the
+    // input, with the line being typed, to be edited or sent (docs/keyboard.md "Cancelling").
+    repl.escaped = false;
+    const back = [...(ahead?.queued ?? []), ...(ahead?.line ? [ahead.line] : [])];
+    return back.length > 0 ? back.join(PASTED_NEWLINE) : undefined;
   }
   if (ahead) repl.queued.push(...ahead.queued);
   return ahead?.line || undefined;
@@ -435,7 +509,8 @@ async function askPlan(repl: Repl, plan: Plan, signal: AbortSignal): Promise<Pla
   try {
     return await reviewPlan(
       {
-        key: (sig) => repl.keys?.nextKey(sig) ?? Promise.resolve(undefined),
+        key: (sig, kind) => repl.keys?.nextKey(sig, kind) ?? Promise.resolve(undefined),
+        promptShown: (text) => questionPromptShown(repl, text),
         write: (text) => process.stderr.write(text),
         color: useColor(process.stderr, repl.cli.env),
         size: terminalSize,
@@ -495,7 +570,13 @@ function showSessions(repl: Repl): void {
   const listing = selectSessions(active.sessionsDir, { cwd: cli.cwd, all: false, limit: SESSIONS_LIMIT });
   for (const w of listing.warnings) cli.io.err(`scoot: warning: ${w}\n`);
   if (listing.rows.length > 0)
-    cli.io.out(formatListing(listing, { now: Date.now(), active: active.agent.sessionId }));
+    cli.io.out(
+      formatListing(listing, {
+        now: Date.now(),
+        active: active.agent.sessionId,
+        width: cli.io.wrapWidth?.("out"),
+      }),
+    );
   const note = listingNote(listing);
   if (note) cli.io.err(`${note}\n`);
 }
@@ -516,7 +597,7 @@ function showStatus(repl: Repl): void {
       `mode      ${agent.mode}`,
       `approval  ${repl.active.approval}`,
       `plan      ${repl.planMode ? "on: each goal is planned first" : "off"} · binding ${repl.active.config.agent.plan_binding}`,
-      `rules     ${rulesSummary(repl.active.config.tools.rules, repl.cli.cwd).join("\n          ") || "none"}`,
+      `rules     ${rulesStatus(repl.active.config.tools.rules, repl.active.paths.root, repl.cli.env, repl.cli.cwd).join("\n          ") || "none"}`,
       `context   ${context}, ${agent.historyBytes()} bytes kept`,
       `instructions  ${agent.instructions()}`,
       `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,
@@ -528,11 +609,7 @@ function showStatus(repl: Repl): void {
 /** The slash commands; each acts on the session active when it runs. */
 function replCommands(repl: Repl): ReplCommand[] {
   const { cli } = repl;
-  const undoIo: UndoIo = {
-    ...cli.io,
-    raw: (t) => process.stdout.write(t),
-    color: useColor(process.stdout, cli.env),
-  };
+  const undoIo = replUndoIo(cli);
   const commands: ReplCommand[] = [
     { name: "/help", usage: "/help", help: "this help", argument: "none", run: (c) => c.out(help()) },
     {

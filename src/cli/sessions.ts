@@ -48,7 +48,8 @@ export async function runSessionsList(cli: Cli): Promise<number> {
     cli.io.out(`${JSON.stringify(rows)}\n`);
     return EXIT.ok;
   }
-  if (listing.rows.length > 0) cli.io.out(formatListing(listing, { now: Date.now() }));
+  if (listing.rows.length > 0)
+    cli.io.out(formatListing(listing, { now: Date.now(), width: cli.io.wrapWidth?.("out") }));
   const note = listingNote(listing);
   if (note) cli.io.err(`${note}\n`);
   return EXIT.ok;
@@ -70,7 +71,7 @@ export async function runSessionShow(cli: Cli): Promise<number> {
   const file = sessionPath(loaded.value.paths.sessions, id);
   if (!transcriptFiles(file).some((f) => fs.existsSync(f))) {
     cli.io.err(
-      `scoot session show: no session "${id}" in ${loaded.value.paths.sessions} (see scoot sessions list)\n`,
+      `scoot session show: no session "${id}" in ${loaded.value.paths.sessions} (see scoot sessions list --all)\n`,
     );
     return EXIT.failed;
   }

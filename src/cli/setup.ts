@@ -32,7 +32,8 @@ import { atomicWriteFile } from "../core/atomic-write.js";
 import type { Result } from "../core/types.js";
 import { flagBool, flagString, type ParsedArgs } from "./args.js";
 import type { Cli } from "./context.js";
-import { EXIT } from "./io.js";
+import { EXIT, terminalWrapWidth } from "./io.js";
+import { wrapText } from "./view/wrap.js";
 
 const TOKEN_FILE_MODE = 0o600;
 const CONFIG_FILE_MODE = 0o600;
@@ -105,8 +106,9 @@ function tomlString(s: string): string {
 
 export function renderConfig(v: SetupValues, when = new Date()): string {
   const lines = [
-    `# Written by \`scoot setup\` on ${when.toISOString()}. Keys not listed keep their defaults`,
-    "# (see `scoot config`). No token is ever stored in this file.",
+    `# Written by \`scoot setup\` on ${when.toISOString()}.`,
+    "# Keys not listed keep their defaults (see `scoot config`).",
+    "# No token is ever stored in this file.",
     "",
     "[backend]",
     `api = ${tomlString(v.api)}`,
@@ -279,7 +281,13 @@ export interface Prompter {
  * Questions go to `output` (stderr: stdout keeps only the result). Lines are read through the
  * interface's queue, so answers typed ahead are never lost. A hidden answer is not echoed.
  */
-export function createPrompter(input: Readable, output: Writable, terminal: boolean): Prompter {
+export function createPrompter(
+  input: Readable,
+  output: Writable,
+  terminal: boolean,
+  /** The terminal's width, which questions wrap at (docs/keyboard.md "Lines on a terminal"). */
+  width?: number,
+): Prompter {
   // Keys are echoed only while a visible question waits. A line typed or pasted ahead of its
   // question is never shown as it arrives — it might be the token — and is printed after its
   // question instead, unless that question is the hidden one.
@@ -306,7 +314,7 @@ export function createPrompter(input: Readable, output: Writable, terminal: bool
   const lines = rl[Symbol.asyncIterator]();
   return {
     async ask(question, opts = {}) {
-      output.write(question);
+      output.write(width === undefined ? question : wrapText(question, width));
       hidden = opts.hidden === true;
       asking = true;
       try {
@@ -384,13 +392,17 @@ interface Plan {
   token?: string;
 }
 
-/** Asks for each value, offering the flag value or the default. Returns undefined when the user declines. */
+/**
+ * Asks for each value, offering the flag value or the default. Returns undefined when the user
+ * declines. `file` shows the file to be written as it will be (not wrapped, unlike `out`).
+ */
 async function askAll(
   p: Prompter,
   out: Writable,
   paths: HomePaths,
   given: Partial<SetupValues>,
   force: boolean,
+  file: Writable = out,
 ): Promise<Plan | undefined> {
   const d = defaultConfig();
   out.write(`Scoot setup — writes ${paths.configToml}. Press Enter to accept [defaults].\n`);
@@ -470,7 +482,7 @@ async function askAll(
     given.policy ?? d.tools.policy,
     ASK.policy.answer,
   );
-  out.write(`\n${renderConfig(values)}\n`);
+  file.write(`\n${renderConfig(values)}\n`);
   if (
     !(await confirm(
       p,
@@ -493,6 +505,22 @@ export interface SetupStreams {
   isTTY: boolean;
   /** Whether readline treats stdin as a terminal (raw keys, hidden echo); default: isTTY. */
   terminal?: boolean;
+  /**
+   * The width questions and notes wrap at when `prompts` is a terminal (docs/keyboard.md "Lines
+   * on a terminal"); undefined: as written.
+   */
+  width?: number;
+}
+
+/** Lines written to `out` wrapped at `width`: each write starts a line (what setup writes does). */
+function wrappedLines(out: Writable, width: number | undefined): Writable {
+  if (width === undefined) return out;
+  return new Writable({
+    write(chunk, _enc, cb) {
+      out.write(wrapText(String(chunk), width));
+      cb();
+    },
+  });
 }
 
 function writeFiles(paths: HomePaths, plan: Plan): Result<string[]> {
@@ -552,9 +580,21 @@ export async function setupCommand(cli: Cli, streams: SetupStreams): Promise<num
       cli.io.err("scoot setup: --token-stdin needs --yes (on a terminal, setup asks for the token)\n");
       return EXIT.usage;
     }
-    const prompter = createPrompter(streams.stdin, streams.prompts, streams.terminal ?? streams.isTTY);
+    const prompter = createPrompter(
+      streams.stdin,
+      streams.prompts,
+      streams.terminal ?? streams.isTTY,
+      streams.width,
+    );
     try {
-      const asked = await askAll(prompter, streams.prompts, paths, flags.value.values, force);
+      const asked = await askAll(
+        prompter,
+        wrappedLines(streams.prompts, streams.width),
+        paths,
+        flags.value.values,
+        force,
+        streams.prompts,
+      );
       if (!asked) {
         cli.io.err("scoot setup: nothing changed\n");
         return EXIT.ok;
@@ -635,5 +675,6 @@ export async function runSetup(cli: Cli): Promise<number> {
     stdin: process.stdin,
     prompts: process.stderr,
     isTTY: Boolean(process.stdin.isTTY),
+    width: terminalWrapWidth(process.stderr),
   });
 }

@@ -7,6 +7,7 @@
 
 import { undoNote } from "../agent/history.js";
 import {
+  latestUndoableRun,
   showSessionDiff,
   type UndoDone,
   type UndoGuard,
@@ -26,6 +27,20 @@ import { latestSessionOfProject, projectRoot, sessionExists } from "../store/ses
 import { flagBool, flagString } from "./args.js";
 import { type Cli, loadForCommand } from "./context.js";
 import { EXIT } from "./io.js";
+import { foldLines, screenRows } from "./question-parts.js";
+import { relativeTime } from "./relative-time.js";
+
+/** A terminal that does not say its size is taken to be this big. */
+const DEFAULT_ROWS = 24;
+const DEFAULT_COLUMNS = 80;
+/**
+ * Rows a folded `/diff` leaves free: the command's line, the note after the diffs (two rows on a
+ * narrow terminal), the prompt and the fold line's second row when it wraps.
+ */
+const DIFF_KEPT_ROWS = 5;
+
+/** A goal named in a hint is cut to this many characters. */
+const GOAL_SHOWN_CHARS = 60;
 
 export function useColor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
   return Boolean(stream.isTTY) && !env.NO_COLOR;
@@ -44,13 +59,32 @@ function chooseSession(
   const valid = validateSessionId(word);
   if (!valid.ok) return valid;
   if (!sessionExists(paths.sessions, word)) {
-    return { ok: false, error: `no session "${word}" in ${paths.sessions} (see scoot sessions list)` };
+    return { ok: false, error: `no session "${word}" in ${paths.sessions} (see scoot sessions list --all)` };
   }
   return valid;
 }
 
 function cliUndoIo(cli: Cli): UndoIo {
   return { ...cli.io, raw: (t) => process.stdout.write(t), color: useColor(process.stdout, cli.env) };
+}
+
+/**
+ * The writers of the REPL's `/undo` and `/diff`. On a terminal `/diff` folds each file's diff to
+ * the screen as the approval question folds a change: its first and last lines, and one line
+ * between naming the command that shows all of it (docs/sessions.md "Undo").
+ */
+export function replUndoIo(cli: Cli): UndoIo {
+  const io = cliUndoIo(cli);
+  if (!cli.io.processStreams || !process.stdout.isTTY) return io;
+  return {
+    ...io,
+    fold(lines, sessionId) {
+      const rows = process.stdout.rows || DEFAULT_ROWS;
+      const columns = process.stdout.columns || DEFAULT_COLUMNS;
+      const how = `all of them: scoot diff ${sessionId}`;
+      return foldLines(screenRows(lines, columns), rows - DIFF_KEPT_ROWS, how).shown;
+    },
+  };
 }
 
 function sessionArg(cli: Cli, name: string): { ok: true; word: string | undefined } | { ok: false } {
@@ -79,6 +113,20 @@ function sessionForCommand(
     return { ok: false, exitCode: EXIT.usage };
   }
   return { ok: true, paths, id: id.value };
+}
+
+/**
+ * When the session has nothing to undo (its runs changed no file): the latest run of this project
+ * that did, and the command that undoes it.
+ */
+function otherUndoableRun(cli: Cli, paths: HomePaths, id: string): string[] {
+  const run = latestUndoableRun(paths.state, projectRoot(cli.cwd), id);
+  if (!run) return [];
+  const goal = run.goal ? ` (goal: ${run.goal.replace(/\s+/g, " ").slice(0, GOAL_SHOWN_CHARS)})` : "";
+  return [
+    `the latest run here that changed files: run ${run.runId} of session ${run.sessionId}${goal}, ${relativeTime(run.at, Date.now())}`,
+    `undo it with: scoot undo ${run.sessionId}`,
+  ];
 }
 
 /** The gate in the configured mode (or --policy) and the audit log, for `scoot undo`. */
@@ -158,6 +206,7 @@ export async function runUndo(cli: Cli): Promise<number> {
       force: flagBool(cli.args, "force"),
       what: "scoot undo",
       guard: guard.value,
+      instead: () => otherUndoableRun(cli, paths, id),
     });
     noteInTranscript(cli, paths, id, undone);
     return undone.ok ? EXIT.ok : EXIT.failed;

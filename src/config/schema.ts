@@ -230,6 +230,11 @@ export const SCHEMA = declareConfig({
       doc: "ask | never; unset: ask in a REPL on a terminal and in ACP, never where nobody can answer",
       unset: "ask in a REPL on a terminal and in ACP, never elsewhere",
     }),
+    /** docs/safety.md "Known-safe commands". */
+    approval_safe_commands: bool({
+      default: true,
+      doc: "guarded: known-safe read-only commands (ls, git status, …) run without a question",
+    }),
     /**
      * Raw rule tables; `agent/approval-rules.ts` checks each against the tools' scopes and the
      * commands refuse a configuration with a bad one (docs/safety.md "Rules").

@@ -101,7 +101,10 @@ export function diffLines(
   let added = 0;
   let removed = 0;
   for (const h of patch.hunks) {
-    body.push({ style: "hunk", text: `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@` });
+    // An empty side starts at the line before it, as diff(1) writes it: a new file is `-0,0`.
+    const oldStart = h.oldLines === 0 ? h.oldStart - 1 : h.oldStart;
+    const newStart = h.newLines === 0 ? h.newStart - 1 : h.newStart;
+    body.push({ style: "hunk", text: `@@ -${oldStart},${h.oldLines} +${newStart},${h.newLines} @@` });
     for (const line of h.lines) {
       const text = safe(line);
       if (line.startsWith("-")) {

@@ -16,8 +16,9 @@
  * refusal and the person one exact line in the plan; a harmful one it missed costs a file. It
  * reads words, not a program's manual: a short-option cluster counts every letter in it
  * (`-fdx` is `-f`, `-d` and `-x`; `-ofile` is `-o`), a long option counts with or without its
- * `=value` and in any case (`--outDir` is `--outdir`), and every word counts, also after `--`
- * (`npm test -- --outputFile=x` hands the option to the test runner).
+ * `=value` and in any case (`--outDir` is `--outdir`) — for git, which takes any unambiguous
+ * beginning of a long option, a beginning of one counts too (`--ext` is `--ext-diff`) — and every
+ * word counts, also after `--` (`npm test -- --outputFile=x` hands the option to the test runner).
  */
 import path from "node:path";
 
@@ -130,6 +131,11 @@ interface OptionTable {
   longFamily?: Readonly<Record<string, OptionEffect>>;
   /** The program spells long options with one dash (`go test -exec x`, `find -delete`). */
   singleDashLong?: boolean;
+  /**
+   * The program takes any unambiguous beginning of a long option for the whole (git's option
+   * parser: `git diff --ext` is `--ext-diff`), so a beginning of a stretching one stretches too.
+   */
+  abbreviates?: boolean;
 }
 
 const W: OptionEffect = "writes files";
@@ -182,6 +188,9 @@ const EVERY_PROGRAM: OptionTable = {
     "--template": RUN,
     "--userconfig": RUN,
     "--globalconfig": RUN,
+    // curl's form fields (`--form f=@secret`); exact, so `git log --format=%h` is not one
+    "--form": SEND,
+    "--form-string": SEND,
     "--git-dir": ELSE,
     "--work-tree": ELSE,
     "--prefix": ELSE,
@@ -210,7 +219,6 @@ const EVERY_PROGRAM: OptionTable = {
     "--upload": SEND, // --upload-file, --upload-pack
     "--data": SEND,
     "--post": SEND,
-    "--form": SEND,
   },
 };
 
@@ -218,6 +226,7 @@ const EVERY_PROGRAM: OptionTable = {
 const PER_PROGRAM: Readonly<Record<string, OptionTable>> = {
   git: {
     short: { X: DEL, M: DEL }, // `git clean -X`, `git branch -M` (overwrites a branch)
+    abbreviates: true,
   },
   sed: { short: { i: W, I: W, s: W }, long: { "--file": RUN } },
   perl: { short: { i: W, I: RUN, M: RUN, m: RUN } },
@@ -318,6 +327,19 @@ function longEffect(name: string, table: OptionTable | undefined): OptionEffect 
   return undefined;
 }
 
+/** What a long option does when `name` is only the beginning of a stretching one (`--ext` of `--ext-diff`). */
+function abbreviatedEffect(
+  name: string,
+  tables: readonly (OptionTable | undefined)[],
+): OptionEffect | undefined {
+  // `--` alone ends the options; one letter more is the shortest beginning a parser takes.
+  if (name.length < 3) return undefined;
+  for (const table of tables)
+    for (const names of [table?.long, table?.longFamily])
+      for (const [full, does] of Object.entries(names ?? {})) if (full.startsWith(name)) return does;
+  return undefined;
+}
+
 /** What one word does as an option of `program`, or undefined when it is not a stretching option. */
 function optionEffect(program: string, word: string): OptionEffect | undefined {
   if (!word.startsWith("-") || word === "-" || word === "--") return undefined;
@@ -333,7 +355,8 @@ function optionEffect(program: string, word: string): OptionEffect | undefined {
   }
   if (word.startsWith("--")) {
     const name = word.split("=")[0]!.toLowerCase();
-    return longEffect(name, own) ?? longEffect(name, EVERY_PROGRAM);
+    const does = longEffect(name, own) ?? longEffect(name, EVERY_PROGRAM);
+    return does ?? (own?.abbreviates ? abbreviatedEffect(name, [own, EVERY_PROGRAM]) : undefined);
   }
   // A cluster of short options, or one with its value attached: every letter counts.
   for (const ch of word.slice(1)) {

@@ -21,7 +21,7 @@ export function loadResumeTarget(sessionsDir: string, id: string): Result<Resume
   if (!sessionExists(sessionsDir, id)) {
     return {
       ok: false,
-      error: `no session "${id}" to resume in ${sessionsDir} (see scoot sessions list)`,
+      error: `no session "${id}" to resume in ${sessionsDir} (see scoot sessions list --all)`,
     };
   }
   // A session in use by a live run is refused when the agent session claims it

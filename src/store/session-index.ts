@@ -1,6 +1,6 @@
 /**
  * The listing index of `state/sessions/` (docs/sessions.md "Sessions and audit", *The listing index*):
- * what `sessions list` shows of each transcript (message count, first user message, the
+ * what `sessions list` shows of each transcript (message count, first goal, the
  * warnings its lines gave), remembered beside the stamps of the files it was read from, so a
  * listing reads again only the transcripts that changed since the last one.
  *
@@ -16,7 +16,7 @@ import path from "node:path";
 
 export const SESSION_INDEX_NAME = "list-index.json";
 /** The first line of an index; any other first line is a foreign or older index: rebuilt. */
-const HEADER = "scoot-sessions-list-index 1";
+const HEADER = "scoot-sessions-list-index 2";
 /** An index larger than this is not read (and a larger one is not written): it is rebuilt. */
 export const SESSION_INDEX_MAX_BYTES = 32 * 1024 * 1024;
 /**

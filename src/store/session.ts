@@ -239,6 +239,38 @@ export function shownText(m: Message): string {
   return m.goal ?? m.content;
 }
 
+/**
+ * How the user lines the agent writes begin, none of them the person's goal (docs/sessions.md
+ * "What the model is told"): a call's observation, the loop's correction of an invalid step,
+ * a compaction's summary, and Scoot's notes. The agent writes them (src/agent/prompt.ts,
+ * compact.ts, history.ts); test/store/person-goals.test.ts holds each writer to this list.
+ */
+const NOT_A_GOAL = [
+  "Observation from ",
+  "Your last reply was not a valid step",
+  "[Compacted history]",
+  "[scoot: ",
+] as const;
+/** The untrusted-data marker an observation's body opens with. */
+const OBSERVATION_MARK = "<<<UNTRUSTED_OBSERVATION";
+/** Where a note Scoot added to the person's words begins (a plan's feedback, an older plan run's plan). */
+const ADDED_NOTE = `\n\n${NOT_A_GOAL[3]}`;
+
+/** True for a user line that holds the person's goal: not an observation, correction, summary or note. */
+export function isPersonGoal(m: Message): boolean {
+  if (m.role !== "user") return false;
+  if (m.goal !== undefined) return true;
+  const text = m.content;
+  return !NOT_A_GOAL.some((p) => text.startsWith(p)) && !text.includes(OBSERVATION_MARK);
+}
+
+/** A goal's line as the person gave it: `shownText` without a note Scoot added after their words. */
+export function goalText(m: Message): string {
+  const text = shownText(m);
+  const note = text.indexOf(ADDED_NOTE);
+  return note < 0 ? text : text.slice(0, note);
+}
+
 function isOutcome(v: unknown): v is CallOutcome {
   const o = v as CallOutcome;
   return (
@@ -280,6 +312,7 @@ export interface SessionSummary {
   id: string;
   modified: number;
   messages: number;
+  /** The session's first goal as the person gave it (`goalText`); empty when it has none. */
   firstUser: string;
 }
 
@@ -361,10 +394,10 @@ function isHexDigit(b: number): boolean {
 }
 
 /**
- * The first user message and the message count of one transcript, read line by line: only
- * the first user message is parsed; the lines before it (the system prompt) are checked as
- * bytes, which tells a valid one from a bad one as the parser would, and later ones are only
- * counted (`sessions list` reads what it prints and keeps nothing of the file). `parts` are
+ * The first goal and the message count of one transcript, read line by line: user lines are
+ * parsed until one is the person's goal (`isPersonGoal`); the other lines before it (the system
+ * prompt) are checked as bytes, which tells a valid one from a bad one as the parser would, and
+ * later ones are only counted (`sessions list` reads what it prints and keeps nothing of the file). `parts` are
  * the files to read, the rotated part first.
  */
 function summariseTranscript(parts: string[], warnings: string[]): { messages: number; firstUser: string } {
@@ -395,7 +428,7 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
         return true;
       }
       messages += 1;
-      if (firstUser === undefined && item.record.role === "user") firstUser = shownText(item.record);
+      if (firstUser === undefined && isPersonGoal(item.record)) firstUser = goalText(item.record);
       return true;
     });
   }

@@ -24,6 +24,7 @@ import { declareText } from "./declare.js";
 import { effectLockDirOf } from "./effect-place.js";
 import { type OutputSummary, OutputTally } from "./output-tally.js";
 import { done, failed } from "./result.js";
+import { knownSafeCommand } from "./safe-commands.js";
 import type { Tool, ToolContext, ToolDetails, ToolResult } from "./types.js";
 
 /** Per-stream capture limit (stdout and stderr each up to 1 MiB). */
@@ -313,6 +314,7 @@ export const bashTool: Tool<string> = {
   inputFields: INPUT.names,
   textName: INPUT.textName,
   approvalScope: COMMAND_SCOPE,
+  knownSafe: (command: string, where) => knownSafeCommand(command, where.root()),
   clipBytes: CLIP.bash,
   parse: INPUT.parse,
   effects(command: string) {

@@ -9,6 +9,11 @@
  *   pytest`): the program, the subcommand and that name, so `npm run lint` never covers
  *   `npm run deploy`; without a plain name there (`npm run`, `npm run --silent x`), the whole
  *   command.
+ * - Unless its extra words (those after the scope's) hold an option that writes, deletes, runs
+ *   something, sends data or acts elsewhere (policy/command-options.ts findStretch, the table a
+ *   plan's ` *` prefix is checked against): then the whole command. `git diff --output=README.md`
+ *   is not in `git diff`, `git branch -D x` not in `git branch`, for every program alike. The
+ *   scope is read from the new call, so an "always" given to `git diff` never reaches it.
  * - A plain command of one word: that word, which covers that command alone (`ls`, never
  *   `ls -la`): a scope of a bare program would let an "always" on `git` cover `git clean -fdx`.
  * - A plain command whose second word is an option (`ls -la`, `git -C ../x clean`), a path or
@@ -24,7 +29,7 @@
  */
 import path from "node:path";
 import type { Result } from "../core/types.js";
-import { isOperandProgram } from "../policy/command-options.js";
+import { findStretch, isOperandProgram } from "../policy/command-options.js";
 import type { ApprovalScope } from "./types.js";
 
 /**
@@ -57,8 +62,9 @@ export function plainWords(command: string): string[] | undefined {
  */
 function coveredWords(words: readonly string[]): number {
   if (words.length < 2 || !SUBCOMMAND_WORD.test(words[1]!) || isOperandProgram(words[0]!)) return 0;
-  if (!RUNNER_SUBCOMMANDS.has(words[1]!)) return 2;
-  return words.length >= 3 && RUN_NAME.test(words[2]!) ? 3 : 0;
+  const kept = !RUNNER_SUBCOMMANDS.has(words[1]!) ? 2 : words.length >= 3 && RUN_NAME.test(words[2]!) ? 3 : 0;
+  // A stretching option among the extra words: this command is not one of the scope's.
+  return kept > 0 && findStretch(words[0]!, words.slice(kept)) ? 0 : kept;
 }
 
 /** The scope of one command (see the module comment). */

@@ -155,6 +155,12 @@ export interface Tool<I = unknown> {
    */
   approvalScope?: ApprovalScope<I>;
   /**
+   * Whether this call only reads the project and prints, so that in guarded mode it runs without
+   * a question (docs/safety.md "Known-safe commands"): bash's known-safe commands. Read once, when
+   * the call is prepared; absent: never.
+   */
+  knownSafe?: (input: I, where: ScopeWhere) => boolean;
+  /**
    * A step, not a call, that ends the run with its input as the run's plan (`plan`, plan mode):
    * the pipeline never runs it. Read from the tool so a step's hot path needs no other module.
    */

@@ -287,6 +287,24 @@ describe("permission through the editor", () => {
     expect(JSON.stringify(failed.map((u) => u.content))).not.toContain("refused by the user");
   });
 
+  it("a known-safe command runs without a permission request, shown as a tool call; rm still asks", async () => {
+    fs.writeFileSync(path.join(scene.project, "x"), "keep me\n");
+    answer = choose("reject_once");
+    scene.model.push(step("bash", "ls"), step("bash", "rm x"), step("final", "looked"));
+    const c = await start();
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "look around")).stopReason).toBe("end_turn");
+    expect(asked.map((a) => a.toolCall.title)).toEqual(["Run rm x"]);
+    expect(fs.existsSync(path.join(scene.project, "x"))).toBe(true);
+    expect(of("tool_call").map((u) => u.title)).toEqual(["Run ls", "Run rm x"]);
+    expect(of("tool_call_update").some((u) => u.status === "completed")).toBe(true);
+    expect(
+      auditEvents(scene.home)
+        .filter((e) => e.kind === "approval")
+        .map((e) => e.msg.split(":")[0]),
+    ).toEqual(["allowed as a known-safe command", "asked", "answer=refuse"]);
+  });
+
   it("reject always refuses the same scope again without asking", async () => {
     answer = choose("reject_always");
     scene.model.push(

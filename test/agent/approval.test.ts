@@ -98,10 +98,18 @@ function answering(...answers: (ApprovalAnswer | Error | "wait")[]): Approver & 
 
 function harness(
   replies: ScriptItem[],
-  opts: { approver?: Approver; mode?: PolicyMode; signal?: AbortSignal; level?: "error" } = {},
+  opts: {
+    approver?: Approver;
+    mode?: PolicyMode;
+    signal?: AbortSignal;
+    level?: "error";
+    /** `tools.approval_safe_commands` (default true). */
+    safeCommands?: boolean;
+  } = {},
 ) {
   const config = defaultConfig();
   if (opts.level) config.audit.level = opts.level;
+  if (opts.safeCommands !== undefined) config.tools.approval_safe_commands = opts.safeCommands;
   const auditFile = path.join(home, "logs", "audit.jsonl");
   fs.mkdirSync(path.dirname(auditFile), { recursive: true });
   const audit = createAuditLog({
@@ -223,12 +231,13 @@ describe("the approval phase", () => {
         step("bash", "git status; touch pwned"),
         finalStep,
       ],
-      { approver },
+      // `git status` is a known-safe command: asked here only with those turned off.
+      { approver, safeCommands: false },
     );
     await runGoal(h.deps, "git");
     expect(approver.asked.map((a) => a.rememberKey)).toEqual([
       "bash:git status",
-      "bash:git clean",
+      "bash:git clean -fdx",
       "bash:git status; touch pwned",
     ]);
     expect(fs.existsSync(path.join(project, "pwned"))).toBe(false);
@@ -246,6 +255,42 @@ describe("the approval phase", () => {
       "asked: bash git status; touch pwned",
       "answer=refuse: bash git status; touch pwned",
     ]);
+  });
+
+  it("a known-safe command runs unasked in guarded mode, shown and audited; its writing variant asks", async () => {
+    const approver = answering({ kind: "refuse" });
+    const h = harness([step("bash", "ls -la"), step("bash", "git diff --output=notes.txt"), finalStep], {
+      approver,
+    });
+    await runGoal(h.deps, "look");
+    expect(approver.asked.map((a) => a.raw)).toEqual(["git diff --output=notes.txt"]);
+    const ran = h.events.flatMap((e) => (e.type === "running" ? [e.call] : []));
+    expect(ran.map((c) => [c.raw, c.approval?.answer])).toEqual([["ls -la", "known_safe"]]);
+    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain("notes.txt");
+    const approvals = h
+      .records()
+      .filter((e) => e.kind === "approval")
+      .map((e) => [e.msg, (e as { call?: unknown }).call]);
+    expect(approvals).toEqual([
+      ["allowed as a known-safe command: bash ls -la", { tool: "bash", decision: "run" }],
+      ["asked: bash git diff --output=notes.txt", { tool: "bash", decision: "ask" }],
+      [
+        "answer=refuse: bash git diff --output=notes.txt",
+        { tool: "bash", decision: "refuse", outcome: "refused" },
+      ],
+    ]);
+    expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");
+  });
+
+  it.each<[string, { safeCommands?: boolean; mode?: PolicyMode }]>([
+    ["tools.approval_safe_commands = false", { safeCommands: false }],
+    ["unrestricted mode", { mode: "unrestricted" }],
+  ])("%s: a known-safe command asks as every command does", async (_name, opts) => {
+    const approver = answering({ kind: "once" });
+    const h = harness([step("bash", "ls -la"), finalStep], { approver, ...opts });
+    await runGoal(h.deps, "look");
+    expect(approver.asked.map((a) => a.raw)).toEqual(["ls -la"]);
+    expect(h.records().map((e) => e.msg.split(":")[0])).toContain("asked");
   });
 
   it("'always' on a write covers that file however it is spelled, and no other", async () => {

@@ -1,8 +1,9 @@
 /**
  * The one decision about a call (src/agent/decide.ts), on its own: every combination of the
  * gate's verdict × the covering rule × the remembered answer × whether the call has an effect ×
- * whether someone can be asked × whether the change can be made, checked against the rules of
- * docs/safety.md "Approval" and "Rules", then a table of named cases with their exact values.
+ * whether someone can be asked × whether the change can be made × whether it is a known-safe
+ * command, checked against the rules of docs/safety.md "Approval", "Known-safe commands" and
+ * "Rules", then a table of named cases with their exact values.
  */
 import { describe, expect, it } from "vitest";
 import type { ApprovalRule } from "../../src/agent/approval-rules.js";
@@ -37,23 +38,25 @@ function* every(): Generator<DecideInput> {
         for (const hasEffect of bools)
           for (const canAsk of bools)
             for (const cannotApply of bools)
-              yield {
-                verdict,
-                ...(ruled ? { ruled } : {}),
-                ...(remembered ? { remembered } : {}),
-                hasEffect,
-                canAsk,
-                cannotApply,
-              };
+              for (const knownSafe of bools)
+                yield {
+                  verdict,
+                  ...(ruled ? { ruled } : {}),
+                  ...(remembered ? { remembered } : {}),
+                  hasEffect,
+                  canAsk,
+                  cannotApply,
+                  knownSafe,
+                };
 }
 
 const ruleOf = (i: DecideInput) => (i.ruled?.kind === "rule" ? i.ruled.rule.decision : i.ruled?.kind);
 
-describe("decideCall over every combination (240)", () => {
+describe("decideCall over every combination (480)", () => {
   const all = [...every()].map((input) => ({ input, d: decideCall(input, KEY) }));
 
-  it("covers 2 × 5 × 3 × 2 × 2 × 2 inputs", () => {
-    expect(all).toHaveLength(240);
+  it("covers 2 × 5 × 3 × 2 × 2 × 2 × 2 inputs", () => {
+    expect(all).toHaveLength(480);
   });
 
   it("a gate's denial refuses, with the gate's reason, whatever else holds", () => {
@@ -84,7 +87,7 @@ describe("decideCall over every combination (240)", () => {
         ruleOf(x.input) !== "deny" &&
         ruleOf(x.input) !== "broken",
     );
-    expect(rows.length).toBe(24);
+    expect(rows.length).toBe(48);
     for (const { d } of rows)
       expect(d).toEqual({
         kind: "refuse",
@@ -106,7 +109,7 @@ describe("decideCall over every combination (240)", () => {
         x.input.canAsk &&
         !x.input.cannotApply,
     );
-    expect(rows.length).toBe(4);
+    expect(rows.length).toBe(8);
     for (const { d } of rows) expect(d).toEqual({ kind: "ask", rule: "tools.rules[3]" });
   });
 
@@ -136,6 +139,30 @@ describe("decideCall over every combination (240)", () => {
         x.input.remembered !== "refuse",
     ))
       expect(d).toEqual({ kind: "run", why: "not_needed" });
+  });
+
+  it("being known-safe turns only a question nobody else answered into a run: rules, refusals, the gate and who can be asked decide as before", () => {
+    const byInput = (input: DecideInput) => decideCall(input, KEY);
+    let turned = 0;
+    for (const { input, d } of all.filter((x) => x.input.knownSafe)) {
+      const asked = byInput({ ...input, knownSafe: false });
+      if (asked.kind === "ask" && asked.rule === undefined) {
+        expect(d).toEqual({ kind: "run", why: "known_safe" });
+        turned++;
+      } else expect(d).toEqual(asked);
+    }
+    expect(turned).toBe(1);
+    for (const { input, d } of all)
+      if (d.kind === "run" && d.why === "known_safe") {
+        expect(input).toMatchObject({
+          verdict: { allow: true },
+          knownSafe: true,
+          canAsk: true,
+          hasEffect: true,
+        });
+        expect(input.ruled).toBeUndefined();
+        expect(input.remembered).toBeUndefined();
+      }
   });
 
   it("a run decision is never made for a call a rule denies or the gate refused", () => {
@@ -197,6 +224,42 @@ describe("named cases", () => {
       { kind: "refuse", why: "remembered", reason: 'refused earlier ("reject always" for bash:git clean)' },
     ],
     ["an edit that cannot apply", { cannotApply: true }, { kind: "run", why: "not_needed" }],
+    ["a known-safe command, someone to ask", { knownSafe: true }, { kind: "run", why: "known_safe" }],
+    [
+      "a known-safe command, nobody to ask (-e)",
+      { knownSafe: true, canAsk: false },
+      { kind: "run", why: "not_needed" },
+    ],
+    [
+      'a known-safe command answered "always" before',
+      { knownSafe: true, remembered: "allow" },
+      { kind: "run", why: "remembered" },
+    ],
+    [
+      "a known-safe command an ask rule covers",
+      { knownSafe: true, ruled: { kind: "rule", rule: rule("ask") } },
+      { kind: "ask", rule: "tools.rules[3]" },
+    ],
+    [
+      "a known-safe command a deny rule covers",
+      { knownSafe: true, ruled: { kind: "rule", rule: rule("deny") } },
+      {
+        kind: "refuse",
+        why: "rule",
+        rule: "tools.rules[3]",
+        reason: 'denied by rule tools.rules[3] (deny bash "git clean")',
+      },
+    ],
+    [
+      'a known-safe command refused with "reject always"',
+      { knownSafe: true, remembered: "refuse" },
+      { kind: "refuse", why: "remembered", reason: 'refused earlier ("reject always" for bash:git clean)' },
+    ],
+    [
+      "a known-safe command the gate denied",
+      { knownSafe: true, verdict: { allow: false, reason: "denied by policy (readonly)" } },
+      { kind: "refuse", why: "denied", reason: "denied by policy (readonly)" },
+    ],
   ];
   it.each(cases)("%s", (_name, over, want) => {
     expect(decideCall({ ...base, ...over }, KEY)).toEqual(want);

@@ -326,13 +326,44 @@ describe("other failures are not retried", () => {
     },
   );
 
-  it("a 404 about the model (the right URL, an unknown model) keeps the model hint", async () => {
-    const s = await serve([{ status: 404, body: { error: 'model "nope" not found, try pulling it first' } }]);
+  it("a 404 about the model (the right URL, an unknown model) names the models the server lists", async () => {
+    const s = await startScriptedServer(
+      [{ status: 404, body: { error: 'model "nope" not found, try pulling it first' } }],
+      { models: ["qwen2.5:7b", "llama3.2"] },
+    );
+    servers.push(s);
     const { backend } = recorded(backendConfig({ base_url: s.url }));
     const r = await backend.complete({ messages: MESSAGES, stepSchema: STEP_SCHEMA });
     expect(!r.ok && r.error.message).toContain(
-      'answered 404 Not Found: model "nope" not found, try pulling it first — check backend.base_url, backend.api and backend.model',
+      'answered 404 Not Found: model "nope" not found, try pulling it first — backend.model "test-model" is not among the models the server lists: qwen2.5:7b, llama3.2; set backend.model (or --model) to one of them',
     );
+    expect(s.requests.map((q) => `${q.method} ${q.path}`)).toEqual([
+      "POST /v1/chat/completions",
+      "GET /v1/models",
+    ]);
+  });
+
+  it("a 404 about the model keeps the model hint when the server lists the model, or gives no list", async () => {
+    const listed = await startScriptedServer(
+      [{ status: 404, body: { error: 'model "test-model" not found, try pulling it first' } }],
+      { models: ["test-model"] },
+    );
+    const unlisted = await startScriptedServer(
+      [{ status: 404, body: { error: 'model "test-model" not found, try pulling it first' } }],
+      {
+        routes: {
+          "GET /v1/models": () => ({ status: 404, body: "404 page not found", contentType: "text/plain" }),
+        },
+      },
+    );
+    servers.push(listed, unlisted);
+    for (const s of [listed, unlisted]) {
+      const { backend } = recorded(backendConfig({ base_url: s.url }));
+      const r = await backend.complete({ messages: MESSAGES, stepSchema: STEP_SCHEMA });
+      expect(!r.ok && r.error.message).toContain(
+        "try pulling it first — check backend.base_url, backend.api and backend.model",
+      );
+    }
   });
 
   it("a server echoing the token never gets it into the error", async () => {

@@ -63,7 +63,7 @@ describe("scoot doctor --model", () => {
     );
     expect(line(r.stdout, "model list")).toMatch(/^OK\s+model list\s+answered "2"/);
     expect(r.stdout).toMatch(
-      /^OK\s+model\s+5 of 5 replies were valid steps at the first try, 0 needed a correction; structured output honoured: json_schema; \d+\.\d s per turn/m,
+      /^OK\s+model\s+qwen2\.5: 5 of 5 replies were valid steps at the first try, 0 needed a correction; structured output honoured: json_schema; \d+\.\d s per turn/m,
     );
     // Nothing of the check is left in the user's home.
     const sessions = path.join(scene.home, "state", "sessions");
@@ -77,7 +77,7 @@ describe("scoot doctor --model", () => {
       /^WARN\s+model list\s+answered "2" \(3 replies, 1 correction\)/,
     );
     expect(r.stdout).toMatch(
-      /^WARN\s+model\s+5 of 6 replies were valid steps at the first try, 1 needed a correction/m,
+      /^WARN\s+model\s+qwen2\.5: 5 of 6 replies were valid steps at the first try, 1 needed a correction/m,
     );
   });
 

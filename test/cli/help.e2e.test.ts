@@ -87,7 +87,15 @@ describe("per-command help", () => {
     const r = await runInProcess(["help", "frobnicate"], { home });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe('scoot: unknown command "frobnicate"; did you mean scoot -e "frobnicate"?\n');
+    expect(r.stderr).toMatch(
+      /^scoot help: no command "frobnicate"; the commands: repl, config, doctor, .*, help \(see scoot --help\)\n$/,
+    );
+  });
+
+  it("help for a near miss of a command names the command", async () => {
+    const r = await runInProcess(["help", "sesions"], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('scoot help: no command "sesions"; did you mean scoot help sessions?\n');
   });
 });
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { RELATIVE_DAYS_MAX, relativeTime } from "../../src/cli/relative-time.js";
 import { FIRST_GOAL_CHARS, formatListing, type SessionListing } from "../../src/cli/session-listing.js";
+import { textWidth } from "../../src/cli/view/width.js";
 
 /** Local time, so calendar days are the reader's. */
 const at = (day: number, hour: number, minute = 0) => new Date(2025, 2, day, hour, minute).getTime();
@@ -79,5 +80,39 @@ describe("formatListing", () => {
       "1   repl-1742466000000-42  3 min ago      12  /work/app    fix the failing test in calc.py",
     );
     expect(lines[3]).toBe("3   s                      12 days ago   100  -            -");
+  });
+
+  it("on a terminal, rows fit its width: the first goal is cut shorter, then columns give way", () => {
+    const fits = (text: string, width: number) => {
+      for (const l of text.trimEnd().split("\n")) expect(textWidth(l), l).toBeLessThanOrEqual(width);
+    };
+    // 79 columns: every column stays, the first goal is cut to what is left.
+    const wide = formatListing(listing(false), { now, width: 79 });
+    fits(wide, 79);
+    expect(wide.split("\n")[0]).toBe("#   id                     modified     msgs  first goal");
+    expect(wide).toContain("fix the failing test in calc.py");
+    expect(wide.split("\n")[2]).toMatch(/x…$/);
+    // Narrower: the message count goes first, then the time; the number and the id stay.
+    const narrow = formatListing(listing(false), { now, width: 64 });
+    fits(narrow, 64);
+    expect(narrow.split("\n")[0]).toBe("#   id                     modified     first goal");
+    const narrower = formatListing(listing(false), { now, width: 45 });
+    fits(narrower, 45);
+    expect(narrower.split("\n")[0]).toBe("#   id                     first goal");
+    expect(narrower.split("\n")[1]).toMatch(/^1 {3}repl-1742466000000-42 {2}fix the fail/);
+    // --all: the project is shortened from the left before anything is dropped.
+    const deep = {
+      ...listing(true),
+      rows: listing(true).rows.map((r) => ({ ...r, project: `/home/someone/src${r.project ?? ""}` })),
+    };
+    const all = formatListing(deep, { now, width: 90 });
+    fits(all, 90);
+    expect(all.split("\n")[0]).toMatch(/^# +id +modified +msgs +project +first goal$/);
+    expect(all).toMatch(/ …[a-z/]*work\/other /);
+    const allNarrow = formatListing(deep, { now, width: 79 });
+    fits(allNarrow, 79);
+    expect(allNarrow.split("\n")[0]).toMatch(/^# +id +project +first goal$/);
+    // A wide terminal changes nothing: the first goal is cut as on a pipe.
+    expect(formatListing(listing(true), { now, width: 200 })).toBe(formatListing(listing(true), { now }));
   });
 });

@@ -60,9 +60,27 @@ describe("scoot policy check decides as the run does", () => {
     ],
     [
       "a command no rule covers would be asked about",
-      ["bash", "ls -la"],
+      ["bash", "touch notes.txt"],
       0,
       ["decision=allow", "approval=would ask"],
+    ],
+    [
+      "a known-safe command runs unasked in guarded mode",
+      ["bash", "ls -la"],
+      0,
+      ["mode=guarded", "decision=allow", "approval=not needed (known-safe command)"],
+    ],
+    [
+      "a known-safe command's writing variant would be asked about",
+      ["bash", "git diff --output=notes.txt"],
+      0,
+      ["decision=allow", "approval=would ask"],
+    ],
+    [
+      "a known-safe command in unrestricted mode would be asked about",
+      ["bash", "ls -la", "--mode", "unrestricted"],
+      0,
+      ["mode=unrestricted", "decision=allow", "approval=would ask"],
     ],
     [
       "an ask rule would ask",
@@ -92,6 +110,23 @@ describe("scoot policy check decides as the run does", () => {
     const r = await check(...args);
     expect(r.code, r.stderr).toBe(code);
     for (const line of lines) expect(r.stdout.split("\n")).toContain(line);
+  });
+
+  it("tools.approval_safe_commands = false (file or SCOOT_TOOLS_APPROVAL_SAFE_COMMANDS) asks for a known-safe command", async () => {
+    fs.writeFileSync(path.join(scene.home, "config.toml"), "[tools]\napproval_safe_commands = false\n", {
+      mode: 0o600,
+    });
+    const off = await check("bash", "ls -la");
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout.split("\n")).toContain("approval=would ask");
+    fs.writeFileSync(path.join(scene.home, "config.toml"), "", { mode: 0o600 });
+    const env = await runCli(["policy", "check", "bash", "ls -la"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_TOOLS_APPROVAL_SAFE_COMMANDS: "false" },
+    });
+    expect(env.code, env.stderr).toBe(0);
+    expect(env.stdout.split("\n")).toContain("approval=would ask");
   });
 
   it("--execute-plan FILE narrows to the plan, as the run bound to it does", async () => {

@@ -1,7 +1,7 @@
 /**
  * A plan run's goal as the person gave it (docs/sessions.md "Sessions and audit"): the run sends
  * the model its goal with the approved plan beside it, and records the person's own words as the
- * transcript line's `goal`. `sessions list`, `--continue` (the last goal shown before the REPL's
+ * transcript line's `goal`. `sessions list`, `--continue` (the goals replayed before the REPL's
  * prompt), the REPL's `/resume` and ACP `session/load` show those words, never Scoot's note.
  * The built CLI against the scripted model server; ACP through the SDK's own client.
  */
@@ -87,25 +87,24 @@ describe("a plan run's goal", () => {
     expect(rows.find((r) => r.id === id)?.first_user_message).toBe(GOAL);
   });
 
-  it("--continue shows it as the last goal; the model is still given the plan", async () => {
+  it("--continue replays it as the goal; the model is still given the plan", async () => {
     await planRun();
     scene.model.push(step("final", "it was about the notes"));
     const r = await scoot(["--continue"], "what did we do?\n");
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`last goal: ${GOAL}\n`);
-    expect(r.stderr).toContain("answer: notes written\n");
+    expect(r.stderr).toContain(`› ${GOAL}\n  notes written\n`);
     expect(r.stderr).not.toContain("[scoot:");
     // The resumed history sent to the model is what the model was given before.
     const resumed = JSON.stringify(scene.model.completions().at(-1)!.body);
     expect(resumed).toContain(NOTE);
   });
 
-  it("the REPL's /resume shows it as the last goal", async () => {
+  it("the REPL's /resume replays it as the goal", async () => {
     const id = await planRun();
     const r = await scoot(["repl"], `/resume ${id}\n/exit\n`);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`resumed session ${id}`);
-    expect(r.stderr).toContain(`last goal: ${GOAL}\n`);
+    expect(r.stderr).toContain(`› ${GOAL}\n`);
     expect(r.stderr).not.toContain("[scoot:");
   });
 

@@ -42,10 +42,17 @@ export interface Terminal {
   /** The same with its colour escapes (`capture-pane -e`). */
   screenWithEscapes(): Promise<string>;
   /**
+   * The screen and its scroll-back as the terminal's rows, a line the terminal wrapped left on
+   * the rows it took (trailing spaces dropped): what test/helpers/word-split.ts scans.
+   */
+  rows(): Promise<string[]>;
+  /**
    * Resolves with the screen once `what` shows in it after its first `from` characters;
    * throws after `timeoutMs`.
    */
   waitFor(what: string | RegExp, timeoutMs?: number, from?: number): Promise<string>;
+  /** Gives the terminal a new size, as a person resizing the window (the program gets SIGWINCH). */
+  resize(width: number, height: number): Promise<void>;
   /** Ends the tmux server (and with it the command). */
   close(): Promise<void>;
 }
@@ -111,6 +118,10 @@ export async function openTerminal(args: string[], opts: TerminalOptions): Promi
     },
     screen: () => capture(false),
     screenWithEscapes: () => capture(true),
+    async rows() {
+      const text = await tmux("capture-pane", "-p", "-S", `-${HISTORY_LINES}`, "-t", "t");
+      return text.replace(/\n$/, "").split("\n");
+    },
     async waitFor(what, timeoutMs = DEFAULT_WAIT_MS, from = 0) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -123,6 +134,9 @@ export async function openTerminal(args: string[], opts: TerminalOptions): Promi
           );
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
+    },
+    async resize(width, height) {
+      await tmux("resize-window", "-t", "t", "-x", String(width), "-y", String(height));
     },
     async close() {
       await run("tmux", ["-L", socket, "kill-server"]).catch(() => undefined);

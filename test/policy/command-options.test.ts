@@ -37,6 +37,12 @@ describe("stretchingOption", () => {
     ["git", ["--git-dir=../other/.git"], "--git-dir=../other/.git"],
     ["git", ["--upload-pack=./evil"], "--upload-pack=./evil"],
     ["/usr/bin/GIT", ["-X"], "-X"],
+    // git takes any unambiguous beginning of a long option: a beginning of a stretching one stretches
+    ["git", ["--ext"], "--ext"],
+    ["git", ["--ext-d"], "--ext-d"],
+    ["git", ["--forc"], "--forc"],
+    ["git", ["--format=%h"], undefined],
+    ["git", ["--follow", "--oneline"], undefined],
     ["git", ["--stat"], undefined],
     ["git", ["--name-only", "HEAD~1", "--", "src"], undefined],
     ["git", ["--no-ext-diff", "--cached"], undefined],
@@ -59,6 +65,8 @@ describe("stretchingOption", () => {
     ["curl", ["-sSLo", "x"], "-sSLo"],
     ["curl", ["--json", "{}"], "--json"],
     ["curl", ["-K", "cfg"], "-K"],
+    ["curl", ["--form", "f=@secret"], "--form"],
+    ["curl", ["--form-string", "f=x"], "--form-string"],
     ["curl", ["-s", "-L"], undefined],
     // find (options spelled with one dash)
     ["find", ["-exec", "rm", "{}", ";"], "-exec"],

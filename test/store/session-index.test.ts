@@ -89,7 +89,7 @@ describe("sessions list index", () => {
     write("a", conversation("tidy a", 3));
     const first = listSessions(dir, later());
     expect(first.sessions.map((s) => [s.id, s.messages, s.firstUser])).toEqual([["a", 5, "tidy a"]]);
-    expect(indexText()).toMatch(/^scoot-sessions-list-index 1\na\.jsonl\t/);
+    expect(indexText()).toMatch(/^scoot-sessions-list-index 2\na\.jsonl\t/);
     forgeCount("a.jsonl", 99);
     // The stamps still match, so the remembered count is what the listing shows.
     expect(listSessions(dir, later()).sessions[0]!.messages).toBe(99);
@@ -101,7 +101,7 @@ describe("sessions list index", () => {
       write(`s${String(i).padStart(3, "0")}`, conversation(`goal ${i} ${"x".repeat(300)}`, 2));
     listSessions(dir, later());
     const first = indexText().split("\n");
-    expect(first[0]).toBe("scoot-sessions-list-index 1");
+    expect(first[0]).toBe("scoot-sessions-list-index 2");
     expect(first.at(-1)).toBe("");
     expect(first.slice(1, -1).map((l) => l.split("\t")[0])).toEqual(
       Array.from({ length: 300 }, (_, i) => `s${String(299 - i).padStart(3, "0")}.jsonl`),
@@ -288,7 +288,7 @@ describe("sessions list index", () => {
       const st = fs.lstatSync(indexPath(dir));
       if (st.isFile()) {
         // A regular file is replaced by a whole, valid index on the next listing.
-        expect(indexText()).toMatch(/^scoot-sessions-list-index 1\n(.+\t.+\n)+$/);
+        expect(indexText()).toMatch(/^scoot-sessions-list-index 2\n(.+\t.+\n)+$/);
         expect(view(listSessions(dir, later()))).toEqual(view(r));
       }
     });
@@ -324,7 +324,7 @@ describe("sessions list index", () => {
     fs.writeFileSync(path.join(dir, "notes.tmp"), "");
     expect(view(listSessions(dir, later())).sessions.map((x) => x.id)).toEqual(["a"]);
     expect(temps().sort()).toEqual([mine, "notes.tmp"].sort());
-    expect(indexText()).toMatch(/^scoot-sessions-list-index 1\na\.jsonl\t/);
+    expect(indexText()).toMatch(/^scoot-sessions-list-index 2\na\.jsonl\t/);
   });
 
   it("is never half-written: concurrent listings in other processes always leave a whole index", async () => {
@@ -362,7 +362,7 @@ describe("sessions list index", () => {
       try {
         const text = fs.readFileSync(indexPath(dir), "utf8");
         reads += 1;
-        expect(text.startsWith("scoot-sessions-list-index 1\n")).toBe(true);
+        expect(text.startsWith("scoot-sessions-list-index 2\n")).toBe(true);
         expect(text.endsWith("\n")).toBe(true);
         for (const line of text.split("\n").slice(1, -1)) {
           const [, , json] = line.split("\t");

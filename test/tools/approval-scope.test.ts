@@ -33,7 +33,9 @@ const COMMANDS: [string, string][] = [
   ["git status --short", "git status"],
   ["git  status", "git status"],
   ["  git status  ", "git status"],
-  ["git clean -fdx", "git clean"],
+  ["git clean", "git clean"],
+  // An option that writes, deletes or runs: the whole command (test/tools/command-scope.test.ts).
+  ["git clean -fdx", "git clean -fdx"],
   ["npm test", "npm test"],
   ["npm test -- --x", "npm test"],
   ["npm publish", "npm publish"],
@@ -41,7 +43,8 @@ const COMMANDS: [string, string][] = [
   ["npm run build -- --watch=false", "npm run build"],
   ["npm run test:unit", "npm run test:unit"],
   ["pnpm exec tsc --noEmit", "pnpm exec tsc"],
-  ["uv run pytest -x", "uv run pytest"],
+  ["uv run pytest -q", "uv run pytest"],
+  ["uv run pytest -x", "uv run pytest -x"],
   ["npm run", "npm run"],
   ["npm run --silent build", "npm run --silent build"],
   ["deno run scripts/x.ts", "deno run scripts/x.ts"],
@@ -121,7 +124,8 @@ describe("bash: the program and its first subcommand word of a plain command, el
     expect(alwaysCovers(readyCall("bash", "git"))).toBe("only this exact command");
     expect(alwaysCovers(readyCall("bash", "git status; git clean -fdx"))).toBe("only this exact command");
     expect(alwaysCovers(readyCall("bash", "rm build"))).toBe("only this exact command");
-    expect(alwaysCovers(readyCall("bash", "npm run lint -- --fix"))).toBe('every "npm run lint …" command');
+    expect(alwaysCovers(readyCall("bash", "npm run lint -- --quiet"))).toBe('every "npm run lint …" command');
+    expect(alwaysCovers(readyCall("bash", "npm run lint -- --fix"))).toBe("only this exact command");
     expect(alwaysCovers(readyCall("bash", "npm run"))).toBe("only this exact command");
   });
 
@@ -240,6 +244,7 @@ describe("a rule's match is read as the tool's scope", () => {
     ["bash", "npm run", "npm run"],
     ["bash", "npm run lint", "npm run lint"],
     ["bash", "rm build -rf", "rm build -rf"],
+    ["bash", "npm run lint --fix", "npm run lint --fix"],
     ["bash", "make build && make test", "make build && make test"],
     ["file_write", "./notes.txt", "notes.txt"],
     ["file_write", "sub/../notes.txt", "notes.txt"],
@@ -256,7 +261,7 @@ describe("a rule's match is read as the tool's scope", () => {
 
   const invalid: [string, string, string][] = [
     ["bash", "npm test --watch", 'write "npm test" (it covers "npm test --watch" too)'],
-    ["bash", "npm run lint --fix", 'write "npm run lint"'],
+    ["bash", "npm run lint --quiet", 'write "npm run lint"'],
     ["bash", ";;", "names no command"],
     ["file_write", "../elsewhere.txt", "is not a file of the project"],
     ["file_write", "~/.bashrc", "~ and $VARIABLES are not expanded"],

@@ -52,7 +52,8 @@ async function open(items: ScriptItem[], size: { width: number; height: number }
     cwd: scene.project,
     env: { SCOOT_BACKEND_BASE_URL: scene.server.url, NO_COLOR: "1" },
   });
-  await term.waitFor(/scoot> $/m);
+  // In plan mode (`--plan`) the prompt says so.
+  await term.waitFor(/scoot(?: \(plan\))?> $/m);
   return term;
 }
 
@@ -134,7 +135,13 @@ describe.skipIf(!hasTmux).each(SIZES)("plan mode in the REPL at $width x $height
     // Still asking: the typed-ahead y answered nothing, and no run of the plan began.
     expect(bodies()).toHaveLength(1);
     expect(auditMessages("approval")).toEqual([]);
+    // With a line open, keys go on into it (docs/keyboard.md "Questions answered on purpose"):
+    // an n typed now joins the y; Esc answers the review on purpose.
     await t.type("n");
+    await t.waitFor("› yn▏");
+    expect(bodies()).toHaveLength(1);
+    await t.keys("BSpace");
+    await t.keys("Escape");
     await t.waitFor("✗ dropped this plan");
     await t.waitFor(/scoot> y$/m);
     expect(bodies()).toHaveLength(1);
@@ -175,6 +182,7 @@ describe.skipIf(!hasTmux)("plan mode started with --plan, bound by agent.plan_bi
     );
     const banner = await t.screen();
     expect(banner).toContain("plan mode");
+    expect(banner).toMatch(/^scoot \(plan\)> $/m);
     await t.line("add notes");
     await t.waitFor(REVIEW);
     await t.type("y");

@@ -140,11 +140,10 @@ describe.skipIf(!hasTmux)("the REPL on a terminal", () => {
     expect(saved).not.toContain("sk-historysecret0123456789");
     await term.close();
 
-    // --resume shows the last goal and answer; Up (past /exit) brings the redacted line back.
+    // --resume replays the goal and its answer; Up (past /exit) brings the redacted line back.
     term = await repl(["--resume", id!]);
     const resumed = await term.waitFor("scoot> ");
-    expect(resumed).toContain("last goal: remember");
-    expect(resumed).toContain("answer: noted");
+    expect(resumed).toContain("› remember [REDACTED]\n  noted");
     await term.keys("Up");
     await term.waitFor("scoot> /exit");
     await term.keys("Up");

@@ -78,7 +78,8 @@ describe.skipIf(!hasTmux).each(SIZES)("rules in the REPL at $width x $height", (
         .map((e) => e.msg),
     ).toEqual(['allowed by rule tools.rules[0] (allow bash "touch made.txt"): bash touch made.txt']);
     await t.line("/status");
-    const status = await t.waitFor(/rules\s+tools\.rules\[0\]/);
+    // At 80 columns the rule's line wraps, continued under its column: read it joined.
+    const status = (await t.waitFor(/rules\s+tools\.rules\[0\]/)).replace(/\n {2,}/g, " ");
     expect(status).toContain(
       'tools.rules[0]  allow bash "touch made.txt" (only this exact command; this project)',
     );
@@ -96,7 +97,8 @@ describe.skipIf(!hasTmux).each(SIZES)("rules in the REPL at $width x $height", (
     await t.waitFor(QUESTION);
     await t.type("a");
     await t.waitFor(
-      /keep it as a rule for this project \(bash "touch first\.txt", from the next session\)\? \[y\/N\] $/m,
+      // Wrapped between words at 80 columns: the offer may take two rows.
+      /keep it as a rule for this project \(bash "touch first\.txt", from the next\s+session\)\? \[y\/N\] $/m,
     );
     await t.type("y");
     const saved = await t.waitFor(/saved as tools\.rules\[0\] in \S+config\.toml/);

@@ -1,52 +1,58 @@
 /**
- * The last goal of a resumed conversation and its answer, shown before the prompt of
- * `--resume` / `--continue` (docs/sessions.md "Resuming a session") so the person knows where they
- * are, and how many goals it holds.
+ * The goals of a resumed conversation and what each ended with, read from its transcript for
+ * `--resume`, `--continue` and `/resume` (docs/sessions.md "Resuming a session"): the person's
+ * own words and the final answers, never Scoot's notes, the loop's corrections, summaries or
+ * what the tools returned.
  */
 
-import { SUMMARY_MARKER } from "../../agent/compact.js";
-import { isScootNote } from "../../agent/history.js";
-import { OBSERVATION_OPEN } from "../../agent/prompt.js";
-import { type Message, shownText } from "../../store/session.js";
+import { extractStep } from "../../agent/step.js";
+import { goalText, isPersonGoal, type Message } from "../../store/session.js";
 import { FINAL_ACTION } from "../../tools/final.js";
+import { PLAN_ACTION, parsePlan } from "../../tools/plan.js";
 
-const CORRECTION_START = "Your last reply was not a valid step";
-
-function isGoal(m: Message): boolean {
-  if (m.role !== "user") return false;
-  const text = m.content;
-  return (
-    !text.startsWith("Observation from ") &&
-    !text.includes(OBSERVATION_OPEN) &&
-    !text.startsWith(CORRECTION_START) &&
-    !text.startsWith(SUMMARY_MARKER) &&
-    !isScootNote(text)
-  );
+/** One goal of a conversation and how it ended. */
+export interface Exchange {
+  goal: string;
+  /** The last final answer given to it. */
+  answer?: string;
+  /** When no answer came after it: the steps of the plan its planning run ended with. */
+  planSteps?: number;
 }
 
-function finalAnswer(m: Message): string | undefined {
+/** The final answer or the plan an assistant line holds, if it is one. */
+function ending(m: Message): { answer: string } | { planSteps: number } | undefined {
   if (m.role !== "assistant") return undefined;
-  try {
-    const step = JSON.parse(m.content) as { action?: unknown; action_input?: unknown };
-    return step.action === FINAL_ACTION && typeof step.action_input === "string"
-      ? step.action_input
-      : undefined;
-  } catch {
-    return undefined;
+  const step = extractStep(m.content);
+  if (!step.ok) return undefined;
+  const { action, action_input: input } = step.value;
+  if (action === FINAL_ACTION && typeof input === "string") return { answer: input };
+  if (action === PLAN_ACTION) {
+    const plan = parsePlan(typeof input === "string" ? input : JSON.stringify(input));
+    return plan.ok ? { planSteps: plan.value.steps.length } : undefined;
   }
+  return undefined;
 }
 
 /** How many goals the person gave in a conversation (observations, corrections and summaries are not goals). */
 export function goalCount(messages: readonly Message[]): number {
-  return messages.filter(isGoal).length;
+  return messages.filter(isPersonGoal).length;
 }
 
-export function lastExchange(messages: readonly Message[]): { goal: string; answer?: string } | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (!isGoal(messages[i]!)) continue;
-    let answer: string | undefined;
-    for (let j = i + 1; j < messages.length; j++) answer = finalAnswer(messages[j]!) ?? answer;
-    return { goal: shownText(messages[i]!), ...(answer !== undefined ? { answer } : {}) };
+/** Every goal of the conversation, oldest first, each with its answer. */
+export function exchanges(messages: readonly Message[]): Exchange[] {
+  const out: Exchange[] = [];
+  for (const m of messages) {
+    if (isPersonGoal(m)) {
+      out.push({ goal: goalText(m) });
+      continue;
+    }
+    const current = out.at(-1);
+    const ended = current ? ending(m) : undefined;
+    if (!current || !ended) continue;
+    if ("answer" in ended) {
+      current.answer = ended.answer;
+      delete current.planSteps;
+    } else if (current.answer === undefined) current.planSteps = ended.planSteps;
   }
-  return undefined;
+  return out;
 }

@@ -12,6 +12,12 @@ const START = "\x1b[200~";
 const END = "\x1b[201~";
 /** Shown on the prompt line where a pasted newline was (SYMBOL FOR NEWLINE). */
 export const PASTED_NEWLINE = "\u2424";
+/**
+ * Where a paste begins and ends, for the key router (private-use characters no keyboard sends):
+ * pasted text never answers a question. The router takes them out before the line editor.
+ */
+export const PASTE_BEGIN = "\ue000";
+export const PASTE_END = "\ue001";
 
 /** The longest tail of `text` that is a proper prefix of `marker`. */
 function partialMarker(text: string, marker: string): number {
@@ -36,7 +42,9 @@ export function pasteFilter(): Transform {
         const at = text.indexOf(marker);
         if (at < 0) break;
         const piece = text.slice(0, at);
-        out += inPaste ? piece.replace(/\r\n|\r|\n/g, PASTED_NEWLINE) : piece;
+        out += inPaste
+          ? `${piece.replace(/\r\n|\r|\n/g, PASTED_NEWLINE)}${PASTE_END}`
+          : `${piece}${PASTE_BEGIN}`;
         text = text.slice(at + marker.length);
         inPaste = !inPaste;
       }

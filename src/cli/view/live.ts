@@ -199,9 +199,11 @@ export function liveView(screen: Screen, opts: LiveViewOptions): LiveView {
         case "running": {
           stop();
           // A call the person just approved is named by the question's `✓` line: not twice.
-          const answer = e.call.approval?.answer;
+          const { answer, rule } = e.call.approval ?? {};
+          // A saved rule let it run without a question: the line says which one.
+          const ruled = answer === "rule" && rule ? `  ${s.dim(`(allowed by rule ${clean(rule)})`)}` : "";
           if (answer !== "once" && answer !== "always")
-            line(`${s.green("●")} ${s.bold(clean(e.call.action))}  ${clean(keyArgument(e.call))}`);
+            line(`${s.green("●")} ${s.bold(clean(e.call.action))}  ${clean(keyArgument(e.call))}${ruled}`);
           spin(`running ${e.call.action}`);
           return;
         }

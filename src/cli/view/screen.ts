@@ -15,7 +15,7 @@
 import { redact } from "../../core/redact.js";
 import { terminalText } from "../../core/terminal-text.js";
 import type { Io } from "../io.js";
-import { cutToWidth } from "./width.js";
+import { cutToWidth, textWidth } from "./width.js";
 import { LineWrap } from "./wrap.js";
 
 /** Columns when the terminal does not say. */
@@ -73,8 +73,26 @@ export interface ScreenTerminal {
   columns?: () => number | undefined;
 }
 
-/** Where the block sits: at the cursor, or below a line still open at column `col`. */
-type Drawn = { rows: number; below: false } | { rows: number; below: true; col: number };
+/**
+ * Where the block sits: at the cursor, or below a line still open at column `col`; the width of
+ * each of its lines and the terminal's columns when it was drawn.
+ */
+type Drawn = { widths: number[]; columns: number } & ({ below: false } | { below: true; col: number });
+
+/**
+ * The rows the block takes now. A terminal that was made narrower since rewraps each line wider
+ * than it onto more rows (tmux and most terminals do), and the cursor moves with the text: the
+ * block is erased whole, so no stale spinner line stays behind (docs/keyboard.md "The live view").
+ */
+function rowsNow(d: Drawn, columns: number): number {
+  if (columns >= d.columns) return d.widths.length;
+  return d.widths.reduce((n, w) => n + Math.max(1, Math.ceil(w / columns)), 0);
+}
+
+/** The column (0-based) the cursor of a line open at `col` is at once the terminal has `columns`. */
+function columnNow(col: number, columns: number): number {
+  return col <= columns ? col : col - columns * Math.floor((col - 1) / columns);
+}
 
 export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
   const rawErr = term.err;
@@ -99,11 +117,13 @@ export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
     const d = drawn;
     drawn = undefined;
     if (!d) return "";
+    const now = columns();
+    const rows = rowsNow(d, now);
     let s = "";
-    if (d.below) s += DOWN(d.rows);
+    if (d.below) s += DOWN(rows);
     s += `\r${ERASE_LINE}`;
-    for (let i = 1; i < d.rows; i++) s += `${UP(1)}${ERASE_LINE}`;
-    if (d.below) s += `${UP(1)}${COLUMN(d.col + 1)}`;
+    for (let i = 1; i < rows; i++) s += `${UP(1)}${ERASE_LINE}`;
+    if (d.below) s += `${UP(1)}${COLUMN((now < d.columns ? columnNow(d.col, now) : d.col) + 1)}`;
     return s;
   };
   /** What draws the block, if it may be drawn now. */
@@ -118,12 +138,14 @@ export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
       openCol = outWrap.column;
     } else if (errOpen) openCol = errWrap!.column;
     const w = width();
-    const block = lines.map((l) => cutToWidth(l, w)).join("\n");
+    const cut = lines.map((l) => cutToWidth(l, w));
+    const block = cut.join("\n");
+    const widths = cut.map(textWidth);
     if (openCol === undefined) {
-      drawn = { rows: lines.length, below: false };
+      drawn = { widths, columns: columns(), below: false };
       return block;
     }
-    drawn = { rows: lines.length, below: true, col: openCol };
+    drawn = { widths, columns: columns(), below: true, col: openCol };
     return `\n${block}${UP(lines.length)}${COLUMN(openCol + 1)}`;
   };
   const redraw = () => {

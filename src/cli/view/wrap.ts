@@ -1,13 +1,16 @@
 /**
- * Word wrapping for a terminal (docs/keyboard.md "The live view"): text streamed to a terminal,
- * piece by piece, breaks between words at the width instead of wherever the terminal's own
- * wrap falls; a word longer than a whole line is broken. The column is tracked across pieces,
- * so a word that arrives in two pieces is still kept whole: the word being written is held
- * until a space or a newline ends it (or until it is known to be longer than a line).
+ * The one word wrap for a terminal (docs/keyboard.md "The live view", "Lines on a terminal"):
+ * text breaks between words at the width instead of wherever the terminal's own wrap falls; a
+ * word longer than a whole line is broken. `LineWrap` takes text piece by piece, the column
+ * tracked across pieces, so a word that arrives in two pieces is still kept whole: the word being
+ * written is held until a space or a newline ends it (or until it is known to be longer than a
+ * line), or until `flush` says the writer has nothing more for now. `wrapText` wraps a whole text.
  *
- * A continuation line keeps the indentation of the line it continues (up to half the width),
- * white space at a break is dropped, and the view's colour sequences pass through in place. Only
- * used on a terminal: on a pipe the text goes out byte for byte.
+ * A continuation line keeps the indentation of the line it continues (up to half the width);
+ * with `hang`, a line laid out in columns (`WARN  name  detail`, `  --flag   what it does`)
+ * continues under its last column that starts in the first half of the width. White space at a
+ * break is dropped, and the view's colour sequences pass through in place. Only used on a
+ * terminal: on a pipe the text goes out byte for byte.
  */
 import { charWidth, escapeAt } from "./width.js";
 
@@ -22,7 +25,27 @@ function isBlank(c: string): boolean {
   return c === " " || c === "\t";
 }
 
+export interface WrapOptions {
+  /**
+   * Continuation lines stand under the line's last column that starts in the first half of
+   * the width before the first break (text after a run of two or more blanks), not under its
+   * indentation.
+   */
+  hang?: boolean;
+}
+
+/** `text` wrapped at `width` columns, as if written from the start of a line; nothing is held back. */
+export function wrapText(text: string, width: number, opts: WrapOptions = {}): string {
+  const lines = new LineWrap(opts);
+  return lines.feed(text, width) + lines.flush(width);
+}
+
 export class LineWrap {
+  private readonly hang: boolean;
+  /** With `hang`: the column continuation lines of this line stand at, once one was found. */
+  private hangAt: number | undefined;
+  /** This line has been broken: its columns are settled. */
+  private broken = false;
   /** Columns written on the current screen line. */
   private col = 0;
   /** Leading white space of the current line, and its columns. */
@@ -39,6 +62,10 @@ export class LineWrap {
   private wordWidth = 0;
   /** The current word is longer than a line: it is written as it comes, broken at the width. */
   private breaking = false;
+
+  constructor(opts: WrapOptions = {}) {
+    this.hang = opts.hang === true;
+  }
 
   /** The column the cursor is at after everything returned so far. */
   get column(): number {
@@ -75,6 +102,7 @@ export class LineWrap {
           this.indentWidth = this.col;
         } else this.space += c;
       } else {
+        if (this.hang && this.word === "" && !this.breaking) this.noteColumn(w);
         this.atStart = false;
         if (this.breaking) out += this.breakChar(c, w);
         else {
@@ -85,6 +113,30 @@ export class LineWrap {
       }
     }
     return out;
+  }
+
+  /**
+   * What the writer has so far, all of it: the held word and white space are written (the
+   * column goes on from there), for a writer whose text ends here for now, such as a question.
+   */
+  flush(width: number): string {
+    const w = Math.max(MIN_WRAP_WIDTH, width);
+    let out = this.placeWord(w);
+    if (this.space !== "") {
+      this.col += this.spaceWidth();
+      out += this.space;
+      this.space = "";
+    }
+    return out;
+  }
+
+  /** A word starts after held white space: a run of two or more blanks marks a column. */
+  private noteColumn(width: number): void {
+    if (this.broken || this.atStart || !this.lineHasWord) return;
+    const blanks = this.space.replace(/[^ \t]/g, "");
+    if (blanks.length < 2 && !blanks.includes("\t")) return;
+    const at = this.col + this.spaceWidth();
+    if (at <= width * MAX_INDENT_SHARE) this.hangAt = at;
   }
 
   private advance(c: string, col: number): number {
@@ -105,6 +157,8 @@ export class LineWrap {
   }
 
   private continuation(width: number): { text: string; width: number } {
+    if (this.hangAt !== undefined && this.hangAt > this.indentWidth)
+      return { text: " ".repeat(this.hangAt), width: this.hangAt };
     return this.indentWidth <= width * MAX_INDENT_SHARE
       ? { text: this.indent, width: this.indentWidth }
       : { text: "", width: 0 };
@@ -114,6 +168,7 @@ export class LineWrap {
     const cont = this.continuation(width);
     this.col = cont.width;
     this.lineHasWord = false;
+    this.broken = true;
     return `\n${cont.text}`;
   }
 
@@ -191,5 +246,7 @@ export class LineWrap {
     this.atStart = true;
     this.lineHasWord = false;
     this.breaking = false;
+    this.hangAt = undefined;
+    this.broken = false;
   }
 }
