@@ -39,6 +39,12 @@ runArgv(
   { env: process.env, io: processIo, cwd: process.cwd() },
   { onAppLoaded: holdYoungGeneration },
 ).then(exitAfterFlush, (e: unknown) => {
+  if ((e as Error)?.name === "HomeUnknownError") {
+    // One line naming the fix (docs/configuration.md "Runtime home"), never a stack trace.
+    processIo.err(`scoot: ${(e as Error).message}\n`);
+    exitAfterFlush(EXIT.usage);
+    return;
+  }
   processIo.err(`scoot: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
   exitAfterFlush(EXIT.failed);
 });

@@ -5,6 +5,7 @@
  * the prompt's cancellation.
  */
 import type { PermissionOption, RequestPermissionOutcome, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import { isInside } from "../core/inside.js";
 import type { EditorBuffers } from "../tools/types.js";
 
 /** How long a read through the editor may take before the file is read from disk instead. */
@@ -37,9 +38,15 @@ export interface EditorLink {
 /**
  * The file tools' view of the editor: the current prompt's link, when there is one. A read
  * that fails or is slow is not an error: the disk is read instead. A write has no such way
- * out: when the editor offered writes, the editor writes, or the call fails with its error.
+ * out: when the editor offered writes, the editor writes a file of the project (`roots`: the
+ * session's cwd, as given and resolved), or the call fails with its error. A file outside the
+ * project (`unrestricted`) is not the editor's: Scoot writes the disk, as without an editor,
+ * since editors refuse paths outside their root.
  */
-export function editorBuffers(current: () => EditorLink | undefined): EditorBuffers {
+export function editorBuffers(
+  current: () => EditorLink | undefined,
+  roots: readonly string[],
+): EditorBuffers {
   return {
     async read(absPath, signal) {
       const read = current()?.readTextFile;
@@ -51,9 +58,9 @@ export function editorBuffers(current: () => EditorLink | undefined): EditorBuff
         return undefined;
       }
     },
-    writer() {
+    writer(absPath) {
       const write = current()?.writeTextFile;
-      if (!write) return undefined;
+      if (!write || !roots.some((root) => isInside(absPath, root))) return undefined;
       return async (absPath, content, signal) => {
         const deadline = AbortSignal.any([signal, AbortSignal.timeout(EDITOR_WRITE_TIMEOUT_MS)]);
         try {

@@ -2,8 +2,8 @@
  * The models an editor can pick for a session (docs/editors.md "Editors (ACP)"): the model server's
  * own list — `GET <base_url>/models`, the probe `scoot doctor` and the REPL's `/model` use — read
  * under a short deadline, offered as the session's `model` config option (category `model`).
- * The list is read again whenever a session opens, without holding up its answer: the editor
- * gets a `config_option_update` when it changed. A server that gives no list (404, an error, no
+ * The list is read again whenever a session opens; the answer waits for it a little
+ * (MODEL_LIST_WAIT_MS), and the editor gets a `config_option_update` when it changed. A server that gives no list (404, an error, no
  * answer in time) leaves the configured model as the only choice, and the reason is logged once.
  */
 import type { SessionConfigOption } from "@agentclientprotocol/sdk";
@@ -13,6 +13,12 @@ import type { Config } from "../config/schema.js";
 
 /** How long the list may take: an editor waits for its dropdown, not for its session. */
 export const MODEL_LIST_TIMEOUT_MS = 5_000;
+/**
+ * How long session/new and session/load wait for the list once the session is open: the answer
+ * then carries it (a client may pick its model from the answer alone); a later list still
+ * reaches the editor as a `config_option_update`.
+ */
+export const MODEL_LIST_WAIT_MS = 2_000;
 /** The config option that selects the session's model. */
 export const MODEL_CONFIG_ID = "model";
 /** How many names a refusal of an unknown model shows. */

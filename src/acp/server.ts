@@ -10,7 +10,7 @@ import { redactDeep } from "../serve/protocol.js";
 import { availableCommands } from "./commands.js";
 import type { EditorLink } from "./editor-link.js";
 import { capAcpLines } from "./line-cap.js";
-import { MODEL_CONFIG_ID } from "./models.js";
+import { MODEL_CONFIG_ID, MODEL_LIST_WAIT_MS } from "./models.js";
 import { ACP_ERROR, AcpFailure, type AcpSessions, MODE_CONFIG_ID } from "./sessions.js";
 
 /** How much of an editor's error data is quoted. */
@@ -128,6 +128,17 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       }
     });
   };
+  /**
+   * The model list, awaited while a session opens and at most MODEL_LIST_WAIT_MS more: a client
+   * that picks its model from the session's answer (acpx --model) finds the server's list there.
+   */
+  const modelsRead = (models: Promise<boolean>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, MODEL_LIST_WAIT_MS);
+    });
+    return Promise.race([models.then(() => undefined), bound]).finally(() => clearTimeout(timer));
+  };
   /** Every mode change, whoever made it, is told to the editor before the request answers. */
   const modeChanged = async (client: unknown, sessionId: string) => {
     const u = updater(client as never, sessionId);
@@ -148,7 +159,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
           loadSession: true,
           promptCapabilities: { image: false, audio: false, embeddedContext: true },
           mcpCapabilities: { http: true, sse: true },
-          sessionCapabilities: { list: {}, close: {} },
+          // session/delete and session/fork are not offered: a client never gets "Method not found".
+          sessionCapabilities: { list: {}, close: {}, resume: {} },
         },
         authMethods: [],
       };
@@ -157,9 +169,12 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
         const models = sessions.refreshModels();
-        const r = await sessions.create(params.cwd, params.mcpServers ?? []);
+        const [r] = await Promise.all([
+          sessions.create(params.cwd, params.mcpServers ?? []),
+          modelsRead(models),
+        ]);
         afterAnswer(() => announce(updater(client as never, r.sessionId).send, r.sessionId, models));
-        return r;
+        return { ...r, configOptions: sessions.configOptions(r.sessionId) };
       } catch (e) {
         return toRpc(e);
       }
@@ -168,12 +183,31 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       const u = updater(client as never, params.sessionId);
       try {
         const models = sessions.refreshModels();
-        const r = await sessions.load(params.sessionId, params.cwd, params.mcpServers ?? [], u.send);
+        const [r] = await Promise.all([
+          sessions.load(params.sessionId, params.cwd, params.mcpServers ?? [], u.send),
+          modelsRead(models),
+        ]);
         await u.flush();
         afterAnswer(() => announce(u.send, params.sessionId, models));
-        return r;
+        return { ...r, configOptions: sessions.configOptions(params.sessionId) };
       } catch (e) {
         await u.flush();
+        return toRpc(e);
+      }
+    })
+    .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => {
+      // session/load without the replay: the client already shows the conversation.
+      try {
+        const models = sessions.refreshModels();
+        const [r] = await Promise.all([
+          sessions.load(params.sessionId, params.cwd, params.mcpServers ?? [], undefined),
+          modelsRead(models),
+        ]);
+        afterAnswer(() =>
+          announce(updater(client as never, params.sessionId).send, params.sessionId, models),
+        );
+        return { ...r, configOptions: sessions.configOptions(params.sessionId) };
+      } catch (e) {
         return toRpc(e);
       }
     })

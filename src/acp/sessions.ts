@@ -260,8 +260,8 @@ export class AcpSessions {
   }
 
   /**
-   * Reads the server's model list again (at every session/new and session/load, without
-   * holding up the answer); true when it changed (the editor is then sent the options again).
+   * Reads the server's model list again (at every session/new and session/load, whose answer
+   * waits for it a little: src/acp/models.ts); true when it changed (the editor is then sent the options again).
    */
   refreshModels(): Promise<boolean> {
     return this.models.refresh().catch((e: unknown) => {
@@ -302,7 +302,7 @@ export class AcpSessions {
     guidance?: GuidanceSnapshot,
   ): Promise<SessionState> {
     const state: Partial<SessionState> & { listener?: (e: AgentEvent) => void } = {};
-    const buffers = editorBuffers(() => state.link);
+    const buffers = editorBuffers(() => state.link, [cwd, projectRoot(cwd)]);
     const ask = this.ctx.approval === "ask" ? this.approvalFor(state, cwd) : undefined;
     const opened = await openAgentSession({
       config,
@@ -462,12 +462,15 @@ export class AcpSessions {
     };
   }
 
-  /** Replays the stored conversation through `send`, then the session continues it. */
+  /**
+   * Replays the stored conversation through `send`, then the session continues it. Without
+   * `send` (`session/resume`) nothing is replayed: the session just continues.
+   */
   async load(
     id: string,
     cwd: unknown,
     mcpServers: readonly McpServer[],
-    send: (u: SessionUpdate) => void,
+    send: ((u: SessionUpdate) => void) | undefined,
   ): Promise<{ modes: SessionModeState; configOptions: SessionConfigOption[] }> {
     const dir = checkCwd(cwd);
     const live = this.sessions.get(id);
@@ -481,7 +484,7 @@ export class AcpSessions {
     const settings = readSessionSettings(this.ctx.paths.sessions, id);
     const { mode, planning } = this.restoredMode(id, settings);
     const failedCalls = settings?.failed_calls ?? [];
-    for (const u of replayUpdates(messages, dir, new Set(failedCalls))) send(u);
+    if (send) for (const u of replayUpdates(messages, dir, new Set(failedCalls))) send(u);
     const state = await this.open(
       id,
       dir,

@@ -241,6 +241,16 @@ export class UpdateTranslator {
         else this.finish(open, "failed", `not run: refused by the user${reason ? ` (${reason})` : ""}`);
         break;
       }
+      case "file_changed": {
+        // What the disk holds now is what the diff shows: an editor that formats on save saved
+        // another text than the one planned (docs/editors.md "Writes through the editor").
+        const open = this.callOf(e.call);
+        const planned = e.call.change?.after;
+        if (!open || !planned?.ok || e.after === null || e.after === planned.value) break;
+        const diff = changeDiff({ ...e.call.change!, after: { ok: true, value: e.after } });
+        if (diff) open.diff = diff;
+        break;
+      }
       case "observation": {
         const observed = e.call.shown ?? `(${e.bytes} bytes)`;
         this.finish(this.callOf(e.call), "completed", observed);

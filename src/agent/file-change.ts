@@ -72,7 +72,12 @@ export async function planFromEditor(
   editor: EditorBuffers | undefined,
   signal: AbortSignal,
 ): Promise<FileChange> {
-  if (!editor?.writer?.() || !tool.proposedContent || change.before === null || change.before.includes(0))
+  if (
+    !editor?.writer?.(change.abs) ||
+    !tool.proposedContent ||
+    change.before === null ||
+    change.before.includes(0)
+  )
     return change;
   let fd: number;
   try {

@@ -18,7 +18,7 @@ import { defuseMarkers } from "../core/markers.js";
 
 export const PROJECT_INSTRUCTIONS_FILE = "AGENTS.md";
 /** All AGENTS.md text together; the prompt pays for it every turn. */
-export const PROJECT_INSTRUCTIONS_MAX_BYTES = 8192;
+export const PROJECT_INSTRUCTIONS_MAX_BYTES = 32_768;
 export const REPOSITORY_OPEN = "<<<REPOSITORY_CONTENT";
 export const REPOSITORY_CLOSE = "REPOSITORY_CONTENT>>>";
 

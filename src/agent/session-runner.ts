@@ -190,7 +190,7 @@ function projectInstructionsFor(config: Config, cwd: string, job: boolean): Sess
         : "a scheduled job (agent.project_instructions unset)";
     return { section: "", message: `off: ${why}` };
   }
-  const found = loadProjectInstructions(cwd);
+  const found = loadProjectInstructions(cwd, config.agent.project_instructions_max_bytes);
   return { section: found.section, message: describeLoaded(found), found };
 }
 

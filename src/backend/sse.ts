@@ -1,10 +1,18 @@
 /**
  * Server-sent events (the `text/event-stream` framing both OpenAI wire shapes stream in),
- * parsed incrementally: bytes arrive in arbitrary pieces, so a line, a field or a UTF-8
- * character may be split anywhere. Only `event` and `data` matter to Scoot; `id`, `retry`
- * and comment lines (`:` keep-alives) are read and ignored.
+ * parsed incrementally by `eventsource-parser`: bytes arrive in arbitrary pieces, so a line, a
+ * field or a UTF-8 character may be split anywhere. This wrapper decodes the bytes, gives the
+ * events completed by each piece, dispatches a last event that lacks its blank line, and
+ * bounds the size of one event. Only `event` and `data` matter to Scoot; `id`, `retry` and
+ * comment lines (`:` keep-alives) are read and ignored.
  */
 import { StringDecoder } from "node:string_decoder";
+import {
+  createParser,
+  type EventSourceMessage,
+  type EventSourceParser,
+  type ParseError,
+} from "eventsource-parser";
 
 export interface SseEvent {
   /** The `event:` field, or "message" when the server sent none. */
@@ -16,78 +24,45 @@ export interface SseEvent {
 /** One event's data larger than this is not a token delta: the stream is treated as broken. */
 export const MAX_SSE_EVENT_BYTES = 8 * 1024 * 1024;
 
+const TOO_LARGE = `one server-sent event is larger than ${MAX_SSE_EVENT_BYTES} bytes`;
+
 export class SseParser {
   private readonly decoder = new StringDecoder("utf8");
-  private buffer = "";
-  private eventName = "";
-  private data: string[] = [];
-  private dataChars = 0;
-  /** A chunk ended on "\r": if the next starts with "\n", that "\n" belongs to the same line end. */
-  private pendingCr = false;
+  private readonly parser: EventSourceParser;
+  /** The events completed by the piece being fed. */
+  private out: SseEvent[] = [];
+
+  constructor() {
+    this.parser = createParser({
+      onEvent: (m: EventSourceMessage) => {
+        // The library bounds what it holds between pieces; an event whole in one piece is checked here.
+        if (m.data.length > MAX_SSE_EVENT_BYTES) throw new Error(TOO_LARGE);
+        this.out.push({ event: m.event ?? "message", data: m.data });
+      },
+      // Unknown fields and a bad `retry` are ignored, as the format asks; only size stops the stream.
+      onError: (e: ParseError) => {
+        if (e.type === "max-buffer-size-exceeded") throw new Error(TOO_LARGE);
+      },
+      maxBufferSize: MAX_SSE_EVENT_BYTES,
+    });
+  }
 
   /** Feeds raw bytes; returns the events completed by them. Throws when one event is too large. */
   push(chunk: Buffer | string): SseEvent[] {
-    let text = typeof chunk === "string" ? chunk : this.decoder.write(chunk);
-    if (this.pendingCr && text.startsWith("\n")) text = text.slice(1);
-    this.pendingCr = false;
-    this.buffer += text;
-    const out: SseEvent[] = [];
-    for (;;) {
-      const m = /\r\n|\r|\n/.exec(this.buffer);
-      if (!m) break;
-      // A lone "\r" at the very end may be the first half of "\r\n".
-      if (m[0] === "\r" && m.index === this.buffer.length - 1) {
-        this.pendingCr = true;
-      }
-      const line = this.buffer.slice(0, m.index);
-      this.buffer = this.buffer.slice(m.index + m[0].length);
-      const ev = this.line(line);
-      if (ev) out.push(ev);
-    }
-    if (this.buffer.length + this.dataChars > MAX_SSE_EVENT_BYTES) {
-      throw new Error(`one server-sent event is larger than ${MAX_SSE_EVENT_BYTES} bytes`);
-    }
-    return out;
+    return this.feed(typeof chunk === "string" ? chunk : this.decoder.write(chunk));
   }
 
   /** End of stream: a last event without its blank line is still dispatched (lenient servers). */
   end(): SseEvent[] {
-    const rest = this.buffer + this.decoder.end();
-    this.buffer = "";
-    const out: SseEvent[] = [];
-    if (rest !== "") {
-      const ev = this.line(rest);
-      if (ev) out.push(ev);
-    }
-    const last = this.line("");
-    if (last) out.push(last);
-    return out;
+    // Two line ends close a pending line (or complete a held "\r") and then the event.
+    return this.feed(`${this.decoder.end()}\n\n`);
   }
 
-  private line(line: string): SseEvent | undefined {
-    if (line === "") {
-      if (this.data.length === 0) {
-        this.eventName = "";
-        return undefined;
-      }
-      const ev = { event: this.eventName || "message", data: this.data.join("\n") };
-      this.eventName = "";
-      this.data = [];
-      this.dataChars = 0;
-      return ev;
-    }
-    if (line.startsWith(":")) return undefined;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") {
-      this.data.push(value);
-      this.dataChars += value.length + 1;
-      if (this.dataChars > MAX_SSE_EVENT_BYTES) {
-        throw new Error(`one server-sent event is larger than ${MAX_SSE_EVENT_BYTES} bytes`);
-      }
-    } else if (field === "event") this.eventName = value;
-    return undefined;
+  private feed(text: string): SseEvent[] {
+    this.out = [];
+    if (text !== "") this.parser.feed(text);
+    const events = this.out;
+    this.out = [];
+    return events;
   }
 }

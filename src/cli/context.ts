@@ -1,6 +1,13 @@
 /** What every command starts from: parsed arguments, the home, and the loaded configuration. */
 import { checkRules, rulesProblemText } from "../agent/approval-rules.js";
-import { ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
+import {
+  ensureHome,
+  type HomePaths,
+  HomeUnknownError,
+  homePaths,
+  resolveHomeDir,
+  userHomeDir,
+} from "../config/home.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
 import type { ParsedArgs } from "./args.js";
 import { applyBackendFlags } from "./backend-flags.js";
@@ -24,10 +31,19 @@ export type Loadable = { ok: true; value: Loaded } | { ok: false; exitCode: numb
 
 /** Resolves the home, creates it on first use, loads the config and prints its warnings. */
 export function loadForCommand(cli: Cli): Loadable {
-  const root = resolveHomeDir(
-    typeof cli.args.flags["scoot-home"] === "string" ? cli.args.flags["scoot-home"] : undefined,
-    cli.env,
-  );
+  let root: string;
+  try {
+    // The user's home is needed even with SCOOT_HOME (the gate protects it, skills live under it).
+    userHomeDir(cli.env);
+    root = resolveHomeDir(
+      typeof cli.args.flags["scoot-home"] === "string" ? cli.args.flags["scoot-home"] : undefined,
+      cli.env,
+    );
+  } catch (e) {
+    if (!(e instanceof HomeUnknownError)) throw e;
+    cli.io.err(`scoot: ${e.message}\n`);
+    return { ok: false, exitCode: EXIT.usage };
+  }
   const paths = homePaths(root);
   try {
     ensureHome(paths);

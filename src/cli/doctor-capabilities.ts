@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import { type Config, effectiveToolTimeout, type McpServerConfig } from "../config/schema.js";
+import { isPinnedSpec, launchIsPinned, nodeScript, packageLaunch } from "../mcp/launcher.js";
 import { mcpServerSummary } from "../mcp/prompt.js";
 import { rootUserCheck, sandboxCheck } from "../sandbox/doctor.js";
 import { validateJobs } from "../schedule/jobs.js";
@@ -122,25 +123,30 @@ async function mcpChecks(config: Config, cli: Cli, root: string): Promise<Check[
   return checks;
 }
 
-/** Launchers that fetch or resolve code from where they run, rather than naming one program. */
-const RESOLVING_LAUNCHERS = new Set(["npx", "uvx", "bunx", "pipx"]);
 const PYTHON = /^python(\d+(\.\d+)?)?$/;
 
-/** Why a stdio server's command takes its code from its working directory or a package index, if it does. */
+/**
+ * Why a stdio server's command takes its code from its working directory or a package index,
+ * if it does. A launcher whose every package is pinned to one exact version (`npx -y
+ * pkg@1.2.3`, the fix the warning names) and `node -e <code>` are not warned about.
+ */
 export function resolvesFromWorkingDir(s: Pick<McpServerConfig, "command" | "args">): string | undefined {
   if (!s.command) return undefined;
   const program = path.basename(s.command);
   const args = s.args ?? [];
-  if (RESOLVING_LAUNCHERS.has(program))
-    return `${program} resolves the package from its working directory and the registry`;
-  if ((program === "pnpm" || program === "yarn") && args[0] === "dlx")
-    return `${program} dlx resolves the package from its working directory and the registry`;
+  const launch = packageLaunch(s.command, args);
+  if (launch) {
+    if (launchIsPinned(launch)) return undefined;
+    const unpinned = launch.packages.filter((p) => !isPinnedSpec(p, launch.style));
+    const named = unpinned.length > 0 ? ` (${unpinned.join(", ")} is not pinned to one version)` : "";
+    return `${launch.launcher} resolves the package from its working directory and the registry${named}`;
+  }
   if (PYTHON.test(program) && args.includes("-m"))
     return `${program} -m imports the module from its search path`;
   if (program === "node" || program === "deno" || program === "bun") {
-    const script = args.find((a) => !a.startsWith("-"));
-    if (script !== undefined && !path.isAbsolute(script))
-      return `${program} runs the relative script ${script}`;
+    const found = nodeScript(args);
+    if (found !== undefined && found !== "inline" && !path.isAbsolute(found.script))
+      return `${program} runs the relative script ${found.script}`;
   }
   if (!path.isAbsolute(s.command) && s.command.includes("/"))
     return `the command ${s.command} is a relative path`;

@@ -20,14 +20,35 @@ export interface HomePaths {
   scheduleJson: string;
 }
 
-export function resolveHomeDir(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const chosen = flag || env.SCOOT_HOME || path.join(os.homedir(), ".scoot");
-  return path.resolve(expandTilde(chosen));
+/**
+ * The user's home cannot be told: `HOME` is unset and the uid has no passwd entry (a container
+ * run as an arbitrary uid). The message is one line naming the fix.
+ */
+export class HomeUnknownError extends Error {
+  override name = "HomeUnknownError";
 }
 
-export function expandTilde(p: string): string {
-  if (p === "~") return os.homedir();
-  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
+/** The user's home: `HOME`, else the passwd entry; HomeUnknownError when there is neither. */
+export function userHomeDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HOME) return env.HOME;
+  try {
+    return os.homedir();
+  } catch {
+    const uid = process.getuid?.() ?? "this user";
+    throw new HomeUnknownError(
+      `cannot tell your home directory: HOME is not set and uid ${uid} has no passwd entry; set HOME to a directory of yours (e.g. HOME=/tmp/scoot-user), or run as a user with a passwd entry`,
+    );
+  }
+}
+
+export function resolveHomeDir(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const chosen = flag || env.SCOOT_HOME || path.join(userHomeDir(env), ".scoot");
+  return path.resolve(expandTilde(chosen, env));
+}
+
+export function expandTilde(p: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (p === "~") return userHomeDir(env);
+  if (p.startsWith("~/")) return path.join(userHomeDir(env), p.slice(2));
   return p;
 }
 

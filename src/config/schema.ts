@@ -197,6 +197,13 @@ export const SCHEMA = declareConfig({
       doc: "AGENTS.md to the model; unset = true, false for scheduled jobs",
       unset: "true, false for scheduled jobs",
     }),
+    /** The AGENTS.md files read as a session starts share this budget (docs/context.md "Project instructions"). */
+    project_instructions_max_bytes: int({
+      min: 1,
+      max: 1_048_576,
+      default: 32_768,
+      doc: "bytes of AGENTS.md read as a session starts, nearest first (32 KiB, as Codex)",
+    }),
   },
   tools: {
     timeout_ms: int({

@@ -5,6 +5,7 @@
 export {
   type AgentEvent,
   createScoot,
+  type PolicyChoice,
   type PolicyMode,
   type RunOptions,
   type RunOutcome,

@@ -26,6 +26,9 @@ export type { AgentEvent } from "../agent/events.js";
 export type { RunStop } from "../agent/run-stop.js";
 export type { PolicyMode } from "../config/schema.js";
 
+/** What `policy` accepts: a policy mode, or `yolo` (the alias of `unrestricted`). */
+export type PolicyChoice = PolicyMode | "yolo";
+
 export interface ScootOptions {
   /** The runtime home (like `--scoot-home`); default `SCOOT_HOME`, then `~/.scoot`. */
   home?: string;
@@ -35,8 +38,11 @@ export interface ScootOptions {
   env?: NodeJS.ProcessEnv;
   /** The project root runs work in; default `process.cwd()` when a run starts. */
   cwd?: string;
-  /** Overrides `tools.policy`: readonly, guarded, unrestricted (or yolo). */
-  policy?: string;
+  /**
+   * Overrides `tools.policy`: readonly, guarded, unrestricted (or its alias yolo). A closed set,
+   * so a typo fails to compile; an unknown string from JavaScript still throws.
+   */
+  policy?: PolicyChoice;
   /** Configuration and run warnings; default: written to stderr. */
   onWarning?: (message: string) => void;
 }

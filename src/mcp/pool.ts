@@ -21,9 +21,11 @@ import { resolveEnv, resolveHeaders } from "../config/mcp-servers.js";
 import type { McpServerConfig } from "../config/schema.js";
 import { helperWorkingDir } from "../core/host-helper-env.js";
 import { terminateGroup } from "../core/process-group.js";
+import { redact } from "../core/redact.js";
 import type { Result } from "../core/types.js";
 import type { StaleReason } from "./catalog.js";
 import { createNodeFetch, type NodeFetch } from "./fetch.js";
+import { npxHasCached, packageLaunch } from "./launcher.js";
 import { reapMarked } from "./mark-reap.js";
 import { renderToolResult } from "./render.js";
 import type { McpService } from "./tools-info.js";
@@ -31,9 +33,16 @@ import { type BuiltTransport, buildTransport } from "./transport.js";
 
 /** How Scoot introduces itself in `initialize`. */
 export const CLIENT_INFO = { name: "scoot", version: "0.1.0" } as const;
-/** Stderr kept per stdio server, quoted (tail only) when it fails. */
+/** Stderr kept per stdio server, quoted (its last lines, redacted) when it fails. */
 const STDERR_TAIL_BYTES = 4096;
+const STDERR_QUOTE_LINES = 5;
 const STDERR_QUOTE_CHARS = 400;
+/**
+ * A package launcher (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `uvx`, `pipx run`) may
+ * install the package before the server starts: its first start gets this long on top of the
+ * deadline, unless npx's cache already holds the package (docs/mcp.md "Slow first starts").
+ */
+export const MCP_INSTALL_ALLOWANCE_MS = 120_000;
 /** Bound on one server's shutdown: the SDK gives a stdio child 2 s after stdin EOF, then 2 s after SIGTERM. */
 const CLOSE_WAIT_MS = 6000;
 /** Bound on the polite session DELETE of Streamable HTTP at close. */
@@ -84,6 +93,8 @@ export interface McpPoolOptions {
   projectRoot?: string;
   /** Scoot's home, where stdio servers start (default, and when it lies in the project: `/`). */
   scootHome?: string;
+  /** The first-start allowance of a package launcher that may install (default MCP_INSTALL_ALLOWANCE_MS). */
+  installAllowanceMs?: number;
 }
 
 export interface McpPool extends McpService {
@@ -107,6 +118,8 @@ interface Slot {
   /** The SDK reported the connection closed (at any time, during connecting included). */
   lost?: boolean;
   shutdown?: Promise<void>;
+  /** A launcher that may install the package first: what it is, and the extra time its start gets. */
+  install?: { what: string; allowanceMs: number };
 }
 
 type Outcome<T> =
@@ -170,8 +183,15 @@ async function waitReaped(pid: number): Promise<void> {
 
 export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPoolOptions): McpPool {
   const slots = new Map<string, Slot>();
+  const allowance = opts.installAllowanceMs ?? MCP_INSTALL_ALLOWANCE_MS;
   for (const server of servers) {
-    slots.set(server.name, { server, stderrTail: "", abort: new AbortController() });
+    const slot: Slot = { server, stderrTail: "", abort: new AbortController() };
+    const launch = server.transport === "stdio" ? packageLaunch(server.command, server.args) : undefined;
+    if (launch && allowance > 0 && !npxHasCached(launch, opts.env)) {
+      const pkgs = launch.packages.join(", ") || "its package";
+      slot.install = { what: `${launch.launcher} installing ${pkgs}`, allowanceMs: allowance };
+    }
+    slots.set(server.name, slot);
   }
   let closed = false;
   const projectRoot = opts.projectRoot ?? process.cwd();
@@ -182,6 +202,14 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
   /** `after 30 s (tools.timeout_ms = 30000)`: the duration and the setting to raise. */
   const deadline = `after ${formatDuration(opts.timeoutMs)} (${opts.timeoutSetting ?? `${MCP_DEADLINE_SETTING} = ${opts.timeoutMs}`})`;
   let fallbackWarned = false;
+
+  /** How long a server's connection may take: the deadline, plus a launcher's first-start allowance. */
+  const startMs = (slot: Slot) => opts.timeoutMs + (slot.install?.allowanceMs ?? 0);
+  /** `after 30 s (…) plus 2 min for npx installing pkg on a first start`. */
+  const startDeadline = (slot: Slot) =>
+    slot.install
+      ? `${deadline} plus ${formatDuration(slot.install.allowanceMs)} for ${slot.install.what} on a first start`
+      : deadline;
 
   /** The caller aborts on its tool deadline with a TimeoutError, or on interruption. */
   function abortedText(what: string, signal: AbortSignal | undefined): string {
@@ -205,9 +233,14 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     return ca;
   }
 
+  /** The last lines of the server's stderr, redacted, on one line (` | ` between lines). */
   function stderrQuote(slot: Slot): string {
-    const tail = slot.stderrTail.trim();
-    if (tail === "") return "";
+    const lines = redact(slot.stderrTail)
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l !== "");
+    if (lines.length === 0) return "";
+    const tail = lines.slice(-STDERR_QUOTE_LINES).join(" | ");
     const quoted = tail.length > STDERR_QUOTE_CHARS ? `…${tail.slice(-STDERR_QUOTE_CHARS)}` : tail;
     return `; its stderr ends with: ${quoted}`;
   }
@@ -299,10 +332,10 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       slot.client = client;
       // The pool closed, or this attempt already timed out, while the SDK was loading.
       if (closed || slot.abort.signal.aborted) throw new Error("connection attempt abandoned");
-      await client.connect(built.transport, { timeout: opts.timeoutMs, signal: slot.abort.signal });
+      await client.connect(built.transport, { timeout: startMs(slot), signal: slot.abort.signal });
       return client;
     })();
-    const outcome = await settle(attempt, opts.timeoutMs, slot.abort.signal);
+    const outcome = await settle(attempt, startMs(slot), slot.abort.signal);
     if (outcome.kind === "ok" && !closed && !slot.lost) {
       slot.connected = true;
       // Compared on connect: the list the run started from may be a cached one.
@@ -315,7 +348,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     } else if (outcome.kind === "ok" || outcome.kind === "aborted" || closed) {
       reason = `${label(server.name)}: connection abandoned because the run is ending`;
     } else if (outcome.kind === "timeout" || errorCode(outcome.error) === REQUEST_TIMEOUT) {
-      reason = `${label(server.name)} did not complete its connection: timed out ${deadline}${stderrQuote(slot)}`;
+      reason = `${label(server.name)} did not complete its connection: timed out ${startDeadline(slot)}${stderrQuote(slot)}`;
     } else {
       reason = `${label(server.name)} failed to connect: ${errorText(outcome.error)}${stderrQuote(slot)}`;
     }
@@ -350,13 +383,23 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
       }
       slot.connecting = connect(slot, headers);
     }
-    const conn = await settle(slot.connecting, opts.timeoutMs, signal);
-    if (conn.kind === "aborted")
-      return { ok: false, error: abortedText(`the call to ${label(serverName)}`, signal) };
+    const conn = await settle(slot.connecting, startMs(slot), signal);
+    if (conn.kind === "aborted") {
+      // The caller's deadline is not the server's: a launcher still installing goes on, and a
+      // later call waits for the same start.
+      const starting = slot.install && !slot.connected && slot.dead === undefined && !closed;
+      const still = starting
+        ? `; the server is still starting (${slot.install!.what}, which may take up to ${formatDuration(startMs(slot))} on a first start) and a later call will use it`
+        : "";
+      return {
+        ok: false,
+        error: `${abortedText(`the call to ${label(serverName)}`, signal)}${still}${stderrQuote(slot)}`,
+      };
+    }
     if (conn.kind === "timeout") {
       return {
         ok: false,
-        error: `${label(serverName)} did not complete its connection: timed out ${deadline}`,
+        error: `${label(serverName)} did not complete its connection: timed out ${startDeadline(slot)}${stderrQuote(slot)}`,
       };
     }
     if (conn.kind === "error") return { ok: false, error: `${label(serverName)}: ${errorText(conn.error)}` };
@@ -371,7 +414,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     const started = Date.now();
     const connected = await clientFor(slot, signal);
     if (!connected.ok) return connected;
-    const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
+    const remaining = Math.max(1, startMs(slot) - (Date.now() - started));
     const listed = await settle(
       connected.value.listTools(undefined, { timeout: remaining }),
       remaining,
@@ -414,7 +457,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
     // The newest list (a re-list after connecting or list_changed may be under way) has the
     // last word on the arguments: a tool that changed is checked against its new schema.
     if (opts.checkCall) {
-      const waited = Math.max(1, opts.timeoutMs - (Date.now() - started));
+      const waited = Math.max(1, startMs(slot) - (Date.now() - started));
       const checked = await settle(opts.checkCall(serverName, tool, args), waited, signal);
       const what = `${label(serverName)} tool ${JSON.stringify(tool)}`;
       if (checked.kind === "aborted") return { ok: false, error: abortedText(`the call to ${what}`, signal) };
@@ -424,7 +467,7 @@ export function createMcpPool(servers: readonly McpServerConfig[], opts: McpPool
         return { ok: false, error: `${what}: ${checked.value}; not sent` };
     }
 
-    const remaining = Math.max(1, opts.timeoutMs - (Date.now() - started));
+    const remaining = Math.max(1, startMs(slot) - (Date.now() - started));
     const stop = new AbortController();
     const onAbort = () => stop.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { type CommandOutput, lines } from "./command.js";
 import { type DiscoverOptions, type RootScan, scanRoot, skillRoots } from "./discover.js";
-import { formatProblem, type SkillMeta } from "./frontmatter.js";
+import { formatProblem, type SkillMeta, specNameProblems } from "./frontmatter.js";
 import { realpathOrUndefined } from "./fsutil.js";
 
 interface Tally {
@@ -55,6 +55,12 @@ function report(scan: RootScan, t: Tally): void {
       continue;
     }
     const name = s.result.meta.name;
+    const nameProblems = specNameProblems(name, path.basename(s.dir));
+    if (nameProblems.length > 0) {
+      for (const message of nameProblems) t.out.push(`INVALID ${formatProblem({ file: s.file, message })}`);
+      t.invalid++;
+      continue;
+    }
     const winner = t.seen.get(name);
     if (winner === undefined) t.seen.set(name, s.dir);
     t.out.push(`OK ${name}  ${s.dir}${winner === undefined ? "" : `  (shadowed by ${winner})`}`);

@@ -59,6 +59,32 @@ export interface SkillMeta {
   metadata?: Record<string, string>;
 }
 
+/** The Agent Skills specification's longest name. */
+export const SPEC_NAME_MAX_CHARS = 64;
+
+/**
+ * Where a name breaks the Agent Skills specification's rules for `name` (in its words: 1-64
+ * characters, lowercase alphanumeric characters and hyphens only, not starting or ending with a
+ * hyphen, no consecutive hyphens, matching the parent directory name). Scoot loads the looser
+ * SKILL_NAME_PATTERN; `skills check` holds a skill to these (docs/skills.md "Skills").
+ */
+export function specNameProblems(name: string, folder: string): string[] {
+  const out: string[] = [];
+  const say = (rule: string) =>
+    out.push(`\`name\` ${JSON.stringify(name)} ${rule} (Agent Skills specification)`);
+  if (name.length < 1 || name.length > SPEC_NAME_MAX_CHARS)
+    say(`must be 1-${SPEC_NAME_MAX_CHARS} characters; it has ${name.length}`);
+  const others = [...new Set(name.replace(/[a-z0-9-]/g, ""))];
+  if (others.length > 0)
+    say(
+      `may only contain lowercase alphanumeric characters and hyphens (a-z, 0-9 and -); it has ${others.map((c) => JSON.stringify(c)).join(", ")}`,
+    );
+  if (name.startsWith("-") || name.endsWith("-")) say("must not start or end with a hyphen (-)");
+  if (name.includes("--")) say("must not contain consecutive hyphens (--)");
+  if (name !== folder) say(`must match the parent directory name ${JSON.stringify(folder)}`);
+  return out;
+}
+
 export interface SkillProblem {
   file: string;
   line?: number;

@@ -16,6 +16,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import zlib from "node:zlib";
 import type { Registry } from "prom-client";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunStop } from "../agent/run-stop.js";
@@ -59,6 +60,12 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
   const prom = await import("prom-client");
   const registry = new prom.Registry();
   const on = { registers: [registry] };
+  // The standard process_* series every Prometheus client exports (resident and virtual memory,
+  // CPU seconds, open and maximum file descriptors, start time). prom-client's nodejs_* series
+  // are left out: three of them are gauges named *_total, which `promtool check metrics` refuses.
+  prom.collectDefaultMetrics({ register: registry });
+  for (const m of registry.getMetricsAsArray())
+    if (!m.name.startsWith("process_")) registry.removeSingleMetric(m.name);
   new prom.Gauge({ name: "scoot_build_info", help: "Scoot's version", labelNames: ["version"], ...on }).set(
     { version },
     1,
@@ -196,6 +203,21 @@ export async function createDaemonMetrics(version: string): Promise<DaemonMetric
   };
 }
 
+/** Whether an Accept-Encoding header accepts gzip (`gzip` or `*`, with no `q=0`). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  const q = new Map<string, number>();
+  for (const part of header.split(",")) {
+    const [name, ...params] = part.trim().toLowerCase().split(";");
+    if (!name) continue;
+    const given = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const weight = given === undefined ? 1 : Number(given.slice(2));
+    q.set(name, Number.isNaN(weight) ? 0 : weight);
+  }
+  const gzip = q.get("gzip") ?? q.get("x-gzip") ?? q.get("*");
+  return gzip !== undefined && gzip > 0;
+}
+
 export interface MetricsServer {
   url: string;
   close(): Promise<void>;
@@ -204,6 +226,7 @@ export interface MetricsServer {
 /**
  * Serves /metrics on host:port: GET with the exposition, HEAD with the same headers and no body
  * (Node leaves the body out of a HEAD answer); another method there is 405, another path 404.
+ * A scraper that accepts gzip (Prometheus does) gets the exposition gzipped.
  */
 export function serveMetrics(registry: Registry, host: string, port: number): Promise<Result<MetricsServer>> {
   const server = http.createServer((req, res) => {
@@ -220,11 +243,15 @@ export function serveMetrics(registry: Registry, host: string, port: number): Pr
     }
     registry.metrics().then(
       (text) => {
+        const gzip = acceptsGzip(req.headers["accept-encoding"]);
+        const body = gzip ? zlib.gzipSync(text) : Buffer.from(text);
         res.writeHead(200, {
           "content-type": registry.contentType,
-          "content-length": Buffer.byteLength(text),
+          "content-length": body.length,
+          vary: "Accept-Encoding",
+          ...(gzip ? { "content-encoding": "gzip" } : {}),
         });
-        res.end(text);
+        res.end(body);
       },
       (e: unknown) => {
         res.writeHead(500, { "content-type": "text/plain" });

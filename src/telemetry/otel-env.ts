@@ -71,6 +71,30 @@ export function sdkDisabled(env: NodeJS.ProcessEnv, warnings: string[]): boolean
   return false;
 }
 
+/**
+ * `OTEL_LOGS_EXPORTER` (the SDK environment specification's exporter selector, a comma-separated
+ * list, `otlp` by default): true when it is `none`, which turns log export off. Scoot ships its
+ * logs over OTLP only, so another value (`console`) is ignored with a warning, and so is `none`
+ * listed beside another exporter (the specification's own rule).
+ */
+export function logsExporterOff(env: NodeJS.ProcessEnv, warnings: string[]): boolean {
+  const raw = envText(env, "OTEL_LOGS_EXPORTER");
+  if (raw === undefined) return false;
+  const values = raw
+    .split(",")
+    .map((v) => v.trim().toLowerCase())
+    .filter((v) => v !== "");
+  if (values.length === 1 && values[0] === "none") return true;
+  if (values.includes("none"))
+    warnings.push(`OTEL_LOGS_EXPORTER: "${raw}" lists none beside another exporter; none is ignored`);
+  const other = values.filter((v) => v !== "otlp" && v !== "none");
+  if (other.length > 0)
+    warnings.push(
+      `OTEL_LOGS_EXPORTER: ${other.join(", ")} ignored: Scoot exports logs over OTLP only (otlp, or none to turn it off)`,
+    );
+  return false;
+}
+
 /** `OTEL_EXPORTER_OTLP_LOGS_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`; a value Scoot cannot speak is a problem. */
 export function protocolFromEnv(
   env: NodeJS.ProcessEnv,

@@ -1,7 +1,8 @@
 /**
- * The OTLP/HTTP log sink: the official OpenTelemetry exporters (protobuf or JSON), loaded
- * with a dynamic import only when telemetry is configured, so an unconfigured `scoot` never
- * resolves a byte of them (test/telemetry/lazy-load.test.ts). The exporter's own transport
+ * The OTLP/HTTP log sink: the official OpenTelemetry serializers (protobuf or JSON) and export
+ * transport, put together through their public exports as the official OTLPLogExporter is,
+ * loaded with a dynamic import only when telemetry is configured, so an unconfigured `scoot`
+ * never resolves a byte of them (test/telemetry/lazy-load.test.ts). The official transport
  * (Node's http) and its own short retries (of the retryable answers only) run inside
  * `timeoutMs`; Scoot's backoff between failed batches, and setting aside the batches a collector
  * refused for good, live in the shipper.
@@ -43,15 +44,37 @@ export interface LogSink {
 }
 
 export const SCOPE_NAME = "scoot.audit";
+/** The component type the official OTLP/HTTP log exporters report for themselves. */
+const EXPORTER_COMPONENT_TYPE = "otlp_http_log_exporter";
 
 interface ExporterLike {
   export(records: ReadableLogRecord[], done: (r: { code: number; error?: Error }) => void): void;
   shutdown(): Promise<void>;
 }
 
-/** Where the official exporter hands a successful answer's body (deserialized) to be looked at. */
-interface ResponseHandlerHost {
-  _delegate?: { _responseHandler?: { handleResponse(response: unknown): void } };
+/** The official serializers' shape (`ISerializer` of @opentelemetry/otlp-transformer). */
+interface Serializer {
+  serializeRequest(request: ReadableLogRecord[]): Uint8Array | undefined;
+  deserializeResponse(data: Uint8Array): unknown;
+}
+
+/**
+ * The official serializer, with every successful answer's deserialized body (where a partial
+ * success is) also handed to `onResponse`. The export delegate deserializes an answer through the
+ * serializer it was given, a public parameter, so nothing private of the exporter is touched.
+ */
+export function watchingSerializer(
+  official: Serializer,
+  onResponse: (response: unknown) => void,
+): Serializer {
+  return {
+    serializeRequest: (request) => official.serializeRequest(request),
+    deserializeResponse(data) {
+      const response = official.deserializeResponse(data);
+      onResponse(response);
+      return response;
+    },
+  };
 }
 
 export function describeSendError(error: Error | undefined): SendError {
@@ -68,49 +91,52 @@ export function describeSendError(error: Error | undefined): SendError {
   return { message: clipMessage(redact(parts.join(": "))), retryable: true };
 }
 
-/**
- * The official exporter reports a partial success only to OpenTelemetry's diagnostic log; its
- * response handler is where the deserialized answer passes, so Scoot listens there. The
- * exporter versions are pinned in package.json; test/telemetry/export.test.ts fails if the
- * place moves.
- */
-function listenForPartialSuccess(exporter: unknown, onPartial: (p: PartialSuccess) => void): void {
-  const delegate = (exporter as ResponseHandlerHost)._delegate;
-  if (typeof delegate?._responseHandler?.handleResponse !== "function")
-    throw new Error(
-      "the OTLP log exporter no longer exposes its response handler, so a partial success could not be seen: Scoot needs the @opentelemetry versions its package.json pins",
-    );
-  delegate._responseHandler = {
-    handleResponse(response: unknown) {
-      const p = partialSuccessOf(response);
-      if (p) onPartial(p);
-    },
-  };
-}
-
 export async function openLogSink(s: TelemetrySettings, version: string): Promise<LogSink> {
-  const [{ resourceFromAttributes }, exporterModule] = await Promise.all([
+  const [{ resourceFromAttributes }, base, nodeHttp, transformer] = await Promise.all([
     import("@opentelemetry/resources"),
-    s.protocol === "http/json"
-      ? import("@opentelemetry/exporter-logs-otlp-http")
-      : import("@opentelemetry/exporter-logs-otlp-proto"),
+    import("@opentelemetry/otlp-exporter-base"),
+    import("@opentelemetry/otlp-exporter-base/node-http"),
+    import("@opentelemetry/otlp-transformer"),
   ]);
   const resource = resourceFromAttributes(s.resource);
   const scope = { name: SCOPE_NAME, version };
-  // url, headers and timeout as Scoot resolved them (settings.ts, by the exporter specification);
-  // what Scoot does not set (OTEL_EXPORTER_OTLP_*COMPRESSION, *CERTIFICATE, *CLIENT_KEY) the
-  // exporter reads from the environment itself.
-  const official = new exporterModule.OTLPLogExporter({
-    url: s.logsUrl,
-    headers: { ...s.headers },
-    timeoutMillis: s.timeoutMs,
-    // One batch at a time: the cursor moves only past an acknowledged batch.
-    concurrencyLimit: 1,
-  });
+  const json = s.protocol === "http/json";
   let partial: PartialSuccess | undefined;
-  listenForPartialSuccess(official, (p) => {
-    partial = p;
-  });
+  // The official serializer, watched for partial successes (which the official OTLPLogExporter
+  // only reports to OpenTelemetry's diagnostic log).
+  const serializer = watchingSerializer(
+    json ? transformer.JsonLogsSerializer : transformer.ProtobufLogsSerializer,
+    (response) => {
+      const p = partialSuccessOf(response);
+      if (p) partial = p;
+    },
+  );
+  // Assembled from the public parts as the official OTLPLogExporter assembles itself (its
+  // transport, retries and environment reading included). url, headers and timeout as Scoot
+  // resolved them (settings.ts, by the exporter specification); what Scoot does not set
+  // (OTEL_EXPORTER_OTLP_*COMPRESSION, *CERTIFICATE, *CLIENT_KEY) is read from the environment
+  // as the official exporter reads it.
+  const options = nodeHttp.convertLegacyHttpOptions(
+    {
+      url: s.logsUrl,
+      headers: { ...s.headers },
+      timeoutMillis: s.timeoutMs,
+      // One batch at a time: the cursor moves only past an acknowledged batch.
+      concurrencyLimit: 1,
+    },
+    "LOGS",
+    "v1/logs",
+    { "Content-Type": json ? "application/json" : "application/x-protobuf" },
+  );
+  const official = new base.OTLPExporterBase(
+    nodeHttp.createOtlpHttpExportDelegate(
+      options,
+      serializer,
+      EXPORTER_COMPONENT_TYPE,
+      transformer.LogsExporterMetricsHelper,
+      undefined,
+    ),
+  );
   const exporter = official as unknown as ExporterLike;
   return {
     send(items) {

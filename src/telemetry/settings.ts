@@ -5,8 +5,8 @@
  *
  * Precedence: a key written in `[telemetry]` (or its `SCOOT_TELEMETRY_*` override) wins, as code
  * configuration does in the OpenTelemetry SDKs; the `OTEL_*` variables fill in what it leaves
- * unset, by the exporter specification's rules (`otel-env.ts`). `OTEL_SDK_DISABLED=true` turns
- * export off whatever is configured. Problem text never repeats a header value: it may be a
+ * unset, by the exporter specification's rules (`otel-env.ts`). `OTEL_SDK_DISABLED=true` and
+ * `OTEL_LOGS_EXPORTER=none` turn export off whatever is configured. Problem text never repeats a header value: it may be a
  * credential.
  */
 import { validateHeaders } from "../config/mcp-servers.js";
@@ -17,6 +17,7 @@ import {
   DEFAULT_TIMEOUT_MS,
   headersFromEnv,
   logsEndpointFromEnv,
+  logsExporterOff,
   mergeHeaders,
   type OtlpProtocol,
   protocolFromEnv,
@@ -50,6 +51,8 @@ export type Resolved =
 
 /** What `OTEL_SDK_DISABLED=true` does to Scoot, said wherever export would have run. */
 export const DISABLED_REASON = "OTEL_SDK_DISABLED=true turns OpenTelemetry export off";
+/** What `OTEL_LOGS_EXPORTER=none` does: the audit log is the logs signal, so nothing is shipped. */
+export const LOGS_EXPORTER_NONE_REASON = "OTEL_LOGS_EXPORTER=none turns OTLP log export off";
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
@@ -116,6 +119,7 @@ export function resolveTelemetry(config: Config, env: NodeJS.ProcessEnv, version
   const fromEnv = fromFile === undefined ? logsEndpointFromEnv(env) : undefined;
   if (fromFile === undefined && fromEnv === undefined) return { kind: "off" };
   if (sdkDisabled(env, warnings)) return { kind: "disabled", reason: DISABLED_REASON };
+  if (logsExporterOff(env, warnings)) return { kind: "disabled", reason: LOGS_EXPORTER_NONE_REASON };
   const endpointFrom = fromFile !== undefined ? "telemetry.otlp_endpoint" : fromEnv!.from;
   const logsUrl =
     fromFile !== undefined

@@ -14,7 +14,10 @@
  * - after: the same path checks again.
  *
  * What the editor answers is what happened: its error fails the call, and Scoot never writes
- * the file itself behind the editor's back.
+ * the file itself behind the editor's back. What the disk holds afterwards is what is reported
+ * (docs/editors.md "Writes through the editor"): an editor that formats on save saved another
+ * text than the one asked for, and says so; an editor that keeps the text in its buffer
+ * without saving it left the disk as it was, and the call fails saying that plainly.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -29,6 +32,9 @@ export const EDITOR_TEXT_CHANGED =
   "the editor's text of it changed after this call was prepared (edited while the question waited); read it again and retry";
 const REDIRECTED =
   "the editor's write did not reach the file Scoot judged: its path changed during the write (swapped for a link?), so the text may have gone elsewhere; check the file and its directory";
+/** The disk did not change: most likely the editor holds the text in its buffer, unsaved. */
+const NOT_SAVED =
+  "the editor took the new text but did not save it: it is only in the editor's buffer, not on disk, so commands (bash, grep), /diff and /undo still see the old text; save the file in the editor, or check it (a link swapped in during the write could also have sent the text elsewhere)";
 const PATH_CHANGED =
   "a directory on its path changed while the editor wrote it (swapped for a symlink?); check the file and its directory";
 
@@ -86,8 +92,13 @@ export interface EditorWriteRequest {
   lockDir: string;
 }
 
-/** Has the editor write the file; an error says why it was not (or not safely) written. */
-export async function writeThroughEditor(req: EditorWriteRequest): Promise<Result<void>> {
+/**
+ * Has the editor write the file; an error says why it was not (or not safely) written. The
+ * value is undefined when the disk holds the text asked for, else what the editor saved.
+ */
+export async function writeThroughEditor(
+  req: EditorWriteRequest,
+): Promise<Result<EditorSavedOther | undefined>> {
   // Checks, write and verification with the project to itself: no command of any Scoot
   // session runs there meanwhile (store/effect-lock.ts).
   const hold = await holdForEditorWrite(req.lockDir, req.signal);
@@ -115,7 +126,7 @@ function notWhatWasWritten(
   content: string,
 ): string | undefined {
   const after = identity(abs);
-  if (!after) return `${REDIRECTED} (no file is at its path now)`;
+  if (!after) return `${REDIRECTED} (no file is at its path now): ${NOT_SAVED}`;
   if (!after.isFile()) return `${REDIRECTED} (its path now holds something else than a regular file)`;
   if (after.nlink !== 1n) return `${REDIRECTED} (the file now has ${after.nlink} names)`;
   const untouched =
@@ -126,24 +137,32 @@ function notWhatWasWritten(
     after.mtimeNs === before.mtimeNs;
   if (!untouched) return undefined;
   // An editor may skip a save that changes nothing; only a change that is missing is a redirect.
-  return sameText(abs, content) ? undefined : `${REDIRECTED} (the file at its path was not changed)`;
+  return savedText(abs)?.equals(Buffer.from(content, "utf8"))
+    ? undefined
+    : `${REDIRECTED} (the file at its path was not changed): ${NOT_SAVED}`;
 }
 
-function sameText(abs: string, content: string): boolean {
+/** What the file at `abs` holds (opened without following a link), or undefined. */
+function savedText(abs: string): Buffer | undefined {
   let fd: number;
   try {
     fd = fs.openSync(abs, OPEN_JUDGED_READ);
   } catch {
-    return false;
+    return undefined;
   }
   try {
-    return fs.readFileSync(fd).equals(Buffer.from(content, "utf8"));
+    return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-async function writeHeld(req: EditorWriteRequest): Promise<Result<void>> {
+/** A write the editor saved otherwise than asked (formatted on save): the text on disk now. */
+export interface EditorSavedOther {
+  saved: string;
+}
+
+async function writeHeld(req: EditorWriteRequest): Promise<Result<EditorSavedOther | undefined>> {
   const { abs } = req;
   if (req.expected !== null) {
     const why = await stillExpected(req.editor, abs, req.expected, req.signal);
@@ -168,7 +187,10 @@ async function writeHeld(req: EditorWriteRequest): Promise<Result<void>> {
     if (watch.changed() || !plainTarget(abs)) return { ok: false, error: PATH_CHANGED };
     const redirected = notWhatWasWritten(abs, before, req.content);
     if (redirected) return { ok: false, error: redirected };
-    return { ok: true, value: undefined };
+    const saved = savedText(abs);
+    if (saved === undefined || saved.equals(Buffer.from(req.content, "utf8")))
+      return { ok: true, value: undefined };
+    return { ok: true, value: { saved: saved.toString("utf8") } };
   } finally {
     watch.close();
   }

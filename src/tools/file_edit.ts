@@ -21,7 +21,7 @@ import {
   refuseProtected,
   SWAPPED_FOR_SYMLINK,
 } from "./fs-util.js";
-import { writeFailure, writeJudgedFile } from "./judged-write.js";
+import { savedOtherNote, writeFailure, writeJudgedFile } from "./judged-write.js";
 import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 
@@ -126,7 +126,7 @@ export const fileEditTool: Tool<FileEditInput> = {
     const before = old.split("\n").length;
     const after = replacement.split("\n").length;
     const note = crlf ? " (matched using the file's CRLF line ends)" : "";
-    const how = written.value.byEditor ? ", through the editor" : "";
+    const how = written.value.byEditor ? `, through the editor${savedOtherNote(written.value)}` : "";
     return done(
       `edited ${shown}: replaced 1 occurrence at line ${line} (${before} line${before === 1 ? "" : "s"} -> ${after})${note}${how}`,
     );

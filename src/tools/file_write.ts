@@ -15,7 +15,7 @@ import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { fileScope } from "./file-scope.js";
 import { judgedPath, refuseProtected, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
-import { writeFailure, writeJudgedFile } from "./judged-write.js";
+import { savedOtherNote, writeFailure, writeJudgedFile } from "./judged-write.js";
 import { done, failed } from "./result.js";
 import type { Tool } from "./types.js";
 
@@ -76,7 +76,7 @@ export const fileWriteTool: Tool<FileWriteInput> = {
     );
     if (!written.ok) return failed(writeFailure("file_write", shown, written.error));
     const how = `${existing ? "replaced" : "created"}${written.value.byEditor ? ", through the editor" : ""}`;
-    return done(`wrote ${written.value.bytes} bytes to ${shown} (${how})`);
+    return done(`wrote ${written.value.bytes} bytes to ${shown} (${how}${savedOtherNote(written.value)})`);
   },
 };
 

@@ -15,6 +15,15 @@ export interface JudgedWrite {
   bytes: number;
   /** The editor wrote it (its buffer and the disk agree). */
   byEditor: boolean;
+  /** The editor saved another text than the one asked for (formatted on save): the disk's. */
+  savedOther?: string;
+}
+
+/** The words an observation adds when the editor saved another text than asked for. */
+export function savedOtherNote(w: JudgedWrite): string {
+  return w.savedOther === undefined
+    ? ""
+    : `; the editor saved a different text than the one asked for (formatted on save?), and the file holds that now; read it again before editing it`;
 }
 
 export async function writeJudgedFile(
@@ -26,7 +35,7 @@ export async function writeJudgedFile(
   expected: Buffer | null,
 ): Promise<Result<JudgedWrite, { error: string; byEditor: boolean }>> {
   const editor = ctx.services.editorBuffers;
-  const write = editor?.writer?.();
+  const write = editor?.writer?.(abs);
   if (editor && write) {
     const r = await writeThroughEditor({
       editor,
@@ -38,6 +47,11 @@ export async function writeJudgedFile(
       lockDir: effectLockDirOf(ctx),
     });
     if (!r.ok) return { ok: false, error: { error: r.error, byEditor: true } };
+    if (r.value)
+      return {
+        ok: true,
+        value: { bytes: Buffer.byteLength(r.value.saved), byEditor: true, savedOther: r.value.saved },
+      };
     return { ok: true, value: { bytes: Buffer.byteLength(content), byEditor: true } };
   }
   const written = atomicWriteFile(abs, content, {

@@ -76,8 +76,8 @@ export interface ToolServices {
 export interface EditorBuffers {
   /** The file as the editor has it; undefined when the editor cannot say (then the disk is read). */
   read(absPath: string, signal: AbortSignal): Promise<string | undefined>;
-  /** The editor's write, when it writes files now; undefined: the tools write the disk. */
-  writer?(): EditorWrite | undefined;
+  /** The editor's write of `absPath`, when it writes that file now; undefined: the tools write the disk. */
+  writer?(absPath: string): EditorWrite | undefined;
 }
 
 /** Has the editor write `content` to `absPath`; rejects with the editor's error. */

@@ -1,8 +1,9 @@
 /**
  * `scoot acp` driven by a real ACP client from the npm registry: acpx (`.ci/run` installs acpx@0.19.1
- * with `npm install --no-save`). A session acpx creates and never prompts is loaded by its next prompt;
- * `--deny-all` answers every permission request with a refusal and the write does not
+ * with `npm install --no-save`). A session acpx creates and never prompts is reopened (session/resume)
+ * by its next prompt; `--deny-all` answers every permission request with a refusal and the write does not
  * happen; after the agent has exited, a new prompt reloads the session and continues it.
+ * `acpx --model <m> exec` picks any model the server lists from the session's answer.
  * acpx declares Node >= 22; when it cannot be found or run here the test is skipped and
  * says why.
  */
@@ -44,7 +45,10 @@ afterEach(async () => {
 });
 
 /** One acpx invocation against `scoot acp`; its queue owner lives 1 s after its last prompt. */
-function acpx(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function acpx(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const agent = `${process.execPath} ${CLI} --scoot-home ${home} acp`;
   const child = spawn(ACPX, ["--agent", agent, "--cwd", project, "--ttl", "1", ...args], {
     env: {
@@ -53,6 +57,7 @@ function acpx(args: string[]): Promise<{ code: number | null; stdout: string; st
       HOME: path.join(base, "acpx-home"),
       SCOOT_BACKEND_BASE_URL: server.url,
       SCOOT_BACKEND_MAX_RETRIES: "0",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -85,7 +90,8 @@ describe.skipIf(skipReason !== undefined)("acpx drives scoot acp", () => {
     server.push(step("final", "first answer"));
     const first = await acpx(["--format", "json", "prompt", "remember tangerine"]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toContain('"method":"session/load"');
+    // acpx reopens it with session/resume, which Scoot offers (session/load without the replay).
+    expect(first.stdout).toMatch(/"method":"session\/(load|resume)"/);
     expect(first.stdout).toContain("first answer");
     await agentGone();
 
@@ -101,11 +107,28 @@ describe.skipIf(skipReason !== undefined)("acpx drives scoot acp", () => {
     server.push(step("final", "second answer"));
     const again = await acpx(["--format", "json", "prompt", "what did I ask first?"]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('"method":"session/load"');
+    expect(again.stdout).toMatch(/"method":"session\/(load|resume)"/);
     expect(again.stdout).toContain("second answer");
     // The reloaded conversation reached the model: the first goal and the refusal are in it.
     const last = JSON.stringify(server.completions().at(-1)!.body);
     expect(last).toContain("remember tangerine");
     expect(last).toContain("the user refused this file_write call");
+  }, 120_000);
+
+  it("--model picks a model the server lists other than the configured one", async () => {
+    await server.close();
+    server = await startScriptedServer([], { models: ["alpha", "beta"] });
+    server.push(step("final", "answered by beta"));
+    const r = await acpx(["--model", "beta", "--format", "json", "exec", "which model?"], {
+      SCOOT_BACKEND_MODEL: "alpha",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("answered by beta");
+    expect(server.completions().map((c) => (c.body as { model: string }).model)).toEqual(["beta"]);
+    await agentGone();
+
+    const refused = await acpx(["--model", "gamma", "exec", "hi"], { SCOOT_BACKEND_MODEL: "alpha" });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/Available models: alpha, beta/);
   }, 120_000);
 });

@@ -35,6 +35,8 @@ type Seen =
 let child: ChildProcess | undefined;
 let connection: acp.ClientConnection | undefined;
 let seen: Seen[] = [];
+/** The agent's answer to `initialize`. */
+let initialized: acp.InitializeResponse | undefined;
 let stderr = "";
 /** What the test editor holds open (path → unsaved text). */
 let buffers = new Map<string, string>();
@@ -108,7 +110,7 @@ async function start(
       return {};
     })
     .connect(agentStream(child));
-  await connection.agent.request(acp.methods.agent.initialize, {
+  initialized = await connection.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities,
   });
@@ -371,6 +373,105 @@ describe("writes go through the editor when it offers fs.writeTextFile", () => {
     }
   });
 
+  it("an editor that keeps the write in its buffer: the call fails saying the text is only there, not on disk", async () => {
+    const file = path.join(scene.project, "kept.txt");
+    fs.writeFileSync(file, "on disk\n");
+    writeFile = (p, content) => {
+      buffers.set(p, content);
+    };
+    scene.model.push(
+      step("file_write", JSON.stringify({ path: "kept.txt", content: "in the buffer\n" })),
+      step("file_write", JSON.stringify({ path: "fresh.txt", content: "new\n" })),
+      step("final", "told"),
+    );
+    const c = await start(["--approval", "never"], { fs: { readTextFile: true, writeTextFile: true } });
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "write both")).stopReason).toBe("end_turn");
+    expect(writes().map((w) => w.content)).toEqual(["in the buffer\n", "new\n"]);
+    expect(fs.readFileSync(file, "utf8")).toBe("on disk\n");
+    expect(fs.existsSync(path.join(scene.project, "fresh.txt"))).toBe(false);
+    const ended = of("tool_call_update").filter((u) => u.status === "failed");
+    expect(ended).toHaveLength(2);
+    for (const u of ended)
+      expect(JSON.stringify(u.content)).toMatch(
+        /did not save it: it is only in the editor's buffer, not on disk, so commands \(bash, grep\), \/diff and \/undo still see the old text; save the file in the editor/,
+      );
+    // The model is told the same words; /diff agrees: nothing changed on disk.
+    const told = JSON.stringify(scene.model.completions().at(-1)!.body);
+    expect(told).toContain("only in the editor's buffer, not on disk");
+    seen = [];
+    await ask(c, sessionId, "/diff");
+    expect(JSON.stringify(of("agent_message_chunk"))).not.toContain("kept.txt");
+  });
+
+  it("an editor that formats on save: the observation and the diff report the saved text", async () => {
+    const file = path.join(scene.project, "fmt.ts");
+    fs.writeFileSync(file, "const a=1\n");
+    const formatted = (t: string) => t.replace(/=/g, " = ").replace(/\n/g, ";\n");
+    writeFile = (p, content) => {
+      fs.writeFileSync(p, formatted(content));
+      buffers.set(p, formatted(content));
+    };
+    scene.model.push(
+      step("file_write", JSON.stringify({ path: "fmt.ts", content: "const b=2\n" })),
+      step("final", "ok"),
+    );
+    const c = await start(["--approval", "never"], { fs: { writeTextFile: true } });
+    const sessionId = await newSession(c);
+    expect((await ask(c, sessionId, "rewrite")).stopReason).toBe("end_turn");
+    expect(fs.readFileSync(file, "utf8")).toBe("const b = 2;\n");
+    const done = of("tool_call_update").at(-1)!;
+    expect(done.status).toBe("completed");
+    expect(done.content?.[0]).toEqual({
+      type: "diff",
+      path: file,
+      oldText: "const a=1\n",
+      newText: "const b = 2;\n",
+    });
+    expect(JSON.stringify(done.content)).toMatch(
+      /wrote 13 bytes .*the editor saved a different text than the one asked for \(formatted on save\?\)/,
+    );
+    const told = JSON.stringify(scene.model.completions().at(-1)!.body);
+    expect(told).toContain("the editor saved a different text than the one asked for");
+    // /diff shows what was saved.
+    seen = [];
+    await ask(c, sessionId, "/diff");
+    expect(JSON.stringify(of("agent_message_chunk"))).toContain("const b = 2;");
+  });
+
+  it("unrestricted, a file outside the project: Scoot writes the disk; the editor (refusing it) is not asked", async () => {
+    const outside = fs.realpathSync(tempDir("scoot-acp-ct-outside-"));
+    try {
+      const far = path.join(outside, "far.txt");
+      fs.writeFileSync(far, "far\n");
+      writeFile = (p, content) => {
+        // Zed's answer for a path outside its worktrees.
+        if (!p.startsWith(`${scene.project}/`))
+          throw new acp.RequestError(-32000, "path is outside the project");
+        fs.writeFileSync(p, content);
+      };
+      scene.model.push(
+        step("file_write", JSON.stringify({ path: far, content: "replaced far\n" })),
+        step("file_edit", JSON.stringify({ path: far, old: "replaced far", new: "edited far" })),
+        step("file_write", JSON.stringify({ path: "near.txt", content: "near\n" })),
+        step("final", "ok"),
+      );
+      const c = await start(["--policy", "unrestricted", "--approval", "never"], {
+        fs: { readTextFile: true, writeTextFile: true },
+      });
+      const sessionId = await newSession(c);
+      expect((await ask(c, sessionId, "write far and near")).stopReason).toBe("end_turn");
+      expect(fs.readFileSync(far, "utf8")).toBe("edited far\n");
+      expect(writes().map((w) => w.path)).toEqual([path.join(scene.project, "near.txt")]);
+      const ended = of("tool_call_update").filter((u) => u.status === "completed" || u.status === "failed");
+      expect(ended.map((u) => u.status)).toEqual(["completed", "completed", "completed"]);
+      expect(JSON.stringify(ended[0]!.content)).not.toContain("through the editor");
+      expect(JSON.stringify(ended[2]!.content)).toContain("through the editor");
+    } finally {
+      removeDir(outside);
+    }
+  });
+
   it("without fs.writeTextFile offered, Scoot writes the disk and the editor is not asked", async () => {
     scene.model.push(
       step("file_write", JSON.stringify({ path: "n.txt", content: "n\n" })),
@@ -592,5 +693,42 @@ describe("usage and the model, as the editor shows them", () => {
     seen = [];
     await ask(c, sessionId, "/status");
     expect(JSON.stringify(of("agent_message_chunk"))).toContain("model: beta");
+  });
+});
+
+describe("session methods: each one advertised is served", () => {
+  it("resume continues a stored session without replaying it; delete and fork are not advertised", async () => {
+    let c = await start();
+    expect(initialized?.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, close: {}, resume: {} });
+    const sessionId = await newSession(c);
+    scene.model.push(step("final", "noted"));
+    await ask(c, sessionId, "remember tangerine");
+    await stop();
+    seen = [];
+    c = await start();
+    const resumed = await c.agent.request(acp.methods.agent.session.resume, {
+      sessionId,
+      cwd: scene.project,
+    });
+    expect(resumed.modes?.currentModeId).toBe("guarded");
+    expect(resumed.configOptions?.map((o) => o.id)).toEqual(["mode", "model"]);
+    expect(of("user_message_chunk")).toEqual([]);
+    expect(of("agent_message_chunk")).toEqual([]);
+    scene.model.push(step("final", "tangerine"));
+    expect((await ask(c, sessionId, "what did I ask?")).stopReason).toBe("end_turn");
+    expect(JSON.stringify(scene.model.completions().at(-1)!.body)).toContain("remember tangerine");
+    await expect(
+      c.agent.request(acp.methods.agent.session.resume, { sessionId: "acp-none", cwd: scene.project }),
+    ).rejects.toMatchObject({ code: -32002 });
+    // Not advertised, so not served: the stored session stays.
+    await expect(c.agent.request(acp.methods.agent.session.delete, { sessionId })).rejects.toMatchObject({
+      code: -32601,
+    });
+    await expect(
+      // The unstable method, not in the stable client's list: sent by its name.
+      c.agent.request("session/fork" as never, { sessionId, cwd: scene.project } as never),
+    ).rejects.toMatchObject({ code: -32601 });
+    const listed = await c.agent.request(acp.methods.agent.session.list, { cwd: scene.project });
+    expect(listed.sessions.map((s) => s.sessionId)).toContain(sessionId);
   });
 });

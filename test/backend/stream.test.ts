@@ -4,7 +4,7 @@
  * carried inside a stream, and a stream cut before its end.
  */
 import { describe, expect, it } from "vitest";
-import { type SseEvent, SseParser } from "../../src/backend/sse.js";
+import { MAX_SSE_EVENT_BYTES, type SseEvent, SseParser } from "../../src/backend/sse.js";
 import { createStreamDecoder, isEventStream } from "../../src/backend/stream.js";
 
 function parseAll(pieces: (string | Buffer)[]): SseEvent[] {
@@ -46,6 +46,26 @@ describe("SseParser", () => {
   });
   it("an event without data is dropped, and its name does not leak into the next", () => {
     expect(parseAll(["event: ping\n\ndata: z\n\n"])).toEqual([{ event: "message", data: "z" }]);
+  });
+  it("id, retry, comments and unknown fields are ignored; a field without a colon is an empty value", () => {
+    expect(parseAll(["id: 7\nretry: soon\nfoo: bar\n: ping\ndata\ndata: q\n\n"])).toEqual([
+      { event: "message", data: "\nq" },
+    ]);
+  });
+  it("a last line held after a CR at the end of the body still makes its event", () => {
+    expect(parseAll(["data: x\r"])).toEqual([{ event: "message", data: "x" }]);
+  });
+  it("one event larger than the bound throws, in one piece or in many", () => {
+    const big = "x".repeat(MAX_SSE_EVENT_BYTES + 1);
+    expect(() => parseAll([`data: ${big}\n\n`])).toThrow(`larger than ${MAX_SSE_EVENT_BYTES} bytes`);
+    const pieces = Array.from({ length: 9 }, (_, i) => (i === 0 ? "data: " : "x".repeat(1024 * 1024)));
+    expect(() => parseAll(pieces)).toThrow(`larger than ${MAX_SSE_EVENT_BYTES} bytes`);
+  });
+  it("a decoder fed a too-large event fails the stream with that reason", () => {
+    const d = createStreamDecoder("chat");
+    expect(d.data(Buffer.from(`data: ${"x".repeat(MAX_SSE_EVENT_BYTES + 1)}`))).toBe(false);
+    const r = d.finish();
+    expect(!r.ok && r.error).toBe(`one server-sent event is larger than ${MAX_SSE_EVENT_BYTES} bytes`);
   });
 });
 

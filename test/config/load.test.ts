@@ -30,6 +30,8 @@ describe("defaults", () => {
     expect(v.config.tools.policy).toBe("guarded");
     expect(v.config.edge.max_job_policy).toBe("readonly");
     expect(v.config.audit.max_file_bytes).toBe(16_777_216);
+    // Codex's budget for AGENTS.md (docs/context.md "Project instructions").
+    expect(v.config.agent.project_instructions_max_bytes).toBe(32_768);
   });
 });
 

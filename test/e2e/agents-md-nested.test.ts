@@ -70,13 +70,19 @@ function repo(): string {
   return root;
 }
 
+/**
+ * These tests spend a budget of 8192 bytes (agent.project_instructions_max_bytes; its default is
+ * 32 KiB), so the 14 KB root file is clipped; a test that wants the default passes `{}`.
+ */
+let BUDGET_ENV: Record<string, string | undefined> = { SCOOT_AGENT_PROJECT_INSTRUCTIONS_MAX_BYTES: "8192" };
+
 async function run(cwd: string, script: ScriptItem[], args: string[] = [], configText = "") {
   fs.writeFileSync(path.join(scene.home, "config.toml"), configText);
   scene.server = await startScriptedServer(script);
   return runCli(["-e", "do the work", "--trace", ...args], {
     home: scene.home,
     cwd,
-    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false" },
+    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false", ...BUDGET_ENV },
     timeoutMs: 60_000,
   });
 }
@@ -101,6 +107,25 @@ function transcript(): Msg[] {
 }
 
 describe("the budget is spent nearest first", () => {
+  it("with the default budget of 32 KiB the 14 KB root file and packages/api/AGENTS.md both reach the model whole", async () => {
+    const root = repo();
+    const api = path.join(root, "packages", "api");
+    BUDGET_ENV = { SCOOT_AGENT_PROJECT_INSTRUCTIONS_MAX_BYTES: undefined };
+    try {
+      const r = await run(api, [step("final", "ok")]);
+      expect(r.code, r.stderr).toBe(0);
+      const prompt = requests()[0]![0]!.content;
+      expect(prompt).toContain(fs.readFileSync(path.join(root, "AGENTS.md"), "utf8").trimEnd());
+      expect(prompt).toContain(fs.readFileSync(path.join(api, "AGENTS.md"), "utf8").trimEnd());
+      expect(prompt).not.toContain("[AGENTS.md clipped");
+      expect(r.stderr).toMatch(
+        /\[trace\] project instructions: read .* budget 32768 bytes, nearest first, \d+ used/,
+      );
+    } finally {
+      BUDGET_ENV = { SCOOT_AGENT_PROJECT_INSTRUCTIONS_MAX_BYTES: "8192" };
+    }
+  });
+
   it("from packages/api a 14 KB root file is clipped and packages/api/AGENTS.md reaches the model whole", async () => {
     const root = repo();
     const api = path.join(root, "packages", "api");
@@ -180,7 +205,7 @@ describe("files below the root come when a path under them is first touched", ()
     const again = await runCli(["-e", "more", "--trace", "--resume", sessionId], {
       home: scene.home,
       cwd: root,
-      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false" },
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false", ...BUDGET_ENV },
       timeoutMs: 60_000,
     });
     expect(again.code, again.stderr).toBe(0);
@@ -245,7 +270,7 @@ describe("/status says what the model was given", () => {
     const r = await runCli(["repl"], {
       home: scene.home,
       cwd: root,
-      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false" },
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_BACKEND_STREAM: "false", ...BUDGET_ENV },
       input: "/status\nwrite the button\n/status\n/exit\n",
       timeoutMs: 60_000,
     });

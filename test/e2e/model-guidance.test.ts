@@ -151,10 +151,11 @@ describe("AGENTS.md: project guidance, marked, nearest last, deciding nothing", 
 
   it("a clipped AGENTS.md says so", async () => {
     fs.mkdirSync(path.join(work, ".git"));
-    fs.writeFileSync(path.join(work, "AGENTS.md"), "x".repeat(20_000));
+    // Over the default budget (agent.project_instructions_max_bytes, 32 KiB).
+    fs.writeFileSync(path.join(work, "AGENTS.md"), "x".repeat(40_000));
     const r = await run(work, [step("final", "ok")]);
     expect(r.code, r.stderr).toBe(0);
-    expect(request(0)[0]!.content).toMatch(/\[AGENTS\.md clipped: 8192 of 20000 bytes shown/);
-    expect(r.stderr).toMatch(/project instructions: read .*clipped: 8192 of 20000 bytes shown/);
+    expect(request(0)[0]!.content).toMatch(/\[AGENTS\.md clipped: 32768 of 40000 bytes shown/);
+    expect(r.stderr).toMatch(/project instructions: read .*clipped: 32768 of 40000 bytes shown/);
   });
 });

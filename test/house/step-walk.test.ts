@@ -24,7 +24,7 @@ if (!hasTmux)
 
 /**
  * The aims, in files a step runs code in (docs/architecture.md "A step, file by file" shows the
- * lists). Measured 2026-12-04: read 57, REPL bash 88, ACP edit 77; each aim leaves a few files of room.
+ * lists). Measured 2026-12-04: read 57, REPL bash 89 (88 before the question read keys on purpose), ACP edit 77; each aim leaves a few files of room.
  */
 const READ_STEP_MAX_FILES = 60;
 const REPL_BASH_STEP_MAX_FILES = 92;

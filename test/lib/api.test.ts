@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createScoot, version } from "../../src/lib/index.js";
+import { createScoot, type PolicyChoice, version } from "../../src/lib/index.js";
 import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
@@ -82,7 +82,8 @@ describe("createScoot refuses bad options before anything is written", () => {
   });
 
   it.each([
-    ["an unknown policy", { policy: "root" }, /unknown policy "root"/],
+    // A JavaScript caller's typo (TypeScript refuses it: test/lib/library.e2e.test.ts).
+    ["an unknown policy", { policy: "root" as PolicyChoice }, /unknown policy "root"/],
     ["a missing config file", { configFile: "/nonexistent/scoot.toml" }, /does not exist/],
   ])("%s: throws, and the home is not created", (_what, extra, error) => {
     const home = path.join(base, "never-home");

@@ -211,25 +211,51 @@ const wrongStop: "stopped" = out.stop;
 export { answer, wrong, stop, wrongStop };
 `,
     );
-    const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
-    const args = [
-      "--noEmit",
-      "--strict",
-      "--module",
-      "nodenext",
-      "--moduleResolution",
-      "nodenext",
-      "--target",
-      "es2022",
-    ];
-    const typeRoots = ["--typeRoots", path.join(REPO_ROOT, "node_modules", "@types"), "--types", "node"];
-    const checked = spawn(process.execPath, [tsc, ...args, ...typeRoots, "typed.ts"], { cwd: consumer });
-    let output = "";
-    checked.stdout.on("data", (d: Buffer) => {
-      output += d.toString();
-    });
-    const code = await new Promise((resolve) => checked.on("close", resolve));
+    const { code, output } = await typeCheck("typed.ts");
     expect(output).toBe("");
     expect(code).toBe(0);
   }, 60_000);
+
+  it("policy is a closed set in the shipped types: a typo fails tsc, the right value compiles", async () => {
+    const consumerOf = (policy: string) => `import { createScoot, type PolicyChoice } from "scoot";
+const scoot = createScoot({ policy: "${policy}" });
+const chosen: PolicyChoice = "yolo";
+export { scoot, chosen };
+`;
+    fs.writeFileSync(path.join(consumer, "policy-typo.ts"), consumerOf("unrestriced"));
+    const typo = await typeCheck("policy-typo.ts");
+    expect(typo.code).not.toBe(0);
+    expect(typo.output).toMatch(
+      /policy-typo\.ts\(2,\d+\): error TS2\d+: Type '"unrestriced"' is not assignable to type 'PolicyChoice \| undefined'/,
+    );
+    for (const policy of ["readonly", "guarded", "unrestricted", "yolo"]) {
+      fs.writeFileSync(path.join(consumer, "policy-right.ts"), consumerOf(policy));
+      const right = await typeCheck("policy-right.ts");
+      expect(right.output, policy).toBe("");
+      expect(right.code, policy).toBe(0);
+    }
+  }, 60_000);
 });
+
+/** `tsc --noEmit --strict` on one file of the consumer project, against the installed tarball's types. */
+async function typeCheck(file: string): Promise<{ code: unknown; output: string }> {
+  const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+  const args = [
+    "--noEmit",
+    "--strict",
+    "--module",
+    "nodenext",
+    "--moduleResolution",
+    "nodenext",
+    "--target",
+    "es2022",
+  ];
+  const typeRoots = ["--typeRoots", path.join(REPO_ROOT, "node_modules", "@types"), "--types", "node"];
+  const checked = spawn(process.execPath, [tsc, ...args, ...typeRoots, file], { cwd: consumer });
+  let output = "";
+  checked.stdout.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  const code = await new Promise((resolve) => checked.on("close", resolve));
+  return { code, output };
+}

@@ -55,12 +55,12 @@ describe("skills check", () => {
   it("without a dir: checks the discovered roots, noting shadowed names", () => {
     opts.config.skills.extra_paths = [path.join(base, "extra")];
     writeTree(homeRoot, { "x/SKILL.md": skillMd("x") });
-    writeTree(path.join(base, "extra"), { "x2/SKILL.md": skillMd("x") });
+    writeTree(path.join(base, "extra"), { "x/SKILL.md": skillMd("x") });
     const r = runSkillsCheck(undefined, opts);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(`OK x  ${path.join(homeRoot, "x")}\n`);
     expect(r.stdout).toContain(
-      `OK x  ${path.join(base, "extra", "x2")}  (shadowed by ${path.join(homeRoot, "x")})`,
+      `OK x  ${path.join(base, "extra", "x")}  (shadowed by ${path.join(homeRoot, "x")})`,
     );
   });
 
@@ -149,5 +149,58 @@ describe("skillsPromptSection", () => {
 
   it("is empty when no skills are loaded", () => {
     expect(skillsPromptSection([])).toBe("");
+  });
+});
+
+describe("skills check: the Agent Skills specification's name rules", () => {
+  const spec = "(Agent Skills specification)";
+  it.each([
+    ["pdf-processing", "pdf-processing", []],
+    ["a", "a", []],
+    ["v2-tools-9", "v2-tools-9", []],
+    ["x".repeat(64), "x".repeat(64), []],
+    [
+      "PDF-Processing",
+      "PDF-Processing",
+      [
+        `may only contain lowercase alphanumeric characters and hyphens (a-z, 0-9 and -); it has "P", "D", "F" ${spec}`,
+      ],
+    ],
+    [
+      "pdf_processing",
+      "pdf_processing",
+      [`may only contain lowercase alphanumeric characters and hyphens (a-z, 0-9 and -); it has "_" ${spec}`],
+    ],
+    [
+      "pdf.tools",
+      "pdf.tools",
+      [`may only contain lowercase alphanumeric characters and hyphens (a-z, 0-9 and -); it has "." ${spec}`],
+    ],
+    ["-pdf", "-pdf", [`must not start or end with a hyphen (-) ${spec}`]],
+    ["pdf-", "pdf-", [`must not start or end with a hyphen (-) ${spec}`]],
+    ["pdf--processing", "pdf--processing", [`must not contain consecutive hyphens (--) ${spec}`]],
+    ["pdf", "pdf-tools", [`must match the parent directory name "pdf-tools" ${spec}`]],
+  ] as const)("name %j in folder %j", (name, folder, rules) => {
+    const root = path.join(base, "root");
+    writeTree(root, { [`${folder}/SKILL.md`]: skillMd(name) });
+    const r = runSkillsCheck(root, opts);
+    const file = path.join(root, folder, "SKILL.md");
+    if (rules.length === 0) {
+      expect(r.exitCode, r.stdout).toBe(0);
+      expect(r.stdout).toBe(`OK ${name}  ${path.join(root, folder)}\n1 ok, 0 invalid\n`);
+    } else {
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toBe(
+        `${rules.map((rule) => `INVALID ${file}: \`name\` ${JSON.stringify(name)} ${rule}`).join("\n")}\n0 ok, 1 invalid\n`,
+      );
+    }
+  });
+
+  it("names every rule a name breaks, one line each", () => {
+    const root = path.join(base, "root");
+    writeTree(root, { "other/SKILL.md": skillMd("-Bad--Name") });
+    const r = runSkillsCheck(root, opts);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout.split("\n").filter((l) => l.startsWith("INVALID"))).toHaveLength(4);
   });
 });

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import { REPO_ROOT, removeDir, tempDir } from "../helpers/cli.js";
+import { REPO_ROOT, removeDir, runCli, tempDir } from "../helpers/cli.js";
 
 const DEPLOY = path.join(REPO_ROOT, "deploy");
 const ANALYZE = "/usr/bin/systemd-analyze";
@@ -302,6 +302,58 @@ describe("the CronJob's script", () => {
     const lines = fs.readFileSync(calls, "utf8").trim().split("\n");
     expect(lines[0]).toMatch(/^--unattended /);
     expect(lines[1]).toBe("audit export");
+  });
+});
+
+describe("the CronJob's goal", () => {
+  it("asks only for what its readonly mode allows: relative reads in the project, no shell", async () => {
+    const text = fs.readFileSync(path.join(DEPLOY, "kubernetes", "scoot-cronjob.yaml"), "utf8");
+    // biome-ignore lint/suspicious/noExplicitAny: a parsed manifest, walked by hand
+    const docs = parseAllDocuments(text).map((d) => d.toJS() as Record<string, any>);
+    const pod = cronJobPod(text);
+    const c = pod.containers[0];
+    const script = (c.args as string[]).join("\n");
+    const goal = /-e "([^"]+)"/.exec(script)?.[1];
+    expect(goal, script).toBeDefined();
+    // The mode the job runs in, from the shipped config: the --unattended clamp gives readonly.
+    const home = path.join(dir, "home");
+    fs.mkdirSync(home, { mode: 0o700 });
+    fs.writeFileSync(
+      path.join(home, "config.toml"),
+      docs.find((d) => d.kind === "ConfigMap")!.data["config.toml"] as string,
+    );
+    const project = path.join(dir, "work");
+    fs.mkdirSync(path.join(project, "logs"), { recursive: true });
+    fs.writeFileSync(path.join(project, "logs", "app.log"), "ERROR one\n");
+    const check = (action: string, input: unknown) =>
+      runCli(["policy", "check", "--unattended", action, JSON.stringify(input)], { home, cwd: project });
+    // Every path the goal names is relative (readonly refuses absolute ones) and readable there.
+    const named = goal!.split(/\s+/).filter((w) => w.includes("/"));
+    expect(named.length, goal).toBeGreaterThan(0);
+    for (const p of named) {
+      expect(p.startsWith("/") || p.startsWith("~"), `${p} in the goal is absolute`).toBe(false);
+      const dirName = p.replace(/\/+$/, "");
+      for (const [action, input] of [
+        ["glob", { pattern: `${dirName}/**/*` }],
+        ["grep", { pattern: "ERROR", path: dirName }],
+        ["file_read", { path: `${dirName}/app.log` }],
+      ] as const) {
+        const r = await check(action, input);
+        expect(r.stdout, `${action} ${JSON.stringify(input)}: ${r.stderr}`).toContain("mode=readonly");
+        expect(r.stdout, `${action} ${JSON.stringify(input)}`).toContain("decision=allow");
+      }
+    }
+    // What the goal used to ask for is what readonly refuses: an absolute path, a shell command.
+    const absolute = await check("file_read", { path: "/work/logs/app.log" });
+    expect(absolute.stdout).toContain("decision=deny");
+    const shell = await check("bash", { command: "find logs -mmin -60" });
+    expect(shell.stdout).toContain("decision=deny");
+    // So the goal asks for nothing that needs the shell: no time window to compute.
+    expect(goal).not.toMatch(/since|last hour|new errors/i);
+    // The logs it reads are mounted at logs/ in the project, read-only.
+    const logs = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === "/work/logs");
+    expect(logs?.readOnly).toBe(true);
+    expect(c.workingDir).toBe("/work");
   });
 });
 

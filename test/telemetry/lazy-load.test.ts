@@ -59,7 +59,7 @@ describe("telemetry is loaded only when configured", () => {
     }
   });
 
-  it("the control: audit export loads the protobuf exporter (not the JSON one), a metrics daemon prom-client", async () => {
+  it("the control: audit export loads the OTLP transport and serializers, a metrics daemon prom-client", async () => {
     const port = await freePort();
     fs.writeFileSync(
       path.join(scene.home, "config.toml"),
@@ -67,8 +67,8 @@ describe("telemetry is loaded only when configured", () => {
     );
     const exp = await loaded(["audit", "export"]);
     expect(exp.code, exp.stderr).toBe(0);
-    expect(exp.modules.some((m) => m.includes(`${path.sep}exporter-logs-otlp-proto${path.sep}`))).toBe(true);
-    expect(exp.modules.some((m) => m.includes(`${path.sep}exporter-logs-otlp-http${path.sep}`))).toBe(false);
+    expect(exp.modules.some((m) => m.includes(`${path.sep}otlp-exporter-base${path.sep}`))).toBe(true);
+    expect(exp.modules.some((m) => m.includes(`${path.sep}otlp-transformer${path.sep}`))).toBe(true);
     expect(exp.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(false);
 
     fs.writeFileSync(
@@ -78,7 +78,7 @@ describe("telemetry is loaded only when configured", () => {
     const d = await loaded(["daemon", "run", "--ticks", "1"]);
     expect(d.code, d.stderr).toBe(0);
     expect(d.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(true);
-    expect(d.modules.some((m) => m.includes(`${path.sep}@opentelemetry${path.sep}exporter`))).toBe(false);
+    expect(d.modules.some((m) => m.includes(`${path.sep}@opentelemetry${path.sep}otlp-`))).toBe(false);
   });
 
   it("the bundle imports them only dynamically", () => {

@@ -8,7 +8,9 @@
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
+import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, cleanEnv, collect, removeDir, tempDir } from "../helpers/cli.js";
 import { freePort, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
@@ -254,6 +256,50 @@ describe("the daemon's /metrics", () => {
     const post = await fetch(metricsUrl, { method: "POST" });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("has the standard process_* series and answers a scrape that accepts gzip with gzip", async () => {
+    // A plain request as Prometheus makes it: the body is read as sent, not decoded on the way.
+    const scrape = (acceptEncoding: string) =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        http
+          .get(metricsUrl, { headers: { "accept-encoding": acceptEncoding } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+          })
+          .on("error", reject);
+      });
+    const zipped = await scrape("gzip");
+    expect(zipped.headers["content-encoding"]).toBe("gzip");
+    expect(Number(zipped.headers["content-length"])).toBe(zipped.body.length);
+    const text = zlib.gunzipSync(zipped.body).toString("utf8");
+    const { samples, types } = parseExposition(text);
+    expect(types.get("process_cpu_seconds_total")).toBe("counter");
+    expect(types.get("process_start_time_seconds")).toBe("gauge");
+    const now = Date.now() / 1000;
+    const started = value(samples, "process_start_time_seconds")!;
+    expect(started).toBeGreaterThan(now - 3600);
+    expect(started).toBeLessThanOrEqual(now);
+    expect(value(samples, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(value(samples, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(value(samples, "process_virtual_memory_bytes")).toBeGreaterThan(0);
+    expect(value(samples, "process_open_fds")).toBeGreaterThan(0);
+    expect(value(samples, "process_max_fds")).toBeGreaterThanOrEqual(value(samples, "process_open_fds")!);
+    expect(text).toContain("scoot_runs_total");
+    if (fs.existsSync(PROMTOOL)) {
+      const lint = spawnSync(PROMTOOL, ["check", "metrics"], { input: text, encoding: "utf8" });
+      expect(lint.status, `${lint.stdout}${lint.stderr}`).toBe(0);
+    } else
+      console.log(
+        `[metrics] promtool check skipped: ${PROMTOOL} is not installed (.ci/run installs prometheus)`,
+      );
+    // Without gzip in Accept-Encoding (or with q=0) the exposition is plain text.
+    for (const plain of ["identity", "gzip;q=0"]) {
+      const r = await scrape(plain);
+      expect(r.headers["content-encoding"], plain).toBeUndefined();
+      expect(r.body.toString("utf8")).toMatch(/^# HELP /);
+    }
   });
 
   it("ships the job runs' audit events to the collector continuously, and counts them as exported", async () => {

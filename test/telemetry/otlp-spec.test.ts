@@ -3,7 +3,7 @@
  * loopback receiver that answers as a collector does (test/helpers/otlp-receiver.ts):
  * - the environment: `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` alone works and is used as given, the
  *   base endpoint gets `/v1/logs`; protocol, headers and resource by their variables;
- *   `OTEL_SDK_DISABLED`;
+ *   `OTEL_SDK_DISABLED`, `OTEL_LOGS_EXPORTER=none`;
  * - the answers: a non-retryable status (400, 401, 403, 404, 413) is not retried, the batch is
  *   set aside with the collector's message and later events still arrive; a partial success is
  *   reported with its count and exit 3 (docs/telemetry.md "Telemetry and metrics").
@@ -150,6 +150,20 @@ describe("the endpoint, protocol, headers and resource from OTEL_EXPORTER_OTLP_*
     expect(fs.existsSync(stateFile("telemetry-cursor.json"))).toBe(false);
     // The variable set to false is no switch: the events go.
     const on = await exportOnce({ OTEL_SDK_DISABLED: "false" });
+    expect(on.code, on.stderr).toBe(0);
+    expect(receiver.records).toHaveLength(2);
+  });
+
+  it("OTEL_LOGS_EXPORTER=none: the receiver sees nothing, the cursor stays, exit 0 saying why", async () => {
+    receiver = await startOtlpReceiver();
+    writeEvents("n", 2);
+    const r = await exportOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_LOGS_EXPORTER: " None " });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("OTEL_LOGS_EXPORTER=none turns OTLP log export off");
+    expect(receiver.requests).toHaveLength(0);
+    expect(fs.existsSync(stateFile("telemetry-cursor.json"))).toBe(false);
+    // otlp (the default) is no switch: the events go.
+    const on = await exportOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_LOGS_EXPORTER: "otlp" });
     expect(on.code, on.stderr).toBe(0);
     expect(receiver.records).toHaveLength(2);
   });

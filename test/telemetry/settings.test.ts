@@ -193,6 +193,21 @@ describe("resolveTelemetry", () => {
     expect(resolveTelemetry(config(), { OTEL_SDK_DISABLED: "true" }, "1").kind).toBe("off");
   });
 
+  it("OTEL_LOGS_EXPORTER=none turns export off, whatever is configured; a value Scoot cannot ship to is a warning", () => {
+    const c = config({ otlp_endpoint: "http://c" });
+    const off = resolveTelemetry(c, { OTEL_LOGS_EXPORTER: " NONE " }, "1");
+    expect(off).toEqual({ kind: "disabled", reason: "OTEL_LOGS_EXPORTER=none turns OTLP log export off" });
+    expect(resolveTelemetry(c, { OTEL_LOGS_EXPORTER: "otlp" }, "1").kind).toBe("on");
+    const console = on(resolveTelemetry(c, { OTEL_LOGS_EXPORTER: "console" }, "1"));
+    expect(console.warnings.join("\n")).toContain(
+      "OTEL_LOGS_EXPORTER: console ignored: Scoot exports logs over OTLP only",
+    );
+    // none beside another exporter is ignored, as the specification says.
+    const both = on(resolveTelemetry(c, { OTEL_LOGS_EXPORTER: "otlp,none" }, "1"));
+    expect(both.warnings.join("\n")).toContain("lists none beside another exporter; none is ignored");
+    expect(resolveTelemetry(config(), { OTEL_LOGS_EXPORTER: "none" }, "1").kind).toBe("off");
+  });
+
   it.each([
     [{ otlp_endpoint: "127.0.0.1:4318" }, {}, "does not parse as a URL"],
     [{ otlp_endpoint: "//no-scheme" }, {}, "does not parse as a URL"],
