@@ -29,6 +29,17 @@ if (skipReason) console.log(`[no-passwd-home] skipped: ${skipReason}`);
 let base: string;
 let project: string;
 let model: ScriptedServer;
+/** The node binary the other uid runs. */
+let node = process.execPath;
+
+/** Whether any user may run `file`: it and every directory above it open to others. */
+function openToOthers(file: string): boolean {
+  for (let p = file; ; p = path.dirname(p)) {
+    const mode = fs.statSync(p).mode;
+    if ((mode & 0o001) === 0) return false;
+    if (p === path.dirname(p)) return true;
+  }
+}
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -40,6 +51,13 @@ beforeAll(async () => {
   fs.chownSync(project, UID, UID);
   fs.chownSync(path.join(project, "notes.txt"), UID, UID);
   model = await startScriptedServer([step("final", "done as a passwd-less uid")]);
+  // A node installed under root's own home (CI's Node 24 lives in /root/.cache) is not the
+  // other uid's to run: a copy in the test's open directory is.
+  if (!openToOthers(process.execPath)) {
+    node = path.join(base, "node");
+    fs.copyFileSync(process.execPath, node);
+    fs.chmodSync(node, 0o755);
+  }
 });
 
 afterAll(async () => {
@@ -48,7 +66,7 @@ afterAll(async () => {
 });
 
 function runAsNobody(env: Record<string, string | undefined>) {
-  const child = spawn(process.execPath, [CLI, "-e", "say done"], {
+  const child = spawn(node, [CLI, "-e", "say done"], {
     cwd: project,
     uid: UID,
     gid: UID,
