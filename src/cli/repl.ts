@@ -384,7 +384,12 @@ async function readGoals(
 ): Promise<"exit" | "eof"> {
   const { cli, interactive } = repl;
   const lines = rl[Symbol.asyncIterator]();
-  if (interactive) rl.prompt();
+  /** Back at the prompt: keys held since the last line was sent are the line editor's again. */
+  const prompt = () => {
+    repl.keys?.release();
+    rl.prompt();
+  };
+  if (interactive) prompt();
   for (;;) {
     const queued = repl.queued.shift();
     if (queued !== undefined) cli.io.err(`${replPrompt(repl.planMode)}${queued}   (queued)\n`);
@@ -392,7 +397,7 @@ async function readGoals(
     if (next.done) return "eof";
     const goal = restoreNewlines(next.value).trim();
     if (goal === "") {
-      if (interactive) rl.prompt();
+      if (interactive) prompt();
       continue;
     }
     if (isCommandLine(goal)) {
@@ -402,14 +407,14 @@ async function readGoals(
       const typed = repl.typedLeft;
       repl.typedLeft = undefined;
       if (interactive && repl.queued.length === 0) {
-        rl.prompt();
+        prompt();
         if (typed) rl.write(typed);
       }
       continue;
     }
     const typed = await (repl.planMode ? planGoal : runGoal)(repl, goal, trace);
     if (interactive && repl.queued.length === 0) {
-      rl.prompt();
+      prompt();
       // A line typed during the run but not sent waits on the prompt, to be edited or sent.
       if (typed) rl.write(typed);
     }

@@ -275,3 +275,44 @@ describe("the other keys", () => {
     expect(k.answers).toEqual(["a", "b"]);
   });
 });
+
+describe("typing on at once after Enter at the prompt", () => {
+  it("keys between the sent line and the goal's start are the typed-ahead line's first keys", async () => {
+    const written: string[] = [];
+    const editor = new PassThrough();
+    editor.on("data", (d) => written.push(String(d)));
+    const r = keyRouter({ lineEditor: editor, onCancel: () => {}, onTypedAhead: () => {} });
+    r.feed("first goal\r");
+    r.feed("s");
+    r.feed("um");
+    r.startRun();
+    r.feed("marise");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written.join("")).toBe("first goal\r");
+    expect(r.typedAhead.line).toBe("summarise");
+  });
+
+  it("a line that ran no goal (a command, an empty line) gives the held keys back to the line editor", async () => {
+    const written: string[] = [];
+    const editor = new PassThrough();
+    editor.on("data", (d) => written.push(String(d)));
+    const r = keyRouter({ lineEditor: editor, onCancel: () => {}, onTypedAhead: () => {} });
+    r.feed("/status\rne");
+    r.release();
+    r.feed("xt");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(written.join("")).toBe("/status\rnext");
+  });
+
+  it("a Ctrl-C typed right after the line still cancels the goal it started", () => {
+    const cancels: string[] = [];
+    const r = keyRouter({
+      lineEditor: new PassThrough(),
+      onCancel: (k) => cancels.push(k),
+      onTypedAhead: () => {},
+    });
+    r.feed("go\r\x03");
+    r.startRun();
+    expect(cancels).toEqual(["Ctrl-C"]);
+  });
+});

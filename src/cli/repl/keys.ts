@@ -111,6 +111,11 @@ export interface KeyRouter {
   nextKey(signal: AbortSignal, kind?: KeyKind): Promise<string | undefined>;
   /** The question is answered: keys are typed ahead again; unread keys of the question are dropped. */
   closeQuestion(): void;
+  /**
+   * The REPL is back at its prompt without running a goal (a command, an empty line): keys held
+   * since the line was sent go to the line editor after all.
+   */
+  release(): void;
   /** Whether a question is open (its prompt line waits, the cursor at its end). */
   readonly asking: boolean;
   /** What is typed ahead now. */
@@ -156,6 +161,11 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
   /** After a one-key answer: the rest of its word, not typed ahead if it follows at once. */
   let tail: { rest: string; eaten: string; enter: boolean } | undefined;
   const pasting = { on: false };
+  /**
+   * Keys that came after a line was sent at the prompt and before its goal started (or the
+   * prompt came back): held, so typing on at once is never lost between the two.
+   */
+  let held: string | undefined;
 
   const toQuestion = (key: string) => {
     if (!questionKeys) return;
@@ -277,7 +287,18 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
           lastKeyAt = at;
           rest = rest.slice(key!.length);
         }
-        if (rest !== "") opts.lineEditor.write(rest);
+        if (held !== undefined) {
+          held += rest;
+          return;
+        }
+        // The line is sent with its Enter; what follows waits for the goal to start.
+        const enter = rest.search(/[\r\n]/);
+        if (enter < 0) {
+          if (rest !== "") opts.lineEditor.write(rest);
+          return;
+        }
+        opts.lineEditor.write(rest.slice(0, enter + 1));
+        held = rest.slice(enter + 1);
         return;
       }
       const keys = keysOf(chunk, pasting);
@@ -287,6 +308,16 @@ export function keyRouter(opts: KeyRouterOptions): KeyRouter {
       running = true;
       state = { queued: [], line: "" };
       tail = undefined;
+      // What was typed on after the goal was sent is the first of the typed-ahead line.
+      const early = held ?? "";
+      held = undefined;
+      // (Ctrl-C or Esc among them cancels the goal just started.)
+      for (const key of splitKeys(early)) onKey(key, false, false);
+    },
+    release() {
+      const early = held;
+      held = undefined;
+      if (early) opts.lineEditor.write(early);
     },
     endRun() {
       running = false;
