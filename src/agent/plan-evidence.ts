@@ -48,7 +48,7 @@ export function planEvidence(plan: Plan, root: string): PlanEvidence {
   /** What the call did that the step names, or undefined when it touched nothing the step names. */
   const touchedNamed = (step: number, call: Prepared): string | undefined => {
     const scope = scopes[step - 1]!;
-    const { effects } = call.kind === "invalid" ? { effects: undefined } : call;
+    const effects = call.kind === "invalid" ? undefined : call.effects;
     if (scope.files.size === 0 && scope.commands.length === 0) return "the step names no file or command";
     if (effects?.command !== undefined && commandNotInPlan(effects.command, scope) === undefined)
       return `ran ${shownCommand(effects.command)}, which the step names`;
@@ -61,7 +61,7 @@ export function planEvidence(plan: Plan, root: string): PlanEvidence {
   return {
     attribute(step, call, outcome) {
       if (step < 1 || step > plan.steps.length) return { step, counts: false, why: "no such step" };
-      const what = `${call.action}`;
+      const what = call.action;
       const exit = outcome.exit_code;
       if (outcome.outcome === "ran" && exit !== undefined && exit !== 0)
         return { step, counts: false, why: `${what} exited ${exit}: not evidence` };

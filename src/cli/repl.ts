@@ -225,16 +225,14 @@ function questionLineEcho(repl: Repl, state: TypedAhead, note?: string): void {
   let out = `\r\u001b[2K${repl.echoRow ? "\u001b[1A\r\u001b[2K" : ""}`;
   if (note) out += `  ${note}\n`;
   repl.echoRow = state.line !== "";
-  if (repl.echoRow) {
-    const room = Math.max(MIN_ECHO_CHARS, columns - 1 - 7 - OPEN_LINE_HINT.length);
-    out += `  › ${lineEnd(state.line, room)}▏  ${OPEN_LINE_HINT}\n`;
-  }
+  if (repl.echoRow) out += `${echoRow(state.line, `  ${OPEN_LINE_HINT}`, columns)}\n`;
   process.stderr.write(`${out}${prompt}`);
 }
 
-/** Columns the live view's typed-ahead row gives the line itself. */
-function typedAheadRoom(): number {
-  return Math.max(MIN_ECHO_CHARS, terminalSize().columns - 1 - "  › ▏ (Enter queues it)".length);
+/** A typed-ahead line's row, `  › <its end>▏<after>`, within the terminal's width. */
+function echoRow(line: string, after: string, columns: number): string {
+  const room = Math.max(MIN_ECHO_CHARS, columns - 1 - textWidth(`  › ▏${after}`));
+  return `  › ${lineEnd(line, room)}▏${after}`;
 }
 
 /** The end of a line typed ahead, cut from the front to `room` columns (the cursor's end stays in view). */
@@ -256,7 +254,7 @@ function lineEnd(line: string, room: number): string {
 function typedAheadLines(state: TypedAhead, note?: string): string[] | undefined {
   const lines = state.queued.map((g) => `  (queued) ${preview(g, TYPED_AHEAD_SHOWN_CHARS)}`);
   // The line's end, where the cursor is, stays in view however long it grows.
-  if (state.line !== "") lines.push(`  › ${lineEnd(state.line, typedAheadRoom())}▏ (Enter queues it)`);
+  if (state.line !== "") lines.push(echoRow(state.line, " (Enter queues it)", terminalSize().columns));
   if (note) lines.push(`  ${note}`);
   return lines.length > 0 ? lines : undefined;
 }
