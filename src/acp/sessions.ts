@@ -206,7 +206,7 @@ export class AcpSessions {
     this.models = new ModelList(
       ctx.config.backend,
       () => {
-        token ??= { value: resolveToken(ctx.config, ctx.paths.root, ctx.env).token };
+        token ??= { value: resolveToken(ctx.config, ctx.paths.configDir, ctx.env).token };
         return token.value;
       },
       ctx.log,
@@ -432,6 +432,7 @@ export class AcpSessions {
     const refused = refuseProjectRoot(dir, {
       mode: this.ctx.mode,
       scootHome: this.ctx.paths.root,
+      configDir: this.ctx.paths.configDir,
       userHome: os.homedir(),
     });
     if (refused) throw new AcpFailure(ACP_ERROR.invalidParams, refused);

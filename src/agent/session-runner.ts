@@ -215,7 +215,13 @@ function loadExtensions(opts: AgentSessionOptions) {
   const { config, cwd, paths } = opts;
   const mcp = validateMcpServers(config.mcp.servers);
   for (const p of mcp.problems) opts.onWarning?.(`mcp: ${p}`);
-  const discovery = discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: paths.root });
+  const discovery = discoverSkills({
+    config,
+    cwd,
+    homeDir: os.homedir(),
+    scootHome: paths.root,
+    configDir: paths.configDir,
+  });
   for (const p of discovery.problems) opts.onWarning?.(`skill: ${p.file}: ${p.message}`);
   return { mcpServers: mcp.servers, skills: discovery.skills, registry: makeSkillRegistry(discovery) };
 }
@@ -245,7 +251,8 @@ function servicesFor(
     skills: ext.registry,
     sandbox: {
       scootHome: paths.root,
-      tokenFile: tokenFilePath(config, paths.root),
+      configDir: paths.configDir,
+      tokenFile: tokenFilePath(config, paths.configDir),
       skillDirs: ext.skills.map((s) => s.dir),
       unattended: opts.unattended ?? false,
       notify: (message) => onEvent?.({ type: "sandbox", message }),
@@ -344,6 +351,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   const refused = refuseProjectRoot(given.cwd, {
     mode: given.mode,
     scootHome: given.paths.root,
+    configDir: given.paths.configDir,
     userHome: os.homedir(),
   });
   if (refused) return { ok: false, error: refused };
@@ -354,7 +362,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   // The one point every subscriber's events pass (terminal, REPL, ACP, serve, the library):
   // streamed text is redacted and safely cut here, so no subscriber can see it raw.
   const onEvent = opts.onEvent ? redactStreamedEvents(opts.onEvent) : undefined;
-  const token = resolveToken(config, paths.root, env, projectRoot(cwd));
+  const token = resolveToken(config, paths.configDir, env, projectRoot(cwd));
   if (token.error) return { ok: false, error: token.error };
   const childEnv = childEnvFor(config, env);
   const ext = loadExtensions(opts);
@@ -366,8 +374,9 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   const planTools = await toolsFor(ext, catalog, true);
   const gateSettings = buildGateSettings(config, cwd, {
     mode: opts.mode,
-    tokenFile: tokenFilePath(config, paths.root),
+    tokenFile: tokenFilePath(config, paths.configDir),
     scootHome: paths.root,
+    configDir: paths.configDir,
     skillDirs: ext.skills.map((s) => s.dir),
     mcpServers: ext.mcpServers,
     env,

@@ -57,13 +57,14 @@ export async function runConfig(cli: Cli): Promise<number> {
   const loaded = loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, file, paths, fromEnv } = loaded.value;
-  const token = resolveToken(config, paths.root, cli.env, cli.cwd);
+  const token = resolveToken(config, paths.configDir, cli.env, cli.cwd);
   const shown = withoutSecrets(config);
   const tokenLine = token.error ? `${token.detail} (refused: ${token.error})` : token.detail;
 
   if (flagBool(cli.args, "json")) {
     const out = {
       home: paths.root,
+      config_dir: paths.configDir,
       config_file: file ?? null,
       token_source: token.source,
       token_detail: tokenLine,
@@ -75,6 +76,7 @@ export async function runConfig(cli: Cli): Promise<number> {
   }
   const lines: string[] = [];
   lines.push(`# home: ${paths.root}`);
+  if (paths.configDir !== paths.root) lines.push(`# config directory: ${paths.configDir}`);
   lines.push(`# config file: ${file ?? "none (defaults)"}`);
   lines.push(`# token source: ${tokenLine}`);
   if (fromEnv.length > 0) lines.push(`# from environment: ${fromEnv.join(", ")}`);

@@ -4,8 +4,7 @@ import {
   ensureHome,
   type HomePaths,
   HomeUnknownError,
-  homePaths,
-  resolveHomeDir,
+  resolveHomePaths,
   userHomeDir,
 } from "../config/home.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
@@ -31,11 +30,11 @@ export type Loadable = { ok: true; value: Loaded } | { ok: false; exitCode: numb
 
 /** Resolves the home, creates it on first use, loads the config and prints its warnings. */
 export function loadForCommand(cli: Cli): Loadable {
-  let root: string;
+  let paths: HomePaths;
   try {
     // The user's home is needed even with SCOOT_HOME (the gate protects it, skills live under it).
     userHomeDir(cli.env);
-    root = resolveHomeDir(
+    paths = resolveHomePaths(
       typeof cli.args.flags["scoot-home"] === "string" ? cli.args.flags["scoot-home"] : undefined,
       cli.env,
     );
@@ -44,7 +43,7 @@ export function loadForCommand(cli: Cli): Loadable {
     cli.io.err(`scoot: ${e.message}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
-  const paths = homePaths(root);
+  const root = paths.root;
   try {
     ensureHome(paths);
   } catch (e) {
@@ -52,7 +51,7 @@ export function loadForCommand(cli: Cli): Loadable {
     cli.io.err("  fix: choose another with --scoot-home DIR or SCOOT_HOME\n");
     return { ok: false, exitCode: EXIT.usage };
   }
-  const loaded = loadConfig(root, cli.env);
+  const loaded = loadConfig(paths.configDir, cli.env);
   if (!loaded.ok) {
     // Every problem at once (and the warnings beside them), so one edit can fix them all.
     for (const w of loaded.error.warnings) cli.io.err(`scoot: warning: ${w}\n`);

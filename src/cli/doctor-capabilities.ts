@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import type { HomePaths } from "../config/home.js";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import { type Config, effectiveToolTimeout, type McpServerConfig } from "../config/schema.js";
 import { isPinnedSpec, launchIsPinned, nodeScript, packageLaunch } from "../mcp/launcher.js";
@@ -17,10 +18,16 @@ import { closestCommand } from "./command-hint.js";
 import type { Cli } from "./context.js";
 import type { Check } from "./doctor-check.js";
 
-function skillChecks(config: Config, cli: Cli, root: string): Check[] {
+function skillChecks(config: Config, cli: Cli, home: Pick<HomePaths, "root" | "configDir">): Check[] {
   if (!config.skills.enabled)
     return [{ name: "skills", status: "OK", detail: "disabled (skills.enabled = false)" }];
-  const d = discoverSkills({ config, cwd: cli.cwd, homeDir: os.homedir(), scootHome: root });
+  const d = discoverSkills({
+    config,
+    cwd: cli.cwd,
+    homeDir: os.homedir(),
+    scootHome: home.root,
+    configDir: home.configDir,
+  });
   const checks: Check[] = [
     {
       name: "skills",
@@ -168,14 +175,18 @@ function scheduleChecks(config: Config): Check[] {
   return checks;
 }
 
-export async function capabilityChecks(config: Config, cli: Cli, root: string): Promise<Check[]> {
+export async function capabilityChecks(
+  config: Config,
+  cli: Cli,
+  home: Pick<HomePaths, "root" | "configDir">,
+): Promise<Check[]> {
   const sandbox = { name: "sandbox", ...(await sandboxCheck(config, cli.env)) };
   const user = { name: "user", ...rootUserCheck() };
   return [
     sandbox,
     user,
-    ...skillChecks(config, cli, root),
-    ...(await mcpChecks(config, cli, root)),
+    ...skillChecks(config, cli, home),
+    ...(await mcpChecks(config, cli, home.root)),
     ...scheduleChecks(config),
   ];
 }

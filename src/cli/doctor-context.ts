@@ -16,6 +16,7 @@ import { stepSchemaBytes } from "../agent/context-setup.js";
 import { loadProjectInstructions } from "../agent/project-instructions.js";
 import { buildSystemPrompt } from "../agent/prompt.js";
 import { describeWindow, discoverContextWindow, windowFix } from "../backend/context-window.js";
+import type { HomePaths } from "../config/home.js";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import type { Config } from "../config/schema.js";
 import { cachedMcpTools } from "../mcp/catalog.js";
@@ -33,12 +34,13 @@ const TYPICAL_GOAL = "x".repeat(200);
 function systemPrompt(
   config: Config,
   cwd: string,
-  root: string,
+  home: Pick<HomePaths, "root" | "configDir">,
   stateDir: string,
 ): { text: string; toolNames: string[] } {
   const mcp = validateMcpServers(config.mcp.servers);
   const skills = config.skills.enabled
-    ? discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: root }).skills
+    ? discoverSkills({ config, cwd, homeDir: os.homedir(), scootHome: home.root, configDir: home.configDir })
+        .skills
     : [];
   const tools = enabledTools({ hasMcp: mcp.servers.length > 0, hasSkills: skills.length > 0 });
   const text = buildSystemPrompt({
@@ -58,13 +60,13 @@ function systemPrompt(
 export async function contextCheck(
   config: Config,
   cwd: string,
-  root: string,
-  stateDir: string,
+  home: Pick<HomePaths, "root" | "configDir" | "state">,
   token: string | undefined,
 ): Promise<Check> {
   // Asked afresh (the cache is refreshed, not read): doctor reports what the server says now.
+  const stateDir = home.state;
   const window = await discoverContextWindow({ backend: config.backend, token, stateDir, readCache: false });
-  const prompt = systemPrompt(config, cwd, root, stateDir);
+  const prompt = systemPrompt(config, cwd, home, stateDir);
   const promptBytes = Buffer.byteLength(prompt.text);
   const schemaBytes = stepSchemaBytes(prompt.toolNames);
   const budget = computeBudget({

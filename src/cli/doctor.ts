@@ -4,7 +4,7 @@
  */
 import fs from "node:fs";
 import { checkRules } from "../agent/approval-rules.js";
-import { homePaths, resolveHomeDir } from "../config/home.js";
+import { resolveHomePaths } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
@@ -146,8 +146,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
     cli.io.err(`scoot doctor: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const root = resolveHomeDir(flagString(cli.args, "scoot-home"), cli.env);
-  const paths = homePaths(root);
+  const paths = resolveHomePaths(flagString(cli.args, "scoot-home"), cli.env);
+  const root = paths.root;
   const checks: Check[] = [];
   const major = Number(process.versions.node.split(".")[0]);
   checks.push({
@@ -162,7 +162,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     // checkHome reports it
   }
   checks.push(checkHome(root));
-  const loaded = loadConfig(root, cli.env);
+  const loaded = loadConfig(paths.configDir, cli.env);
   if (!loaded.ok) {
     for (const p of loaded.error.problems) checks.push({ name: "config", status: "FAIL", detail: p });
     for (const w of loaded.error.warnings) checks.push({ name: "config", status: "WARN", detail: w });
@@ -184,18 +184,18 @@ export async function runDoctor(cli: Cli): Promise<number> {
     for (const w of warnings) checks.push({ name: "config", status: "WARN", detail: w });
     for (const p of checkRules(config.tools.rules).problems)
       checks.push({ name: "config", status: "FAIL", detail: p });
-    const tokenChecks = checkToken(config, root, cli.env, cli.cwd);
+    const tokenChecks = checkToken(config, paths.configDir, cli.env, cli.cwd);
     checks.push(...tokenChecks);
     checks.push(checkPolicy(config));
     checks.push(checkAuditWritable(config, paths.logs));
     checks.push(checkRetention(paths.audit));
     checks.push(...auditChecks(config, paths.audit));
     const { capabilityChecks } = await import("./doctor-capabilities.js");
-    checks.push(...(await capabilityChecks(config, cli, root)));
-    const token = resolveToken(config, root, cli.env, cli.cwd);
+    checks.push(...(await capabilityChecks(config, cli, paths)));
+    const token = resolveToken(config, paths.configDir, cli.env, cli.cwd);
     checks.push(await checkBackend(config, token.token));
     const { contextCheck } = await import("./doctor-context.js");
-    checks.push(await contextCheck(config, cli.cwd, root, paths.state, token.token));
+    checks.push(await contextCheck(config, cli.cwd, paths, token.token));
     const { telemetryChecks } = await import("./doctor-telemetry.js");
     checks.push(...(await telemetryChecks(config, paths, cli.env)));
     if (modelCheck) {

@@ -52,7 +52,12 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
   const atRoot = modeAtProjectRoot(cli.cwd, { mode, userHome: os.homedir() });
   if (atRoot.notice) cli.io.err(`scoot policy check: ${atRoot.notice}\n`);
   mode = atRoot.mode;
-  const settings = buildGateSettings(config, cli.cwd, { mode, tokenFile: tokenFilePath(config, paths.root) });
+  const settings = buildGateSettings(config, cli.cwd, {
+    mode,
+    tokenFile: tokenFilePath(config, paths.configDir),
+    scootHome: paths.root,
+    configDir: paths.configDir,
+  });
   // A plan that binds narrows the gate, as the run that carries it out would.
   const plan = planFromFlags(cli);
   if (!plan.ok) {

@@ -191,7 +191,7 @@ function ruleOffer(
   return {
     question: `  keep it as a rule for this project (${terminalText(redact(call.action))} ${terminalText(redact(JSON.stringify(call.scope)))}, from the next session)?`,
     save() {
-      const saved = saveApprovalRule(repl.active.paths.root, rule);
+      const saved = saveApprovalRule(repl.active.paths.configDir, rule);
       if (!saved.ok) return `  scoot: ${terminalText(redact(saved.error))}`;
       return `  saved as ${saved.value.name} in ${saved.value.file}`;
     },
@@ -600,7 +600,7 @@ function showStatus(repl: Repl): void {
       `mode      ${agent.mode}`,
       `approval  ${repl.active.approval}`,
       `plan      ${repl.planMode ? "on: each goal is planned first" : "off"} · binding ${repl.active.config.agent.plan_binding}`,
-      `rules     ${rulesStatus(repl.active.config.tools.rules, repl.active.paths.root, repl.cli.env, repl.cli.cwd).join("\n          ") || "none"}`,
+      `rules     ${rulesStatus(repl.active.config.tools.rules, repl.active.paths.configDir, repl.cli.env, repl.cli.cwd).join("\n          ") || "none"}`,
       `context   ${context}, ${agent.historyBytes()} bytes kept`,
       `instructions  ${agent.instructions()}`,
       `tokens    ${u.total_tokens} (${u.prompt_tokens} in, ${u.completion_tokens} out) over ${stats.goals} goal${stats.goals === 1 ? "" : "s"}`,

@@ -286,7 +286,7 @@ export async function openCliAgent(
         reopen: (t) => open(t.resume?.sessionId ?? newSessionId(kind), t.resume),
         async checkModel(name) {
           // The session resolved the same token when it opened (a token command runs once per process).
-          const token = resolveToken(config, paths.root, cli.env, projectRoot(cli.cwd));
+          const token = resolveToken(config, paths.configDir, cli.env, projectRoot(cli.cwd));
           const { checkModelName } = await import("./model-check.js");
           return checkModelName(config.backend, token.token, name);
         },

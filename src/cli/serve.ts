@@ -27,7 +27,12 @@ export async function runServe(cli: Cli): Promise<number> {
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths, mode, retries } = loaded;
   // Refused before the first request, not on each one (docs/safety.md "Dangerous project roots").
-  const refused = refuseProjectRoot(cli.cwd, { mode, scootHome: paths.root, userHome: os.homedir() });
+  const refused = refuseProjectRoot(cli.cwd, {
+    mode,
+    scootHome: paths.root,
+    configDir: paths.configDir,
+    userHome: os.homedir(),
+  });
   if (refused) {
     cli.io.err(`scoot serve: ${refused}\n`);
     return EXIT.usage;

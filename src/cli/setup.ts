@@ -18,7 +18,7 @@ import { createInterface } from "node:readline/promises";
 import { type Readable, Writable } from "node:stream";
 import type { TokenSourceChoice } from "../config/answers.js";
 import type { SetupQuestion } from "../config/declare.js";
-import { ensureDir, ensureHome, type HomePaths, homePaths, resolveHomeDir } from "../config/home.js";
+import { ensureDir, ensureHome, type HomePaths, resolveHomePaths } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import {
   type BackendApi,
@@ -567,8 +567,7 @@ export async function setupCommand(cli: Cli, streams: SetupStreams): Promise<num
   }
   const yes = flagBool(cli.args, "yes");
   const force = flagBool(cli.args, "force");
-  const root = resolveHomeDir(flagString(cli.args, "scoot-home"), cli.env);
-  const paths = homePaths(root);
+  const paths = resolveHomePaths(flagString(cli.args, "scoot-home"), cli.env);
 
   let plan: Plan;
   if (!yes) {
@@ -647,7 +646,7 @@ export async function setupCommand(cli: Cli, streams: SetupStreams): Promise<num
     cli.io.err(`scoot setup: ${written.error}\n`);
     return EXIT.failed;
   }
-  const verified = verifyConfig(root, plan.values);
+  const verified = verifyConfig(paths.configDir, plan.values);
   if (!verified.ok) {
     cli.io.err(`scoot setup: ${verified.error}\n`);
     return EXIT.failed;

@@ -13,6 +13,7 @@ export async function runSkills(cli: Cli): Promise<number> {
     cwd: cli.cwd,
     homeDir: os.homedir(),
     scootHome: loaded.value.paths.root,
+    configDir: loaded.value.paths.configDir,
   };
   let out: { stdout: string; stderr: string; exitCode: number };
   if (sub === undefined || sub === "list") {

@@ -141,8 +141,9 @@ function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<Und
   const root = projectRoot(cli.cwd);
   const settings = buildGateSettings(config, root, {
     mode,
-    tokenFile: tokenFilePath(config, paths.root),
+    tokenFile: tokenFilePath(config, paths.configDir),
     scootHome: paths.root,
+    configDir: paths.configDir,
   });
   const opened = openHomeAudit(config, paths);
   if (!opened.ok) return { ok: false, error: `cannot open the audit log: ${opened.error}` };

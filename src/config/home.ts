@@ -1,4 +1,10 @@
-/** The runtime home: `--scoot-home DIR` > `SCOOT_HOME` > `~/.scoot`, created 0700 on first use. */
+/**
+ * The runtime home: `--scoot-home DIR` > `SCOOT_HOME` > `~/.scoot` when it exists > the XDG
+ * directories when `XDG_CONFIG_HOME` or `XDG_STATE_HOME` is set > `~/.scoot`, created 0700 on
+ * first use. Under XDG the configuration (config file, token, skills) lives in
+ * `$XDG_CONFIG_HOME/scoot` and everything Scoot writes (logs, sessions, daemon state) in
+ * `$XDG_STATE_HOME/scoot`; otherwise both are the one home directory.
+ */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -6,7 +12,10 @@ import path from "node:path";
 export const HOME_DIR_MODE = 0o700;
 
 export interface HomePaths {
+  /** Where Scoot writes: logs/, state/ (the one home, or `$XDG_STATE_HOME/scoot`). */
   root: string;
+  /** Where the person configures: config file, token, skills (the home, or `$XDG_CONFIG_HOME/scoot`). */
+  configDir: string;
   configToml: string;
   configJson: string;
   token: string;
@@ -41,9 +50,50 @@ export function userHomeDir(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
+/** The directory name under the XDG base directories. */
+const XDG_APP_DIR = "scoot";
+
+/** The two directories of a home: the same one unless the XDG layout is chosen. */
+export interface HomeDirs {
+  root: string;
+  configDir: string;
+}
+
+/** An XDG base directory variable's value, when set to an absolute path (the spec ignores others). */
+function xdgBase(value: string | undefined): string | undefined {
+  return value && path.isAbsolute(value) ? value : undefined;
+}
+
+/** The home's directories; see the module comment for the order. */
+export function resolveHomeDirs(flag: string | undefined, env: NodeJS.ProcessEnv): HomeDirs {
+  const chosen = flag || env.SCOOT_HOME;
+  if (chosen) {
+    const root = path.resolve(expandTilde(chosen, env));
+    return { root, configDir: root };
+  }
+  const user = userHomeDir(env);
+  const dotHome = path.resolve(user, ".scoot");
+  const configBase = xdgBase(env.XDG_CONFIG_HOME);
+  const stateBase = xdgBase(env.XDG_STATE_HOME);
+  // An existing ~/.scoot keeps working whatever the environment says: nothing moves under a user.
+  if ((configBase === undefined && stateBase === undefined) || fs.existsSync(dotHome)) {
+    return { root: dotHome, configDir: dotHome };
+  }
+  return {
+    root: path.join(stateBase ?? path.join(user, ".local", "state"), XDG_APP_DIR),
+    configDir: path.join(configBase ?? path.join(user, ".config"), XDG_APP_DIR),
+  };
+}
+
+/** The home's paths, resolved from `--scoot-home` (flag) and the environment. */
+export function resolveHomePaths(flag: string | undefined, env: NodeJS.ProcessEnv): HomePaths {
+  const dirs = resolveHomeDirs(flag, env);
+  return homePaths(dirs.root, dirs.configDir);
+}
+
+/** The directory Scoot writes to (logs, sessions); see resolveHomeDirs. */
 export function resolveHomeDir(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const chosen = flag || env.SCOOT_HOME || path.join(userHomeDir(env), ".scoot");
-  return path.resolve(expandTilde(chosen, env));
+  return resolveHomeDirs(flag, env).root;
 }
 
 export function expandTilde(p: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -52,15 +102,16 @@ export function expandTilde(p: string, env: NodeJS.ProcessEnv = process.env): st
   return p;
 }
 
-export function homePaths(root: string): HomePaths {
+export function homePaths(root: string, configDir: string = root): HomePaths {
   const logs = path.join(root, "logs");
   const state = path.join(root, "state");
   return {
     root,
-    configToml: path.join(root, "config.toml"),
-    configJson: path.join(root, "config.json"),
-    token: path.join(root, "token"),
-    skills: path.join(root, "skills"),
+    configDir,
+    configToml: path.join(configDir, "config.toml"),
+    configJson: path.join(configDir, "config.json"),
+    token: path.join(configDir, "token"),
+    skills: path.join(configDir, "skills"),
     logs,
     audit: path.join(logs, "audit.jsonl"),
     state,

@@ -13,7 +13,7 @@ import { checkRules, rulesProblemText } from "../agent/approval-rules.js";
 import type { AgentEvent } from "../agent/events.js";
 import type { RunStop } from "../agent/run-stop.js";
 import { type AgentSession, openAgentSession } from "../agent/session-runner.js";
-import { ensureHome, homePaths, resolveHomeDir } from "../config/home.js";
+import { ensureHome, resolveHomePaths } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { PolicyMode } from "../config/schema.js";
 import { registerSecretEnv } from "../core/redact.js";
@@ -137,9 +137,9 @@ function loadOutputSchema(
 export function createScoot(options: ScootOptions = {}): Scoot {
   const env = options.env ?? process.env;
   const warn = options.onWarning ?? ((m: string) => process.stderr.write(`scoot: warning: ${m}\n`));
-  const paths = homePaths(resolveHomeDir(options.home, env));
+  const paths = resolveHomePaths(options.home, env);
   const fixedCwd = options.cwd === undefined ? undefined : checkedCwd(options.cwd);
-  const loaded = loadConfig(paths.root, env, options.configFile);
+  const loaded = loadConfig(paths.configDir, env, options.configFile);
   if (!loaded.ok)
     throw new Error(loaded.error.problems.map((p) => `scoot: configuration error: ${p}`).join("\n"));
   for (const w of loaded.value.warnings) warn(w);

@@ -25,14 +25,19 @@ const FIX =
 /** One line naming the directory and the fix when `projectRoot` may not be a confined run's root. */
 export function refuseProjectRoot(
   projectRoot: string,
-  opts: { mode: PolicyMode; scootHome: string; userHome: string },
+  opts: { mode: PolicyMode; scootHome: string; configDir?: string; userHome: string },
 ): string | undefined {
   if (opts.mode === "unrestricted") return undefined;
   const root = real(projectRoot);
   if (root === "/") {
     return `refusing to run in / (${opts.mode}): the filesystem root cannot be the project. ${FIX}`;
   }
-  for (const home of [opts.scootHome, path.join(opts.userHome, DEFAULT_HOME_NAME)]) {
+  const homes = [
+    opts.scootHome,
+    opts.configDir ?? opts.scootHome,
+    path.join(opts.userHome, DEFAULT_HOME_NAME),
+  ];
+  for (const home of homes) {
     if (isInside(root, real(home))) {
       return `refusing to run in ${root} (${opts.mode}): it is Scoot's home ${real(home)} or inside it. ${FIX}`;
     }

@@ -171,8 +171,10 @@ export const DEFAULT_HOME_NAME = ".scoot";
 
 export interface ScootPlacesInput {
   config: Config;
-  /** The home in use (`--scoot-home`, SCOOT_HOME or ~/.scoot). */
+  /** The home in use (`--scoot-home`, SCOOT_HOME, ~/.scoot or the XDG state directory). */
   scootHome: string;
+  /** Where the configuration lives when it is not the home (`$XDG_CONFIG_HOME/scoot`). */
+  configDir?: string;
   /** The user's home. */
   userHome: string;
   /** Scoot's environment (the token command's `$XDG_*_HOME`); process.env when absent. */
@@ -193,20 +195,22 @@ export function hmacKeyFile(config: Config, scootHome: string): string | undefin
  */
 export function scootPlaces(input: ScootPlacesInput): string[] {
   const { config, scootHome, userHome } = input;
+  const configDir = input.configDir ?? scootHome;
   const places = [
     path.resolve(scootHome),
+    path.resolve(configDir),
     path.join(userHome, DEFAULT_HOME_NAME),
-    path.resolve(scootHome, config.backend.api_key_file ?? "token"),
+    path.resolve(configDir, config.backend.api_key_file ?? "token"),
     // Named inside the home, but a dotfile manager may link them anywhere (a repository the
     // user works in): their real location is hidden and refused as the home is.
-    path.join(scootHome, "config.toml"),
-    path.join(scootHome, "config.json"),
+    path.join(configDir, "config.toml"),
+    path.join(configDir, "config.json"),
   ];
   const hmac = hmacKeyFile(config, scootHome);
   if (hmac) places.push(hmac);
   places.push(
     ...tokenCommandFiles(config.backend.api_key_cmd, userHome, {
-      scootHome,
+      scootHome: configDir,
       ...(input.env ? { env: input.env } : {}),
       ...(input.projectRoot ? { projectRoot: input.projectRoot } : {}),
     }),

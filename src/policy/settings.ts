@@ -34,7 +34,13 @@ export type ProtectedPlaces = Pick<GateSettings, "secretPaths" | "protectedPaths
 export function protectedPlaces(
   config: Config,
   projectRoot: string,
-  opts: { tokenFile?: string; scootHome?: string; env: NodeJS.ProcessEnv; userHome: string },
+  opts: {
+    tokenFile?: string;
+    scootHome?: string;
+    configDir?: string;
+    env: NodeJS.ProcessEnv;
+    userHome: string;
+  },
 ): ProtectedPlaces & { own: string[]; stores: string[] } {
   const root = path.resolve(projectRoot);
   const { env, userHome } = opts;
@@ -46,7 +52,14 @@ export function protectedPlaces(
   // Relative values resolve against Scoot's own working directory, as the CLIs reading them would.
   for (const p of credentialPointerPaths(env, process.cwd(), { userHome, projectRoot: root })) secrets.add(p);
   const own = opts.scootHome
-    ? scootPlaces({ config, scootHome: opts.scootHome, userHome, env, projectRoot: root })
+    ? scootPlaces({
+        config,
+        scootHome: opts.scootHome,
+        ...(opts.configDir ? { configDir: opts.configDir } : {}),
+        userHome,
+        env,
+        projectRoot: root,
+      })
     : [];
   const stores = credentialStorePaths(userHome);
   return { secretPaths: [...secrets], protectedPaths: [...own, ...stores], own, stores };
@@ -77,6 +90,8 @@ export function buildGateSettings(
     mode: PolicyMode;
     tokenFile?: string;
     scootHome?: string;
+    /** Where the configuration lives when it is not the home (XDG). */
+    configDir?: string;
     skillDirs?: readonly string[];
     /** `[[mcp.servers]]` already validated; absent: validated here. */
     mcpServers?: readonly McpServerConfig[];
@@ -88,13 +103,18 @@ export function buildGateSettings(
   const places = protectedPlaces(config, root, {
     tokenFile: opts.tokenFile,
     scootHome: opts.scootHome,
+    ...(opts.configDir ? { configDir: opts.configDir } : {}),
     env: opts.env ?? process.env,
     userHome: os.homedir(),
   });
   const { secretPaths, protectedPaths, own, stores } = places;
   const homeFiles = opts.scootHome ? HOME_FILES.map((f) => path.join(opts.scootHome!, f)) : [];
   const ownFiles = own.filter(
-    (p) => !homeFiles.includes(p) && p !== opts.scootHome && !p.endsWith(`/${DEFAULT_HOME_NAME}`),
+    (p) =>
+      !homeFiles.includes(p) &&
+      p !== opts.scootHome &&
+      p !== opts.configDir &&
+      !p.endsWith(`/${DEFAULT_HOME_NAME}`),
   );
   const stateDir = opts.scootHome ? [path.join(opts.scootHome, "state")] : [];
   return {

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { resolveHomeDir } from "../config/home.js";
+import { resolveHomeDirs } from "../config/home.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { tokenFilePath } from "../config/secrets.js";
 import { isInside } from "../core/inside.js";
@@ -25,6 +25,8 @@ import { seccompProgram } from "./seccomp.js";
 export interface SandboxService {
   /** Scoot's home (hidden whole). */
   scootHome: string;
+  /** Where the configuration lives when it is not the home (XDG; hidden whole too). */
+  configDir?: string;
   /** The backend token file. */
   tokenFile: string;
   /** Loaded skills' folders (shown read-only inside the sandbox). */
@@ -83,8 +85,13 @@ const noticed = new WeakSet<SandboxService>();
 function serviceOf(ctx: Omit<LaunchContext, "mode">): SandboxService {
   const given = ctx.services.sandbox;
   if (given) return given;
-  const scootHome = resolveHomeDir(undefined, ctx.childEnv);
-  return { scootHome, tokenFile: tokenFilePath(ctx.config, scootHome), unattended: false };
+  const dirs = resolveHomeDirs(undefined, ctx.childEnv);
+  return {
+    scootHome: dirs.root,
+    configDir: dirs.configDir,
+    tokenFile: tokenFilePath(ctx.config, dirs.configDir),
+    unattended: false,
+  };
 }
 
 /** What the sandbox hides, as the layout takes it: one computation for bash and for glob. */
@@ -97,6 +104,7 @@ function protectedLayout(ctx: Omit<LaunchContext, "mode">, service: SandboxServi
     protectedPlaces(ctx.config, root, {
       tokenFile: service.tokenFile,
       scootHome: service.scootHome,
+      ...(service.configDir ? { configDir: service.configDir } : {}),
       env: ctx.childEnv,
       userHome,
     });

@@ -67,8 +67,10 @@ export interface DiscoverOptions {
   cwd: string;
   /** The user's home directory, for `~/.agents/skills` and `~/` in extra paths. */
   homeDir: string;
-  /** Resolved Scoot home (`--scoot-home` > `SCOOT_HOME` > `~/.scoot`). */
+  /** Resolved Scoot home (`--scoot-home` > `SCOOT_HOME` > `~/.scoot` > XDG state). */
   scootHome: string;
+  /** Where the configuration lives, with the home's `skills/` (the home unless XDG is in use). */
+  configDir?: string;
 }
 
 /** One skill directory as found on disk, valid or not. */
@@ -101,7 +103,7 @@ export function skillRoots(opts: DiscoverOptions): SkillRoot[] {
       source: "agents",
       enabled: s.include_agents_skills,
     },
-    { path: path.join(opts.scootHome, "skills"), source: "home", enabled: true },
+    { path: path.join(opts.configDir ?? opts.scootHome, "skills"), source: "home", enabled: true },
     ...s.extra_paths
       .filter((p) => p.trim() !== "")
       .map((p) => ({ path: expandPath(p, opts.cwd, opts.homeDir), source: "extra" as const, enabled: true })),
@@ -198,7 +200,11 @@ export function scanRoot(root: string): RootScan {
 export function unsafeSkillDir(dir: string, opts: DiscoverOptions): string | undefined {
   const real = realpathOrUndefined(dir) ?? path.resolve(dir);
   const real2 = (p: string) => realpathOrUndefined(p) ?? path.resolve(p);
-  const homes = [opts.scootHome, path.join(opts.homeDir, DEFAULT_HOME_NAME)].map(real2);
+  const homes = [
+    opts.scootHome,
+    ...(opts.configDir && opts.configDir !== opts.scootHome ? [opts.configDir] : []),
+    path.join(opts.homeDir, DEFAULT_HOME_NAME),
+  ].map(real2);
   const named: [string, string][] = [
     [real2(opts.cwd), "the project root"],
     [real2(opts.homeDir), "the user's home"],
