@@ -12,6 +12,10 @@
  *    and vLLM can serve from their KV cache). Measured from the requests the server received
  *    from the real CLI; the baseline replays the same conversation through compaction to just
  *    under the budget on every turn (the behaviour before hysteresis), in process.
+ * 3. Redaction throughput (docs/context.md "Streaming"): the stream redactor fed a 64 MB stream
+ *    in 8 KB pieces, of prose, of one word that never ends, of prose with a key every 4 KB, and
+ *    of a PEM block that never ends. Linear means the time per MB of the last 8 MB is within
+ *    1.2x of the first 8 MB's (the baseline); a redactor that rescans what it holds is not.
  *
  *   npm run build && node bench/stream.mjs [runs]
  */
@@ -218,6 +222,76 @@ for (let t = 0; t <= turns.length; t++) {
 }
 fs.rmSync(work, { recursive: true, force: true });
 
+// Redaction throughput: the same StreamRedactor every streamed piece goes through.
+const { StreamRedactor } = await import(path.join(here, "..", "dist", "core", "stream-redact.js"));
+const REDACT_MB = 64;
+const SLICE_MB = 8;
+const REDACT_PIECE = 8 * 1024;
+const REDACT_RUNS = Math.max(3, RUNS);
+const kinds = [
+  {
+    name: "prose",
+    piece: () => "the quick brown fox jumps over it ".repeat(REDACT_PIECE / 34 + 1).slice(0, REDACT_PIECE),
+  },
+  { name: "one word that never ends", piece: () => "a".repeat(REDACT_PIECE) },
+  {
+    name: "prose with an sk- key every 4 KB",
+    piece: (i) =>
+      `${"some words of text ".repeat(214)}sk-${String(i).padStart(20, "0")} `
+        .repeat(2)
+        .slice(0, REDACT_PIECE),
+  },
+  {
+    name: "a PEM block that never ends",
+    piece: (i) =>
+      (i === 0 ? "-----BEGIN PRIVATE KEY-----\n" : "") + `${"QUJD".repeat(16)}\n`.repeat(REDACT_PIECE / 65),
+  },
+];
+/** ms per MB over the first and the last SLICE_MB of one REDACT_MB stream. */
+function redactRun(kind) {
+  const r = new StreamRedactor();
+  const pieces = Math.floor((REDACT_MB * 2 ** 20) / REDACT_PIECE);
+  const perSlice = Math.floor((SLICE_MB * 2 ** 20) / REDACT_PIECE);
+  let out = 0;
+  let firstMs = 0;
+  let t0 = performance.now();
+  for (let i = 0; i < pieces; i++) {
+    if (i === pieces - perSlice) t0 = performance.now();
+    out += r.push(kind.piece(i)).length;
+    if (i === perSlice - 1) firstMs = performance.now() - t0;
+  }
+  const lastMs = performance.now() - t0;
+  out += r.end().length;
+  if (out === 0) throw new Error(`the redactor released nothing of ${kind.name}`);
+  return { first: firstMs / SLICE_MB, last: lastMs / SLICE_MB };
+}
+const redactRows = [];
+for (const kind of kinds) {
+  const first = [];
+  const last = [];
+  for (let r = 0; r < REDACT_RUNS; r++) {
+    const m = redactRun(kind);
+    first.push(m.first);
+    last.push(m.last);
+  }
+  const f = median(first);
+  const l = median(last);
+  redactRows.push(
+    row({
+      bench: "stream",
+      figure: `redaction, ${REDACT_MB} MB in ${REDACT_PIECE / 1024} KB pieces, ${kind.name}: ms per MB, last ${SLICE_MB} MB vs first ${SLICE_MB} MB`,
+      value: l,
+      valueSpread: iqr(last),
+      baseline: f,
+      baselineSpread: iqr(first),
+      unit: "ms",
+      ratio: l / f,
+      aim: "≤ 1.2x",
+      met: l / f <= 1.2,
+    }),
+  );
+}
+
 const sf = median(streamFirst);
 const se = median(streamEnd);
 const pf = median(plainFirst);
@@ -257,4 +331,5 @@ publish([
     aim: "≥ 80%",
     met: reuse >= 80,
   }),
+  ...redactRows,
 ]);

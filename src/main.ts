@@ -4,6 +4,7 @@
  * are imported on demand so `scoot --version` and `scoot config` stay fast.
  */
 import { EXIT, processIo } from "./cli/io.js";
+import { homeWriteProblem } from "./config/home.js";
 import { installProcessEnd } from "./core/process-end.js";
 import { runArgv } from "./entry.js";
 
@@ -43,6 +44,13 @@ runArgv(
     // One line naming the fix (docs/configuration.md "Runtime home"), never a stack trace.
     processIo.err(`scoot: ${(e as Error).message}\n`);
     exitAfterFlush(EXIT.usage);
+    return;
+  }
+  // A home (or other place Scoot writes) that is full or read-only is the person's to fix: one line.
+  const unwritable = homeWriteProblem(e);
+  if (unwritable) {
+    processIo.err(`scoot: ${unwritable}\n`);
+    exitAfterFlush(EXIT.failed);
     return;
   }
   processIo.err(`scoot: internal error: ${(e as Error)?.stack ?? String(e)}\n`);

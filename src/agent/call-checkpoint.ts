@@ -1,7 +1,9 @@
 /**
  * Undo's part of running a file tool (docs/sessions.md "Undo"): before the change, the file's
- * state is checked against what was approved and kept as a checkpoint; after it, the new state
- * is recorded and the change reported. A call whose checkpoint cannot be kept does not run.
+ * state is checked against what was approved and kept, with the hash of what the call will
+ * write, as a checkpoint flushed to disk before the change can become visible (write-ahead, as
+ * the `tool_call` record); after it, the new state is recorded and the change reported. A call
+ * whose checkpoint cannot be kept does not run, and the run stops as for an audit record.
  */
 import { readCurrent } from "../core/file-state.js";
 import { isInside, shownPath } from "../core/inside.js";
@@ -30,12 +32,15 @@ function secretOf(abs: string, settings: GateSettings): boolean {
   return settings.secretPaths.some((p) => isInside(abs, p));
 }
 
-/** Keeps the file's current state before the change; the error (if any) is the observation. */
+/**
+ * Keeps the file's current state before the change. An error is the observation of a call that
+ * does not run; `unrecorded` marks one the store could not write, which stops the run.
+ */
 export function keepCheckpoint(
   ready: Ready,
   store: CheckpointStore | undefined,
   settings: GateSettings,
-): { entry?: CheckpointEntry; error?: string } {
+): { entry?: CheckpointEntry; error?: string; unrecorded?: true } {
   const { change } = ready;
   // A call that will fail changes nothing: no checkpoint (and no diff) for it.
   if (!change?.after.ok) return {};
@@ -57,8 +62,15 @@ export function keepCheckpoint(
     content: changeBase(change),
     ...(secretOf(change.abs, settings) ? { withheld: true } : {}),
     ...(change.mode !== undefined ? { mode: change.mode } : {}),
+    // What the tool will write (tools write exactly the planned content): the intent that lets
+    // undo tell a change whose completion was never recorded from one that never happened.
+    intended: Buffer.from(change.after.value, "utf8"),
   });
-  if (!kept.ok) return { error: `${ready.action}: not run: cannot keep the undo checkpoint: ${kept.error}` };
+  if (!kept.ok)
+    return {
+      error: `${ready.action}: not run: cannot keep the undo checkpoint: ${kept.error}`,
+      unrecorded: true,
+    };
   return { entry: kept.value };
 }
 
@@ -75,8 +87,13 @@ export function recordChange(
   if (!now.ok) return;
   const same =
     now.bytes === null ? change.before === null : change.before !== null && now.bytes.equals(change.before);
-  if (same) return;
-  // Best effort: an unrecorded "after" only makes undo leave this file alone.
+  if (same) {
+    // Nothing changed (the tool failed): its entry goes. Best effort: undo settles one left
+    // behind by what the file holds, its earlier content here.
+    if (entry && store) store.writer.drop(entry);
+    return;
+  }
+  // Best effort: without its "after", the entry's intent still lets undo restore this file.
   if (entry && store) store.writer.after(entry, now.bytes);
   const before = changeBase(change);
   emit({

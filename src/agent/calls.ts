@@ -36,7 +36,7 @@ import { type CallEnv, prepareCall } from "./call-prepare.js";
 import type { Prepared, Ready } from "./call-record.js";
 import { type AgentEvent, denialReason } from "./events.js";
 import { runToolWithDeadline } from "./execute.js";
-import { isNotRecorded, type NotRecorded, notRecorded } from "./run-audit.js";
+import { isNotRecorded, type NotRecorded, notRecorded, UNDO_CHECKPOINT_RULE } from "./run-audit.js";
 
 /** Appends one audit record of the run (bound to its session and run); an error: not on disk. */
 export type CallAudit = (
@@ -190,8 +190,11 @@ export function createCallPipeline(deps: PipelineDeps): CallPipeline {
   };
 
   const run = async (approved: Approved, signal: AbortSignal): Promise<Ran | NotRecorded> => {
-    // The checkpoint comes first: a call whose undo copy cannot be kept does not run at all.
+    // The checkpoint comes first, on disk before the change (write-ahead): a call whose undo
+    // copy cannot be kept does not run at all.
     const kept = keepCheckpoint(approved.ready, deps.checkpoints, deps.env.settings);
+    // A checkpoint the store could not write stops the run, as an audit record would.
+    if (kept.unrecorded) return notRecorded(kept.error!, UNDO_CHECKPOINT_RULE);
     if (kept.error) {
       const record: Ready = {
         ...approved.ready,

@@ -15,6 +15,8 @@ const MESSAGE_OVERHEAD = 32;
 const SUMMARY_LIST_MAX = 12;
 const SUMMARY_ITEM_MAX = 160;
 export const SUMMARY_MARKER = "[Compacted history]";
+/** A goal larger than this share of the budget is named as the thing to shorten when nothing fits. */
+const GOAL_SHARE_TO_SHORTEN = 0.5;
 
 export function historyBytes(messages: readonly Message[]): number {
   let n = 0;
@@ -27,6 +29,8 @@ export interface Compaction {
   removed: number;
   beforeBytes: number;
   afterBytes: number;
+  /** Where the pinned messages are in `messages`, in their order (the goal is the last of them). */
+  pinnedAt: number[];
 }
 
 function short(text: string): string {
@@ -257,9 +261,63 @@ function dropBytes(removed: number): number {
   return Buffer.byteLength(dropSummary(removed));
 }
 
+/** Where compaction stands when nothing more can be left out: the parts it cannot shrink. */
+interface Minimum {
+  systemBytes: number;
+  goalBytes: number;
+  /** The newest message when it is not pinned (the latest observation or step); 0 otherwise. */
+  latestBytes: number;
+  /** The summary of every other message, with its own overhead. */
+  summaryBytes: number;
+  summarised: number;
+  total: number;
+}
+
+/**
+ * The one-line error when even the minimum does not fit. Every number in it is a part of the
+ * total it names, and the total is more than the budget, so the line cannot contradict itself.
+ */
+function tooSmall(budget: number, m: Minimum): string {
+  const parts: string[] = [];
+  if (m.systemBytes > 0) parts.push(`the system prompt (${m.systemBytes} bytes)`);
+  if (m.goalBytes > 0) parts.push(`the goal (${m.goalBytes} bytes)`);
+  if (m.latestBytes > 0) parts.push(`the latest message (${m.latestBytes} bytes)`);
+  if (m.summarised > 0)
+    parts.push(`a summary of the ${m.summarised} earlier messages (${m.summaryBytes} bytes)`);
+  const listed = `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+  // A goal that takes most of the budget is fixed by a shorter goal, not only by a larger budget.
+  const goalTooBig = m.goalBytes > budget * GOAL_SHARE_TO_SHORTEN;
+  const fix = goalTooBig
+    ? "Shorten the goal (or put its text in a file and name the file), raise the budget, or set it to 0 to disable compaction"
+    : "Raise the budget or set it to 0 to disable compaction";
+  return `the context budget (agent.context_budget_bytes = ${budget}) is too small: ${parts.length > 1 ? `${listed} need` : `${parts[0]} needs`} at least ${m.total} bytes. ${fix}`;
+}
+
+/**
+ * The fewest bytes `messages` can be compacted to: the pinned messages, the newest message when
+ * it is not pinned, and a `drop` summary of everything else.
+ */
+export function minimumBytes(messages: readonly Message[], pinned: ReadonlySet<number>): number {
+  const last = messages.length - 1;
+  let n = 0;
+  let kept = 0;
+  messages.forEach((m, i) => {
+    if (pinned.has(i) || i === last) kept += historyBytes([m]);
+    else n += 1;
+  });
+  return kept + (n > 0 ? dropBytes(n) + MESSAGE_OVERHEAD : 0);
+}
+
 /**
  * `pinned` are indexes kept whatever happens (system prompt, the run's goal). Returns the
  * compacted history, or an error when even the minimum does not fit the budget.
+ *
+ * The newest message always stays: a pinned goal just given, or the latest observation the
+ * model must see. The oldest unpinned messages are replaced by one summary, which takes the
+ * place of the newest message it replaces, so the history keeps its order: a resumed session's
+ * new goal stays last, after the summary of everything before it
+ * (docs/sessions.md "Resuming a session"), and within a run the summary of its older turns
+ * follows its goal.
  *
  * The result is the one the obvious search gives (try keeping the newest message, then two,
  * … and stop at the first that does not fit with its summary), computed in linear time:
@@ -274,13 +332,12 @@ export function compactHistory(
 ): Result<Compaction | undefined> {
   const beforeBytes = historyBytes(messages);
   if (budget <= 0 || beforeBytes <= budget) return { ok: true, value: undefined };
-  const pinnedMsgs = messages.filter((_, i) => pinned.has(i));
-  const lastPinned = Math.max(...pinned);
-  const candidates = messages.map((m, i) => ({ m, i })).filter(({ i }) => !pinned.has(i));
-  const fixed = historyBytes(pinnedMsgs);
+  const isPinned = (i: number) => pinned.has(i) && i < messages.length;
+  const candidates = messages.map((m, i) => ({ m, i })).filter(({ i }) => !isPinned(i));
+  const fixed = historyBytes(messages.filter((_, i) => isPinned(i)));
   const n = candidates.length;
-  // summaryBytes[k]: size of the summary of the oldest k candidates.
-  const summaryBytes = new Array<number>(n);
+  // summaryBytes[k]: size of the summary of the oldest k candidates (k = 0 … n).
+  const summaryBytes = new Array<number>(n + 1);
   const facts: Fact[] = [];
   if (style === "extractive") {
     const digest = new Digest();
@@ -290,25 +347,35 @@ export function compactHistory(
       facts.push(fact);
       digest.add(fact);
     }
+    summaryBytes[n] = digest.bytes();
   } else {
-    for (let k = 0; k < n; k++) summaryBytes[k] = dropBytes(k);
+    for (let k = 0; k <= n; k++) summaryBytes[k] = dropBytes(k);
   }
-  // Keep the newest messages after the last pinned one while they fit.
+  // The newest message stays; when it is pinned (the goal, last), every candidate may go.
+  const firstCut = isPinned(messages.length - 1) ? n : n - 1;
+  // Keep the newest candidates while they fit beside the summary of the older ones.
   let keptBytes = 0;
   let best = -1; // the smallest `keep` that fits: candidates[best..] stay
-  for (let keep = n - 1; keep >= 0; keep--) {
-    if (candidates[keep]!.i < lastPinned) break;
-    keptBytes += historyBytes([candidates[keep]!.m]);
+  for (let keep = firstCut; keep >= 0; keep--) {
+    if (keep < n) keptBytes += historyBytes([candidates[keep]!.m]);
     const size = fixed + keptBytes + summaryBytes[keep]! + MESSAGE_OVERHEAD;
     if (size > budget) break;
     best = keep;
   }
   if (best === -1) {
-    const last = candidates[n - 1];
-    const minimum = fixed + (last ? historyBytes([last.m]) : 0);
+    const latestBytes = firstCut < n ? historyBytes([candidates[n - 1]!.m]) : 0;
+    const systemBytes = historyBytes(messages.filter((m, i) => isPinned(i) && m.role === "system"));
+    const summary = summaryBytes[firstCut]! + MESSAGE_OVERHEAD;
     return {
       ok: false,
-      error: `the context budget (agent.context_budget_bytes = ${budget}) is too small: the system prompt, the goal and the latest observation alone need ${minimum} bytes. Raise the budget or set it to 0 to disable compaction`,
+      error: tooSmall(budget, {
+        systemBytes,
+        goalBytes: fixed - systemBytes,
+        latestBytes,
+        summaryBytes: summary,
+        summarised: firstCut,
+        total: fixed + latestBytes + summary,
+      }),
     };
   }
   let summary: string;
@@ -319,10 +386,19 @@ export function compactHistory(
   } else {
     summary = dropSummary(best);
   }
-  const tail = candidates.slice(best).map(({ m }) => m);
-  const out: Message[] = [...pinnedMsgs, { role: "user", content: summary }, ...tail];
+  // The summary stands where the newest message it replaces stood.
+  const lastRemoved = best > 0 ? candidates[best - 1]!.i : -1;
+  const out: Message[] = [];
+  const pinnedAt: number[] = [];
+  messages.forEach((m, i) => {
+    if (isPinned(i)) {
+      pinnedAt.push(out.length);
+      out.push(m);
+    } else if (i === lastRemoved) out.push({ role: "user", content: summary });
+    else if (i > lastRemoved) out.push(m);
+  });
   return {
     ok: true,
-    value: { messages: out, removed: best, beforeBytes, afterBytes: historyBytes(out) },
+    value: { messages: out, removed: best, beforeBytes, afterBytes: historyBytes(out), pinnedAt },
   };
 }

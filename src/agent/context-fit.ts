@@ -17,7 +17,7 @@ import type { Config } from "../config/schema.js";
 import { clip } from "../core/clip.js";
 import type { Result } from "../core/types.js";
 import type { Message } from "../store/session.js";
-import { type Compaction, compactHistory, historyBytes } from "./compact.js";
+import { type Compaction, compactHistory, historyBytes, minimumBytes } from "./compact.js";
 import { compactWithHysteresis } from "./hysteresis.js";
 
 /** Share of the window left free for the model's answer. */
@@ -173,9 +173,11 @@ export class ContextFit {
       }
       return r;
     }
+    // What the smallest compaction still holds, so the size asked for is the size needed.
+    const minimum = minimumBytes(history, pinned);
     return {
       ok: false,
-      error: `the context window ${describeWindow(this.window)} leaves ${budget.bytes} bytes for the history, and the system prompt, the goal and the latest step do not fit in it; ${windowFix(this.window.flavour, tokensFor(historyBytes(history), this.bytesPerToken))}, or set backend.context_window`,
+      error: `the context window ${describeWindow(this.window)} leaves ${budget.bytes} bytes for the history, and the system prompt, the goal and the latest step need at least ${minimum} bytes; ${windowFix(this.window.flavour, tokensFor(minimum + this.schemaBytes, this.bytesPerToken))}, or set backend.context_window`,
     };
   }
 

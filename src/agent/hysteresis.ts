@@ -24,5 +24,9 @@ export function compactWithHysteresis(
   const low = compactHistory(messages, pinned, Math.floor(budget * HYSTERESIS_TARGET), style);
   // When even the minimum does not fit half the budget, fit the budget itself (as before).
   if (low.ok) return low;
-  return compactHistory(messages, pinned, budget, style);
+  const full = compactHistory(messages, pinned, budget, style);
+  if (full.ok || style === "drop") return full;
+  // An extractive summary can take up to a few KB: when it leaves no room, the older turns are
+  // dropped with a count marker instead, and only a history that cannot fit even so fails.
+  return compactHistory(messages, pinned, budget, "drop");
 }

@@ -39,7 +39,14 @@ import { type PlanEvidence, planEvidence } from "./plan-evidence.js";
 import type { ApprovedPlan } from "./plan-file.js";
 import { NOT_IN_PLAN, planGate, planScope } from "./plan-narrow.js";
 import { appendTurn, correctionMessage, wrapObservation } from "./prompt.js";
-import { auditForRun, isNotRecorded, type NotRecorded, notRecorded, type RunAudit } from "./run-audit.js";
+import {
+  AUDIT_RECORD_RULE,
+  auditForRun,
+  isNotRecorded,
+  type NotRecorded,
+  notRecorded,
+  type RunAudit,
+} from "./run-audit.js";
 import { type RunStatus, type RunStop, statusOf } from "./run-stop.js";
 import {
   extractStep,
@@ -244,8 +251,9 @@ function turnPhase(run: Run): string | undefined {
   if (compacted.value) {
     const c = compacted.value;
     deps.history.splice(0, deps.history.length, ...c.messages);
-    // After compaction the goal sits right after the system prompt.
-    run.goalIndex = 1;
+    // The goal is the last pinned message: after the system prompt within a run, after the
+    // summary of the earlier history when a resumed session's goal was the newest message.
+    run.goalIndex = c.pinnedAt.at(-1) ?? 1;
     run.emit({ type: "compacted", removed: c.removed, beforeBytes: c.beforeBytes, afterBytes: c.afterBytes });
   }
   return undefined;
@@ -743,7 +751,7 @@ export async function runGoal(deps: RunDeps, goal: string): Promise<RunResult> {
   };
   /** The one place a record that could not be written stops the run. */
   const unrecorded = (r: NotRecorded): RunResult => {
-    const message = `${r.error}; stopping: no tool runs without an audit record`;
+    const message = `${r.error}; stopping: ${r.rule ?? AUDIT_RECORD_RULE}`;
     // Best effort: a transcript failure may still leave the audit log writable.
     run.audit("system_error", message);
     run.emit({ type: "error", message });

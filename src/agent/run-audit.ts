@@ -22,16 +22,24 @@ export function auditForRun(audit: AuditLog, sessionId: string, runId: string): 
 }
 
 /**
- * An audit record (or the transcript) could not be written. The call it belonged to did not
- * run, and the run stops: no tool runs without its record (docs/sessions.md "Sessions and audit").
+ * An audit record (or the transcript, or a file tool's undo checkpoint) could not be written.
+ * The call it belonged to did not run, and the run stops: no tool runs without its record
+ * (docs/sessions.md "Sessions and audit").
  */
 export interface NotRecorded {
   kind: "not_recorded";
   error: string;
+  /** The rule the stop message names; absent: the audit record's. */
+  rule?: string;
 }
 
-export function notRecorded(error: string): NotRecorded {
-  return { kind: "not_recorded", error };
+/** The stop message's rule when a record could not be written. */
+export const AUDIT_RECORD_RULE = "no tool runs without an audit record";
+/** The stop message's rule when a file tool's undo checkpoint could not be written (docs/sessions.md "Undo"). */
+export const UNDO_CHECKPOINT_RULE = "no file changes without its undo checkpoint";
+
+export function notRecorded(error: string, rule?: string): NotRecorded {
+  return { kind: "not_recorded", error, ...(rule ? { rule } : {}) };
 }
 
 export function isNotRecorded(v: unknown): v is NotRecorded {

@@ -10,7 +10,7 @@
  * - `backend`      the backend call failed (HTTP, network, timeout, a reply that is not one)
  * - `refused`      the backend answered with a refusal (the model declined) instead of text
  * - `budget`       the history could not be fit to the context budget, so the backend was not called
- * - `not_recorded` an audit record or the transcript could not be written (fail closed)
+ * - `not_recorded` an audit record, the transcript or an undo checkpoint could not be written (fail closed)
  * - `interrupted`  the run was cancelled (Ctrl-C, SIGTERM, a client's cancel, a deadline)
  */
 export type RunStop =

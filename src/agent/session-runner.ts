@@ -7,11 +7,12 @@ import fs from "node:fs";
 import os from "node:os";
 import { createBackend } from "../backend/client.js";
 import type { BackendEvent } from "../backend/types.js";
-import type { HomePaths } from "../config/home.js";
+import { type HomePaths, homeWriteProblem } from "../config/home.js";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import type { Config, PolicyMode } from "../config/schema.js";
 import { effectiveToolTimeout } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
+import { removeStaleTemps } from "../core/stale-temps.js";
 import { type RedactingListener, redactStreamedEvents } from "../core/stream-redact.js";
 import type { Result } from "../core/types.js";
 import type { McpCatalog } from "../mcp/catalog.js";
@@ -347,6 +348,19 @@ function openStores(opts: AgentSessionOptions) {
 }
 type Stores = Extract<ReturnType<typeof openStores>, { ok: true }>["value"];
 
+/** openStores, with a home that refuses writes (full, read-only) said in one line naming the fix. */
+function openStoresOrSay(opts: AgentSessionOptions): ReturnType<typeof openStores> {
+  // Temp files of writers killed mid-write (the audit's rotation sidecars, caches) go first.
+  for (const dir of [opts.paths.logs, opts.paths.state]) removeStaleTemps(dir);
+  try {
+    return openStores(opts);
+  } catch (e) {
+    const line = homeWriteProblem(e, opts.paths.root);
+    if (line) return { ok: false, error: line };
+    throw e;
+  }
+}
+
 export async function openAgentSession(given: AgentSessionOptions): Promise<Opened> {
   const refused = refuseProjectRoot(given.cwd, {
     mode: given.mode,
@@ -385,7 +399,7 @@ export async function openAgentSession(given: AgentSessionOptions): Promise<Open
   services.identities = gateSettings;
   // bash's sandbox and glob hide the places the gate refuses, resolved once here.
   if (services.sandbox) services.sandbox.places = gateSettings;
-  const stores = openStores(opts);
+  const stores = openStoresOrSay(opts);
   if (!stores.ok) {
     await pool?.close();
     return { ok: false, error: stores.error };

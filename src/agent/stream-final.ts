@@ -49,6 +49,14 @@ export class StepStreamReader {
   private key = "";
   /** Decoded text of the string being read. */
   private current = "";
+  /**
+   * What this piece added to it, joined once (settleParts): a string grown a character at a
+   * time costs memory per character, and reading it per piece is quadratic in a long reply.
+   */
+  private parts: string[] = [];
+  /** Answer text decoded but not handed on yet, and whether any of the answer is more than white space. */
+  private answerFresh = "";
+  private answerHasText = false;
   private escape: string | undefined;
   /** A high surrogate waiting for its pair. */
   private highSurrogate: string | undefined;
@@ -93,6 +101,7 @@ export class StepStreamReader {
 
   push(chunk: string): void {
     for (const ch of chunk) this.step(ch);
+    this.settleParts();
     if (this.thoughtPending) {
       const piece = this.thoughtPending;
       this.thoughtPending = "";
@@ -123,13 +132,25 @@ export class StepStreamReader {
 
   private flushAnswer(): void {
     if (this.broken || !this.answerIsString || this.action !== FINAL_ACTION || !this.thoughtDone) return;
-    const full =
-      this.answer + (this.key === "action_input" && this.frame.kind === "string" ? this.current : "");
-    if (!this.answerComplete && this.handedOn === "" && full.trim() === "") return;
-    if (full.length > this.handedOn.length && full.startsWith(this.handedOn)) {
-      const piece = full.slice(this.handedOn.length);
-      this.handedOn = full;
+    if (!this.answerComplete && this.handedOn === "" && !this.answerHasText) return;
+    // Only the new text is touched: the answer so far is never read again while it streams.
+    if (this.answerFresh !== "") {
+      const piece = this.answerFresh;
+      this.answerFresh = "";
+      this.handedOn += piece;
       this.on.answer(piece);
+    }
+  }
+
+  private settleParts(): void {
+    if (this.parts.length === 0) return;
+    const added = this.parts.join("");
+    this.parts = [];
+    this.current += added;
+    const f = this.frame;
+    if (f.kind === "string" && f.role === "value" && this.key === "action_input") {
+      this.answerFresh += added;
+      if (!this.answerHasText && added.trim() !== "") this.answerHasText = true;
     }
   }
 
@@ -177,7 +198,11 @@ export class StepStreamReader {
           if (ch === '"') {
             this.current = "";
             this.frame = { kind: "string", role: "value" };
-            if (this.key === "action_input") this.answerIsString = true;
+            if (this.key === "action_input") {
+              this.answerIsString = true;
+              this.answerFresh = "";
+              this.answerHasText = false;
+            }
           } else {
             if (this.key === "action_input") this.answerIsString = false;
             this.frame =
@@ -243,11 +268,12 @@ export class StepStreamReader {
       this.highSurrogate = undefined;
     }
     if (add === "") return;
-    this.current += add;
+    this.parts.push(add);
     if (role === "value" && this.key === "thought") this.thoughtPending += add;
   }
 
   private endString(role: "key" | "value"): void {
+    this.settleParts();
     if (role === "key") {
       this.key = this.current;
       if (this.seen.has(this.key)) this.broken = true;

@@ -154,7 +154,12 @@ export function harmonyGate(forward: (text: string) => void): (text: string) => 
       mode = "harmony";
     }
     const at = held.indexOf(FINAL_CHANNEL);
-    if (at === -1) return;
+    if (at === -1) {
+      // What comes before the final channel is never forwarded: only a tail that may begin its
+      // marker is kept, so a long analysis is not searched again on every piece.
+      held = held.slice(-(FINAL_CHANNEL.length - 1));
+      return;
+    }
     mode = "final";
     const rest = held.slice(at + FINAL_CHANNEL.length);
     held = "";

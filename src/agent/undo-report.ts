@@ -17,6 +17,7 @@ import {
   changedSince,
   planUndo,
   sessionChanges,
+  settledEntries,
   uncontained,
   unrestorable,
   withheld,
@@ -98,8 +99,10 @@ export function undoLastRun(
     instead?: () => string[];
   },
 ): UndoDone {
-  const { entries, problems } = readCheckpoints(paths.state, sessionId);
-  for (const p of problems) io.err(`scoot: warning: ${p}\n`);
+  const read = readCheckpoints(paths.state, sessionId);
+  for (const p of read.problems) io.err(`scoot: warning: ${p}\n`);
+  const root = rootOf(read.entries, cwd);
+  const entries = settledEntries(read.entries, root);
   const plan = planUndo(entries);
   if (!plan) {
     io.err(
@@ -109,7 +112,6 @@ export function undoLastRun(
     io.err(`${BASH_NOT_COVERED}\n`);
     return NOTHING_UNDONE;
   }
-  const root = rootOf(entries, cwd);
   const name = (file: string) => shown(file, root);
   const outside = uncontained(plan, root);
   if (outside.length > 0) {
@@ -210,7 +212,8 @@ export function latestUndoableRun(stateDir: string, root: string, except: string
   let best: UndoableRun | undefined;
   for (const sessionId of names) {
     if (sessionId === except) continue;
-    const { entries } = readCheckpoints(stateDir, sessionId);
+    const read = readCheckpoints(stateDir, sessionId).entries;
+    const entries = settledEntries(read, rootOf(read, root));
     const plan = planUndo(entries);
     if (!plan) continue;
     const ofRun = entries.filter((e) => e.run_id === plan.runId);
@@ -228,10 +231,10 @@ export async function showSessionDiff(
   sessionId: string,
   cwd: string,
 ): Promise<void> {
-  const { entries, problems } = readCheckpoints(paths.state, sessionId);
-  for (const p of problems) io.err(`scoot: warning: ${p}\n`);
-  const root = rootOf(entries, cwd);
-  const changes = sessionChanges(entries, root);
+  const read = readCheckpoints(paths.state, sessionId);
+  for (const p of read.problems) io.err(`scoot: warning: ${p}\n`);
+  const root = rootOf(read.entries, cwd);
+  const changes = sessionChanges(settledEntries(read.entries, root), root);
   if (changes.length === 0) {
     io.err(`session ${sessionId} has no file changes (no file_write or file_edit checkpoints)\n`);
     io.err("note: changes made by bash commands are not recorded and cannot be shown\n");

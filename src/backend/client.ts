@@ -14,6 +14,7 @@ import {
   isTransientNetworkCode,
   mayBeUnknownModel,
   protocolMessage,
+  TOO_LARGE_WORDS,
   transportError,
 } from "./errors.js";
 import { probeBackendInfo } from "./probe.js";
@@ -275,7 +276,7 @@ export function createBackend(config: Config["backend"], opts: BackendOptions = 
               : f.kind === "network"
                 ? f.detail
                 : f.kind === "too_large"
-                  ? "the reply is too large"
+                  ? TOO_LARGE_WORDS
                   : "the connection failed";
           return fail(
             "network",

@@ -79,6 +79,13 @@ export function timeoutMessage(url: string, timeoutMs: number, attempts: number)
   return `the backend at ${url} did not answer within ${timeoutMs} ms${attemptsNote(attempts)} — the model may be loading or overloaded; raise backend.timeout_ms or check \`scoot doctor\``;
 }
 
+/**
+ * Why a reply was cut at the cap on one reply (plain or streamed alike): a model's reply is a few
+ * KB, so one this large is a runaway stream or a misconfigured endpoint, and asking again would
+ * only bring the same.
+ */
+export const TOO_LARGE_WORDS = `larger than ${MAX_RESPONSE_BYTES} bytes, the most Scoot reads of one reply`;
+
 export function abortedMessage(url: string): string {
   return `the backend call to ${url} was interrupted`;
 }
@@ -188,12 +195,7 @@ export function transportError(
     case "config":
       return backendError("config", at.url, f.detail, at.token);
     case "too_large":
-      return backendError(
-        "protocol",
-        at.url,
-        protocolMessage(at.url, at.what, `larger than ${MAX_RESPONSE_BYTES} bytes`),
-        at.token,
-      );
+      return backendError("protocol", at.url, protocolMessage(at.url, at.what, TOO_LARGE_WORDS), at.token);
     case "timeout":
       return backendError("timeout", at.url, timeoutMessage(at.url, at.timeoutMs, at.attempts), at.token);
     case "network":

@@ -38,6 +38,7 @@ export function endsWithClosedObject(text: string): boolean {
   return depth === 0 && closedAt === text.length - 1;
 }
 
+/** White space at the end of `text`, counted from the end (a delta is short: never the whole reply). */
 function trailingSpace(text: string): number {
   let n = 0;
   for (let i = text.length - 1; i >= 0 && /\s/.test(text[i]!); i--) n++;
@@ -125,6 +126,8 @@ export function createStreamDecoder(
   let cutOff: string | undefined;
   let flooded = false;
   let floodChecked = false;
+  // Counted per delta: reading the end of the whole text on every delta would copy it each time.
+  let trailing = 0;
   // Made on the first delta that carries native calls: a plain step never needs the reader.
   let toolCalls: ReturnType<typeof toolCallCollector> | undefined;
 
@@ -132,8 +135,10 @@ export function createStreamDecoder(
     if (t === "") return;
     text += t;
     onDelta?.(t);
+    const space = trailingSpace(t);
+    trailing = space === t.length ? trailing + space : space;
     if (t.trim() !== "") floodChecked = false;
-    else if (!floodChecked && trailingSpace(text) >= WHITESPACE_FLOOD_CHARS) {
+    else if (!floodChecked && trailing >= WHITESPACE_FLOOD_CHARS) {
       // Checked once per run of white space: the scan is over the whole text.
       floodChecked = true;
       if (endsWithClosedObject(text.trimEnd())) {

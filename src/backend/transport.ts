@@ -9,7 +9,11 @@ import { httpsModule } from "../core/builtins.js";
 import type { Result } from "../core/types.js";
 import { makeHttpsAgent } from "../net/tls.js";
 
-/** A model reply is a few KB; anything this large is a misconfigured endpoint, not an answer. */
+/**
+ * A model reply is a few KB; anything this large is a misconfigured endpoint or a runaway
+ * stream, not an answer. It bounds a streamed body as well as a buffered one: the exchange ends
+ * at the first byte past it (docs/context.md "Streaming").
+ */
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** TCP keep-alive probe interval for pooled sockets. */
 const KEEP_ALIVE_MSECS = 1_000;

@@ -4,7 +4,9 @@ import {
   ensureHome,
   type HomePaths,
   HomeUnknownError,
+  homeWriteProblem,
   resolveHomePaths,
+  unwritableReason,
   userHomeDir,
 } from "../config/home.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
@@ -47,8 +49,12 @@ export function loadForCommand(cli: Cli): Loadable {
   try {
     ensureHome(paths);
   } catch (e) {
-    cli.io.err(`scoot: cannot create the home directory ${root}: ${(e as Error).message}\n`);
-    cli.io.err("  fix: choose another with --scoot-home DIR or SCOOT_HOME\n");
+    // A read-only filesystem makes a recursive mkdir say ENOENT: name the real reason.
+    const why = unwritableReason(root, e);
+    const line =
+      homeWriteProblem(why, root) ??
+      `cannot create the home directory ${root}: ${(e as Error).message}; fix: choose another with --scoot-home DIR or SCOOT_HOME`;
+    cli.io.err(`scoot: ${line}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
   const loaded = loadConfig(paths.configDir, cli.env);

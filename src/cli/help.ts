@@ -97,7 +97,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       "  --json            the report as JSON",
       "  --head H          also check a head hash recorded earlier",
       "export              ship the log to the OTLP collector in [telemetry] from a durable cursor",
-      "  --follow          keep following until SIGTERM",
+      "  --follow          keep following until SIGTERM, SIGHUP or Ctrl-C",
     ],
     example: "scoot audit verify --json",
     docs: "docs/sessions.md",

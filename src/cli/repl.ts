@@ -23,7 +23,7 @@ import {
 import { saveApprovalRule } from "../agent/save-rule.js";
 import { showSessionDiff, undoLastRun } from "../agent/undo-report.js";
 import { redact } from "../core/redact.js";
-import { createStopControl } from "../core/stop.js";
+import { createStopControl, END_SIGNALS } from "../core/stop.js";
 import { terminalText } from "../core/terminal-text.js";
 import { loadResumeTarget } from "../store/resume-target.js";
 import { projectRoot, sessionExists } from "../store/session-meta.js";
@@ -92,6 +92,11 @@ interface Repl {
   echoRow?: boolean;
   /** The running goal was stopped with Esc: its queued goals go back into the input. */
   escaped?: boolean;
+  /**
+   * The signal that ends the REPL (SIGTERM, SIGHUP; docs/reliability.md "Signals"): the running
+   * goal is stopped, nothing more starts, and the REPL exits 130.
+   */
+  leaving?: string;
 }
 
 export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
@@ -113,18 +118,19 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
   if (interactive) cli.io.err(banner(repl));
   showResumed(cli, repl.active);
   cancelOnCtrlC(repl, rl);
-  // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal, each time.
-  const onSigint = () => {
+  const onSignal = (why: string) => {
+    if (why !== "SIGINT") return leaveOnSignal(repl, rl, why);
+    // Without a TTY, readline does not see Ctrl-C: cancel the goal from the process signal, each time.
     if (repl.current) cancelGoal(repl, "Ctrl-C");
     else rl.close();
   };
   const control = createStopControl({
-    signals: interactive ? [] : ["SIGINT"],
-    onFirst: onSigint,
-    onAgain: onSigint,
+    signals: interactive ? END_SIGNALS : ["SIGINT", ...END_SIGNALS],
+    onFirst: onSignal,
+    onAgain: onSignal,
   });
   const commands = replCommands(repl);
-  let ended: "exit" | "eof" = "exit";
+  let ended: "exit" | "eof" | "signal" = "exit";
   try {
     if (firstGoal !== undefined) {
       if (interactive) cli.io.err(`${replPrompt(repl.planMode)}${firstGoal}\n`);
@@ -138,9 +144,31 @@ export async function runRepl(cli: Cli, firstGoal?: string): Promise<number> {
     closeLineEditor(editor, interactive);
     const id = repl.active.agent.sessionId;
     await repl.active.agent.close();
-    if (sessionExists(repl.active.sessionsDir, id)) cli.io.err(`resume with: scoot --resume ${id}\n`);
+    // After a hang-up there is no terminal left to say it on.
+    if (repl.leaving !== "SIGHUP" && sessionExists(repl.active.sessionsDir, id))
+      cli.io.err(`resume with: scoot --resume ${id}\n`);
   }
-  return EXIT.ok;
+  return repl.leaving ? EXIT.interrupted : EXIT.ok;
+}
+
+/**
+ * SIGTERM or SIGHUP: the running goal is stopped (its command's process group ends, its run
+ * gets its closing record) and the REPL leaves once it has. After a hang-up the terminal is gone:
+ * the goal stops without a line about it and nothing is drawn again.
+ */
+function leaveOnSignal(repl: Repl, rl: readline.Interface, why: string): void {
+  if (repl.leaving) return;
+  repl.leaving = why;
+  const current = repl.current;
+  if (current && !current.signal.aborted) {
+    if (why === "SIGHUP") {
+      // Mutes the rest of the goal's output and ends the spinner; its few writes to the gone
+      // terminal are dropped (core/stop.ts).
+      repl.active.cancel();
+      current.abort(new Error("interrupted"));
+    } else cancelGoal(repl, why);
+  }
+  rl.close();
 }
 
 /** The terminal's size now (a pseudo-terminal without one reads as 80×24). */
@@ -345,7 +373,7 @@ function showResumed(cli: Cli, agent: CliAgent): void {
  * Cancels the running goal (Ctrl-C, Esc; docs/keyboard.md "Cancelling"): nothing more of it is
  * printed, the spinner goes, and one line says what was stopped.
  */
-function cancelGoal(repl: Repl, key: "Ctrl-C" | "Esc"): void {
+function cancelGoal(repl: Repl, key: string): void {
   const current = repl.current;
   if (!current || current.signal.aborted) return;
   const what = repl.active.cancel();
@@ -379,7 +407,7 @@ async function readGoals(
   rl: readline.Interface,
   commands: ReplCommand[],
   trace: boolean | undefined,
-): Promise<"exit" | "eof"> {
+): Promise<"exit" | "eof" | "signal"> {
   const { cli, interactive } = repl;
   const lines = rl[Symbol.asyncIterator]();
   /** Back at the prompt: keys held since the last line was sent are the line editor's again. */
@@ -387,11 +415,15 @@ async function readGoals(
     repl.keys?.release();
     rl.prompt();
   };
+  // A signal ends the REPL (leaveOnSignal): no prompt, no queued goal after it.
+  if (repl.leaving) return "signal";
   if (interactive) prompt();
   for (;;) {
+    if (repl.leaving) return "signal";
     const queued = repl.queued.shift();
     if (queued !== undefined) cli.io.err(`${replPrompt(repl.planMode)}${queued}   (queued)\n`);
     const next = queued !== undefined ? { done: false, value: queued } : await lines.next();
+    if (repl.leaving) return "signal";
     if (next.done) return "eof";
     const goal = restoreNewlines(next.value).trim();
     if (goal === "") {
@@ -401,6 +433,7 @@ async function readGoals(
     if (isCommandLine(goal)) {
       const outcome = await runCommandLine(goal, commands, cli.io);
       if (outcome === "exit") return "exit";
+      if (repl.leaving) return "signal";
       rl.setPrompt(replPrompt(repl.planMode));
       const typed = repl.typedLeft;
       repl.typedLeft = undefined;
@@ -411,6 +444,7 @@ async function readGoals(
       continue;
     }
     const typed = await (repl.planMode ? planGoal : runGoal)(repl, goal, trace);
+    if (repl.leaving) return "signal";
     if (interactive && repl.queued.length === 0) {
       prompt();
       // A line typed during the run but not sent waits on the prompt, to be edited or sent.

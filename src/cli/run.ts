@@ -7,7 +7,7 @@ import { statusOf } from "../agent/run-stop.js";
 import type { Config } from "../config/schema.js";
 import { endProcess } from "../core/process-end.js";
 import { redact } from "../core/redact.js";
-import { createStopControl } from "../core/stop.js";
+import { createStopControl, forcesEnd } from "../core/stop.js";
 import type { Result } from "../core/types.js";
 import { formatPlan } from "../tools/plan.js";
 import { planSha256 } from "../tools/plan-shape.js";
@@ -105,12 +105,20 @@ export async function runEval(cli: Cli): Promise<number> {
   if (!opened.ok) return opened.exitCode;
   const { agent, trace, finish, screen, cancel } = opened;
   const control = createStopControl({
-    onFirst: () => {
+    onFirst: (why) => {
       // Nothing more of the run prints after this line; the spinner goes (docs/keyboard.md "Cancelling").
       const what = cancel();
-      screen.err(`scoot: interrupted: stopped ${what} (Ctrl-C again to force)\n`);
+      screen.err(
+        forcesEnd(why)
+          ? `scoot: interrupted: stopped ${what} (Ctrl-C again to force)\n`
+          : `scoot: interrupted (${why}): stopped ${what}\n`,
+      );
     },
-    onAgain: () => endProcess(EXIT.interrupted),
+    // A second Ctrl-C ends at once; a repeated SIGTERM or SIGHUP waits for the bounded stop
+    // under way (docs/reliability.md "Signals").
+    onAgain: (why) => {
+      if (forcesEnd(why)) endProcess(EXIT.interrupted);
+    },
     error: () => new Error("interrupted"),
   });
   const planning = planWanted(cli, opened.config);

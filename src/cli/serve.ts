@@ -1,8 +1,8 @@
 /**
  * `scoot serve`: NDJSON requests on stdin, responses on stdout (see src/serve). Runs use the
  * configured policy, or `--policy` / `--unattended` given to `serve`. Warnings and `--trace`
- * go to stderr; stdout carries responses only. Exits 0 when stdin ends; SIGINT/SIGTERM abort
- * the request in hand, answer it, and exit 130.
+ * go to stderr; stdout carries responses only. Exits 0 when stdin ends; SIGINT, SIGTERM or SIGHUP
+ * aborts the request in hand, answers it, and exits 130 (docs/reliability.md "Signals").
  */
 import os from "node:os";
 import { consoleToStderr } from "../core/console-guard.js";

@@ -133,3 +133,52 @@ export function ensureHome(paths: HomePaths): void {
   ensureDir(paths.logs);
   ensureDir(paths.sessions);
 }
+
+/** Errors of a home that cannot take a write: each gets one line naming the fix, not a stack. */
+const UNWRITABLE_CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"]);
+
+/** What to do about each, said after "fix:". */
+const UNWRITABLE_FIX: Record<string, string> = {
+  ENOSPC: "free space on that filesystem",
+  EDQUOT: "free space within your quota",
+  EROFS: "remount it read-write",
+  EACCES: "make it writable by you (chown/chmod)",
+  EPERM: "make it writable by you (chown/chmod)",
+  EIO: "check the disk",
+};
+
+/**
+ * The real reason a directory cannot be made: a recursive mkdir on a read-only filesystem says
+ * ENOENT, so the deepest existing ancestor is asked whether it takes a write.
+ */
+export function unwritableReason(dir: string, e: unknown): NodeJS.ErrnoException {
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code !== "ENOENT") return err;
+  let at = path.resolve(dir);
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  try {
+    fs.accessSync(at, fs.constants.W_OK);
+  } catch (probe) {
+    return probe as NodeJS.ErrnoException;
+  }
+  return err;
+}
+
+/**
+ * One line for a write Scoot's home refused (full, read-only, not ours, failing), or undefined
+ * for any other error: "cannot write <path>: no space left on device (ENOSPC); fix: …".
+ */
+export function homeWriteProblem(e: unknown, fallbackPath?: string): string | undefined {
+  const err = e as NodeJS.ErrnoException | undefined;
+  const code = err?.code;
+  if (!code || !UNWRITABLE_CODES.has(code)) return undefined;
+  const where = err.path ?? fallbackPath;
+  const what = (err.message ?? "")
+    .replace(/^[A-Z]+: /, "")
+    .replace(/, \w+ '.*'$/, "")
+    .replace(/, \w+$/, "");
+  return (
+    `cannot write ${where ?? "Scoot's home"}: ${what || code} (${code}); ` +
+    `fix: ${UNWRITABLE_FIX[code]}, or choose another home with --scoot-home DIR or SCOOT_HOME`
+  );
+}

@@ -4,6 +4,7 @@
  * how Scoot makes sure nothing a tool started outlives the tool call.
  */
 import { readdir, readFile } from "node:fs/promises";
+import { onProcessEnd } from "./process-end.js";
 
 /** Time a group gets to exit after SIGTERM before it is sent SIGKILL (1 s). */
 export const KILL_GRACE_MS = 1000;
@@ -79,4 +80,27 @@ export async function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_
   if (await waitEmpty(pgid, graceMs)) return "terminated";
   signalGroup(pgid, "SIGKILL");
   return (await waitEmpty(pgid, KILL_SETTLE_MS)) ? "killed" : "unkillable";
+}
+
+/** The groups of tool calls still running (holdGroup), each ended if the process ends first. */
+const held = new Set<number>();
+let endHooked = false;
+
+/**
+ * Marks group `pgid` as a running tool call's until the returned release is called (once the
+ * group was torn down). Should the process end while the call runs (a second Ctrl-C ends it at
+ * once, docs/reliability.md "Signals"), the group is SIGKILLed on the way out: a forced end
+ * does not wait for a grace, but leaves no process of the command behind either.
+ */
+export function holdGroup(pgid: number): () => void {
+  held.add(pgid);
+  if (!endHooked) {
+    endHooked = true;
+    onProcessEnd(() => {
+      for (const g of held) signalGroup(g, "SIGKILL");
+    });
+  }
+  return () => {
+    held.delete(pgid);
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * The polling loop shared by `schedule run` and `daemon run`: tick, sleep `poll_ms`, repeat —
- * N times or forever. A stop request (SIGTERM/SIGINT) lets the current tick finish; a second
- * one aborts the running job so a stuck run cannot hold the stop hostage.
+ * N times or forever. A stop request (SIGTERM, SIGINT, SIGHUP) lets the current tick finish; a
+ * second one aborts the running job so a stuck run cannot hold the stop hostage.
  */
 
 import { abortableSleep } from "../core/sleep.js";

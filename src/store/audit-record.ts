@@ -84,12 +84,18 @@ export function writeChainRecord(
   const tmp = `${file}.tmp-${process.pid}-${Date.now().toString(36)}`;
   const fd = fs.openSync(tmp, "wx", 0o600);
   try {
-    fs.writeSync(fd, `${JSON.stringify(record)}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    try {
+      fs.writeSync(fd, `${JSON.stringify(record)}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    // A failed write (a full disk) leaves no temp file behind; the caller reports the failure.
+    fs.rmSync(tmp, { force: true });
+    throw e;
   }
-  fs.renameSync(tmp, file);
   const dir = fs.openSync(path.dirname(file), "r");
   try {
     fs.fsyncSync(dir);

@@ -159,12 +159,18 @@ function writeSidecar(files: AuditFiles, next: number, head: string, key: Buffer
   const tmp = `${files.genSidecar}.tmp-${process.pid}-${Date.now().toString(36)}`;
   const fd = fs.openSync(tmp, "wx", 0o600);
   try {
-    fs.writeSync(fd, `${next}\n${head}\n${key ? `${sidecarMac(next, head, key)}\n` : ""}`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    try {
+      fs.writeSync(fd, `${next}\n${head}\n${key ? `${sidecarMac(next, head, key)}\n` : ""}`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, files.genSidecar);
+  } catch (e) {
+    // A failed write (a full disk) leaves no temp file behind; the caller reports the failure.
+    fs.rmSync(tmp, { force: true });
+    throw e;
   }
-  fs.renameSync(tmp, files.genSidecar);
 }
 
 /** Appends one line and flushes it before returning. */

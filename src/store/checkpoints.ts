@@ -5,10 +5,15 @@
  *
  *   <home>/state/checkpoints/<session-id>/<seq>.json     one change, mode 0600
  *
- * Each entry is written atomically (temp + rename) before the change, then rewritten with
- * the hash of what the file holds after it. An entry without `after` belongs to a change
- * that did not happen (the tool failed) or whose outcome was never recorded (a crash): undo
- * leaves those files alone. Only one live process writes a session (the session claim).
+ * Write-ahead (docs/sessions.md "Undo"): each entry — what the file held, and the hash of the
+ * content the change will write (`intent`) — is written atomically and flushed (temp, fsync,
+ * rename, directory fsync) before the change becomes visible; a call whose entry cannot be
+ * written does not run. Once the tool ran, the entry is rewritten with the hash of what the file
+ * holds (`after`), or removed when the file did not change. An entry left without `after` (a
+ * crash, or a completion that could not be written, between the rename and that record) is
+ * settled by what the file was next seen to hold: the intended content means the change
+ * happened, the earlier content means it did not (settleEntries; the last one also when the
+ * session next opens its writer). Only one live process writes a session (the session claim).
  *
  * Bounded: a file larger than CHECKPOINT_MAX_FILE_BYTES is recorded without its content
  * (undo names it and cannot restore it); a session keeps at most
@@ -20,9 +25,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { atomicWriteFile } from "../core/atomic-write.js";
 import { fsErrorText } from "../core/fs-errors.js";
+import { isInside } from "../core/inside.js";
 import { readHomeFile } from "../core/safe-open.js";
+import { removeStaleTemps } from "../core/stale-temps.js";
 import type { Result } from "../core/types.js";
-import { directoryId } from "./contained.js";
+import { directoryId, Refused, readContained } from "./contained.js";
 import { sessionExists } from "./session-meta.js";
 
 /** A file bigger than this is changed without keeping its content (undo cannot restore it). */
@@ -59,6 +66,12 @@ export interface CheckpointEntry {
   /** The project root (symlinks resolved): undo and diff act only below it, through descriptors. */
   root?: string;
   before: Before;
+  /**
+   * sha256 of the content the change is about to write (WITHHELD_AFTER for a secret), kept with
+   * the rest before the change: an entry whose `after` was never recorded is settled by it.
+   * Absent in entries older than it (those are left alone when unconfirmed).
+   */
+  intent?: string;
   /** sha256 of the content after the change; null: the change removed it. Absent: not confirmed. */
   after?: string | null;
   /** Device and inode of the file's directory after the change: undo writes only into that one. */
@@ -117,9 +130,55 @@ export interface CheckpointWriter {
     mode?: number;
     /** The gate calls the file secret: its content is not kept. */
     withheld?: boolean;
+    /** What the change will write: its hash is the entry's `intent`. */
+    intended?: Buffer;
   }): Result<CheckpointEntry>;
   /** Records what the file holds after the change (null: absent). */
   after(entry: CheckpointEntry, content: Buffer | null): Result<void>;
+  /** Removes the entry of a change that did not happen (the tool failed, the file is as it was). */
+  drop(entry: CheckpointEntry): Result<void>;
+}
+
+/** What a file was seen to hold: its sha256, null when absent, undefined when it cannot be told. */
+export type SeenHash = string | null | undefined;
+
+/** The hash of what a file held before a change, when the entry can tell. */
+function beforeHash(b: Before): SeenHash {
+  if (b.kind === "absent") return null;
+  if (b.kind === "content" || b.kind === "omitted") return b.sha256;
+  return undefined;
+}
+
+/**
+ * Whether the change of an entry left without `after` happened, from what its file was next
+ * seen to hold: the content it held before → it did not (a write of the same content changed
+ * nothing either); the intended content → it did; anything else, or nothing to compare (a
+ * secret keeps no hash) → `unsure`: it may have, and the file may have changed since.
+ */
+export function settleOutcome(e: CheckpointEntry, seen: SeenHash): "happened" | "not_happened" | "unsure" {
+  if (e.before.kind === "withheld" || seen === undefined) return "unsure";
+  if (seen === beforeHash(e.before)) return "not_happened";
+  return seen === e.intent ? "happened" : "unsure";
+}
+
+/**
+ * The entries with each unconfirmed one settled (docs/sessions.md "Undo"): one whose change
+ * happened, or may have, gets its `intent` as `after` (so undo restores it, and names the file
+ * as changed since when it holds something else); one that did not happen stays unconfirmed,
+ * which undo ignores and removes. What the file was next seen to hold is the `before` of the
+ * next entry of the same file when there is one — exact whatever happened on disk later — else
+ * what `now` reads. Entries without an `intent` (older ones) stay as they are.
+ */
+export function settleEntries(
+  entries: readonly CheckpointEntry[],
+  now: (e: CheckpointEntry) => SeenHash,
+): CheckpointEntry[] {
+  return entries.map((e, i) => {
+    if (e.after !== undefined || e.intent === undefined) return e;
+    const next = entries.slice(i + 1).find((n) => n.path === e.path);
+    const seen = next ? beforeHash(next.before) : e.before.kind === "withheld" ? undefined : now(e);
+    return settleOutcome(e, seen) === "not_happened" ? e : { ...e, after: e.intent };
+  });
 }
 
 export function openCheckpointWriter(
@@ -130,6 +189,7 @@ export function openCheckpointWriter(
   root?: string,
 ): CheckpointWriter {
   const dir = checkpointDir(stateDir, sessionId);
+  settleInterrupted(dir, root);
   let next: number | undefined;
   let pruned = false;
   const write = (entry: CheckpointEntry): Result<void> => {
@@ -162,6 +222,8 @@ export function openCheckpointWriter(
         path: e.path,
         ...(root !== undefined ? { root } : {}),
         before: e.withheld ? { kind: "withheld" } : beforeOf(e.content, e.mode, limits.maxFileBytes),
+        // A secret's intended content is not hashed either (a short secret could be guessed).
+        ...(e.intended ? { intent: e.withheld ? WITHHELD_AFTER : sha256(e.intended) } : {}),
       };
       next += 1;
       const r = write(entry);
@@ -173,13 +235,60 @@ export function openCheckpointWriter(
       // A secret's hash is not kept either (a short secret could be guessed from it).
       entry.after =
         entry.before.kind === "withheld" ? WITHHELD_AFTER : content === null ? null : sha256(content);
-      const parentDir = fs.lstatSync(path.dirname(entry.path), { throwIfNoEntry: false });
-      if (parentDir?.isDirectory()) entry.parent_id = directoryId(parentDir);
-      const r = write(entry);
+      const r = write(withParent(entry));
       if (r.ok) boundSession(dir, entry.run_id, limits.maxSessionBytes);
       return r;
     },
+    drop(entry) {
+      return dropEntries(stateDir, sessionId, [entry.seq]);
+    },
   };
+}
+
+/** The entry with the identity of the directory its file is in now (undo writes only into that one). */
+function withParent(entry: CheckpointEntry): CheckpointEntry {
+  const parentDir = fs.lstatSync(path.dirname(entry.path), { throwIfNoEntry: false });
+  if (parentDir?.isDirectory()) entry.parent_id = directoryId(parentDir);
+  return entry;
+}
+
+/**
+ * When a session's writer opens (the session starts or resumes), the change a crash interrupted
+ * is settled against the disk as the crash left it: only the last entry can be one (a run
+ * writes its entries in order and dies at most once). Best effort: what stays unconfirmed is
+ * settled again by undo. `root` is the project root when the entry records none.
+ */
+function settleInterrupted(dir: string, root: string | undefined): void {
+  // An entry's own temp file, when its writer was killed before the rename.
+  removeStaleTemps(dir);
+  const last = listEntryNumbers(dir).at(-1);
+  if (last === undefined) return;
+  const file = path.join(dir, entryName(last));
+  const read = readHomeFile(file, { maxBytes: ENTRY_MAX_BYTES, noFollow: true });
+  const e = read.ok ? parseEntry(read.text) : undefined;
+  if (!e || e.after !== undefined || e.intent === undefined) return;
+  const within = e.root ?? root;
+  if (within === undefined) return;
+  // The file tool's temp file beside the file, when the crash came before its rename.
+  if (isInside(e.path, within)) removeStaleTemps(path.dirname(e.path));
+  const seen = e.before.kind === "withheld" ? undefined : containedHash(within, e.path);
+  const outcome = settleOutcome(e, seen);
+  try {
+    if (outcome === "not_happened") fs.unlinkSync(file);
+    else if (outcome === "happened")
+      atomicWriteFile(file, `${JSON.stringify(withParent({ ...e, after: e.intent }))}\n`, {
+        mode: FILE_MODE,
+      });
+  } catch {
+    // Undo settles it the same way from what it then finds.
+  }
+}
+
+/** What a file inside the project holds now, read as undo reads it; undefined when it cannot be told. */
+export function containedHash(root: string, file: string): SeenHash {
+  const now = readContained(root, file);
+  if (now instanceof Refused || "unreadable" in now) return undefined;
+  return now.bytes === null ? null : sha256(now.bytes);
 }
 
 function entryName(seq: number): string {
@@ -241,6 +350,7 @@ function parseEntry(text: string): CheckpointEntry | undefined {
       ...(typeof v.root === "string" && path.isAbsolute(v.root) ? { root: v.root } : {}),
       before: b,
       ...(v.after === null || typeof v.after === "string" ? { after: v.after } : {}),
+      ...(typeof v.intent === "string" ? { intent: v.intent } : {}),
       ...(typeof v.parent_id === "string" ? { parent_id: v.parent_id } : {}),
     };
   } catch {

@@ -13,6 +13,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { removeStaleTemps } from "../core/stale-temps.js";
 
 export const SESSION_INDEX_NAME = "list-index.json";
 /** The first line of an index; any other first line is a foreign or older index: rebuilt. */
@@ -188,31 +189,14 @@ export function entryLine(
   return `${name}\t${stamps.text}\t${JSON.stringify([entry.messages, entry.firstUser, entry.warnings])}`;
 }
 
-/** A temporary index of the writer below: `list-index.json.<pid>.<random>.tmp`. */
-const TEMP_NAME = /^list-index\.json\.(\d+)\.[a-z0-9]+\.tmp$/;
-
 /**
  * Removes the temporary indexes of listings that died before renaming theirs (a killed
  * `sessions list`), given the names in the sessions directory. One whose process still runs
  * is being written and is left alone.
  */
 export function removeStaleIndexTemps(sessionsDir: string, names: readonly string[]): void {
-  for (const name of names) {
-    const pid = TEMP_NAME.exec(name)?.[1];
-    if (pid === undefined || processRuns(Number(pid))) continue;
-    fs.rmSync(path.join(sessionsDir, name), { force: true });
-  }
-}
-
-function processRuns(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: a process of another user holds the pid; it is not ours to judge.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  // The index's own temps (`list-index.json.<pid>.<random>.tmp`) and any other dead writer's.
+  removeStaleTemps(sessionsDir, names);
 }
 
 /**

@@ -6,7 +6,15 @@
  * program or a later bash command — and undo refuses (naming it) unless forced, so it never
  * throws away work it did not make. Changes made through bash are not checkpointed at all.
  */
-import { type Before, beforeBytes, type CheckpointEntry, dropEntries, sha256 } from "./checkpoints.js";
+import {
+  type Before,
+  beforeBytes,
+  type CheckpointEntry,
+  containedHash,
+  dropEntries,
+  settleEntries,
+  sha256,
+} from "./checkpoints.js";
 import { Refused, readContained, unlinkContained, writeContained } from "./contained.js";
 
 /** The sentence every undo prints: what it does not cover. */
@@ -31,7 +39,16 @@ export interface UndoPlan {
   seqs: number[];
 }
 
-/** Entries whose change happened (the pipeline recorded what the file held after it). */
+/**
+ * The session's entries as undo and diff read them: a change a crash (or a completion record that
+ * could not be written) left unconfirmed is settled by what its file holds now, inside `root`
+ * (checkpoints.ts settleEntries), so undo knows every change that happened.
+ */
+export function settledEntries(entries: readonly CheckpointEntry[], root: string): CheckpointEntry[] {
+  return settleEntries(entries, (e) => containedHash(root, e.path));
+}
+
+/** Entries whose change happened (recorded after it, or settled). */
 function confirmed(entries: readonly CheckpointEntry[]): CheckpointEntry[] {
   return entries.filter((e) => e.after !== undefined);
 }

@@ -58,6 +58,9 @@ function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
 }
 
+/** An authority that ends in ":" with nothing after it: `http://host:` or `http://host:/path`. */
+const EMPTY_PORT = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:(?=$|[/?#])/i;
+
 function checkEndpoint(raw: string, where: string, problems: string[]): string | undefined {
   let u: URL;
   try {
@@ -68,6 +71,17 @@ function checkEndpoint(raw: string, where: string, problems: string[]): string |
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") {
     problems.push(`${where}: must be an http or https URL (OTLP over gRPC is not supported; use port 4318)`);
+    return undefined;
+  }
+  if (u.hostname === "") {
+    problems.push(`${where}: "${raw}" has no host (e.g. http://127.0.0.1:4318)`);
+    return undefined;
+  }
+  if (u.port === "" && EMPTY_PORT.test(raw.trim())) {
+    // The URL parser reads "host:" as the scheme's default port (80): almost never the collector.
+    problems.push(
+      `${where}: "${raw}" has a ":" but no port after it; write the collector's port (OTLP/HTTP listens on 4318, e.g. http://${u.hostname}:4318) or drop the ":"`,
+    );
     return undefined;
   }
   if (u.username !== "" || u.password !== "") {

@@ -12,7 +12,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { Duplex } from "node:stream";
 import { childProcessModule } from "../core/builtins.js";
-import { groupAlive, terminateGroup } from "../core/process-group.js";
+import { groupAlive, holdGroup, terminateGroup } from "../core/process-group.js";
 import type { Result } from "../core/types.js";
 import { GATE_FD, GATE_GO } from "../sandbox/gate.js";
 import { type ShellLaunch, shellLaunch } from "../sandbox/launch.js";
@@ -244,6 +244,8 @@ async function runHeld(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolCont
     } else child.once("exit", (code, signal) => resolve({ code, signal }));
   });
 
+  // Ended on the way out should the process end while the call runs (core/process-group.ts).
+  const release = holdGroup(pgid);
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<Stop>((resolve) => {
@@ -298,6 +300,7 @@ async function runHeld(launch: Extract<ShellLaunch, { ok: true }>, ctx: ToolCont
     const output = tally.summary(out.kept() + err.kept());
     return outcome(note ? `${observation}\n${note}` : observation, exit, first.stop, output);
   } finally {
+    release();
     progress.end();
     clearTimeout(timer);
     if (onAbort) ctx.signal.removeEventListener("abort", onAbort);

@@ -394,14 +394,19 @@ describe("file changes through the pipeline", () => {
     expect(readCheckpoints(path.join(home, "state"), "s").entries).toEqual([]);
   });
 
-  it("a checkpoint that cannot be written stops the change: the file is untouched", async () => {
+  it("a checkpoint that cannot be written stops the run before the change: the file is untouched", async () => {
     const h = harness([step("file_write", { path: "notes.txt", content: "x" }), finalStep]);
     // A file where the checkpoint directory must go: nothing can be kept.
     fs.mkdirSync(path.join(home, "state", "checkpoints"), { recursive: true });
     fs.writeFileSync(path.join(home, "state", "checkpoints", "s"), "in the way");
-    await runGoal(h.deps, "write");
+    const r = await runGoal(h.deps, "write");
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");
-    expect(h.backend.calls[1]!.messages.at(-1)!.content).toContain("cannot keep the undo checkpoint");
+    // Stopped as for an audit record that cannot be written: the model is not asked again.
+    expect(r.stop).toBe("not_recorded");
+    expect(r.error).toMatch(
+      /cannot keep the undo checkpoint: .*; stopping: no file changes without its undo checkpoint$/,
+    );
+    expect(h.backend.calls).toHaveLength(1);
     expect(h.records().some((e) => e.kind === "tool_call")).toBe(false);
   });
 });

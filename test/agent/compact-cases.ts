@@ -2,7 +2,10 @@
  * A table of histories for the compaction tests. compact-expected.json holds what
  * the quadratic implementation that issue 16 replaced returned for each case (generated with
  * it, bundled by esbuild, before the rewrite: commit "bench/scale: …"), so these cases pin
- * "behaviour unchanged".
+ * "behaviour unchanged". Changed on purpose since (issue 47, a resumed session's goal is never
+ * compacted away): the error lines, which now name each part and their sum, and the "just over"
+ * cases of a later goal, which keep the newest messages before that goal when they fit instead
+ * of summarising everything before it.
  */
 import type { Message } from "../../src/store/session.js";
 import { stepText } from "../helpers/scripted-server.js";

@@ -5,7 +5,13 @@
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { compactHistory, compactStats, extractiveSummary, historyBytes } from "../../src/agent/compact.js";
+import {
+  compactHistory,
+  compactStats,
+  extractiveSummary,
+  historyBytes,
+  SUMMARY_MARKER,
+} from "../../src/agent/compact.js";
 import type { Message } from "../../src/store/session.js";
 import { compactCases } from "./compact-cases.js";
 import expected from "./compact-expected.json" with { type: "json" };
@@ -19,7 +25,10 @@ function digestOf(r: ReturnType<typeof compactHistory>, pinnedCount: number): un
     beforeBytes: r.value.beforeBytes,
     afterBytes: r.value.afterBytes,
     count: r.value.messages.length,
-    summary: r.value.messages[pinnedCount]!.content,
+    // The new summary: after the pinned messages, or before a goal that was the newest message.
+    summary: (
+      r.value.messages.find((m) => m.content.startsWith(SUMMARY_MARKER)) ?? r.value.messages[pinnedCount]!
+    ).content,
     sha256: createHash("sha256").update(JSON.stringify(r.value.messages)).digest("hex"),
   };
 }

@@ -18,6 +18,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempWriterPid } from "../../src/core/stale-temps.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 import { allAuditEvents, checkJsonl, drillRng, jsonlFiles } from "./lib.js";
@@ -174,6 +175,8 @@ describe("disk-full drill", () => {
         expect(() => JSON.parse(fs.readFileSync(f, "utf8")), f).not.toThrow();
       }
       if (torn.size > 0) console.log(`[drill disk-full] torn last lines: ${[...torn.keys()].join(", ")}`);
+      // No temp file of a write the full disk failed is left behind (issue: temp litter).
+      expect(filesUnder(home).filter((f) => tempWriterPid(path.basename(f)) !== undefined)).toEqual([]);
 
       // Freed space: a new run in the same home works, and a tear stays confined to its line.
       const sizes = new Map(jsonlFiles(home).map((f) => [f, fs.statSync(f).size]));

@@ -213,6 +213,11 @@ describe("resolveTelemetry", () => {
     [{ otlp_endpoint: "//no-scheme" }, {}, "does not parse as a URL"],
     [{ otlp_endpoint: "grpc://c:4317" }, {}, "must be an http or https URL"],
     [{ otlp_endpoint: "http://user:pw@c:4318" }, {}, "must not carry credentials"],
+    // An empty port is read as the scheme's default (80) by the URL parser: a configuration error.
+    [{ otlp_endpoint: "http://127.0.0.1:" }, {}, 'has a ":" but no port after it'],
+    [{ otlp_endpoint: "http://collector:/v1/logs" }, {}, 'has a ":" but no port after it'],
+    [{ otlp_endpoint: "https://[::1]:" }, {}, 'has a ":" but no port after it'],
+    [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:" }, 'has a ":" but no port after it'],
     [
       { otlp_endpoint: "http://c", otlp_headers: [{ name: "a", value_env: "MISSING" }] },
       {},
