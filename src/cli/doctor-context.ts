@@ -52,7 +52,7 @@ function systemPrompt(
     projectSection:
       config.agent.project_instructions === false
         ? undefined
-        : loadProjectInstructions(cwd).section || undefined,
+        : loadProjectInstructions(cwd, config.agent.project_instructions_max_bytes).section || undefined,
   });
   return { text, toolNames: [...tools.keys()] };
 }
