@@ -228,12 +228,17 @@ export { scoot, chosen };
     expect(typo.output).toMatch(
       /policy-typo\.ts\(2,\d+\): error TS2\d+: Type '"unrestriced"' is not assignable to type 'PolicyChoice \| undefined'/,
     );
-    for (const policy of ["readonly", "guarded", "unrestricted", "yolo"]) {
-      fs.writeFileSync(path.join(consumer, "policy-right.ts"), consumerOf(policy));
-      const right = await typeCheck("policy-right.ts");
-      expect(right.output, policy).toBe("");
-      expect(right.code, policy).toBe(0);
-    }
+    // The four right values in one file: one tsc run, not four (each takes seconds on a busy machine).
+    const right = ["readonly", "guarded", "unrestricted", "yolo"]
+      .map((policy, i) => `export const s${i} = createScoot({ policy: "${policy}" });\n`)
+      .join("");
+    fs.writeFileSync(
+      path.join(consumer, "policy-right.ts"),
+      `import { createScoot, type PolicyChoice } from "scoot";\n${right}export const chosen: PolicyChoice = "yolo";\n`,
+    );
+    const checked = await typeCheck("policy-right.ts");
+    expect(checked.output).toBe("");
+    expect(checked.code).toBe(0);
   }, 60_000);
 });
 
