@@ -19,6 +19,7 @@ const BENCHES = [
   "before.mjs",
   "context.mjs",
   "stream.mjs",
+  "prefix.mjs",
   "sse.mjs",
   "parse.mjs",
   "audit.mjs",

@@ -7,7 +7,19 @@
  * - `dist/scoot-app.mjs`: everything else in one file, loaded only when there is work.
  * Heavy dependencies (MCP SDK, tree-sitter, YAML, TOML, the regex engine) stay lazy inside.
  * `tsc` still emits the per-module `dist/**` that tests and benchmarks import directly.
+ *
+ * `node:http` is loaded with `require`, not `import`: an ES import of a builtin makes Node build
+ * its ES facade, which reads every export, and on Node 24 reading `node:http`'s lazy getters
+ * loads the fetch and WebSocket stack (about 8 MB of a trivial run's peak RSS and 30 ms of CPU).
+ * Only there does it pay: Node 20 builds the facade for `require` too, and each module that
+ * imports a builtin through `require` gets its own copy of the exports' accessors (`node:fs`,
+ * imported by 80 modules, would cost 3 to 7 MB). The bundles are still ES modules.
+ *
+ * The output is pure ASCII. esbuild escapes strings but leaves regular expressions and comments
+ * as written, and one non-ASCII character makes Node hold the whole 1.3 MB source as a
+ * two-byte string: about 1.3 MB more memory in every run.
  */
+import fs from "node:fs";
 import { build } from "esbuild";
 
 const common = {
@@ -27,5 +39,54 @@ const appAsSibling = {
   },
 };
 
-await build({ ...common, entryPoints: ["src/main.ts"], outfile: "dist/scoot.mjs", plugins: [appAsSibling] });
-await build({ ...common, entryPoints: ["src/app.ts"], outfile: "dist/scoot-app.mjs" });
+const BUILTIN = "builtin-by-require";
+/** The builtins whose ES facade costs more than `require` (see the top of this file). */
+const BY_REQUIRE = new Set(["node:http"]);
+
+/**
+ * `import … from "node:x"` → a bundled one-line CommonJS module, `module.exports = require("node:x")`,
+ * whose `require` stays external. esbuild then reads a named import as a property where it is
+ * used, so no export is read before it is needed.
+ */
+const builtinsByRequire = {
+  name: BUILTIN,
+  setup(b) {
+    b.onResolve({ filter: /^node:/ }, (a) => {
+      if (a.kind === "require-call") return { path: a.path, external: true };
+      if (a.kind === "import-statement" && BY_REQUIRE.has(a.path))
+        return { path: a.path, namespace: BUILTIN };
+      return undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: BUILTIN }, (a) => ({
+      contents: `module.exports = require(${JSON.stringify(a.path)});`,
+      loader: "js",
+    }));
+  },
+};
+
+/** The `require` those modules call: an ES module has none of its own. */
+const REQUIRE_BANNER =
+  'import { createRequire as __scootCreateRequire } from "node:module";\nconst require = __scootCreateRequire(import.meta.url);';
+
+/**
+ * `\uXXXX` for each non-ASCII UTF-16 unit (astral characters as their surrogate pair). What is
+ * left after esbuild's own escaping is in regular expressions (where the escape means the same
+ * character, with or without the u flag) and comments.
+ */
+function asciiOnly(text) {
+  return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+async function bundle(options) {
+  const result = await build({
+    ...common,
+    ...options,
+    plugins: [...(options.plugins ?? []), builtinsByRequire],
+    banner: { js: REQUIRE_BANNER },
+    write: false,
+  });
+  for (const file of result.outputFiles) fs.writeFileSync(file.path, asciiOnly(file.text));
+}
+
+await bundle({ entryPoints: ["src/main.ts"], outfile: "dist/scoot.mjs", plugins: [appAsSibling] });
+await bundle({ entryPoints: ["src/app.ts"], outfile: "dist/scoot-app.mjs" });

@@ -4,7 +4,7 @@
  * commands, without starting a process per case). Imports only what `--version` and `--help`
  * need; everything else is `app.ts`, loaded when there is work.
  */
-import { parseArgs, USAGE } from "./cli/args.js";
+import { type ParsedArgs, parseArgs, USAGE } from "./cli/args.js";
 import { unknownHelpTopicMessage } from "./cli/command-hint.js";
 import type { Surroundings } from "./cli/context.js";
 import { COMMAND_HELP, commandHelpText } from "./cli/help.js";
@@ -14,8 +14,12 @@ import { scootVersion } from "./core/version.js";
 export async function runArgv(
   argv: string[],
   base: Surroundings,
-  /** Called once the command modules are loaded, before the command runs (the CLI tunes the heap). */
-  hooks: { onAppLoaded?: () => Promise<void> } = {},
+  /**
+   * beforeApp: called with the parsed arguments just before the command modules are loaded (the
+   * CLI turns on V8's compile cache); onAppLoaded: once they are, before the command runs (the
+   * CLI tunes the heap).
+   */
+  hooks: { beforeApp?: (args: ParsedArgs) => void; onAppLoaded?: () => Promise<void> } = {},
 ): Promise<number> {
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
@@ -29,6 +33,7 @@ export async function runArgv(
   }
   const asksHelp = args.flags.help === true || (args.words[0] === "help" && args.flags.eval === undefined);
   if (asksHelp) return printHelp(helpTopic(args.words, args.flags.help === true), base.io);
+  hooks.beforeApp?.(args);
   const { dispatch } = await import("./app.js");
   await hooks.onAppLoaded?.();
   return dispatch(args, base);

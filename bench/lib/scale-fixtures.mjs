@@ -61,8 +61,12 @@ export function scaleTurnScript(turns) {
   return [...toolSteps, JSON.stringify({ thought: "done", action: "final", action_input: "done" })];
 }
 
-/** `count` transcripts of `messages` messages each in `dir`, the newest first by mtime. */
-export function writeSessions(dir, count, messages) {
+/**
+ * `count` transcripts of `messages` messages each in `dir`, the newest first by mtime. With
+ * `projects` (project roots), each session also gets the sidecar a run writes, naming the
+ * projects in turn: session `s` was started in `projects[s % projects.length]`.
+ */
+export function writeSessions(dir, count, messages, projects = []) {
   const system = { role: "system", content: `You are Scoot. ${"Rules and tools. ".repeat(150)}` };
   const now = Date.now() / 1000;
   for (let s = 0; s < count; s++) {
@@ -84,5 +88,12 @@ export function writeSessions(dir, count, messages) {
     const file = path.join(dir, `cli-${1_700_000_000_000 + s}-1.jsonl`);
     fs.writeFileSync(file, `${msgs.map((m) => JSON.stringify(m)).join("\n")}\n`, { mode: 0o600 });
     fs.utimesSync(file, now - s, now - s);
+    if (projects.length > 0) {
+      const meta = {
+        project_root: projects[s % projects.length],
+        created: new Date((now - s) * 1000).toISOString(),
+      };
+      fs.writeFileSync(file.replace(/\.jsonl$/, ".meta.json"), `${JSON.stringify(meta)}\n`, { mode: 0o600 });
+    }
   }
 }

@@ -23,6 +23,18 @@ function localDate(ms: number): string {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
 }
 
+/** The `now` last asked about and its day's start: a listing asks about one `now` for every row. */
+let lastNow = Number.NaN;
+let lastNowDay = 0;
+
+function nowDayStart(now: number): number {
+  if (now !== lastNow) {
+    lastNowDay = dayStart(now);
+    lastNow = now;
+  }
+  return lastNowDay;
+}
+
 export function relativeTime(then: number, now: number): string {
   const elapsed = now - then;
   // A time a little ahead (another machine's clock, a file touched since) is "just now".
@@ -30,7 +42,7 @@ export function relativeTime(then: number, now: number): string {
   const minutes = Math.floor(elapsed / MINUTE_MS);
   if (minutes < 60) return `${minutes} min ago`;
   // Rounded: a day with a daylight-saving change is 23 or 25 hours long.
-  const days = Math.round((dayStart(now) - dayStart(then)) / DAY_MS);
+  const days = Math.round((nowDayStart(now) - dayStart(then)) / DAY_MS);
   if (days <= 0) return `${Math.floor(minutes / 60)} h ago`;
   if (days === 1) return "yesterday";
   if (days < RELATIVE_DAYS_MAX) return `${days} days ago`;

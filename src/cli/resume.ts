@@ -40,6 +40,10 @@ export function resumeFromFlags(
 
 /** When the session's transcript last changed (its newest file), or undefined when none can be read. */
 function lastChanged(sessionsDir: string, id: string): number | undefined {
+  // The live file is written last: only when it is gone (retired just now) are the parts
+  // looked for, a listing of the whole sessions directory.
+  const live = fs.lstatSync(sessionPath(sessionsDir, id), { throwIfNoEntry: false });
+  if (live !== undefined) return live.mtimeMs;
   let newest: number | undefined;
   for (const f of transcriptFiles(sessionPath(sessionsDir, id))) {
     try {

@@ -5,8 +5,8 @@
  * newest first, at most `--limit` of them; a header and aligned columns: number, id, modified (as a
  * relative time), messages, first goal.
  */
-import { listSessions, type SessionSummary } from "../store/session.js";
-import { projectRoot, readSessionMeta } from "../store/session-meta.js";
+import { type SessionSummary, scanSessions } from "../store/session.js";
+import { projectRoot, sessionProject } from "../store/session-meta.js";
 import { relativeTime } from "./relative-time.js";
 import { cutToWidth, textWidth } from "./view/width.js";
 
@@ -42,52 +42,76 @@ export interface SessionListing {
 }
 
 /**
- * The sessions to list. Only the sidecars needed are opened: with `all`, those of the rows
- * shown; otherwise newest first until the limit is reached (and one more, to know there is more).
+ * The sessions to list. Only what the rows need is read: the transcripts of the rows shown and,
+ * with `all`, their sidecars; otherwise the sidecars newest first until the limit is reached
+ * (and one more, to know there is more). Unchanged files come from the listing index.
  */
 export function selectSessions(
   sessionsDir: string,
-  opts: { cwd: string; all: boolean; limit: number },
+  opts: {
+    cwd: string;
+    all: boolean;
+    limit: number;
+    /** The listing's clock, for the listing index's racy window only (tests list "later" with it). */
+    now?: number;
+  },
 ): SessionListing {
-  const { sessions, warnings, metaIds } = listSessions(sessionsDir);
+  const scan = scanSessions(sessionsDir, opts.now);
   const skipped: string[] = [];
-  // Older sessions have no sidecar, and the directory listing already said so.
-  const projectOf = (id: string) =>
-    metaIds.has(id) ? readSessionMeta(sessionsDir, id, skipped)?.project_root : undefined;
   const root = projectRoot(opts.cwd);
   const rows: ListedSession[] = [];
   let more = false;
-  for (const s of sessions) {
-    const project = opts.all ? undefined : projectOf(s.id);
+  for (const s of scan.sessions) {
+    if (opts.all && rows.length >= opts.limit) {
+      more = true;
+      break;
+    }
+    // The sidecar before the transcript: the order of their lines in the index.
+    const project = sessionProject(scan, s.id, skipped);
     if (!opts.all && project !== root) continue;
     if (rows.length >= opts.limit) {
       more = true;
       break;
     }
-    rows.push({ ...s, number: rows.length + 1, project: opts.all ? projectOf(s.id) : project });
+    const summary = scan.summary(s);
+    if (summary === undefined) continue;
+    rows.push({ ...summary, number: rows.length + 1, project });
   }
-  return { rows, all: opts.all, root, more, limit: opts.limit, warnings: [...warnings, ...skipped] };
+  scan.finish();
+  return { rows, all: opts.all, root, more, limit: opts.limit, warnings: [...scan.warnings, ...skipped] };
+}
+
+/** Printable ASCII takes one column a character: most cells are measured without walking them. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** Columns `text` takes (textWidth). */
+function columnsOf(text: string): number {
+  return PRINTABLE_ASCII.test(text) ? text.length : textWidth(text);
+}
+
+/** `text` cut to `columns` (cutToWidth). */
+function cut(text: string, columns: number): string {
+  if (!PRINTABLE_ASCII.test(text)) return cutToWidth(text, columns);
+  return text.length <= columns ? text : `${text.slice(0, Math.max(0, columns - 1))}…`;
 }
 
 /** The first goal on one line. */
 function oneLine(text: string): string {
+  // Most goals are one line already: only one with a run of spaces, another kind of space, or
+  // space at either end is rewritten.
+  if (text !== "" && !SPACE_TO_FOLD.test(text)) return text;
   return text.replace(/\s+/g, " ").trim() || "-";
 }
 
-function padEnd(text: string, width: number): string {
-  return text + " ".repeat(Math.max(0, width - textWidth(text)));
-}
-
-function padStart(text: string, width: number): string {
-  return " ".repeat(Math.max(0, width - textWidth(text))) + text;
-}
+/** What `oneLine` changes: whitespace other than one plain space between words. */
+const SPACE_TO_FOLD = /[^\S ]| {2}|^ | $/;
 
 /** `text` cut to `width` columns from the left, starting with `…` when cut (a path keeps its end). */
 function cutLeft(text: string, width: number): string {
-  if (textWidth(text) <= width) return text;
+  if (columnsOf(text) <= width) return text;
   const chars = [...text];
   let kept = "";
-  while (chars.length > 0 && textWidth(`…${chars.at(-1)}${kept}`) <= width) kept = chars.pop() + kept;
+  while (chars.length > 0 && columnsOf(`…${chars.at(-1)}${kept}`) <= width) kept = chars.pop() + kept;
   return `…${kept}`;
 }
 
@@ -95,26 +119,43 @@ interface Column {
   head: string;
   cells: string[];
   right?: boolean;
+  /** Every cell is printable ASCII, one column a character (ids, times, counts): measured by length. */
+  ascii?: boolean;
+  /** The widest cell's columns, once measured (cleared when the cells change). */
+  widest?: number;
 }
 
 function columnWidth(c: Column): number {
-  return Math.max(textWidth(c.head), ...c.cells.map(textWidth));
+  if (c.widest !== undefined) return c.widest;
+  let widest = columnsOf(c.head);
+  for (const cell of c.cells) widest = Math.max(widest, c.ascii ? cell.length : columnsOf(cell));
+  c.widest = widest;
+  return widest;
 }
 
 /** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
 function table(columns: Column[]): string {
-  const widths = columns.map(columnWidth);
-  const line = (cell: (c: Column) => string) =>
-    columns
-      .map((c, i) => {
-        const text = cell(c);
-        if (i === columns.length - 1) return text;
-        return c.right ? padStart(text, widths[i]!) : padEnd(text, widths[i]!);
-      })
-      .join("  ")
-      .trimEnd();
-  const rows = columns[0]?.cells.map((_, r) => line((c) => c.cells[r]!)) ?? [];
-  return `${[line((c) => c.head), ...rows].join("\n")}\n`;
+  const last = columns.length - 1;
+  // The last column is not padded: its cells (the first goals, the longest) are not measured.
+  const widths = columns.map((c, i) => (i === last ? 0 : columnWidth(c)));
+  // Padding of every length a cell can need, made once rather than once a cell.
+  const spaces = Array.from({ length: Math.max(0, ...widths) + 1 }, (_, n) => " ".repeat(n));
+  const line = (cell: (c: Column) => string) => {
+    let text = "";
+    for (let i = 0; i < last; i++) {
+      const c = columns[i]!;
+      const cellText = cell(c);
+      const pad = spaces[Math.max(0, widths[i]! - (c.ascii ? cellText.length : columnsOf(cellText)))]!;
+      text += c.right ? `${pad}${cellText}  ` : `${cellText}${pad}  `;
+    }
+    const end = last < 0 ? "" : cell(columns[last]!);
+    // A row ends with its last cell's text, never with padding (an empty last cell leaves none).
+    return end === "" || /\s$/.test(end) ? (text + end).trimEnd() : text + end;
+  };
+  let out = `${line((c) => c.head)}\n`;
+  const count = columns[0]?.cells.length ?? 0;
+  for (let r = 0; r < count; r++) out += `${line((c) => c.cells[r]!)}\n`;
+  return out;
 }
 
 /**
@@ -132,10 +173,12 @@ function fitColumns(columns: Column[], width: number): Column[] {
   const shorten = () => {
     if (!project) return;
     project.cells = paths;
+    project.widest = undefined;
     const short = MIN_GOAL_COLUMNS - room();
     if (short <= 0) return;
     const target = Math.max(MIN_PROJECT_COLUMNS, columnWidth(project) - short);
     project.cells = paths.map((p) => cutLeft(p, target));
+    project.widest = undefined;
   };
   shorten();
   for (const head of ["msgs", "modified", "project"]) {
@@ -162,10 +205,12 @@ export function formatListing(
     {
       head: `${"#".padStart(digits)} `,
       cells: rows.map((s) => `${String(s.number).padStart(digits)}${s.id === opts.active ? "*" : " "}`),
+      ascii: true,
     },
-    { head: "id", cells: rows.map((s) => s.id) },
-    { head: "modified", cells: rows.map((s) => relativeTime(s.modified, opts.now)) },
-    { head: "msgs", cells: rows.map((s) => String(s.messages)), right: true },
+    // Times and counts are printable ASCII, as are the ids Scoot makes (a file copied in may not be).
+    { head: "id", cells: rows.map((s) => s.id), ascii: rows.every((s) => PRINTABLE_ASCII.test(s.id)) },
+    { head: "modified", cells: rows.map((s) => relativeTime(s.modified, opts.now)), ascii: true },
+    { head: "msgs", cells: rows.map((s) => String(s.messages)), right: true, ascii: true },
     ...(listing.all ? [{ head: "project", cells: rows.map((s) => s.project ?? "-") }] : []),
   ];
   let goalWidth = FIRST_GOAL_CHARS;
@@ -174,7 +219,7 @@ export function formatListing(
     const room = opts.width - columns.reduce((sum, c) => sum + columnWidth(c) + 2, 0);
     goalWidth = Math.min(FIRST_GOAL_CHARS, Math.max(MIN_CUT_GOAL_COLUMNS, room));
   }
-  const goal = { head: "first goal", cells: rows.map((s) => cutToWidth(oneLine(s.firstUser), goalWidth)) };
+  const goal = { head: "first goal", cells: rows.map((s) => cut(oneLine(s.firstUser), goalWidth)) };
   return table([...columns, goal]);
 }
 

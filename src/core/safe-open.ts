@@ -70,7 +70,11 @@ export function readHomeFile(file: string, opts: { maxBytes?: number; noFollow: 
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
-      const buf = Buffer.alloc(Math.min(Math.max(limit - total, 1), 1024 * 1024));
+      // Sized by what the stat said is left (one byte more, to see the end), not by the limit:
+      // reading thousands of small files (session sidecars) then allocates a few bytes each,
+      // not the limit each. A file that grows meanwhile is still read whole, in more reads.
+      const left = st.size + 1 - total;
+      const buf = Buffer.alloc(Math.min(Math.max(limit - total, 1), left > 0 ? left : 4096, 1024 * 1024));
       const n = fs.readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
       chunks.push(buf.subarray(0, n));

@@ -8,7 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { readHomeFile } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
-import { listSessions, SESSION_META_SUFFIX, sessionPath } from "./session.js";
+import { SESSION_META_SUFFIX, type SessionScan, scanSessions, sessionPath } from "./session.js";
+import { addStamp, asProjectEntry } from "./session-index.js";
 
 /** A sidecar larger than this is not ours: it is skipped. */
 export const MAX_META_BYTES = 64 * 1024;
@@ -77,19 +78,51 @@ export function sessionExists(sessionsDir: string, id: string): boolean {
 }
 
 /**
+ * The project root the sidecar of session `id` names, as `readSessionMeta` reads it, for a
+ * listing: a session whose directory listing had no sidecar needs no open, and a sidecar
+ * unchanged since a listing read it is taken from the listing index (session-index.ts).
+ */
+export function sessionProject(scan: SessionScan, id: string, skipped?: string[]): string | undefined {
+  if (!scan.metaIds.has(id)) return undefined;
+  const name = `${id}${SESSION_META_SUFFIX}`;
+  const st = fs.lstatSync(scan.path(name), { throwIfNoEntry: false });
+  if (st === undefined) return undefined; // removed since readdir
+  // Only a regular file is remembered: anything else is opened (and refused) at each listing.
+  const stamps = st.isFile() ? addStamp([], 0, st) : undefined;
+  if (stamps !== undefined) {
+    const remembered = scan.index.recall(name, stamps);
+    const entry = remembered === undefined ? undefined : asProjectEntry(remembered);
+    if (entry !== undefined) return entry.project;
+  }
+  const own: string[] = [];
+  const project = readSessionMeta(scan.dir, id, own)?.project_root;
+  for (const w of own) skipped?.push(w);
+  // A sidecar that gave a warning is read (and warns) again at each listing.
+  if (stamps !== undefined && own.length === 0) scan.index.remember(name, stamps, [project ?? null]);
+  return project;
+}
+
+/**
  * The most recently modified session started in this project directory. Scheduled jobs'
- * sessions (`job-*`) are not conversations a person continues, so they are skipped. When there
- * is none the error says so and ends with `instead`, the caller's own way to name a session
- * (`use --resume <id>`, `name one: scoot undo <session-id>`): each command offers what it takes.
+ * sessions (`job-*`) are not conversations a person continues, so they are skipped, as is a
+ * transcript that cannot be read. When there is none the error says so and ends with
+ * `instead`, the caller's own way to name a session (`use --resume <id>`, `name one: scoot
+ * undo <session-id>`): each command offers what it takes.
  */
 export function latestSessionOfProject(sessionsDir: string, cwd: string, instead: string): Result<string> {
   const root = projectRoot(cwd);
-  const { sessions } = listSessions(sessionsDir);
+  const scan = scanSessions(sessionsDir);
   const skipped: string[] = [];
-  for (const s of sessions) {
+  let found: string | undefined;
+  for (const s of scan.sessions) {
     if (s.id.startsWith("job-")) continue;
-    if (readSessionMeta(sessionsDir, s.id, skipped)?.project_root === root) return { ok: true, value: s.id };
+    if (sessionProject(scan, s.id, skipped) === root && scan.readable(s)) {
+      found = s.id;
+      break;
+    }
   }
+  scan.finish();
+  if (found !== undefined) return { ok: true, value: found };
   const also = skipped.length > 0 ? `; ${skipped.join("; ")}` : "";
   return {
     ok: false,

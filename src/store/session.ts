@@ -14,19 +14,19 @@ import path from "node:path";
 import { type HeldLock, tryLock } from "../core/lock.js";
 import { onProcessEnd } from "../core/process-end.js";
 import { redact } from "../core/redact.js";
+import { openStoreFileSync } from "../core/safe-open.js";
 import type { Result } from "../core/types.js";
 import { fileSize, needsLeadingNewline, numberedSiblings } from "./jsonl.js";
 import { type JsonlItem, jsonlItem, readJsonl, readJsonlSync, scanLinesSync } from "./lines.js";
 import {
-  entryLine,
-  findLine,
-  loadSessionIndex,
-  lookupEntry,
+  addStamp,
+  asTranscriptEntry,
+  type IndexEntry,
+  ListingIndex,
+  rememberable,
   removeStaleIndexTemps,
-  SessionIndexWriter,
-  type StampedStat,
-  stampFiles,
-  type TranscriptStamps,
+  type Stamps,
+  transcriptValue,
 } from "./session-index.js";
 
 export const SESSION_MAX_BYTES = 8 * 1024 * 1024;
@@ -435,11 +435,190 @@ function summariseTranscript(parts: string[], warnings: string[]): { messages: n
   return { messages, firstUser: firstUser ?? "" };
 }
 
+/** One transcript a scan found: when it was last modified; what it holds is read on demand. */
+export interface FoundSession {
+  id: string;
+  /** Its file name in the sessions directory (`<id>.jsonl`). */
+  name: string;
+  modified: number;
+  /** Where its stat waits in the scan's typed array. */
+  slot: number;
+}
+
+/** How many numbers of a live file's stat a scan keeps for its stamp. */
+const STAMPED = 5;
+
 /**
- * Every transcript, newest first by modification time; `.1` rotated parts are read with their
- * live file. A transcript whose files are unchanged since the last listing is taken from the
- * listing index (session-index.ts) without being opened; the index is rewritten only when
- * what it should hold changed.
+ * The transcripts of a sessions directory, newest first by modification time, found by one
+ * readdir and one lstat each before any file is opened, so a caller that shows only the newest
+ * (or stops at the first of its project) reads only those. What a transcript holds (`summary`)
+ * and what its sidecar names (session-meta.ts `sessionProject`) come from the listing index
+ * (session-index.ts) when their files are unchanged since they were read, else from the files;
+ * `finish` writes the index back when what it should hold changed.
+ */
+export class SessionScan {
+  /** Newest first; ties by id. */
+  readonly sessions: FoundSession[] = [];
+  /** Files skipped, each with why, then the warnings of the transcripts summarised, in order. */
+  readonly warnings: string[] = [];
+  /** Sessions whose `<id>.meta.json` was in the directory: the others need no open to learn they have none. */
+  readonly metaIds = new Set<string>();
+  readonly index: ListingIndex;
+  /** Retired part numbers by transcript name, found in the directory listing (a readdir per session would cost more). */
+  private readonly retired = new Map<string, number[]>();
+  /**
+   * What the index stamps of each live file, in one typed array (STAMPED numbers a file) until
+   * the file's turn: thousands of Stats or stamp objects alive across the sort made the
+   * listing's heap grow by more than everything it prints.
+   */
+  private readonly stamped: Float64Array;
+  private readonly prefix: string;
+
+  constructor(
+    readonly dir: string,
+    /** The listing's clock, for the index's racy window only (tests list "later" with it). */
+    now = Date.now(),
+  ) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      names = [];
+    }
+    removeStaleIndexTemps(dir, names);
+    this.prefix = path.join(dir, "x").slice(0, -1);
+    this.stamped = new Float64Array(names.length * STAMPED);
+    for (const name of names) {
+      if (name.endsWith(".jsonl")) this.found(name);
+      else if (name.endsWith(SESSION_META_SUFFIX))
+        this.metaIds.add(name.slice(0, -SESSION_META_SUFFIX.length));
+      else this.part(name);
+    }
+    this.sessions.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
+    this.index = new ListingIndex(dir, now);
+  }
+
+  /** The path of `name` in the directory (joined once per listing, not once per file). */
+  path(name: string): string {
+    return `${this.prefix}${name}`;
+  }
+
+  private found(name: string): void {
+    // A planted symlink or FIFO is skipped with a warning, never followed.
+    const st = fs.lstatSync(this.path(name), { throwIfNoEntry: false });
+    if (st === undefined) return; // removed since readdir
+    if (!st.isFile()) {
+      this.warnings.push(
+        `skipped ${name}: ${st.isSymbolicLink() ? "a symlink" : st.isFIFO() ? "a FIFO" : "not a regular file"}; Scoot does not follow it`,
+      );
+      return;
+    }
+    const slot = this.sessions.length * STAMPED;
+    const { stamped } = this;
+    stamped[slot] = st.size;
+    stamped[slot + 1] = st.mtimeMs;
+    stamped[slot + 2] = st.ctimeMs;
+    stamped[slot + 3] = st.ino;
+    stamped[slot + 4] = st.dev;
+    this.sessions.push({ id: name.slice(0, -".jsonl".length), name, modified: st.mtimeMs, slot });
+  }
+
+  /** A retired part (`<id>.jsonl.<n>`), remembered with its transcript. */
+  private part(name: string): void {
+    const dot = name.lastIndexOf(".");
+    const base = name.slice(0, dot);
+    if (!base.endsWith(".jsonl") || !/^\d+$/.test(name.slice(dot + 1))) return;
+    const list = this.retired.get(base);
+    if (list === undefined) this.retired.set(base, [Number(name.slice(dot + 1))]);
+    else list.push(Number(name.slice(dot + 1)));
+  }
+
+  /**
+   * What the transcript holds (message count, first goal; its lines' warnings join `warnings`),
+   * or undefined when it cannot be read (said in `warnings`).
+   */
+  summary(s: FoundSession): SessionSummary | undefined {
+    const file = this.path(s.name);
+    try {
+      const stamps = this.stamps(s, file);
+      const remembered = this.index.recall(s.name, stamps);
+      let entry: IndexEntry | undefined =
+        remembered === undefined ? undefined : asTranscriptEntry(remembered);
+      if (entry === undefined) {
+        const warnings: string[] = [];
+        const parts = [...this.partNumbers(s).map((n) => `${file}.${n}`), file];
+        const { messages, firstUser } = summariseTranscript(parts, warnings);
+        entry = { messages, firstUser, warnings };
+        if (rememberable(entry)) this.index.remember(s.name, stamps, transcriptValue(entry));
+      }
+      for (const w of entry.warnings) this.warnings.push(w);
+      return { id: s.id, modified: s.modified, messages: entry.messages, firstUser: entry.firstUser };
+    } catch (e) {
+      this.warnings.push(`skipped ${s.name}: ${(e as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private partNumbers(s: FoundSession): number[] {
+    return (this.retired.get(s.name) ?? []).sort((a, b) => a - b);
+  }
+
+  /**
+   * The stamps of a transcript's files: retired parts (one removed since readdir is left out),
+   * then the live file, as the scan found it.
+   */
+  private stamps(s: FoundSession, file: string): Stamps {
+    const stamps: Stamps = [];
+    if (this.retired.has(s.name))
+      for (const n of this.partNumbers(s)) {
+        const st = fs.lstatSync(`${file}.${n}`, { throwIfNoEntry: false });
+        if (st !== undefined) addStamp(stamps, n, st); // else removed since readdir
+      }
+    const k = s.slot;
+    const { stamped } = this;
+    stamps.push(0, stamped[k]!, stamped[k + 1]!, stamped[k + 2]!, stamped[k + 3]!, stamped[k + 4]!);
+    return stamps;
+  }
+
+  /**
+   * Whether the transcript's live file opens as a store file (a caller about to read it whole
+   * asks this rather than for its summary, which could read it twice).
+   */
+  readable(s: FoundSession): boolean {
+    try {
+      const fd = openStoreFileSync(this.path(s.name));
+      if (fd === undefined) return false;
+      fs.closeSync(fd);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Writes the listing index back when what it should hold changed. */
+  finish(): void {
+    this.index.finish(this.indexNames(), this.sessions.length + this.metaIds.size);
+  }
+
+  /** The files the index may hold lines of, in listing order: each sidecar before its transcript. */
+  private *indexNames(): Generator<string> {
+    for (const s of this.sessions) {
+      if (this.metaIds.has(s.id)) yield `${s.id}${SESSION_META_SUFFIX}`;
+      yield s.name;
+    }
+  }
+}
+
+/** Scans the sessions directory (SessionScan); nothing is opened until asked for. */
+export function scanSessions(sessionsDir: string, now = Date.now()): SessionScan {
+  return new SessionScan(sessionsDir, now);
+}
+
+/**
+ * Every transcript, newest first by modification time, with what it holds; `.1` rotated parts
+ * are read with their live file. A transcript whose files are unchanged since the last listing
+ * is taken from the listing index (session-index.ts) without being opened; the index is
+ * rewritten only when what it should hold changed.
  */
 export function listSessions(
   sessionsDir: string,
@@ -451,102 +630,12 @@ export function listSessions(
   /** Sessions whose `<id>.meta.json` was in the directory: the others need no open to learn they have none. */
   metaIds: ReadonlySet<string>;
 } {
-  let names: string[];
-  try {
-    names = fs.readdirSync(sessionsDir);
-  } catch {
-    return { sessions: [], warnings: [], metaIds: new Set() };
-  }
-  removeStaleIndexTemps(sessionsDir, names);
-  const retired = new Map<string, number[]>();
-  const metaIds = new Set<string>();
-  for (const n of names) {
-    if (n.endsWith(SESSION_META_SUFFIX)) metaIds.add(n.slice(0, -SESSION_META_SUFFIX.length));
-    const m = /^(.*\.jsonl)\.(\d+)$/.exec(n);
-    if (!m) continue;
-    const list = retired.get(m[1]!) ?? [];
-    list.push(Number(m[2]));
-    retired.set(m[1]!, list);
-  }
-  const warnings: string[] = [];
-  // What the index stamps of each live file waits in one typed array (STAMPED numbers a
-  // file) until the file's turn: thousands of Stats or stamp objects alive across the sort
-  // made the listing's heap grow by more than everything it prints.
-  const stamped = new Float64Array(names.length * STAMPED);
-  const found: { id: string; name: string; file: string; modified: number; slot: number }[] = [];
-  for (const name of names) {
-    if (!name.endsWith(".jsonl")) continue;
-    const file = path.join(sessionsDir, name);
-    // A planted symlink or FIFO is skipped with a warning, never followed.
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(file);
-    } catch {
-      continue; // removed since readdir
-    }
-    if (!st.isFile()) {
-      warnings.push(
-        `skipped ${name}: ${st.isSymbolicLink() ? "a symlink" : st.isFIFO() ? "a FIFO" : "not a regular file"}; Scoot does not follow it`,
-      );
-      continue;
-    }
-    const slot = found.length * STAMPED;
-    stamped.set([st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev], slot);
-    found.push({ id: name.slice(0, -".jsonl".length), name, file, modified: st.mtimeMs, slot });
-  }
-  // Sorted before any file is opened: a caller that shows only the newest reads only those.
-  found.sort((a, b) => b.modified - a.modified || a.id.localeCompare(b.id));
-  const index = loadSessionIndex(sessionsDir);
-  const nextIndex = new SessionIndexWriter(sessionsDir, index);
+  const scan = scanSessions(sessionsDir, now);
   const sessions: SessionSummary[] = [];
-  for (const s of found) {
-    // Retired parts are found in the listing: a readdir per session would cost more.
-    const partNumbers = (retired.get(s.name) ?? []).sort((a, b) => a - b);
-    try {
-      const k = s.slot;
-      const live = {
-        size: stamped[k]!,
-        mtimeMs: stamped[k + 1]!,
-        ctimeMs: stamped[k + 2]!,
-        ino: stamped[k + 3]!,
-        dev: stamped[k + 4]!,
-      };
-      const stamps = transcriptStamps(s.file, partNumbers, live);
-      const start = findLine(index, s.name);
-      let entry = start === undefined ? undefined : lookupEntry(index, start, s.name, stamps);
-      if (entry !== undefined) {
-        nextIndex.keep(start!);
-      } else {
-        const own: string[] = [];
-        const parts = [...partNumbers.map((n) => `${s.file}.${n}`), s.file];
-        const { messages, firstUser } = summariseTranscript(parts, own);
-        entry = { messages, firstUser, warnings: own };
-        const line = entryLine(s.name, stamps, entry, now);
-        if (line !== undefined) nextIndex.add(line);
-      }
-      for (const w of entry.warnings) warnings.push(w);
-      sessions.push({ id: s.id, modified: s.modified, messages: entry.messages, firstUser: entry.firstUser });
-    } catch (e) {
-      warnings.push(`skipped ${s.name}: ${(e as Error).message}`);
-    }
+  for (const s of scan.sessions) {
+    const summary = scan.summary(s);
+    if (summary !== undefined) sessions.push(summary);
   }
-  nextIndex.finish();
-  return { sessions, warnings, metaIds };
-}
-
-/** How many numbers of a live file's stat listSessions keeps for its stamp. */
-const STAMPED = 5;
-
-/** The stamps of a transcript's files: retired parts (one removed since readdir is left out), then the live file. */
-function transcriptStamps(file: string, partNumbers: number[], live: StampedStat): TranscriptStamps {
-  const files: { part: number; st: StampedStat }[] = [];
-  for (const n of partNumbers) {
-    try {
-      files.push({ part: n, st: fs.lstatSync(`${file}.${n}`) });
-    } catch {
-      // removed since readdir
-    }
-  }
-  files.push({ part: 0, st: live });
-  return stampFiles(files);
+  scan.finish();
+  return { sessions, warnings: scan.warnings, metaIds: scan.metaIds };
 }

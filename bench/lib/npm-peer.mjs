@@ -1,0 +1,36 @@
+/**
+ * A peer agent from the npm registry, installed at bench time into a directory under the OS temp
+ * dir (never into this repository, kept between runs so a second run installs nothing); the
+ * path of its CLI and its version, or why not.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export function installNpmPeer(pkgName, bin, dirName) {
+  const dir = path.join(os.tmpdir(), dirName);
+  fs.mkdirSync(dir, { recursive: true });
+  const args = [
+    "install",
+    "--prefix",
+    dir,
+    "--no-audit",
+    "--no-fund",
+    "--ignore-scripts",
+    "--loglevel=error",
+    pkgName,
+  ];
+  const r = spawnSync("npm", args, { encoding: "utf8", timeout: 600_000 });
+  if (r.error) return { error: `npm install ${pkgName}: ${r.error.message}` };
+  if (r.status !== 0)
+    return { error: `npm install ${pkgName} exited ${r.status}: ${r.stderr.trim().split("\n").at(-1)}` };
+  const pkgDir = path.join(dir, "node_modules", ...pkgName.split("/"));
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
+    const rel = typeof pkg.bin === "string" ? pkg.bin : pkg.bin[bin];
+    return { cli: path.join(pkgDir, rel), version: pkg.version, dir };
+  } catch (e) {
+    return { error: `${pkgName} installed without a readable package.json: ${e.message}` };
+  }
+}

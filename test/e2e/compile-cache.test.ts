@@ -1,0 +1,85 @@
+/**
+ * V8's compile cache (docs/configuration.md "Runtime home"): on a Node that has
+ * `module.enableCompileCache` (22.8+; CI runs the suite on Node 24 too) the real CLI keeps it in
+ * the home's state/compile-cache, from the second run on (the first makes the home); on an
+ * older Node it makes nothing. A cache that cannot be made costs the run nothing but time.
+ */
+import fs from "node:fs";
+import module from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
+
+const HAS_CACHE = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === "function";
+
+const scene = useScene({ home: "scoot-cc-", nested: true, project: "scoot-cc-project-" });
+
+/** Every file under dir (none when it is missing). */
+function filesUnder(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => fs.statSync(path.join(dir, f)).isFile());
+}
+
+async function trivialRun(env: Record<string, string> = {}, args: string[] = []) {
+  return runCli([...args, "-e", "say done"], {
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, ...env },
+    timeoutMs: 60_000,
+  });
+}
+
+describe("the compile cache", () => {
+  it(`is kept in the home's state/ from the second run on (${HAS_CACHE ? "this Node has it" : "this Node has none: nothing is made"})`, async () => {
+    scene.server = await startScriptedServer([step("final", "one"), step("final", "two")]);
+    const cache = path.join(scene.home, "state", "compile-cache");
+
+    const first = await trivialRun();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain("one");
+    // The first run made the home; the cache waits for a home an earlier run made.
+    expect(fs.existsSync(path.join(scene.home, "state"))).toBe(true);
+    expect(filesUnder(cache)).toEqual([]);
+
+    const second = await trivialRun();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("two");
+    if (HAS_CACHE) {
+      expect(filesUnder(cache).length).toBeGreaterThan(0);
+      // Owner-only, as the rest of the home.
+      expect(fs.statSync(cache).mode & 0o077).toBe(0);
+    } else expect(fs.existsSync(cache)).toBe(false);
+    // Nowhere else: not beside the installed bundle, not in the project.
+    expect(fs.readdirSync(scene.project)).not.toContain("compile-cache");
+  });
+
+  it("follows --scoot-home", async () => {
+    scene.server = await startScriptedServer([step("final", "one"), step("final", "two")]);
+    const other = path.join(scene.base, "other-home");
+    const env = { SCOOT_HOME: path.join(scene.base, "not-this-one") };
+    for (const _ of [1, 2]) {
+      const r = await trivialRun(env, ["--scoot-home", other]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    expect(filesUnder(path.join(other, "state", "compile-cache")).length > 0).toBe(HAS_CACHE);
+    expect(fs.existsSync(path.join(scene.base, "not-this-one", "state", "compile-cache"))).toBe(false);
+  });
+
+  it("a cache that cannot be made (a file where its directory goes) costs the run nothing", async () => {
+    scene.server = await startScriptedServer([step("final", "one"), step("final", "two")]);
+    const first = await trivialRun();
+    expect(first.code, first.stderr).toBe(0);
+    const blocker = path.join(scene.home, "state", "compile-cache");
+    fs.writeFileSync(blocker, "not a directory\n");
+
+    const second = await trivialRun();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("two");
+    expect(second.stderr).not.toMatch(/compile|cache|ENOTDIR|EEXIST/i);
+    expect(fs.readFileSync(blocker, "utf8")).toBe("not a directory\n");
+  });
+});

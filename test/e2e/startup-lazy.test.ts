@@ -1,0 +1,62 @@
+/**
+ * What a plain run leaves unloaded (docs/benchmarks.md "Startup against the floor"): the real
+ * built CLI runs with a probe that lists, at exit, the modules the process loaded, Node's own
+ * included. Node's fetch and WebSocket stack (undici) is a large part of Node 24's cost of
+ * `import … from "node:http"` (its ES facade reads the lazy `WebSocket` export); Scoot talks
+ * to the model with node:http and needs none of it. The control, a process that calls
+ * `fetch`, shows the probe does see undici when it loads.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT, runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { startScriptedServer, step } from "../helpers/scripted-server.js";
+
+const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
+const UNDICI = /internal\/deps\/undici\//;
+
+const scene = useScene({ home: "scoot-lazy-", nested: true, project: "scoot-lazy-project-" });
+
+function probeFile(): string {
+  return path.join(scene.base, `probe-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
+}
+
+function read(file: string): string[] {
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+}
+
+describe("a plain run loads no more of Node than it uses", () => {
+  it("a trivial -e run and --version load none of Node's fetch/WebSocket stack", async () => {
+    scene.server = await startScriptedServer([step("final", "done")]);
+    for (const args of [["-e", "say done"], ["--version"]]) {
+      const out = probeFile();
+      const r = await runCli(args, {
+        home: scene.home,
+        cwd: scene.project,
+        env: {
+          NODE_OPTIONS: `--require ${PROBE}`,
+          SCOOT_TEST_MODULE_PROBE: out,
+          SCOOT_BACKEND_BASE_URL: scene.server.url,
+        },
+        timeoutMs: 60_000,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const modules = read(out);
+      // The probe saw Node's modules at all: the run did load node:http.
+      expect(modules.some((m) => m === "NativeModule http")).toBe(args[0] === "-e");
+      expect(modules.filter((m) => UNDICI.test(m))).toEqual([]);
+    }
+  });
+
+  it("the control: a process that calls fetch loads undici, and the probe sees it", () => {
+    const out = probeFile();
+    const r = spawnSync(process.execPath, ["--require", PROBE, "-e", 'fetch("data:,x").then(() => 0)'], {
+      env: { ...process.env, SCOOT_TEST_MODULE_PROBE: out },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(read(out).some((m) => UNDICI.test(m))).toBe(true);
+  });
+});
