@@ -29,7 +29,7 @@ import {
   startScriptedServer,
   step,
 } from "../helpers/scripted-server.js";
-import { allAuditEvents } from "./lib.js";
+import { allAuditEvents, whyNoTmpfs } from "./lib.js";
 
 const RUN_GUARD_MS = 60_000;
 const BEFORE = "alpha\nbeta\n";
@@ -43,23 +43,9 @@ function probeStrace(): string | undefined {
   }
 }
 
-function probeMount(): string | undefined {
-  if (process.getuid?.() !== 0) return "not running as root: cannot mount a tmpfs";
-  const dir = tempDir("scoot-drill-mount-probe-");
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", dir], { stdio: "pipe" });
-    execFileSync("umount", [dir], { stdio: "pipe" });
-    return undefined;
-  } catch (e) {
-    return `mount -t tmpfs failed: ${(e as Error).message.split("\n")[0]}`;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const noStrace = probeStrace();
 if (noStrace) console.log(`[drill checkpoint-ahead] strace part skipped: ${noStrace}`);
-const cannotMount = probeMount();
+const cannotMount = whyNoTmpfs();
 if (cannotMount) console.log(`[drill checkpoint-ahead] full-store part skipped: ${cannotMount}`);
 
 let base: string;

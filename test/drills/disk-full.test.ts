@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempWriterPid } from "../../src/core/stale-temps.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
-import { allAuditEvents, checkJsonl, drillRng, jsonlFiles } from "./lib.js";
+import { allAuditEvents, checkJsonl, drillRng, jsonlFiles, whyNoTmpfs } from "./lib.js";
 
 const TMPFS_SIZE = "256k";
 /**
@@ -35,22 +35,7 @@ const LEFT_BYTES_MAX = 44 * 1024;
 const BASH_STEPS = 80;
 const RUN_GUARD_MS = 60_000;
 
-/** Probes at collection time whether this process may mount a tmpfs (root in a permissive sandbox). */
-function probeMount(): string | undefined {
-  if (process.getuid?.() !== 0) return "not running as root: cannot mount a tmpfs";
-  const dir = tempDir("scoot-drill-mount-probe-");
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "pipe" });
-    execFileSync("umount", [dir], { stdio: "pipe" });
-    return undefined;
-  } catch (e) {
-    return `mount -t tmpfs failed: ${(e as Error).message.split("\n")[0]}`;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const cannotMount = probeMount();
+const cannotMount = whyNoTmpfs();
 if (cannotMount) console.log(`[drill disk-full] skipped: ${cannotMount}`);
 
 let base: string;

@@ -17,21 +17,9 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
+import { whyNoTmpfs } from "./lib.js";
 
-function probeMount(): string | undefined {
-  if (process.getuid?.() !== 0) return "not running as root: cannot mount a tmpfs";
-  const dir = tempDir("scoot-home-faults-probe-");
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "pipe" });
-    execFileSync("umount", [dir], { stdio: "pipe" });
-    return undefined;
-  } catch (e) {
-    return `mount -t tmpfs failed: ${(e as Error).message.split("\n")[0]}`;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-const cannotMount = probeMount();
+const cannotMount = whyNoTmpfs();
 if (cannotMount) console.log(`[drill home-faults] mount cases skipped: ${cannotMount}`);
 
 let base: string;

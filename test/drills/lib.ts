@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { AuditEvent } from "../../src/store/audit-readers.js";
 
@@ -237,4 +238,22 @@ export async function mapLimit<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
+}
+
+/**
+ * Why this process cannot mount a tmpfs (not root, or a sandbox that forbids it), or undefined
+ * when it can: probed once with a real mount and umount. The drills that need one skip with it.
+ */
+export function whyNoTmpfs(): string | undefined {
+  if (process.getuid?.() !== 0) return "not running as root: cannot mount a tmpfs";
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-drill-mount-probe-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "pipe" });
+    execFileSync("umount", [dir], { stdio: "pipe" });
+    return undefined;
+  } catch (e) {
+    return `mount -t tmpfs failed: ${(e as Error).message.split("\n")[0]}`;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
