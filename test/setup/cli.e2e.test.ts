@@ -44,6 +44,8 @@ function snapshot(): Record<string, string> {
     if (!fs.existsSync(dir)) return;
     for (const name of fs.readdirSync(dir)) {
       const p = path.join(dir, name);
+      // V8's compile cache (Node 22.8+) is no part of the configuration setup may not change.
+      if (path.relative(home, p) === path.join("state", "compile-cache")) continue;
       if (fs.statSync(p).isDirectory()) walk(p);
       else out[path.relative(home, p)] = fs.readFileSync(p, "utf8");
     }
