@@ -13,11 +13,12 @@
  *
  *   npm run build && node bench/peer.mjs [runs]
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { installPi, piLaunch } from "./lib/npm-peer.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 import { peerMix, peerScootScript } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
@@ -27,37 +28,6 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.mjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 7);
 const TURNS = 50;
-const PEER = "@mariozechner/pi-coding-agent";
-const PEER_DIR = path.join(os.tmpdir(), "scoot-bench-peer-pi");
-
-/** Installs pi (or finds it installed); the path of its CLI, or why not. */
-function installPeer() {
-  fs.mkdirSync(PEER_DIR, { recursive: true });
-  const r = spawnSync(
-    "npm",
-    [
-      "install",
-      "--prefix",
-      PEER_DIR,
-      "--no-audit",
-      "--no-fund",
-      "--ignore-scripts",
-      "--loglevel=error",
-      PEER,
-    ],
-    { encoding: "utf8", timeout: 300_000 },
-  );
-  if (r.error) return { error: `npm install ${PEER}: ${r.error.message}` };
-  if (r.status !== 0)
-    return { error: `npm install ${PEER} exited ${r.status}: ${r.stderr.trim().split("\n").at(-1)}` };
-  const pkgDir = path.join(PEER_DIR, "node_modules", ...PEER.split("/"));
-  try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
-    return { cli: path.join(pkgDir, pkg.bin.pi), version: pkg.version };
-  } catch (e) {
-    return { error: `${PEER} installed without a readable package.json: ${e.message}` };
-  }
-}
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-peer-"));
 const project = path.join(work, "project");
@@ -83,7 +53,7 @@ function run(cmd, args, env) {
   });
 }
 
-const peer = installPeer();
+const peer = installPi();
 const server = await startBenchServer([], { sse: true });
 const scootEnv = {
   ...process.env,
@@ -92,40 +62,9 @@ const scootEnv = {
   SCOOT_AGENT_MAX_TURNS: String(TURNS + 5),
   SCOOT_AGENT_CONTEXT_BUDGET_BYTES: "0",
 };
-let piEnv;
-if (peer.cli) {
-  fs.mkdirSync(piHome, { recursive: true });
-  const models = {
-    providers: {
-      bench: {
-        baseUrl: server.url,
-        api: "openai-completions",
-        apiKey: "bench",
-        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-        models: [{ id: "bench", contextWindow: 1_000_000, maxTokens: 4096 }],
-      },
-    },
-  };
-  fs.writeFileSync(path.join(piHome, "models.json"), JSON.stringify(models));
-  piEnv = {
-    ...process.env,
-    PI_CODING_AGENT_DIR: piHome,
-    PI_OFFLINE: "1",
-    PI_SKIP_VERSION_CHECK: "1",
-    HOME: work,
-  };
-}
-const piArgs = [
-  "-p",
-  "--no-session",
-  "--provider",
-  "bench",
-  "--model",
-  "bench",
-  "--tools",
-  "read,ls",
-  "benchmark goal",
-];
+const pi = peer.cli
+  ? piLaunch({ piHome, work, baseUrl: server.url, contextWindow: 1_000_000 })
+  : { env: undefined, args: [] };
 
 const scootGap = [];
 const piGap = [];
@@ -137,7 +76,7 @@ for (let r = 0; r < RUNS; r++) {
   if (peerProblem) continue;
   server.reset(piScript);
   try {
-    await run(process.execPath, [peer.cli, ...piArgs], piEnv);
+    await run(process.execPath, [peer.cli, ...pi.args], pi.env);
     const gaps = server.gaps();
     if (gaps.length < TURNS - 2) throw new Error(`pi made ${gaps.length + 1} requests of ${TURNS}`);
     piGap.push(median(gaps));

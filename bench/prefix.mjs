@@ -23,7 +23,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { installNpmPeer } from "./lib/npm-peer.mjs";
+import { installNpmPeer, installPi, piLaunch } from "./lib/npm-peer.mjs";
 import { prefixStats } from "./lib/prefix-stats.mjs";
 import { publish, row } from "./lib/report.mjs";
 import { startResponsesServer } from "./lib/responses-server.mjs";
@@ -73,41 +73,15 @@ for (const turns of RUNS) {
   results.push({ agent: "Scoot", turns, stats: prefixStats(server.bodies), compactions });
 }
 
-const pi = installNpmPeer("@mariozechner/pi-coding-agent", "pi", "scoot-bench-peer-pi");
+const pi = installPi();
 if (pi.error) results.push({ agent: "pi", skipped: pi.error });
 else {
-  const piHome = path.join(work, "pi");
-  fs.mkdirSync(piHome, { recursive: true });
-  const models = {
-    providers: {
-      bench: {
-        baseUrl: server.url,
-        api: "openai-completions",
-        apiKey: "bench",
-        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-        models: [{ id: "bench", contextWindow: PEER_WINDOW, maxTokens: 4096 }],
-      },
-    },
-  };
-  fs.writeFileSync(path.join(piHome, "models.json"), JSON.stringify(models));
-  const env = {
-    ...process.env,
-    PI_CODING_AGENT_DIR: piHome,
-    PI_OFFLINE: "1",
-    PI_SKIP_VERSION_CHECK: "1",
-    HOME: work,
-  };
-  const args = [
-    "-p",
-    "--no-session",
-    "--provider",
-    "bench",
-    "--model",
-    "bench",
-    "--tools",
-    "read,ls",
-    "benchmark goal",
-  ];
+  const { env, args } = piLaunch({
+    piHome: path.join(work, "pi"),
+    work,
+    baseUrl: server.url,
+    contextWindow: PEER_WINDOW,
+  });
   for (const turns of RUNS) {
     server.reset([...peerMix(turns).map(([, p]) => ({ toolCall: p })), "done"]);
     try {

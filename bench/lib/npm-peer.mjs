@@ -34,3 +34,51 @@ export function installNpmPeer(pkgName, bin, dirName) {
     return { error: `${pkgName} installed without a readable package.json: ${e.message}` };
   }
 }
+
+/** pi, the peer both the loop and the prefix benches run. */
+const PI_PACKAGE = "@mariozechner/pi-coding-agent";
+
+/** pi installed (or reused) under the OS temp dir: its CLI and version, or why not. */
+export function installPi() {
+  return installNpmPeer(PI_PACKAGE, "pi", "scoot-bench-peer-pi");
+}
+
+/**
+ * pi pointed at the bench server as provider "bench" with a window of `contextWindow` tokens:
+ * writes its models.json under `piHome` and gives the environment and arguments of one
+ * scripted run (read and ls only: its grep and find would download ripgrep and fd).
+ */
+export function piLaunch({ piHome, work, baseUrl, contextWindow }) {
+  fs.mkdirSync(piHome, { recursive: true });
+  const models = {
+    providers: {
+      bench: {
+        baseUrl,
+        api: "openai-completions",
+        apiKey: "bench",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: "bench", contextWindow, maxTokens: 4096 }],
+      },
+    },
+  };
+  fs.writeFileSync(path.join(piHome, "models.json"), JSON.stringify(models));
+  const env = {
+    ...process.env,
+    PI_CODING_AGENT_DIR: piHome,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    HOME: work,
+  };
+  const args = [
+    "-p",
+    "--no-session",
+    "--provider",
+    "bench",
+    "--model",
+    "bench",
+    "--tools",
+    "read,ls",
+    "benchmark goal",
+  ];
+  return { env, args };
+}

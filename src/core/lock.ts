@@ -29,6 +29,7 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { onProcessEnd } from "./process-end.js";
+import { processRuns } from "./stale-temps.js";
 
 export const LOCK_WAIT_MS = 5_000;
 /** A lock file whose content is not an owner token (empty, garbage) is abandoned after this. */
@@ -82,15 +83,6 @@ export function createExclusive(file: string, content: string): boolean {
   }
 }
 
-function ownerAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 interface Judged {
   /**
    * Device, inode, ctime and a digest of the content: names this very file, not whatever
@@ -131,7 +123,7 @@ function judge(file: string): Judged | undefined {
     // this pid (containers reuse pids), since this process takes locks only synchronously.
     if (pid === process.pid)
       return { identity, stale: !held.has(text), owner: pid, ...(token ? { token } : {}) };
-    return { identity, stale: pid <= 0 || !ownerAlive(pid), owner: pid, ...(token ? { token } : {}) };
+    return { identity, stale: pid <= 0 || !processRuns(pid), owner: pid, ...(token ? { token } : {}) };
   }
   const ageMs = Date.now() - Number(st.mtimeMs);
   return { identity, stale: ageMs > GARBAGE_LOCK_MS };
@@ -195,7 +187,7 @@ function sweepDeadOwners(lockFile: string): void {
   }
   for (const name of names) {
     const m = name.startsWith(prefix) ? /^(\d+)-[0-9a-f]+$/.exec(name.slice(prefix.length)) : null;
-    if (!m || Number(m[1]) === process.pid || ownerAlive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || processRuns(Number(m[1]))) continue;
     const p = path.join(dir, name);
     try {
       if (fs.statSync(p).nlink === 1) fs.rmSync(p, { force: true });
