@@ -20,6 +20,7 @@
  * two-byte string: about 1.3 MB more memory in every run.
  */
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import { build } from "esbuild";
 
 const common = {
@@ -42,6 +43,79 @@ const appAsSibling = {
 const BUILTIN = "builtin-by-require";
 /** The builtins whose ES facade costs more than `require` (see the top of this file). */
 const BY_REQUIRE = new Set(["node:http"]);
+/**
+ * Builtins a short run does not need, though modules on its path import them: loaded on first
+ * use through a lazy shim (see `lazyShim`), not when the importing module starts.
+ */
+const LAZY = new Set([
+  "node:dns",
+  "node:fs/promises",
+  "node:readline",
+  "node:readline/promises",
+  "node:tty",
+  "node:util",
+  "node:vm",
+  "node:zlib",
+]);
+const LAZY_NS = "builtin-lazy";
+/** Builtins imported by many modules: one shared ES shim each (see `sharedShim`). */
+const SHARED = new Set(["node:fs"]);
+const SHIM = "builtin-shim";
+
+/**
+ * The names Scoot's sources use from `name`: named imports, and `alias.x` where the module is
+ * imported whole as `alias`. Reading only these keeps lazy and deprecated exports unread.
+ */
+function usedNames(name, { whole: wholeToo = true } = {}) {
+  const used = new Set();
+  const quoted = JSON.stringify(name).replace(/[/]/g, "\\/");
+  const whole = new RegExp(`^import \\* as (\\w+) from ${quoted};`, "gm");
+  const named = new RegExp(`^import \\{([^}]*)\\} from ${quoted};`, "gm");
+  for (const file of fs.readdirSync("src", { recursive: true })) {
+    if (!String(file).endsWith(".ts")) continue;
+    const text = fs.readFileSync(`src/${file}`, "utf8");
+    for (const [, alias] of wholeToo ? text.matchAll(whole) : [])
+      for (const [, n] of text.matchAll(new RegExp(`\\b${alias}\\.(\\w+)`, "g"))) used.add(n);
+    for (const [, list] of text.matchAll(named))
+      for (const part of list.split(",")) {
+        const n = part
+          .trim()
+          .replace(/^type\s+/, "")
+          .split(/\s+as\s+/)[0];
+        if (n && !part.trim().startsWith("type ")) used.add(n);
+      }
+  }
+  return [...used].sort();
+}
+
+/**
+ * A builtin loaded on first use: the default export is a proxy that requires the module when a
+ * property is first read, and each named import a function that forwards to the module's own
+ * (as a call or with `new`). Named imports must be functions: anything else fails the build.
+ */
+function lazyShim(name) {
+  const real = createRequire(import.meta.url)(name);
+  const lines = [
+    `let m;`,
+    `const get = () => (m ??= require(${JSON.stringify(name)}));`,
+    `export default new Proxy({}, { get: (_, k) => get()[k], has: (_, k) => k in get() });`,
+  ];
+  for (const n of usedNames(name, { whole: false })) {
+    if (typeof real[n] !== "function")
+      throw new Error(`${name}: ${n} is not a function; it cannot be loaded lazily`);
+    lines.push(
+      `export function ${n}(...a) { return new.target ? new (get().${n})(...a) : get().${n}.apply(this, a); }`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The shim's text: the module itself as default, and each name Scoot uses, read once. */
+function sharedShim(name) {
+  return `const m = require(${JSON.stringify(name)});\nexport default m;\n${usedNames(name)
+    .map((n) => `export const ${n} = m.${n};`)
+    .join("\n")}\n`;
+}
 
 /**
  * `import … from "node:x"` → a bundled one-line CommonJS module, `module.exports = require("node:x")`,
@@ -55,8 +129,12 @@ const builtinsByRequire = {
       if (a.kind === "require-call") return { path: a.path, external: true };
       if (a.kind === "import-statement" && BY_REQUIRE.has(a.path))
         return { path: a.path, namespace: BUILTIN };
+      if (a.kind === "import-statement" && SHARED.has(a.path)) return { path: a.path, namespace: SHIM };
+      if (a.kind === "import-statement" && LAZY.has(a.path)) return { path: a.path, namespace: LAZY_NS };
       return undefined;
     });
+    b.onLoad({ filter: /.*/, namespace: SHIM }, (a) => ({ contents: sharedShim(a.path), loader: "js" }));
+    b.onLoad({ filter: /.*/, namespace: LAZY_NS }, (a) => ({ contents: lazyShim(a.path), loader: "js" }));
     b.onLoad({ filter: /.*/, namespace: BUILTIN }, (a) => ({
       contents: `module.exports = require(${JSON.stringify(a.path)});`,
       loader: "js",

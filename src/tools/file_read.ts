@@ -6,7 +6,6 @@
  * size, never dumped.
  */
 import * as fs from "node:fs";
-import { promisify } from "node:util";
 import { fsErrorText } from "../core/fs-errors.js";
 import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, optInt, str } from "./declare.js";
@@ -127,8 +126,14 @@ class Stopped extends Error {
   }
 }
 
-/** Asynchronous positioned read of an open descriptor. */
-const readAsync = promisify(fs.read);
+/** Asynchronous positioned read of an open descriptor (no `util.promisify`: a short run loads no `node:util`). */
+function readAsync(fd: number, buf: Buffer, offset: number, length: number, position: number) {
+  return new Promise<{ bytesRead: number }>((resolve, reject) =>
+    fs.read(fd, buf, offset, length, position, (err, bytesRead) =>
+      err ? reject(err) : resolve({ bytesRead }),
+    ),
+  );
+}
 
 /** Up to `n` bytes at `pos` (fewer at the end of the file), without blocking the event loop. */
 async function readAt(fd: number, pos: number, n: number): Promise<Buffer> {

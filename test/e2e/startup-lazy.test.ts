@@ -16,6 +16,25 @@ import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
 const UNDICI = /internal\/deps\/undici\//;
+/**
+ * Builtins a trivial run has no use for, though modules on its path import them (the REPL's
+ * line editor, DNS checks of http_request, the schema check's vm, metrics' gzip, util's
+ * extras): the bundle loads them on first use (scripts/bundle.mjs `LAZY`). `node:fs`'s ES
+ * facade would load fs/promises and with it the line editor, so `node:fs` is a shared shim.
+ */
+const UNUSED_BUILTINS = [
+  "NativeModule readline",
+  // Node 20's own ES module loader reads the app through fs/promises, which loads the line
+  // editor's interface; later Nodes read it synchronously.
+  ...(Number(process.versions.node.split(".")[0]) > 20
+    ? ["NativeModule internal/readline/interface", "NativeModule fs/promises"]
+    : []),
+  "NativeModule dns",
+  "NativeModule vm",
+  "NativeModule zlib",
+  "NativeModule worker_threads",
+  "NativeModule internal/util/parse_args/parse_args",
+];
 
 const scene = useScene({ home: "scoot-lazy-", nested: true, project: "scoot-lazy-project-" });
 
@@ -47,7 +66,35 @@ describe("a plain run loads no more of Node than it uses", () => {
       // The probe saw Node's modules at all: the run did load node:http.
       expect(modules.some((m) => m === "NativeModule http")).toBe(args[0] === "-e");
       expect(modules.filter((m) => UNDICI.test(m))).toEqual([]);
+      expect(modules.filter((m) => UNUSED_BUILTINS.includes(m))).toEqual([]);
     }
+  });
+
+  it("the lazily loaded builtins still work when a run uses them: a REPL line and a grep", async () => {
+    scene.server = await startScriptedServer([
+      step("grep", { pattern: "needle", path: "hay.txt" }),
+      step("final", "found"),
+    ]);
+    fs.writeFileSync(path.join(scene.project, "hay.txt"), "a needle here\n");
+    const out = probeFile();
+    const r = await runCli([], {
+      home: scene.home,
+      cwd: scene.project,
+      input: "find the needle\n",
+      env: {
+        NODE_OPTIONS: `--require ${PROBE}`,
+        SCOOT_TEST_MODULE_PROBE: out,
+        SCOOT_BACKEND_BASE_URL: scene.server.url,
+      },
+      timeoutMs: 60_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("found");
+    const modules = read(out);
+    // The REPL read its line through node:readline, loaded on first use.
+    expect(modules).toContain("NativeModule readline");
+    const last = scene.server.completions().at(-1)?.body as { messages: { content: string }[] };
+    expect(last.messages.at(-1)?.content).toContain("a needle here");
   });
 
   it("the control: a process that calls fetch loads undici, and the probe sees it", () => {
