@@ -2,11 +2,12 @@
  * Secrets judged by identity, not by name alone (docs/safety.md "What is protected"): a protected
  * file renamed, moved or hard-linked keeps its device and inode, so a file tool that opened
  * something compares the descriptor's identity (fstat) with these before it reads or writes.
- * Built once per run with the other gate settings (gate.ts).
+ * Collected once per run, when a file tool first asks (`lazyIdentities`): a run that opens no
+ * file stats none of the up to 1,000 files a long history leaves under `state/`.
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { GateSettings } from "./types.js";
+import type { GateSettings, IdentitySet } from "./types.js";
 
 /** A protected directory contributes the files inside it, up to this many (a bound on start-up cost). */
 export const MAX_IDENTITY_FILES = 1_000;
@@ -29,6 +30,20 @@ export function isProtectedIdentity(
 /** The refusal a file tool returns for a protected identity. */
 export function protectedIdentityText(tool: string, shown: string): string {
   return `${tool}: denied: ${shown} is a protected file (a configured secret or Scoot's own, under another name); Scoot does not read or change it`;
+}
+
+/**
+ * `collectIdentities(places())` on the first question, then the same answers for the rest of
+ * the run. The places are read then too, so a file made since the run started counts.
+ */
+export function lazyIdentities(places: () => readonly string[]): IdentitySet {
+  let known: Set<string> | undefined;
+  return {
+    has(key) {
+      known ??= collectIdentities(places());
+      return known.has(key);
+    },
+  };
 }
 
 /** Identities of `places` that exist: each file, and the files inside each directory (bounded). */

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { validateMcpServers } from "../config/mcp-servers.js";
 import type { Config, McpServerConfig, PolicyMode } from "../config/schema.js";
-import { collectIdentities } from "./identity.js";
+import { lazyIdentities } from "./identity.js";
 import {
   credentialPointerPaths,
   credentialStorePaths,
@@ -126,13 +126,7 @@ export function buildGateSettings(
     protectedPaths,
     readableInside: [...(opts.skillDirs ?? [])],
     // state/ (transcripts, checkpoints) last: the shared file budget goes to secrets first.
-    protectedIdentities: collectIdentities([
-      ...secretPaths,
-      ...ownFiles,
-      ...homeFiles,
-      ...stores,
-      ...stateDir,
-    ]),
+    protectedIdentities: lazyIdentities(() => [...secretPaths, ...ownFiles, ...homeFiles, ...stores, ...stateDir]),
     // Only entries that pass validation exist for the gate: a rejected entry is an unknown
     // server, denied and audited here rather than failing later inside the MCP pool. A caller
     // that validated them already (the session runner) passes the result.

@@ -1,6 +1,11 @@
 import type { PolicyMode } from "../config/schema.js";
 import type { PlaceResolutions, SeenPaths } from "./realpath.js";
 
+/** What the gate asks of the protected identities (a `Set` will do). */
+export interface IdentitySet {
+  has(key: string): boolean;
+}
+
 /** Settings the gate reads; built once from the loaded configuration. */
 export interface GateSettings {
   mode: PolicyMode;
@@ -23,8 +28,8 @@ export interface GateSettings {
   protectedPaths: readonly string[];
   /** Folders of loaded skills: readable although they may lie inside a protected place. */
   readableInside: readonly string[];
-  /** dev:ino of every protected file that exists (policy/identity.ts). */
-  protectedIdentities: ReadonlySet<string>;
+  /** dev:ino of every protected file that exists (policy/identity.ts), collected on first use. */
+  protectedIdentities: IdentitySet;
   /** MCP allowlists by server name (servers absent here are unknown). */
   mcpAllowed: Record<string, string[]>;
   /**
