@@ -40,6 +40,10 @@ export async function runToolWithDeadline(
 
   const work = (async () => {
     try {
+      // A call that may touch the filesystem (a command could rename a secret) comes after the
+      // protected identities are known: see policy/identity.ts.
+      if (tool.effects(input).capability !== "native")
+        base.services.identities?.protectedIdentities.prime?.();
       const ctx: ToolContext = {
         ...base,
         ...derived(controller.signal),

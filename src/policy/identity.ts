@@ -2,8 +2,10 @@
  * Secrets judged by identity, not by name alone (docs/safety.md "What is protected"): a protected
  * file renamed, moved or hard-linked keeps its device and inode, so a file tool that opened
  * something compares the descriptor's identity (fstat) with these before it reads or writes.
- * Collected once per run, when a file tool first asks (`lazyIdentities`): a run that opens no
- * file stats none of the up to 1,000 files a long history leaves under `state/`.
+ * Collected once per run, just before its first call that is more than the agent's own
+ * bookkeeping (`lazyIdentities`, primed in agent/execute.ts): nothing Scoot runs can have moved
+ * a protected file before that, so they are what a collection at start would find, and a run
+ * that only answers stats none of the up to 1,000 files a long history leaves under `state/`.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -33,16 +35,18 @@ export function protectedIdentityText(tool: string, shown: string): string {
 }
 
 /**
- * `collectIdentities(places())` on the first question, then the same answers for the rest of
- * the run. The places are read then too, so a file made since the run started counts.
+ * `collectIdentities(places())` when primed or first asked, then the same answers for the rest
+ * of the run. The places are read then too, so a file made since the run started counts.
  */
 export function lazyIdentities(places: () => readonly string[]): IdentitySet {
   let known: Set<string> | undefined;
+  const collected = () => {
+    known ??= collectIdentities(places());
+    return known;
+  };
   return {
-    has(key) {
-      known ??= collectIdentities(places());
-      return known.has(key);
-    },
+    has: (key) => collected().has(key),
+    prime: () => void collected(),
   };
 }
 

@@ -126,7 +126,13 @@ export function buildGateSettings(
     protectedPaths,
     readableInside: [...(opts.skillDirs ?? [])],
     // state/ (transcripts, checkpoints) last: the shared file budget goes to secrets first.
-    protectedIdentities: lazyIdentities(() => [...secretPaths, ...ownFiles, ...homeFiles, ...stores, ...stateDir]),
+    protectedIdentities: lazyIdentities(() => [
+      ...secretPaths,
+      ...ownFiles,
+      ...homeFiles,
+      ...stores,
+      ...stateDir,
+    ]),
     // Only entries that pass validation exist for the gate: a rejected entry is an unknown
     // server, denied and audited here rather than failing later inside the MCP pool. A caller
     // that validated them already (the session runner) passes the result.

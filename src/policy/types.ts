@@ -4,6 +4,8 @@ import type { PlaceResolutions, SeenPaths } from "./realpath.js";
 /** What the gate asks of the protected identities (a `Set` will do). */
 export interface IdentitySet {
   has(key: string): boolean;
+  /** Collects them now if they are collected on demand (policy/identity.ts `lazyIdentities`). */
+  prime?(): void;
 }
 
 /** Settings the gate reads; built once from the loaded configuration. */

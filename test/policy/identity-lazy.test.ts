@@ -1,8 +1,10 @@
 /**
- * The protected identities are collected when a file tool first asks, not at start
- * (src/policy/identity.ts `lazyIdentities`): a run that opens no file stats none of the files a
- * long history leaves under `state/`, and a run that does still refuses a transcript by its
- * identity, a file made after the run started included.
+ * The protected identities are collected just before a run's first call that can touch the
+ * filesystem, not at start (src/policy/identity.ts `lazyIdentities`, primed in
+ * src/agent/execute.ts): a run that only answers stats none of the files a long history leaves
+ * under `state/`, and a run that calls tools still refuses a transcript by its identity, one
+ * renamed by a command after the collection included (test/e2e/sandbox-edges.test.ts drives
+ * that attack through the real CLI).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -64,6 +66,14 @@ describe("protected identities, collected on first use", () => {
     const late = path.join(home, "state", "sessions", "cli-late.jsonl");
     fs.writeFileSync(late, "{}\n");
     expect(settings.protectedIdentities.has(identityKey(fs.statSync(late)))).toBe(true);
+  });
+
+  it("primed, a transcript renamed away afterwards is still known under its new name", () => {
+    const settings = buildGateSettings(defaultConfig(), project, { mode: "guarded", scootHome: home, env: {} });
+    settings.protectedIdentities.prime?.();
+    const moved = path.join(project, "moved.txt");
+    fs.renameSync(path.join(home, "state", "sessions", "cli-3.jsonl"), moved);
+    expect(isProtectedIdentity(settings, fs.statSync(moved))).toBe(true);
   });
 
   it("unrestricted asks nothing and collects nothing", () => {
