@@ -12,9 +12,14 @@ const [file, ...rest] = process.argv.slice(2);
 process.on("SIGHUP", () => {});
 process.on("SIGTERM", () => {});
 const child = spawn(process.execPath, rest, { stdio: "inherit" });
-child.once("spawn", () => fs.writeFileSync(`${file}.pid`, String(child.pid)));
+child.once("spawn", () => {
+  fs.writeFileSync(`${file}.pid.tmp`, String(child.pid));
+  fs.renameSync(`${file}.pid.tmp`, `${file}.pid`);
+});
 child.once("exit", (code, signal) => {
-  fs.writeFileSync(file, JSON.stringify({ code, signal }));
+  // Whole or not at all: the test polls for the file and reads it as soon as it appears.
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ code, signal }));
+  fs.renameSync(`${file}.tmp`, file);
   // Node 20 aborts on exit when it cannot put a hung-up terminal's settings back: with the
   // descriptors closed it does not try (src/core/stop.ts does the same for Scoot).
   for (const fd of [0, 1, 2]) {
