@@ -37,6 +37,9 @@ export function beforeCli(ref = process.env.BENCH_BEFORE ?? DEFAULT_BEFORE_REF) 
     const untar = spawnSync("tar", ["-x", "-C", dir], { input: archive.stdout });
     if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
     fs.symlinkSync(path.join(repo, "node_modules"), path.join(dir, "node_modules"));
+    // tsc is skipped, so the bundle's output directory is made here (a bundle script that writes
+    // its files itself does not make it).
+    fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
     const bundle = spawnSync(process.execPath, ["scripts/bundle.mjs"], { cwd: dir, encoding: "utf8" });
     if (bundle.status !== 0 || !fs.existsSync(cli)) throw new Error(`bundle: ${bundle.stderr.trim()}`);
     return { cli, ref: sha.slice(0, 7) };
