@@ -35,6 +35,8 @@ import { writeBenchTree } from "./lib/tree.mjs";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.mjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
+/** Transcripts in the home of the "long history" case: a user's months of sessions. */
+const HISTORY = 1_000;
 /** 300-turn runs per Node: each takes seconds, and its peak RSS barely varies. */
 const LONG_RUNS = 3;
 const LONG_TURNS = 300;
@@ -125,11 +127,21 @@ async function benchNode(node) {
   const home = path.join(work, `home-${version}`);
   const env = childEnv(home);
   const sessions = path.join(home, "state", "sessions");
+  // The same trivial run in a home whose state/ holds HISTORY transcripts (its runs add theirs).
+  const historyHome = path.join(work, `history-${version}`);
+  fs.mkdirSync(path.join(historyHome, "state", "sessions"), { recursive: true });
+  for (let i = 0; i < HISTORY; i++)
+    fs.writeFileSync(path.join(historyHome, "state", "sessions", `cli-${i}.jsonl`), "{}\n");
   const cases = {
     node: { args: ["-e", "0"] },
     version: { args: [CLI, "--version"] },
     config: { args: [CLI, "config"] },
     trivial: { args: [CLI, "-e", "trivial goal"], before: () => server.reset([FINAL]) },
+    history: {
+      args: [CLI, "-e", "trivial goal"],
+      env: childEnv(historyHome),
+      before: () => server.reset([FINAL]),
+    },
   };
   const after = () => fs.rmSync(sessions, { recursive: true, force: true });
   const got = Object.fromEntries(Object.keys(cases).map((k) => [k, { ms: [], mb: [], cpu: [] }]));
@@ -137,10 +149,10 @@ async function benchNode(node) {
   for (let i = -1; i < RUNS; i++) {
     for (const [k, c] of Object.entries(cases)) {
       c.before?.();
-      const ms = await wall(node, c.args, env);
+      const ms = await wall(node, c.args, c.env ?? env);
       after();
       c.before?.();
-      const f = TIME ? await footprint(node, c.args, env) : { mb: Number.NaN, cpuMs: Number.NaN };
+      const f = TIME ? await footprint(node, c.args, c.env ?? env) : { mb: Number.NaN, cpuMs: Number.NaN };
       after();
       if (i < 0) continue;
       got[k].ms.push(ms);
@@ -179,6 +191,7 @@ async function benchNode(node) {
     timeRow("version", "scoot --version", "≤ 1.3x node -e 0", 1.3),
     timeRow("config", "scoot config", "(informational)"),
     timeRow("trivial", "trivial run (-e, one request, a final)", "≤ 2.0x node -e 0", 2.0),
+    timeRow("history", `the same run, ${HISTORY} sessions in the home`, "(informational)"),
   ];
   if (!TIME) return rows;
   // Means: /usr/bin/time counts CPU time in 10 ms steps, too coarse for a median of 15 ms.
@@ -214,6 +227,7 @@ async function benchNode(node) {
   rows.push(
     rssRow("peak RSS, scoot --version", got.version.mb, "(informational)"),
     rssRow("peak RSS, trivial run", got.trivial.mb, "≤ 1.25x node -e 0", 1.25),
+    rssRow(`peak RSS, trivial run, ${HISTORY} sessions in the home`, got.history.mb, "(informational)"),
     rssRow(`peak RSS, ${LONG_TURNS}-turn run`, longRss, "≤ 1.5x node -e 0", 1.5),
   );
   return rows;
