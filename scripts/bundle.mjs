@@ -21,6 +21,7 @@
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { build } from "esbuild";
 
 const common = {
@@ -163,7 +164,14 @@ async function bundle(options) {
     banner: { js: REQUIRE_BANNER },
     write: false,
   });
-  for (const file of result.outputFiles) fs.writeFileSync(file.path, asciiOnly(file.text));
+  // A name a shim does not export would be undefined at run time (a named import of one is
+  // already a build error; a namespace's member is only a warning).
+  const missing = result.warnings.filter((w) => /no matching export in "builtin-/.test(w.text));
+  if (missing.length > 0) throw new Error(`bundle: ${missing.map((w) => w.text).join("; ")}`);
+  for (const file of result.outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
+    fs.writeFileSync(file.path, asciiOnly(file.text));
+  }
 }
 
 await bundle({ entryPoints: ["src/main.ts"], outfile: "dist/scoot.mjs", plugins: [appAsSibling] });
