@@ -15,6 +15,10 @@
  * imports a builtin through `require` gets its own copy of the exports' accessors (`node:fs`,
  * imported by 80 modules, would cost 3 to 7 MB). The bundles are still ES modules.
  *
+ * The same facade cost is why the builtins a short run does not use (`LAZY`: the REPL's line
+ * editor, DNS, vm, gzip, util's extras) are loaded through a shim on first use, and why
+ * `node:fs` comes through one shared shim (`SHARED`) that exports only the names Scoot imports.
+ *
  * The output is pure ASCII. esbuild escapes strings but leaves regular expressions and comments
  * as written, and one non-ASCII character makes Node hold the whole 1.3 MB source as a
  * two-byte string: about 1.3 MB more memory in every run.
