@@ -46,23 +46,29 @@ function read(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
+/** The built CLI with the probe, against the scene's server: its result and the modules it loaded. */
+async function probedRun(args: string[], input?: string) {
+  const out = probeFile();
+  const r = await runCli(args, {
+    home: scene.home,
+    cwd: scene.project,
+    ...(input === undefined ? {} : { input }),
+    env: {
+      NODE_OPTIONS: `--require ${PROBE}`,
+      SCOOT_TEST_MODULE_PROBE: out,
+      SCOOT_BACKEND_BASE_URL: scene.server?.url,
+    },
+    timeoutMs: 60_000,
+  });
+  return { r, modules: read(out) };
+}
+
 describe("a plain run loads no more of Node than it uses", () => {
   it("a trivial -e run and --version load none of Node's fetch/WebSocket stack", async () => {
     scene.server = await startScriptedServer([step("final", "done")]);
     for (const args of [["-e", "say done"], ["--version"]]) {
-      const out = probeFile();
-      const r = await runCli(args, {
-        home: scene.home,
-        cwd: scene.project,
-        env: {
-          NODE_OPTIONS: `--require ${PROBE}`,
-          SCOOT_TEST_MODULE_PROBE: out,
-          SCOOT_BACKEND_BASE_URL: scene.server.url,
-        },
-        timeoutMs: 60_000,
-      });
+      const { r, modules } = await probedRun(args);
       expect(r.code, r.stderr).toBe(0);
-      const modules = read(out);
       // The probe saw Node's modules at all: the run did load node:http.
       expect(modules.some((m) => m === "NativeModule http")).toBe(args[0] === "-e");
       expect(modules.filter((m) => UNDICI.test(m))).toEqual([]);
@@ -76,21 +82,9 @@ describe("a plain run loads no more of Node than it uses", () => {
       step("final", "found"),
     ]);
     fs.writeFileSync(path.join(scene.project, "hay.txt"), "a needle here\n");
-    const out = probeFile();
-    const r = await runCli([], {
-      home: scene.home,
-      cwd: scene.project,
-      input: "find the needle\n",
-      env: {
-        NODE_OPTIONS: `--require ${PROBE}`,
-        SCOOT_TEST_MODULE_PROBE: out,
-        SCOOT_BACKEND_BASE_URL: scene.server.url,
-      },
-      timeoutMs: 60_000,
-    });
+    const { r, modules } = await probedRun([], "find the needle\n");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("found");
-    const modules = read(out);
     // The REPL read its line through node:readline, loaded on first use.
     expect(modules).toContain("NativeModule readline");
     const last = scene.server.completions().at(-1)?.body as { messages: { content: string }[] };

@@ -33,6 +33,11 @@ afterEach(() => {
   fs.rmSync(base, { recursive: true, force: true });
 });
 
+/** The gate's settings for a run in `project` with the home `home`. */
+function settingsFor(mode: "guarded" | "unrestricted") {
+  return buildGateSettings(defaultConfig(), project, { mode, scootHome: home, env: {} });
+}
+
 /** Stats of paths under the home's state/, counted from here on. */
 function countStateStats(): () => number {
   const state = path.join(home, "state");
@@ -43,12 +48,12 @@ function countStateStats(): () => number {
 describe("protected identities, collected on first use", () => {
   it("building the gate's settings stats nothing under state/", () => {
     const stats = countStateStats();
-    buildGateSettings(defaultConfig(), project, { mode: "guarded", scootHome: home, env: {} });
+    settingsFor("guarded");
     expect(stats()).toBe(0);
   });
 
   it("the first question collects them once: a hard link to a transcript is refused, an ordinary file is not", () => {
-    const settings = buildGateSettings(defaultConfig(), project, { mode: "guarded", scootHome: home, env: {} });
+    const settings = settingsFor("guarded");
     const linked = path.join(project, "notes.txt");
     fs.linkSync(path.join(home, "state", "sessions", "cli-7.jsonl"), linked);
     const plain = path.join(project, "plain.txt");
@@ -62,14 +67,14 @@ describe("protected identities, collected on first use", () => {
   });
 
   it("a transcript made after the settings were built, before the first question, counts", () => {
-    const settings = buildGateSettings(defaultConfig(), project, { mode: "guarded", scootHome: home, env: {} });
+    const settings = settingsFor("guarded");
     const late = path.join(home, "state", "sessions", "cli-late.jsonl");
     fs.writeFileSync(late, "{}\n");
     expect(settings.protectedIdentities.has(identityKey(fs.statSync(late)))).toBe(true);
   });
 
   it("primed, a transcript renamed away afterwards is still known under its new name", () => {
-    const settings = buildGateSettings(defaultConfig(), project, { mode: "guarded", scootHome: home, env: {} });
+    const settings = settingsFor("guarded");
     settings.protectedIdentities.prime?.();
     const moved = path.join(project, "moved.txt");
     fs.renameSync(path.join(home, "state", "sessions", "cli-3.jsonl"), moved);
@@ -77,7 +82,7 @@ describe("protected identities, collected on first use", () => {
   });
 
   it("unrestricted asks nothing and collects nothing", () => {
-    const settings = buildGateSettings(defaultConfig(), project, { mode: "unrestricted", scootHome: home, env: {} });
+    const settings = settingsFor("unrestricted");
     const transcript = fs.statSync(path.join(home, "state", "sessions", "cli-1.jsonl"));
     const stats = countStateStats();
     expect(isProtectedIdentity(settings, transcript)).toBe(false);
