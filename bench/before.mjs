@@ -23,7 +23,7 @@ import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const NOW = path.join(here, "..", "dist", "scoot.mjs");
+const NOW = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 5);
 const STARTS = 21;
 const PEER_TURNS = 50;

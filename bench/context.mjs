@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
 const LOOKUPS = 2_000;
 

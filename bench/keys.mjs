@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const KEYS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 30);
 /** Pieces of the streamed answer and the pause between them: a stream of about 12 s. */
 const PIECES = 600;

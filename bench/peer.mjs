@@ -25,7 +25,7 @@ import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 7);
 const TURNS = 50;
 

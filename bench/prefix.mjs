@@ -32,7 +32,7 @@ import { writeBenchTree } from "./lib/tree.mjs";
 import { startUsageServer } from "./lib/usage-server.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = [10, 300];
 /** The peers' context window in tokens: about Scoot's 80 000-byte default budget at 4 bytes a token, doubled for their reserve (pi keeps 16 384 tokens back). */
 const PEER_WINDOW = 40_000;

@@ -19,7 +19,7 @@ import { publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "..");
-const CLI = path.join(root, "dist", "scoot.mjs");
+const CLI = path.join(root, "dist", "scoot.cjs");
 const FS_SERVER = path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const MEMORY_SERVER = path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const FIRST_REQUEST_AIM_BYTES = 6 * 1024;

@@ -31,7 +31,7 @@ import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(BENCH_DIR, "..", "dist", "scoot.mjs");
+const CLI = path.join(BENCH_DIR, "..", "dist", "scoot.cjs");
 const GREP_JS = path.join(BENCH_DIR, "..", "dist", "tools", "grep.js");
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TURNS = 300;

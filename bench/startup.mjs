@@ -33,7 +33,7 @@ import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
 /** Transcripts in the home of the "long history" case: a user's months of sessions. */
 const HISTORY = 1_000;
@@ -41,7 +41,7 @@ const HISTORY = 1_000;
 const LONG_RUNS = 3;
 const LONG_TURNS = 300;
 if (!fs.existsSync(CLI)) {
-  console.error("dist/scoot.mjs not found: run npm run build first");
+  console.error("dist/scoot.cjs not found: run npm run build first");
   process.exit(1);
 }
 

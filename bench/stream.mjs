@@ -28,7 +28,7 @@ import { fileURLToPath } from "node:url";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 5);
 const PIECES = 20;
 const PAUSE_MS = 100;

@@ -2,7 +2,7 @@
 /**
  * Telemetry (docs/telemetry.md "Telemetry and metrics"), interleaved in one run:
  * - `scoot --version` and a trivial run with no [telemetry] section, against the same commands
- *   of a build of main when BENCH_MAIN_CLI names its dist/scoot.mjs (aim: within 10%), else
+ *   of a build of main when BENCH_MAIN_CLI names its dist/scoot.cjs (aim: within 10%), else
  *   against this build with [telemetry] configured (the run never touches the collector);
  * - the added cost per run on a host without the daemon: `-e` then `scoot audit export` to a
  *   loopback receiver, against `-e` alone;
@@ -22,7 +22,7 @@ import { iqr, median, publish, row } from "./lib/report.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const MAIN_CLI = process.env.BENCH_MAIN_CLI;
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
 const EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 20_000);

@@ -16,7 +16,7 @@ import { iqr, median, publish, row } from "./lib/report.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, "..", "dist", "scoot.mjs");
+const CLI = path.join(here, "..", "dist", "scoot.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
 if (spawnSync("script", ["--version"], { stdio: "ignore" }).status !== 0) {
   console.error("bench/view.mjs: util-linux `script` is not installed; skipped");

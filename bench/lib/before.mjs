@@ -26,8 +26,10 @@ export function beforeCli(ref = process.env.BENCH_BEFORE ?? DEFAULT_BEFORE_REF) 
   try {
     const sha = git(["rev-parse", "--verify", `${ref}^{commit}`]);
     const dir = path.join(os.tmpdir(), `scoot-bench-before-${sha.slice(0, 12)}`);
-    const cli = path.join(dir, "dist", "scoot.mjs");
-    if (fs.existsSync(cli)) return { cli, ref: sha.slice(0, 7) };
+    // The entry is dist/scoot.cjs since 2026-12-05, dist/scoot.mjs before.
+    const entry = () =>
+      ["scoot.cjs", "scoot.mjs"].map((f) => path.join(dir, "dist", f)).find((f) => fs.existsSync(f));
+    if (entry()) return { cli: entry(), ref: sha.slice(0, 7) };
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     const archive = spawnSync("git", ["-C", repo, "archive", sha, "src", "scripts", "package.json"], {
@@ -41,7 +43,8 @@ export function beforeCli(ref = process.env.BENCH_BEFORE ?? DEFAULT_BEFORE_REF) 
     // its files itself does not make it).
     fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
     const bundle = spawnSync(process.execPath, ["scripts/bundle.mjs"], { cwd: dir, encoding: "utf8" });
-    if (bundle.status !== 0 || !fs.existsSync(cli)) throw new Error(`bundle: ${bundle.stderr.trim()}`);
+    const cli = entry();
+    if (bundle.status !== 0 || !cli) throw new Error(`bundle: ${bundle.stderr.trim()}`);
     return { cli, ref: sha.slice(0, 7) };
   } catch (e) {
     return { error: `the before build (${ref}) could not be made: ${e.message}` };

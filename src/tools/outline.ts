@@ -15,10 +15,10 @@ import { CLIP } from "./clip.js";
 import { declareInput, type InputOf, str } from "./declare.js";
 import { checkOpenedFile, judgedPath, OPEN_JUDGED_READ, SWAPPED_FOR_SYMLINK } from "./fs-util.js";
 import type { Collected } from "./outline/entry.js";
+import { outlineInHelper } from "./outline/grammar-process.js";
 import { outlineHeuristic } from "./outline/heuristic.js";
 import { isMarkdown, languageFor } from "./outline/languages.js";
 import { outlineMarkdown } from "./outline/markdown.js";
-import { outlineWithGrammar } from "./outline/treesitter.js";
 import { done, failed, stoppedBy } from "./result.js";
 import type { Presentation, Tool, ToolContext, ToolResult } from "./types.js";
 
@@ -125,7 +125,7 @@ export async function outlineSource(shown: string, text: string, opts: OutlineOp
   if (isMarkdown(shown)) return render(shown, "Markdown headings", outlineMarkdown(text, limit), "headings");
   const spec = languageFor(shown, text);
   if (!spec) return render(shown, "keyword heuristic, best effort", outlineHeuristic(text, limit));
-  const parsed = await outlineWithGrammar(text, spec, {
+  const parsed = await outlineInHelper(text, spec, {
     limit,
     deadlineAt: opts.deadlineAt,
     grammarDir: opts.grammarDir,

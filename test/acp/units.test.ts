@@ -605,7 +605,7 @@ describe("an editor's error in words", () => {
 
 describe("the ACP SDK is loaded only by `scoot acp`", () => {
   it("the bundle imports it dynamically, nowhere statically", () => {
-    const [entryFile = "", appFile = ""] = needsBuiltCli("scoot.mjs", "scoot-app.mjs");
+    const [entryFile = "", appFile = ""] = needsBuiltCli("scoot.cjs", "scoot-app.mjs");
     const app = fs.readFileSync(appFile, "utf8");
     const entry = fs.readFileSync(entryFile, "utf8");
     expect(app).toMatch(/await import\("@agentclientprotocol\/sdk"\)/);

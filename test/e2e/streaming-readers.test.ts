@@ -127,9 +127,9 @@ describe("audit show on a log larger than Node's longest string", () => {
   if (!haveTime)
     console.log(`skipping the peak-RSS check: ${TIME} is missing (Debian: apt-get install time)`);
 
-  /** Peak RSS (KiB) of `node dist/scoot.mjs <args>` under /usr/bin/time. */
+  /** Peak RSS (KiB) of `node dist/scoot.cjs <args>` under /usr/bin/time. */
   const timed = (args: string[]) => {
-    const r = spawnSync(TIME, ["-f", "%M", process.execPath, builtFile("scoot.mjs"), ...args], {
+    const r = spawnSync(TIME, ["-f", "%M", process.execPath, builtFile("scoot.cjs"), ...args], {
       env: cleanEnv({ SCOOT_HOME: scene.home }),
       encoding: "utf8",
       maxBuffer: 1 << 24,

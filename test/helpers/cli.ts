@@ -1,4 +1,4 @@
-/** Runs the real built CLI (`dist/scoot.mjs`, the bundled bin) as a child process in a temporary home. */
+/** Runs the real built CLI (`dist/scoot.cjs`, the bundled bin) as a child process in a temporary home. */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const CLI = path.join(REPO_ROOT, "dist", "scoot.mjs");
+export const CLI = path.join(REPO_ROOT, "dist", "scoot.cjs");
 
 export interface CliResult {
   code: number | null;
@@ -30,7 +30,7 @@ export interface CliOptions {
  * built pass without covering the binary; `npm test` builds first).
  */
 export function needsBuiltCli(...files: string[]): string[] {
-  const wanted = files.length > 0 ? files : ["scoot.mjs", "scoot-app.mjs"];
+  const wanted = files.length > 0 ? files : ["scoot.cjs", "scoot-app.mjs"];
   const paths = wanted.map((f) => path.join(REPO_ROOT, "dist", f));
   const missing = paths.filter((p) => !fs.existsSync(p));
   if (missing.length > 0) {

@@ -3,7 +3,7 @@
  * on real files in the test's project directory, the real gate, and in-memory audit and
  * transcript. This is for the loop's own decisions — corrections, limits, denials, compaction,
  * events. What needs the real binary (argv, exit codes, signals, stdout/stderr, the home on
- * disk) stays in the end-to-end tests that spawn `dist/scoot.mjs` (test/helpers/cli.ts).
+ * disk) stays in the end-to-end tests that spawn `dist/scoot.cjs` (test/helpers/cli.ts).
  */
 import path from "node:path";
 import { type Approver, approvalMemory } from "../../src/agent/approval.js";

@@ -69,7 +69,7 @@ export interface TerminalOptions {
 }
 
 /**
- * Starts `node dist/scoot.mjs <args>` (or `node <script> <args>`) in a fresh terminal. The pane
+ * Starts `node dist/scoot.cjs <args>` (or `node <script> <args>`) in a fresh terminal. The pane
  * stays open after the CLI exits and shows `[exit <code>]`, so its last screen and exit code can
  * be read.
  */

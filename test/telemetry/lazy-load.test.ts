@@ -86,7 +86,7 @@ describe("telemetry is loaded only when configured", () => {
     const staticImports = bundle.split("\n").filter((l) => /^import .*(@opentelemetry|prom-client)/.test(l));
     expect(staticImports).toEqual([]);
     expect(bundle).toContain('import("prom-client")');
-    expect(fs.readFileSync(path.join(REPO_ROOT, "dist", "scoot.mjs"), "utf8")).not.toMatch(
+    expect(fs.readFileSync(path.join(REPO_ROOT, "dist", "scoot.cjs"), "utf8")).not.toMatch(
       /opentelemetry|prom-client/,
     );
   });

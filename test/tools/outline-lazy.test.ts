@@ -1,9 +1,10 @@
 /**
  * Lazy loading of tree-sitter, proven in a fresh Node process rather than by a flag:
  * importing the outline tool must not load web-tree-sitter, outlining Markdown or plain
- * text must not either, and the first code file must. The child imports the TypeScript
- * sources through a small module hook that transpiles them with the project's TypeScript
- * and reports every module URL it resolves.
+ * text must not either, and the first code file starts the grammar process
+ * (src/tools/outline/grammar-process.ts), which parses it: web-tree-sitter never loads in Scoot's
+ * own process. The child imports the TypeScript sources through a small module hook that
+ * transpiles them with the project's TypeScript and reports every module URL it resolves.
  */
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
@@ -11,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needsBuiltCli } from "../helpers/cli.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const OUTLINE = pathToFileURL(path.join(ROOT, "src/tools/outline.ts")).href;
@@ -47,6 +49,7 @@ export async function load(url, context, next) {
 `;
 
 const CHILD = `
+import { readFileSync } from "node:fs";
 import { register } from "node:module";
 import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
 const [hooks, root, outline, cwd] = process.argv.slice(2);
@@ -62,12 +65,18 @@ const ctx = { cwd, signal: new AbortController().signal, timeoutMs: 30000, servi
 const at = (p) => ({ read: [cwd + "/" + p], write: [] });
 const report = {};
 const { outlineTool } = await import(outline);
+const grammarProcess = await import(new URL("./outline/grammar-process.ts", outline).href);
 report.afterImport = resolved();
 report.markdown = (await outlineTool.run({ path: "notes.md" }, ctx, at("notes.md"))).text;
 report.text = (await outlineTool.run({ path: "notes.txt" }, ctx, at("notes.txt"))).text;
 report.afterText = resolved();
+report.helperAfterText = grammarProcess.grammarProcessPid() ?? null;
 report.code = (await outlineTool.run({ path: "app.py" }, ctx, at("app.py"))).text;
 report.afterCode = resolved();
+const pid = grammarProcess.grammarProcessPid();
+report.helperAfterCode = pid ?? null;
+report.helperFlags = pid ? readFileSync("/proc/" + pid + "/cmdline", "utf8").split("\0") : [];
+report.self = process.pid;
 port1.close();
 console.log(JSON.stringify(report));
 `;
@@ -79,6 +88,10 @@ interface Report {
   afterText: string[];
   code: string;
   afterCode: string[];
+  helperAfterText: number | null;
+  helperAfterCode: number | null;
+  helperFlags: string[];
+  self: number;
 }
 
 let dir: string;
@@ -107,6 +120,11 @@ function runChild(): Promise<Report> {
 
 const isTreeSitter = (url: string) => url.includes("/node_modules/web-tree-sitter/");
 
+beforeAll(() => {
+  // The grammar process runs the built helper (dist/scoot-grammar.mjs).
+  needsBuiltCli("scoot-grammar.mjs");
+});
+
 describe("tree-sitter loads lazily", () => {
   it("only when the first code file is outlined", async () => {
     const r = await runChild();
@@ -123,6 +141,11 @@ describe("tree-sitter loads lazily", () => {
     expect(r.code).toBe(
       "outline of app.py (Python, tree-sitter): 2 entries\nL1: class App\n  L2: def run(self)",
     );
-    expect(r.afterCode.filter(isTreeSitter).length).toBeGreaterThan(0);
+    // Parsed in the grammar process, started with V8's --liftoff-only, and only now.
+    expect(r.helperAfterText).toBeNull();
+    expect(r.helperAfterCode).not.toBeNull();
+    expect(r.helperAfterCode).not.toBe(r.self);
+    expect(r.helperFlags).toContain("--liftoff-only");
+    expect(r.afterCode.filter(isTreeSitter)).toEqual([]);
   });
 });
