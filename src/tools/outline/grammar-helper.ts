@@ -51,5 +51,4 @@ process.on("message", (req: GrammarRequest) => {
     process.send?.(reply);
   });
 });
-// The parent ended (or let go of this process): nothing more will be asked.
-process.on("disconnect", () => process.exit(0));
+// When the parent ends, the channel closes and, with nothing else open, so does this process.
