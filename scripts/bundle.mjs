@@ -196,6 +196,8 @@ await bundle({
   format: "cjs",
   plugins: [appAsSibling],
 });
+// The bin runs by its shebang once linked (npm sets the mode too; a plain build does not).
+fs.chmodSync("dist/scoot.cjs", 0o755);
 // The ES entry of earlier builds: gone, so nothing runs a stale copy of it.
 fs.rmSync("dist/scoot.mjs", { force: true });
 await bundle({ entryPoints: ["src/app.ts"], outfile: "dist/scoot-app.mjs" });
