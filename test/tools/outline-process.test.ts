@@ -71,8 +71,11 @@ describe("the grammar process", () => {
     expect(left()).toEqual([]);
   });
 
-  it("runs apart from Scoot, started with --liftoff-only, and is reused", async () => {
-    const first = await outlineSource("a.py", "def f():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+  it("runs apart from Scoot, started with --liftoff-only, without Scoot's environment, and is reused", async () => {
+    process.env.SCOOT_GRAMMAR_TEST_TOKEN = "tok-grammar-process-123456";
+    const first = await outlineSource("a.py", "def f():\n    pass\n", {
+      deadlineAt: Date.now() + 30_000,
+    }).finally(() => delete process.env.SCOOT_GRAMMAR_TEST_TOKEN);
     expect(first).toContain("(Python, tree-sitter)");
     const pid = grammarProcessPid();
     expect(pid).toBeDefined();
@@ -80,6 +83,9 @@ describe("the grammar process", () => {
     const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
     expect(argv).toContain("--liftoff-only");
     expect(argv).toContain(String(process.pid));
+    const environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
+    expect(environ.map((e) => e.split("=")[0])).toEqual(expect.arrayContaining(["PATH"]));
+    expect(environ.join("\n")).not.toContain("tok-grammar-process");
     await outlineSource("b.go", "package b\nfunc G() {}\n", { deadlineAt: Date.now() + 30_000 });
     expect(grammarProcessPid()).toBe(pid);
   });

@@ -40,6 +40,13 @@ function helperScript(): string | undefined {
   return undefined;
 }
 
+/** Variables the grammar process gets: only those Node may need to start. */
+const HELPER_ENV = ["PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"];
+
+function helperEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(HELPER_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]]));
+}
+
 interface Pending {
   resolve: (outcome: GrammarOutcome) => void;
   timer: NodeJS.Timeout;
@@ -88,8 +95,9 @@ function start(script: string): ChildProcess {
   const c = fork(script, [String(process.pid)], {
     execArgv: HELPER_FLAGS,
     stdio: ["ignore", "ignore", "pipe", "ipc"],
-    // The helper needs none of Scoot's environment beyond finding Node's own pieces.
-    env: { PATH: process.env.PATH ?? "" },
+    // The helper needs none of Scoot's environment (its secrets included) beyond what lets Node
+    // itself start: the path and a dynamic loader's library path where one is set.
+    env: helperEnv(process.env),
   });
   // The pipe must not hold Scoot's event loop either; the channel does while an outline waits.
   (c.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
