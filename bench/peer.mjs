@@ -13,12 +13,11 @@
  *
  *   npm run build && node bench/peer.mjs [runs]
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { installPi, piLaunch } from "./lib/npm-peer.mjs";
+import { installPi, piLaunch, runAgent } from "./lib/npm-peer.mjs";
 import { iqr, median, publish, row } from "./lib/report.mjs";
 import { peerMix, peerScootScript } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
@@ -40,18 +39,7 @@ const turns = peerMix(TURNS);
 const scootScript = peerScootScript(TURNS);
 const piScript = [...turns.map(([, p]) => ({ toolCall: p })), "done"];
 
-function run(cmd, args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: project, env, stdio: ["ignore", "ignore", "pipe"] });
-    let err = "";
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("close", (code) =>
-      code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err}`)),
-    );
-  });
-}
+const run = (cmd, args, env) => runAgent(project, cmd, args, env);
 
 const peer = installPi();
 const server = await startBenchServer([], { sse: true });

@@ -18,12 +18,11 @@
  *
  *   npm run build && node bench/prefix.mjs
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { installNpmPeer, installPi, piLaunch } from "./lib/npm-peer.mjs";
+import { installNpmPeer, installPi, piLaunch, runAgent } from "./lib/npm-peer.mjs";
 import { prefixStats } from "./lib/prefix-stats.mjs";
 import { publish, row } from "./lib/report.mjs";
 import { startResponsesServer } from "./lib/responses-server.mjs";
@@ -43,20 +42,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-bench-prefix-"));
 const project = path.join(work, "project");
 writeBenchTree(project);
 
-function run(cmd, args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: project, env, stdio: ["ignore", "ignore", "pipe"] });
-    let err = "";
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("close", (code) =>
-      code === 0
-        ? resolve(err)
-        : reject(new Error(`${path.basename(args[0] ?? cmd)} exited ${code}: ${err.slice(-400)}`)),
-    );
-  });
-}
+const run = (cmd, args, env) => runAgent(project, cmd, args, env);
 
 const server = await startUsageServer([]);
 const results = []; // { agent, turns, stats } or { agent, skipped }
@@ -73,6 +59,22 @@ for (const turns of RUNS) {
   results.push({ agent: "Scoot", turns, stats: prefixStats(server.bodies), compactions });
 }
 
+/**
+ * Each of RUNS with a peer (`runTurns` scripts its server and runs it): the prefix figures of the
+ * requests in `bodies` (the server's own list, emptied by its reset), or why it did not finish.
+ */
+async function peerRuns(agent, bodies, runTurns) {
+  for (const turns of RUNS) {
+    try {
+      await runTurns(turns);
+      if (bodies.length < turns) throw new Error(`${agent} made ${bodies.length} requests of ${turns}`);
+      results.push({ agent, turns, stats: prefixStats(bodies) });
+    } catch (e) {
+      results.push({ agent, turns, skipped: `did not finish the scripted run: ${e.message.slice(0, 200)}` });
+    }
+  }
+}
+
 const pi = installPi();
 if (pi.error) results.push({ agent: "pi", skipped: pi.error });
 else {
@@ -82,21 +84,10 @@ else {
     baseUrl: server.url,
     contextWindow: PEER_WINDOW,
   });
-  for (const turns of RUNS) {
+  await peerRuns(`pi ${pi.version}`, server.bodies, async (turns) => {
     server.reset([...peerMix(turns).map(([, p]) => ({ toolCall: p })), "done"]);
-    try {
-      await run(process.execPath, [pi.cli, ...args], env);
-      if (server.bodies.length < turns)
-        throw new Error(`pi made ${server.bodies.length} requests of ${turns}`);
-      results.push({ agent: `pi ${pi.version}`, turns, stats: prefixStats(server.bodies) });
-    } catch (e) {
-      results.push({
-        agent: `pi ${pi.version}`,
-        turns,
-        skipped: `did not finish the scripted run: ${e.message.slice(0, 200)}`,
-      });
-    }
-  }
+    await run(process.execPath, [pi.cli, ...args], env);
+  });
 }
 
 // Codex: a native binary in a platform package of @openai/codex; it speaks only the Responses
@@ -128,7 +119,7 @@ else {
     "--dangerously-bypass-approvals-and-sandbox",
     "benchmark goal",
   ];
-  for (const turns of RUNS) {
+  await peerRuns(`Codex ${codex.version}`, responses.bodies, async (turns) => {
     const calls = peerMix(turns).map(([s]) => ({
       toolCall: {
         name: "exec_command",
@@ -138,19 +129,8 @@ else {
       },
     }));
     responses.reset([...calls, "done"]);
-    try {
-      await run(codex.cli, args, env);
-      if (responses.bodies.length < turns)
-        throw new Error(`Codex made ${responses.bodies.length} requests of ${turns}`);
-      results.push({ agent: `Codex ${codex.version}`, turns, stats: prefixStats(responses.bodies) });
-    } catch (e) {
-      results.push({
-        agent: `Codex ${codex.version}`,
-        turns,
-        skipped: `did not finish the scripted run: ${e.message.slice(0, 200)}`,
-      });
-    }
-  }
+    await run(codex.cli, args, env);
+  });
   await responses.close();
 }
 await server.close();

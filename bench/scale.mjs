@@ -25,7 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { measure as measureIn, TIME } from "./lib/measure.mjs";
-import { iqr, median, publish, row } from "./lib/report.mjs";
+import { iqr, median, publish, ratioRow, row } from "./lib/report.mjs";
 import { scaleTurnScript, scootEnv, writeSessions } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
@@ -365,18 +365,16 @@ async function benchSessions() {
   const vsBare = (name, figure, aim = "≤ 1.5x", limit = 1.5) => {
     const g = got[name];
     const ok = [...g.codes].every((c) => c === 0);
-    return row({
+    const r = ratioRow({
       bench: "scale",
       figure: `${figure} (${g.lines} lines${ok ? "" : `, exit ${[...g.codes].join("/")}`}) vs the bare loop`,
-      value: median(g.ms),
-      valueSpread: iqr(g.ms),
-      baseline: median(bare.ms),
-      baselineSpread: iqr(bare.ms),
+      values: g.ms,
+      baselines: bare.ms,
       unit: "ms",
-      ratio: median(g.ms) / median(bare.ms),
       aim,
-      met: ok && median(g.ms) / median(bare.ms) <= limit,
+      limit,
     });
+    return { ...r, met: ok && r.met };
   };
   const prefix = `sessions list, ${SESSIONS} sessions of ${SESSION_MESSAGES} messages and their sidecars`;
   rows.push(
@@ -396,52 +394,40 @@ async function benchSessions() {
       aim: "≤ 400 ms",
       met: median(got.first.ms) <= 400,
     }),
-    row({
+    ratioRow({
       bench: "scale",
       figure: `/resume 20 with ${SESSIONS} sessions (numbering this directory's sessions, reading the one to continue), in-process vs the bare loop in-process`,
-      value: median(resume.ms),
-      valueSpread: iqr(resume.ms),
-      baseline: median(resume.bare),
-      baselineSpread: iqr(resume.bare),
+      values: resume.ms,
+      baselines: resume.bare,
       unit: "ms",
-      ratio: median(resume.ms) / median(resume.bare),
       aim: "≤ 1.5x",
-      met: median(resume.ms) / median(resume.bare) <= 1.5,
+      limit: 1.5,
     }),
-    row({
+    ratioRow({
       bench: "scale",
       figure: `-e --continue with ${SESSIONS} sessions vs -e in a new session: time to the first request`,
-      value: median(cont.first),
-      valueSpread: iqr(cont.first),
-      baseline: median(fresh.first),
-      baselineSpread: iqr(fresh.first),
+      values: cont.first,
+      baselines: fresh.first,
       unit: "ms",
-      ratio: median(cont.first) / median(fresh.first),
       aim: "≤ 1.5x",
-      met: median(cont.first) / median(fresh.first) <= 1.5,
+      limit: 1.5,
     }),
-    row({
+    ratioRow({
       bench: "scale",
       figure: `-e --continue with ${SESSIONS} sessions vs -e --resume <the same session>: time to the first request (the cost of finding it)`,
-      value: median(cont.first),
-      valueSpread: iqr(cont.first),
-      baseline: median(named.first),
-      baselineSpread: iqr(named.first),
+      values: cont.first,
+      baselines: named.first,
       unit: "ms",
-      ratio: median(cont.first) / median(named.first),
       aim: "(informational)",
     }),
-    row({
+    ratioRow({
       bench: "scale",
       figure: `-e --continue with ${SESSIONS} sessions vs -e in a new session: wall`,
-      value: median(cont.ms),
-      valueSpread: iqr(cont.ms),
-      baseline: median(fresh.ms),
-      baselineSpread: iqr(fresh.ms),
+      values: cont.ms,
+      baselines: fresh.ms,
       unit: "ms",
-      ratio: median(cont.ms) / median(fresh.ms),
       aim: "≤ 1.5x",
-      met: median(cont.ms) / median(fresh.ms) <= 1.5,
+      limit: 1.5,
     }),
   );
   if (TIME)

@@ -27,7 +27,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { measure, TIME } from "./lib/measure.mjs";
-import { iqr, median, publish, row } from "./lib/report.mjs";
+import { publish, ratioRow, row } from "./lib/report.mjs";
 import { scaleTurnScript, scootEnv } from "./lib/scale-fixtures.mjs";
 import { startBenchServer } from "./lib/server.mjs";
 import { writeBenchTree } from "./lib/tree.mjs";
@@ -175,17 +175,14 @@ async function benchNode(node) {
   const base = got.node;
   const on = `Node ${version.slice(1)}`;
   const timeRow = (k, figure, aim, limit) =>
-    row({
+    ratioRow({
       bench: "startup",
       figure: `${figure}, ${on}`,
-      value: median(got[k].ms),
-      valueSpread: iqr(got[k].ms),
-      baseline: median(base.ms),
-      baselineSpread: iqr(base.ms),
+      values: got[k].ms,
+      baselines: base.ms,
       unit: "ms",
-      ratio: median(got[k].ms) / median(base.ms),
       aim,
-      met: limit === undefined ? undefined : median(got[k].ms) / median(base.ms) <= limit,
+      limit,
     });
   const rows = [
     timeRow("version", "scoot --version", "≤ 1.3x node -e 0", 1.3),
@@ -212,17 +209,14 @@ async function benchNode(node) {
       }),
     );
   const rssRow = (figure, values, aim, limit) =>
-    row({
+    ratioRow({
       bench: "startup",
       figure: `${figure}, ${on}`,
-      value: median(values),
-      valueSpread: iqr(values),
-      baseline: median(base.mb),
-      baselineSpread: iqr(base.mb),
+      values,
+      baselines: base.mb,
       unit: "MB",
-      ratio: median(values) / median(base.mb),
       aim,
-      met: limit === undefined ? undefined : median(values) / median(base.mb) <= limit,
+      limit,
     });
   rows.push(
     rssRow("peak RSS, scoot --version", got.version.mb, "(informational)"),

@@ -3,7 +3,7 @@
  * dir (never into this repository, kept between runs so a second run installs nothing); the
  * path of its CLI and its version, or why not.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -81,4 +81,20 @@ export function piLaunch({ piHome, work, baseUrl, contextWindow }) {
     "benchmark goal",
   ];
   return { env, args };
+}
+
+/** Runs an agent (Scoot or a peer) in `cwd` with stdout ignored: its stderr, or why it failed. */
+export function runAgent(cwd, cmd, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("close", (code) =>
+      code === 0
+        ? resolve(err)
+        : reject(new Error(`${path.basename(args[0] ?? cmd)} exited ${code}: ${err.slice(-400)}`)),
+    );
+  });
 }

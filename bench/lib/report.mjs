@@ -34,6 +34,26 @@ export function row({ bench, figure, value, valueSpread, baseline, baselineSprea
   return { bench, figure, value, valueSpread, baseline, baselineSpread, unit, ratio, aim, met };
 }
 
+/**
+ * A row of two samples side by side: their medians and IQRs, the ratio of the medians, and met
+ * when that ratio is at most `limit` (no verdict without one).
+ */
+export function ratioRow({ bench, figure, values, baselines, unit, aim, limit }) {
+  const ratio = median(values) / median(baselines);
+  return row({
+    bench,
+    figure,
+    value: median(values),
+    valueSpread: iqr(values),
+    baseline: median(baselines),
+    baselineSpread: iqr(baselines),
+    unit,
+    ratio,
+    aim,
+    met: limit === undefined ? undefined : ratio <= limit,
+  });
+}
+
 export function table(rows) {
   const lines = [
     "| benchmark | figure | Scoot (median ± IQR) | baseline (median ± IQR) | ratio | aim | met? |",

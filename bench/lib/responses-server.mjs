@@ -7,6 +7,7 @@
  * script up. Every turn's request body is kept, in order.
  */
 import http from "node:http";
+import { listenLoopback } from "./loopback.mjs";
 
 /** Bytes per token for the usage this server reports (bench/lib/usage-server.mjs). */
 const BYTES_PER_TOKEN = 4;
@@ -73,19 +74,14 @@ export async function startResponsesServer(replies) {
       );
     });
   });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const loopback = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${server.address().port}/v1`,
+    ...loopback,
     bodies,
     reset(newReplies) {
       next = 0;
       bodies.length = 0;
       replies = newReplies;
     },
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(r);
-      }),
   };
 }

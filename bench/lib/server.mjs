@@ -8,6 +8,7 @@
  * that asks to stream gets the reply as one burst of SSE chunks; otherwise plain JSON.
  */
 import http from "node:http";
+import { listenLoopback } from "./loopback.mjs";
 
 /** The chunks of one streamed reply, as an OpenAI-compatible server sends them. */
 function sseChunks(reply) {
@@ -75,10 +76,9 @@ export async function startBenchServer(replies, { sse = false } = {}) {
       res.end(body, () => stamps.push({ arrived, replied: performance.now() }));
     });
   });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address();
+  const loopback = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    ...loopback,
     stamps,
     bodies,
     reset(newReplies) {
@@ -93,10 +93,5 @@ export async function startBenchServer(replies, { sse = false } = {}) {
       for (let i = 1; i < stamps.length; i++) out.push(stamps[i].arrived - stamps[i - 1].replied);
       return out;
     },
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(r);
-      }),
   };
 }

@@ -7,6 +7,7 @@
  * to stream gets SSE chunks, any other plain JSON. Every request body is kept, in order.
  */
 import http from "node:http";
+import { listenLoopback } from "./loopback.mjs";
 
 /** Bytes per token for the usage this server reports: about what current tokenizers give for code and English. */
 const BYTES_PER_TOKEN = 4;
@@ -70,19 +71,14 @@ export async function startUsageServer(replies) {
       res.end(out);
     });
   });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const loopback = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${server.address().port}/v1`,
+    ...loopback,
     bodies,
     reset(newReplies) {
       next = 0;
       bodies.length = 0;
       replies = newReplies;
     },
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(r);
-      }),
   };
 }

@@ -11,10 +11,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nestedInstructions } from "../../src/agent/nested-instructions.js";
-import { loadProjectInstructions } from "../../src/agent/project-instructions.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { type LoopHarness, loopHarness } from "../helpers/loop.js";
+import { type LoopHarness, loopHarness, trackNestedInstructions } from "../helpers/loop.js";
 import { type ScriptItem, step } from "../helpers/scripted-server.js";
 
 let root: string;
@@ -60,13 +58,7 @@ function commitAll(): void {
 /** One session: the tracker is made as a session makes it, when the session opens. */
 function session(script: ScriptItem[]): LoopHarness {
   const h = loopHarness([...script, step("final", "done")], { cwd: root, mode: "guarded" });
-  const tracker = nestedInstructions({
-    dirs: loadProjectInstructions(root).dirs,
-    settings: h.deps.gateSettings,
-    cwd: root,
-  });
-  if (!tracker) throw new Error("no tracker");
-  h.deps.instructions = tracker;
+  trackNestedInstructions(h, root);
   return h;
 }
 

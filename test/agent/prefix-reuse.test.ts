@@ -16,14 +16,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { ContextFit } from "../../src/agent/context-fit.js";
-import { nestedInstructions } from "../../src/agent/nested-instructions.js";
 import { approvedInSession } from "../../src/agent/plan-file.js";
-import { loadProjectInstructions } from "../../src/agent/project-instructions.js";
 import { stepSchema } from "../../src/agent/step.js";
 import type { ContextWindow } from "../../src/backend/context-window.js";
 import { exitCodeFor } from "../../src/cli/run.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
-import { type LoopHarness, loopHarness } from "../helpers/loop.js";
+import { type LoopHarness, loopHarness, trackNestedInstructions } from "../helpers/loop.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
 
 const TURNS = 40;
@@ -188,13 +186,7 @@ it.each([
       );
     }
     h.deps.plan = approvedInSession(plan, "repl", true);
-    const tracker = nestedInstructions({
-      dirs: loadProjectInstructions(root).dirs,
-      settings: h.deps.gateSettings,
-      cwd: root,
-    });
-    if (!tracker) throw new Error("no tracker");
-    h.deps.instructions = tracker;
+    trackNestedInstructions(h, root);
 
     const r = await h.run("read the notes, then what is below sub");
     expect(exitCodeFor(r), r.error).toBe(0);

@@ -9,6 +9,8 @@ import path from "node:path";
 import { type Approver, approvalMemory } from "../../src/agent/approval.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { type RunDeps, type RunResult, runGoal } from "../../src/agent/loop.js";
+import { nestedInstructions } from "../../src/agent/nested-instructions.js";
+import { loadProjectInstructions } from "../../src/agent/project-instructions.js";
 import { buildSystemPrompt } from "../../src/agent/prompt.js";
 import { traceLine } from "../../src/cli/trace.js";
 import { type AuditLevel, type Config, defaultConfig, type PolicyMode } from "../../src/config/schema.js";
@@ -125,4 +127,15 @@ export function loopHarness(script: ScriptItem[], opts: LoopOptions): LoopHarnes
         .join("\n"),
     run: (goal) => runGoal(deps, goal),
   };
+}
+
+/** Gives the harness the nested AGENTS.md tracker a session makes when it opens in `root`. */
+export function trackNestedInstructions(h: LoopHarness, root: string): void {
+  const tracker = nestedInstructions({
+    dirs: loadProjectInstructions(root).dirs,
+    settings: h.deps.gateSettings,
+    cwd: root,
+  });
+  if (!tracker) throw new Error("no tracker");
+  h.deps.instructions = tracker;
 }
