@@ -228,6 +228,8 @@ describe.skipIf(!hasTmux).each(SIZES)("the bash question at $width x $height", (
     const block = screen.slice(0, screen.lastIndexOf("approve bash"));
     expect(block).toMatch(/^● bash \(2 lines\)\n {2}echo one\n {2}echo two$/m);
     await t.type("n");
+    // The Enter that skips the reason goes to the reason prompt, once it is there.
+    await t.waitFor("reason for the model");
     await t.keys("Enter");
     await t.waitFor("echoed");
   });
