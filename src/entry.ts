@@ -16,10 +16,10 @@ export async function runArgv(
   base: Surroundings,
   /**
    * beforeApp: called with the parsed arguments just before the command modules are loaded (the
-   * CLI turns on V8's compile cache); onAppLoaded: once they are, before the command runs (the
-   * CLI tunes the heap).
+   * CLI turns on V8's compile cache); onAppLoaded: once they are, before the command runs, with
+   * the same arguments (the CLI tunes the heap).
    */
-  hooks: { beforeApp?: (args: ParsedArgs) => void; onAppLoaded?: () => Promise<void> } = {},
+  hooks: { beforeApp?: (args: ParsedArgs) => void; onAppLoaded?: (args: ParsedArgs) => Promise<void> } = {},
 ): Promise<number> {
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
@@ -35,7 +35,7 @@ export async function runArgv(
   if (asksHelp) return printHelp(helpTopic(args.words, args.flags.help === true), base.io);
   hooks.beforeApp?.(args);
   const { dispatch } = await import("./app.js");
-  await hooks.onAppLoaded?.();
+  await hooks.onAppLoaded?.(args);
   return dispatch(args, base);
 }
 

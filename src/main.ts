@@ -31,9 +31,21 @@ function exitAfterFlush(code: number): void {
  * that costs a short run more scavenges than it saves. Only the CLI process sets it (tests
  * that route argv in process keep their own heap as it is).
  */
-async function holdYoungGeneration(): Promise<void> {
+async function holdYoungGeneration(args: ParsedArgs): Promise<void> {
+  if (readsAndReports(args)) return;
   const { setFlagsFromString } = await import("node:v8");
   setFlagsFromString("--semi-space-growth-factor=1");
+}
+
+/**
+ * Commands that read the home, print and end. What they allocate mostly lives until they print
+ * (a listing of thousands of sessions), so a held young generation only makes them scavenge
+ * more: about 40 collections instead of 11 for `sessions list --all` over 5,000 sessions.
+ */
+const READ_AND_REPORT = new Set(["sessions", "session", "audit", "policy", "config", "skills"]);
+
+function readsAndReports(args: ParsedArgs): boolean {
+  return typeof args.flags.eval !== "string" && READ_AND_REPORT.has(args.words[0] ?? "");
 }
 
 /** V8's compile cache, under the home's state directory (docs/configuration.md "Runtime home"). */

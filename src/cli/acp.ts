@@ -16,7 +16,7 @@ export async function runAcp(cli: Cli): Promise<number> {
   }
   const unattended = flagBool(cli.args, "unattended");
   // The editor's person answers approval questions; under --unattended nobody does.
-  const loaded = loadAgentCommand(cli, "acp", { canAsk: !unattended });
+  const loaded = await loadAgentCommand(cli, "acp", { canAsk: !unattended });
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths, mode, retries, approval } = loaded;
   const log = (line: string) => cli.io.err(`scoot: ${line}\n`);

@@ -23,7 +23,7 @@ export async function runAuditExport(cli: Cli): Promise<number> {
     );
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
   const prepared = prepareExport(config, paths, cli.env);

@@ -20,7 +20,7 @@ export async function runAuditShow(cli: Cli): Promise<number> {
     cli.io.err(`scoot audit show: ${valid.error}\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   // Printed as read, whatever the log's size: nothing is held but one line.
   let printed = 0;
@@ -63,7 +63,7 @@ export async function runAuditVerify(cli: Cli): Promise<number> {
     );
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
   const key = loadAuditKey(auditOptions(config.audit, paths.audit).hmacKeyFile);

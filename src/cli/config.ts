@@ -54,7 +54,7 @@ export async function runConfig(cli: Cli): Promise<number> {
     cli.io.err(`scoot config: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, file, paths, fromEnv } = loaded.value;
   const token = resolveToken(config, paths.configDir, cli.env, cli.cwd);

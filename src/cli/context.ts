@@ -1,5 +1,4 @@
 /** What every command starts from: parsed arguments, the home, and the loaded configuration. */
-import { checkRules, rulesProblemText } from "../agent/approval-rules.js";
 import {
   ensureHome,
   type HomePaths,
@@ -31,7 +30,7 @@ export interface Loaded extends LoadedConfig {
 export type Loadable = { ok: true; value: Loaded } | { ok: false; exitCode: number };
 
 /** Resolves the home, creates it on first use, loads the config and prints its warnings. */
-export function loadForCommand(cli: Cli): Loadable {
+export async function loadForCommand(cli: Cli): Promise<Loadable> {
   let paths: HomePaths;
   try {
     // The user's home is needed even with SCOOT_HOME (the gate protects it, skills live under it).
@@ -65,11 +64,13 @@ export function loadForCommand(cli: Cli): Loadable {
     return { ok: false, exitCode: EXIT.usage };
   }
   for (const w of loaded.value.warnings) cli.io.err(`scoot: warning: ${w}\n`);
-  // A rule is checked against the tools' scopes, which the config layer does not know.
-  const rules = checkRules(loaded.value.config.tools.rules);
-  if (rules.problems.length > 0) {
+  // A rule is checked against the tools' scopes, which the config layer does not know. The tool
+  // registry is loaded only then: a listing or a report has no other use for it.
+  const raw = loaded.value.config.tools.rules;
+  const problem = raw.length === 0 ? undefined : await rulesProblem(raw);
+  if (problem !== undefined) {
     const where = loaded.value.file ? `${loaded.value.file}: ` : "";
-    cli.io.err(`scoot: configuration error: ${where}${rulesProblemText(rules.problems)}\n`);
+    cli.io.err(`scoot: configuration error: ${where}${problem}\n`);
     return { ok: false, exitCode: EXIT.usage };
   }
   const flags = applyBackendFlags(loaded.value.config, cli.args);
@@ -78,4 +79,11 @@ export function loadForCommand(cli: Cli): Loadable {
     return { ok: false, exitCode: EXIT.usage };
   }
   return { ok: true, value: { ...loaded.value, paths } };
+}
+
+/** What is wrong with the `[[tools.rules]]` entries, as one text, or undefined. */
+async function rulesProblem(raw: readonly unknown[]): Promise<string | undefined> {
+  const { checkRules, rulesProblemText } = await import("../agent/approval-rules.js");
+  const { problems } = checkRules(raw);
+  return problems.length === 0 ? undefined : rulesProblemText(problems);
 }

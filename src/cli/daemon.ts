@@ -35,7 +35,7 @@ const STOP_POLL_MS = 50;
 export async function runDaemonRun(cli: Cli): Promise<number> {
   const ticks = parseTicks(cli, "daemon run");
   if (!ticks.ok) return ticks.exitCode;
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
   // Jobs, shipping and /metrics are each a reason to run; a daemon with only the last two is
@@ -179,7 +179,7 @@ export async function runDaemonStatus(cli: Cli): Promise<number> {
     cli.io.err(`scoot daemon status: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { paths } = loaded.value;
   const read = readDaemonState(paths.daemonJson);
@@ -227,7 +227,7 @@ export async function runDaemonStop(cli: Cli): Promise<number> {
     cli.io.err(`scoot daemon stop: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { paths } = loaded.value;
   const plan = planStop(paths);

@@ -31,7 +31,7 @@ export async function runPolicyCheck(cli: Cli): Promise<number> {
     );
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
   const modeFlag = flagString(cli.args, "mode") ?? flagString(cli.args, "policy");

@@ -82,12 +82,12 @@ function caFileProblem(cli: Cli, config: Config): boolean {
  * The loaded configuration plus the run flags (`--policy`, `--retries`) that every command
  * starting agent runs shares (`acp`, `serve`); errors are printed as `scoot <name>: …`.
  */
-export function loadAgentCommand(
+export async function loadAgentCommand(
   cli: Cli,
   name: string,
   /** Whether a person can answer approval questions (ACP: the editor); default: nobody can. */
   opts: { canAsk?: boolean } = {},
-):
+): Promise<
   | {
       ok: true;
       config: Config;
@@ -96,8 +96,9 @@ export function loadAgentCommand(
       retries: number | undefined;
       approval: ApprovalMode;
     }
-  | { ok: false; exitCode: number } {
-  const loaded = loadForCommand(cli);
+  | { ok: false; exitCode: number }
+> {
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
   if (caFileProblem(cli, config)) return { ok: false, exitCode: EXIT.usage };
@@ -175,7 +176,7 @@ export async function openCliAgent(
   /** An approved plan every run of the session is bound to (`--execute-plan`). */
   plan?: ApprovedPlan,
 ): Promise<({ ok: true } & CliAgent) | { ok: false; exitCode: number }> {
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded;
   const { config, paths } = loaded.value;
   if (caFileProblem(cli, config)) return { ok: false, exitCode: EXIT.usage };

@@ -50,7 +50,7 @@ export async function runScheduleList(cli: Cli): Promise<number> {
     cli.io.err(`scoot schedule list: unexpected argument "${cli.args.words[0]}"\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
   const set = validateJobs(config);
@@ -105,7 +105,7 @@ export async function runScheduleList(cli: Cli): Promise<number> {
 export async function runScheduleRun(cli: Cli): Promise<number> {
   const ticks = parseTicks(cli, "schedule run");
   if (!ticks.ok) return ticks.exitCode;
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths } = loaded.value;
   if (!config.schedule.enabled) {

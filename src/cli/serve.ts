@@ -23,7 +23,7 @@ export async function runServe(cli: Cli): Promise<number> {
   }
   // stdout carries responses only: a library's console.log must not land in the stream.
   consoleToStderr();
-  const loaded = loadAgentCommand(cli, "serve");
+  const loaded = await loadAgentCommand(cli, "serve");
   if (!loaded.ok) return loaded.exitCode;
   const { config, paths, mode, retries } = loaded;
   // Refused before the first request, not on each one (docs/safety.md "Dangerous project roots").

@@ -28,7 +28,7 @@ export async function runSessionsList(cli: Cli): Promise<number> {
     cli.io.err(`scoot sessions list: ${limit.error}\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const listing = selectSessions(loaded.value.paths.sessions, {
     cwd: cli.cwd,
@@ -66,7 +66,7 @@ export async function runSessionShow(cli: Cli): Promise<number> {
     cli.io.err(`scoot session show: ${valid.error}\n`);
     return EXIT.usage;
   }
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const file = sessionPath(loaded.value.paths.sessions, id);
   if (!transcriptFiles(file).some((f) => fs.existsSync(f))) {

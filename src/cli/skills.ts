@@ -6,7 +6,7 @@ import { EXIT } from "./io.js";
 
 export async function runSkills(cli: Cli): Promise<number> {
   const [sub, ...rest] = cli.args.words;
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return loaded.exitCode;
   const opts = {
     config: loaded.value.config,

@@ -98,13 +98,13 @@ function sessionArg(cli: Cli, name: string): { ok: true; word: string | undefine
 }
 
 /** The home and the session `scoot undo` / `scoot diff` work on, or the exit code of why not. */
-function sessionForCommand(
+async function sessionForCommand(
   cli: Cli,
   name: "undo" | "diff",
-): { ok: true; paths: HomePaths; id: string } | { ok: false; exitCode: number } {
+): Promise<{ ok: true; paths: HomePaths; id: string } | { ok: false; exitCode: number }> {
   const arg = sessionArg(cli, name);
   if (!arg.ok) return { ok: false, exitCode: EXIT.usage };
-  const loaded = loadForCommand(cli);
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return { ok: false, exitCode: loaded.exitCode };
   const { paths } = loaded.value;
   const id = chooseSession(paths, arg.word, cli.cwd, name);
@@ -130,8 +130,8 @@ function otherUndoableRun(cli: Cli, paths: HomePaths, id: string): string[] {
 }
 
 /** The gate in the configured mode (or --policy) and the audit log, for `scoot undo`. */
-function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Result<UndoGuard> {
-  const loaded = loadForCommand(cli);
+async function cliUndoGuard(cli: Cli, paths: HomePaths, sessionId: string): Promise<Result<UndoGuard>> {
+  const loaded = await loadForCommand(cli);
   if (!loaded.ok) return { ok: false, error: "the configuration cannot be loaded" };
   const { config } = loaded.value;
   const word = flagString(cli.args, "policy");
@@ -184,7 +184,7 @@ function noteInTranscript(cli: Cli, paths: HomePaths, id: string, undone: UndoDo
 }
 
 export async function runUndo(cli: Cli): Promise<number> {
-  const chosen = sessionForCommand(cli, "undo");
+  const chosen = await sessionForCommand(cli, "undo");
   if (!chosen.ok) return chosen.exitCode;
   const { paths, id } = chosen;
   // A live run of the session may be changing the same files: undo waits for it to end.
@@ -198,7 +198,7 @@ export async function runUndo(cli: Cli): Promise<number> {
     return EXIT.failed;
   }
   try {
-    const guard = cliUndoGuard(cli, paths, id);
+    const guard = await cliUndoGuard(cli, paths, id);
     if (!guard.ok) {
       cli.io.err(`scoot undo: ${guard.error}\n`);
       return EXIT.usage;
@@ -217,7 +217,7 @@ export async function runUndo(cli: Cli): Promise<number> {
 }
 
 export async function runDiff(cli: Cli): Promise<number> {
-  const chosen = sessionForCommand(cli, "diff");
+  const chosen = await sessionForCommand(cli, "diff");
   if (!chosen.ok) return chosen.exitCode;
   await showSessionDiff(cliUndoIo(cli), chosen.paths, chosen.id, cli.cwd);
   return EXIT.ok;

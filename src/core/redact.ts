@@ -40,6 +40,12 @@ interface Shape {
   pattern: RegExp;
   end: RegExp;
   endIncluded?: true;
+  /**
+   * A character no match can be found without: text that lacks it is not searched. The
+   * connection-string shapes' look-behinds are tried at every position, the slowest search here
+   * (about 9 ms over a 5,000-row `sessions list`), and most text holds no `;`.
+   */
+  needs?: string;
 }
 
 const CREDENTIAL_SHAPES: Shape[] = [
@@ -63,6 +69,7 @@ const CREDENTIAL_SHAPES: Shape[] = [
   {
     pattern: new RegExp(`(?<=;${GAP}(?:${CONNECTION_SECRET_KEYS})${GAP}=${GAP})[^;\\s"']+`, "gi"),
     end: /[;\s"']/,
+    needs: ";",
   },
   {
     pattern: new RegExp(
@@ -70,8 +77,14 @@ const CREDENTIAL_SHAPES: Shape[] = [
       "gi",
     ),
     end: /[;\s"']/,
+    needs: ";",
   },
 ];
+
+/** Whether `shape` can match anywhere in `text`. */
+function mayHold(text: string, shape: Shape): boolean {
+  return shape.needs === undefined || text.includes(shape.needs);
+}
 
 /**
  * A connection-string value at the end of the text that a later `;` would make a secret (the
@@ -130,9 +143,10 @@ export function registerSecretEnv(env: NodeJS.ProcessEnv): void {
 export function redact(text: string): string {
   let out = text;
   // Shapes first: a known value inside a longer credential must not leave the rest readable.
-  for (const { pattern } of CREDENTIAL_SHAPES) {
-    pattern.lastIndex = 0;
-    out = out.replace(pattern, REDACTED);
+  for (const shape of CREDENTIAL_SHAPES) {
+    if (!mayHold(out, shape)) continue;
+    shape.pattern.lastIndex = 0;
+    out = out.replace(shape.pattern, REDACTED);
   }
   for (const secret of secretsSorted) {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
@@ -143,8 +157,9 @@ export function redact(text: string): string {
 /** Where credentials lie in `text`: every shape match and every registered value, as [start, end). */
 export function credentialSpans(text: string): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
-  for (const { pattern } of CREDENTIAL_SHAPES) {
-    for (const m of text.matchAll(pattern)) spans.push([m.index, m.index + m[0].length]);
+  for (const shape of CREDENTIAL_SHAPES) {
+    if (!mayHold(text, shape)) continue;
+    for (const m of text.matchAll(shape.pattern)) spans.push([m.index, m.index + m[0].length]);
   }
   for (const secret of secretsSorted) {
     for (let i = text.indexOf(secret); i >= 0; i = text.indexOf(secret, i + 1))

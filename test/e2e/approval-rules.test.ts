@@ -156,5 +156,10 @@ describe("scoot config and bad rules", () => {
     });
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toMatch(/FAIL\s+config\s+tools\.rules\[0\]\.tool: "bsh" is not a tool/);
+    // A command that runs no tool checks the rules too (the registry is loaded only for them).
+    const listing = await runInProcess(["sessions", "list"], { home: scene.home, cwd: scene.project });
+    expect(listing.code).toBe(2);
+    expect(listing.stderr).toContain(`scoot: configuration error: ${file}: 4 problems in tools.rules:\n`);
+    expect(listing.stdout).toBe("");
   });
 });
