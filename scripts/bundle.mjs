@@ -6,8 +6,10 @@
  * - `dist/scoot.cjs`: the entry — argument parsing, `--version`, `--help` — and nothing else.
  *   It is CommonJS: Node starts a CommonJS main without its ES module loader, about 5 ms of
  *   CPU less on Node 20 for `--version` (the loader reads the file through fs/promises, which
- *   loads the line editor); the app it imports is still an ES module;
- * - `dist/scoot-app.mjs`: everything else in one file, loaded only when there is work;
+ *   loads the line editor);
+ * - `dist/scoot-app.cjs`: everything else in one CommonJS file, loaded only when there is work,
+ *   through src/app-code-cache.ts, which compiles it with the code V8 kept from an earlier run
+ *   (a script can be given kept code; an ES module cannot, and Node's own cache keeps less);
  * - `dist/scoot-grammar.mjs`: the outline tool's grammar process, started on its first use.
  * Heavy dependencies (MCP SDK, tree-sitter, YAML, TOML, the regex engine) stay lazy inside.
  * `tsc` still emits the per-module `dist/**` that tests and benchmarks import directly.
@@ -17,7 +19,9 @@
  * loads the fetch and WebSocket stack (about 8 MB of a trivial run's peak RSS and 30 ms of CPU).
  * Only there does it pay: Node 20 builds the facade for `require` too, and each module that
  * imports a builtin through `require` gets its own copy of the exports' accessors (`node:fs`,
- * imported by 80 modules, would cost 3 to 7 MB). The bundles are still ES modules.
+ * imported by 80 modules, would cost 3 to 7 MB). In the CommonJS app every import of a builtin is
+a `require`, and each importer of a whole module gets its own copy of its exports (`__toESM`),
+which is why `node:fs` stays one shared shim there too.
  *
  * The same facade cost is why the builtins a short run does not use (`LAZY`: the REPL's line
  * editor, DNS, vm, gzip, util's extras) are loaded through a shim on first use, and why
@@ -41,11 +45,19 @@ const common = {
   logLevel: "warning",
 };
 
-/** The entry imports `./app.js`; in the bundle that is the sibling `scoot-app.mjs`. */
+/**
+ * The entry imports `./app.js`; in the bundle that is the sibling `scoot-app.cjs`, loaded through
+ * src/app-code-cache.ts (which keeps its compiled code on Node 20).
+ */
 const appAsSibling = {
   name: "app-as-sibling",
   setup(b) {
-    b.onResolve({ filter: /^\.\/app\.js$/ }, () => ({ path: "./scoot-app.mjs", external: true }));
+    b.onResolve({ filter: /^\.\/app\.js$/ }, () => ({ path: "app", namespace: "app-as-sibling" }));
+    b.onLoad({ filter: /.*/, namespace: "app-as-sibling" }, () => ({
+      contents: `module.exports = require(${JSON.stringify(path.resolve("src/app-code-cache.ts"))}).loadApp(require("node:path").join(__dirname, "scoot-app.cjs"));`,
+      loader: "js",
+      resolveDir: path.resolve("src"),
+    }));
   },
 };
 
@@ -170,7 +182,18 @@ function asciiOnly(text) {
  */
 const CJS_BANNER = '"use strict";\nconst __scootUrl = require("node:url").pathToFileURL(__filename).href;';
 
-async function bundle(options) {
+/**
+ * Each `import("package")` left in the bundle (npm packages are external) as a call of `name`,
+ * which the app's loader passes in (src/app-code-cache.ts). Any other `import(` fails the build.
+ */
+function importsThrough(text, name) {
+  const out = text.replace(/\bimport\((?=")/g, `${name}(`);
+  const left = out.match(/.{0,40}\bimport\(.{0,40}/);
+  if (left) throw new Error(`bundle: an import() the app's loader cannot serve: ${left[0]}`);
+  return out;
+}
+
+async function bundle({ importsThrough: through, ...options }) {
   const cjs = options.format === "cjs";
   const result = await build({
     ...common,
@@ -186,7 +209,8 @@ async function bundle(options) {
   if (missing.length > 0) throw new Error(`bundle: ${missing.map((w) => w.text).join("; ")}`);
   for (const file of result.outputFiles) {
     fs.mkdirSync(path.dirname(file.path), { recursive: true });
-    fs.writeFileSync(file.path, asciiOnly(file.text));
+    const text = through ? importsThrough(file.text, through) : file.text;
+    fs.writeFileSync(file.path, asciiOnly(text));
   }
 }
 
@@ -198,8 +222,13 @@ await bundle({
 });
 // The bin runs by its shebang once linked (npm sets the mode too; a plain build does not).
 fs.chmodSync("dist/scoot.cjs", 0o755);
-// The ES entry of earlier builds: gone, so nothing runs a stale copy of it.
-fs.rmSync("dist/scoot.mjs", { force: true });
-await bundle({ entryPoints: ["src/app.ts"], outfile: "dist/scoot-app.mjs" });
+await bundle({
+  entryPoints: ["src/app.ts"],
+  outfile: "dist/scoot-app.cjs",
+  format: "cjs",
+  importsThrough: "__scootImport",
+});
+// The ES entry and app of earlier builds: gone, so nothing runs a stale copy of them.
+for (const stale of ["dist/scoot.mjs", "dist/scoot-app.mjs"]) fs.rmSync(stale, { force: true });
 // The grammar process of the outline tool (src/tools/outline/grammar-process.ts).
 await bundle({ entryPoints: ["src/tools/outline/grammar-helper.ts"], outfile: "dist/scoot-grammar.mjs" });

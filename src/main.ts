@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import module from "node:module";
 import path from "node:path";
+import { keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
 import type { ParsedArgs } from "./cli/args.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { HOME_DIR_MODE, homeWriteProblem, resolveHomeDir } from "./config/home.js";
@@ -17,7 +18,10 @@ function exitAfterFlush(code: number): void {
   let pending = 2;
   const done = () => {
     pending -= 1;
-    if (pending === 0) process.exit(code);
+    if (pending > 0) return;
+    releaseYoungGeneration();
+    keepAppCode();
+    process.exit(code);
   };
   process.stdout.write("", done);
   process.stderr.write("", done);
@@ -35,7 +39,18 @@ async function holdYoungGeneration(args: ParsedArgs): Promise<void> {
   if (readsAndReports(args)) return;
   const { setFlagsFromString } = await import("node:v8");
   setFlagsFromString("--semi-space-growth-factor=1");
+  releaseYoungGeneration = () =>
+    setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
 }
+
+/** V8's own growth factor (its default in every Node Scoot runs on). */
+const V8_SEMI_SPACE_GROWTH_FACTOR = 2;
+
+/**
+ * Sets V8's growth factor back as the run ends: the app's compiled code is then written for the
+ * next run (src/app-code-cache.ts), and V8 refuses code stamped with other flags than its own.
+ */
+let releaseYoungGeneration = (): void => {};
 
 /**
  * Commands that read the home, print and end. What they allocate mostly lives until they print
@@ -62,7 +77,6 @@ const COMPILE_CACHE_DIR = "compile-cache";
  */
 function cacheCompiledCode(args: ParsedArgs): void {
   const enable = (module as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
-  if (typeof enable !== "function") return;
   try {
     const flag = args.flags["scoot-home"];
     const state = path.join(
@@ -73,7 +87,10 @@ function cacheCompiledCode(args: ParsedArgs): void {
     const dir = path.join(state, COMPILE_CACHE_DIR);
     // Owner-only, as the rest of the home (Node would make it readable by all).
     if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: HOME_DIR_MODE });
-    enable(dir);
+    // Node's cache (22.8+) keeps the npm packages' code; the app's own is kept by app-code-cache.ts.
+    if (!fs.statSync(dir).isDirectory()) return;
+    if (typeof enable === "function") enable(dir);
+    keepAppCodeIn(dir);
   } catch {
     // No cache: the run compiles as it would on Node 20.
   }

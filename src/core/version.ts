@@ -8,7 +8,7 @@ let cached: string | undefined;
 
 export function scootVersion(): string {
   if (cached !== undefined) return cached;
-  // The bundles (dist/scoot.cjs, dist/scoot-app.mjs) sit one level below package.json; the
+  // The bundles (dist/scoot.cjs, dist/scoot-app.cjs) sit one level below package.json; the
   // per-module build (dist/core/version.js) and the sources two.
   for (const rel of ["../package.json", "../../package.json"]) {
     try {

@@ -605,10 +605,10 @@ describe("an editor's error in words", () => {
 
 describe("the ACP SDK is loaded only by `scoot acp`", () => {
   it("the bundle imports it dynamically, nowhere statically", () => {
-    const [entryFile = "", appFile = ""] = needsBuiltCli("scoot.cjs", "scoot-app.mjs");
+    const [entryFile = "", appFile = ""] = needsBuiltCli("scoot.cjs", "scoot-app.cjs");
     const app = fs.readFileSync(appFile, "utf8");
     const entry = fs.readFileSync(entryFile, "utf8");
-    expect(app).toMatch(/await import\("@agentclientprotocol\/sdk"\)/);
+    expect(app).toMatch(/await __scootImport\("@agentclientprotocol\/sdk"\)/);
     expect(app).not.toMatch(/^import[^;]*from\s*"@agentclientprotocol\//m);
     expect(entry).not.toContain("@agentclientprotocol");
   });

@@ -18,8 +18,7 @@ const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
 const UNDICI = /internal\/deps\/undici\//;
 /**
  * Builtins a trivial run has no use for, though modules on its path import them (the REPL's
- * line editor, DNS checks of http_request, the schema check's vm, metrics' gzip, util's
- * extras): the bundle loads them on first use (scripts/bundle.mjs `LAZY`). `node:fs`'s ES
+ * line editor, DNS checks of http_request, metrics' gzip, util's extras): the bundle loads them on first use (scripts/bundle.mjs `LAZY`). `node:fs`'s ES
  * facade would load fs/promises and with it the line editor, so `node:fs` is a shared shim.
  */
 const UNUSED_BUILTINS = [
@@ -69,14 +68,10 @@ describe("a plain run loads no more of Node than it uses", () => {
       // The probe saw Node's modules at all: the run did load node:http.
       expect(modules.some((m) => m === "NativeModule http")).toBe(args[0] === "-e");
       expect(modules.filter((m) => UNDICI.test(m))).toEqual([]);
-      // Node 20's own ES module loader reads the app (an ES module) through fs/promises, which
-      // loads the line editor's interface; later Nodes read it synchronously. The entry is
-      // CommonJS, so `--version` loads neither on any Node (scripts/bundle.mjs).
-      const loaderOwn =
-        args[0] === "-e" && Number(process.versions.node.split(".")[0]) === 20
-          ? ["NativeModule internal/readline/interface", "NativeModule fs/promises"]
-          : [];
-      const unused = UNUSED_BUILTINS.filter((m) => !loaderOwn.includes(m));
+      // The app is compiled through node:vm, with the code an earlier run kept
+      // (src/app-code-cache.ts): a run loads vm, `--version` does not.
+      const runOwn = args[0] === "-e" ? ["NativeModule vm"] : [];
+      const unused = UNUSED_BUILTINS.filter((m) => !runOwn.includes(m));
       expect(modules.filter((m) => unused.includes(m))).toEqual([]);
     }
   });

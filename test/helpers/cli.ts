@@ -30,7 +30,7 @@ export interface CliOptions {
  * built pass without covering the binary; `npm test` builds first).
  */
 export function needsBuiltCli(...files: string[]): string[] {
-  const wanted = files.length > 0 ? files : ["scoot.cjs", "scoot-app.mjs"];
+  const wanted = files.length > 0 ? files : ["scoot.cjs", "scoot-app.cjs"];
   const paths = wanted.map((f) => path.join(REPO_ROOT, "dist", f));
   const missing = paths.filter((p) => !fs.existsSync(p));
   if (missing.length > 0) {

@@ -9,7 +9,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { grammarProcessPid, stopGrammarProcess } from "../../src/tools/outline/grammar-process.js";
+import {
+  GRAMMAR_IDLE_MS,
+  grammarProcessPid,
+  setGrammarIdleMs,
+  stopGrammarProcess,
+} from "../../src/tools/outline/grammar-process.js";
 import { outlineSource } from "../../src/tools/outline.js";
 import { collect, needsBuiltCli, REPO_ROOT, spawnCli } from "../helpers/cli.js";
 import { processesWith } from "../helpers/procs.js";
@@ -28,9 +33,12 @@ const LEAVE_GUARD_MS = 10_000;
 const scene = useScene({ home: "scoot-outline-process-", project: "scoot-outline-process-project-" });
 
 beforeAll(() => {
-  needsBuiltCli("scoot.cjs", "scoot-app.mjs", GRAMMAR_SCRIPT);
+  needsBuiltCli("scoot.cjs", "scoot-app.cjs", GRAMMAR_SCRIPT);
 });
-afterEach(() => stopGrammarProcess());
+afterEach(() => {
+  stopGrammarProcess();
+  setGrammarIdleMs(GRAMMAR_IDLE_MS);
+});
 
 describe("the grammar process", () => {
   it("a run that outlines every language twice, a few hundred lines each, answers (Node 24 died of a Zone OOM)", async () => {
@@ -102,5 +110,25 @@ describe("the grammar process", () => {
     const next = await outlineSource("d.py", "def h():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
     expect(next).toContain("(Python, tree-sitter)");
     expect(grammarProcessPid()).not.toBe(dying);
+  });
+
+  it("an idle one is let go (a daemon keeps no grammars for good); the next outline starts another", async () => {
+    const idle = 300;
+    setGrammarIdleMs(idle);
+    await outlineSource("a.py", "def f():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+    const first = grammarProcessPid() as number;
+    // Outlines closer together than the idle time keep the same process.
+    await new Promise((r) => setTimeout(r, idle / 3));
+    await outlineSource("b.py", "def g():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+    expect(grammarProcessPid()).toBe(first);
+    const alive = () =>
+      fs.existsSync(`/proc/${first}`) && !/^\d+ \S+ Z/.test(fs.readFileSync(`/proc/${first}/stat`, "utf8"));
+    for (const until = Date.now() + LEAVE_GUARD_MS; alive() && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toBe(false);
+    expect(grammarProcessPid()).toBeUndefined();
+    const next = await outlineSource("c.py", "def h():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+    expect(next).toContain("(Python, tree-sitter)");
+    expect(grammarProcessPid()).not.toBe(first);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Outline by real parse in a process of its own (grammar-helper.ts), started on the first outline
- * that needs a grammar and kept for the rest of the run.
+ * that needs a grammar and kept while outlines keep coming (`GRAMMAR_IDLE_MS`).
  *
  * Why not in Scoot's own process: V8 compiles tree-sitter's WebAssembly grammars with its
  * optimising compiler, and on Node 24 that takes hundreds of megabytes per grammar (outlining a
@@ -26,6 +26,12 @@ const HELPER_FLAGS = ["--liftoff-only"];
 const DEADLINE_GRACE_MS = 1_000;
 /** The tail of the process's stderr kept to say why it ended. */
 const STDERR_TAIL_CHARS = 2_000;
+/**
+ * How long the process may sit idle before it is let go: it holds every grammar it loaded (about
+ * 170 MB after all 19 languages), which a daemon, `serve` or an editor's session would otherwise
+ * keep for good. The next outline starts a new one (about 60 ms, then its grammar loads again).
+ */
+export const GRAMMAR_IDLE_MS = 60_000;
 
 /**
  * The helper's script: next to the bundle (`dist/scoot-grammar.mjs`), next to this module in the
@@ -56,14 +62,27 @@ let child: ChildProcess | undefined;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 let stderrTail = "";
+let idleMs = GRAMMAR_IDLE_MS;
+let idleTimer: NodeJS.Timeout | undefined;
 
-/** Idle: the process and its channel no longer hold Scoot's event loop open. */
+/**
+ * Idle: the process and its channel no longer hold Scoot's event loop open, and after `idleMs`
+ * more its channel is closed, which ends it.
+ */
 function release(c: ChildProcess): void {
   c.unref();
   c.channel?.unref();
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(() => {
+    if (child !== c || pending.size > 0) return;
+    child = undefined;
+    c.disconnect();
+  }, idleMs);
+  idleTimer.unref();
 }
 
 function hold(c: ChildProcess): void {
+  clearTimeout(idleTimer);
   c.ref();
   c.channel?.ref();
 }
@@ -164,6 +183,11 @@ export async function outlineInHelper(
 export function stopGrammarProcess(): void {
   child?.kill("SIGKILL");
   child = undefined;
+}
+
+/** How long an idle grammar process is kept (tests shorten it). */
+export function setGrammarIdleMs(ms: number): void {
+  idleMs = ms;
 }
 
 /** The grammar process's pid, if one runs (tests). */

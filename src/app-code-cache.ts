@@ -1,0 +1,153 @@
+/**
+ * Loading the bundled app (`dist/scoot-app.cjs`) with V8's compiled code kept between runs.
+ *
+ * Compiling the 1.3 MB app is the largest single cost of a short run. Node 20 keeps no compiled
+ * code, and Node 22.8+'s own cache (`module.enableCompileCache`, which main.ts still turns on for
+ * the npm packages loaded later) keeps only what was compiled as a module loaded. So the app is
+ * compiled here, through `vm.Script`, with the code V8 produced in an earlier run
+ * (`cachedData`); a run that had none writes, as it ends, V8's code for every function it
+ * compiled. A short run then parses almost none of the app (docs/benchmarks.md).
+ *
+ * The cache file is named by the app file's size, modification time and inode and by Node's
+ * version and architecture: a reinstalled or rebuilt Scoot, or another Node, reads none of an
+ * older one's (V8 also refuses code made by another V8 or under other flags, and the app is then
+ * compiled afresh). It lives in the home's state/compile-cache beside Node's own cache, for the
+ * same reason (main.ts): compiled code planted in a shared directory would run as the next Scoot.
+ */
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import vm from "node:vm";
+
+/** The prefix of the app's cache files: older ones are removed when a new one is written. */
+const CACHE_PREFIX = "scoot-app-";
+const CACHE_SUFFIX = ".v8";
+
+let cacheDir: string | undefined;
+/** The cache to write at the end of the run (this run had none, or V8 refused it). */
+let pending: { dir: string; file: string; script: vm.Script } | undefined;
+
+/** Where the app's compiled code is kept (main.ts calls it before the app loads), if anywhere. */
+export function keepAppCodeIn(dir: string): void {
+  cacheDir = dir;
+}
+
+/**
+ * The app's exports. `file` is the bundled app, a CommonJS module. Its `import()`s of npm
+ * packages (the MCP SDK and the other lazy ES dependencies) are calls of the wrapper's
+ * `__scootImport` (scripts/bundle.mjs), made here by Node's own loader: a script's own
+ * `import()` needs a loader of vm's, which is experimental (a warning on stderr) and on Node 20
+ * is lost with code read from a cache.
+ */
+export function loadApp(file: string): unknown {
+  const st = fs.statSync(file);
+  const source = wrappedCommonJs(file, st.size);
+  const cacheFile = cacheDir === undefined ? undefined : path.join(cacheDir, cacheName(st));
+  const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
+  const script = new vm.Script(source, { filename: file, cachedData });
+  const module = { exports: {} as unknown };
+  const run = script.runInThisContext() as (...a: unknown[]) => void;
+  const importPackage = (specifier: string): Promise<unknown> => import(specifier);
+  run.call(
+    module.exports,
+    module.exports,
+    createRequire(file),
+    module,
+    file,
+    path.dirname(file),
+    importPackage,
+  );
+  if (
+    cacheDir !== undefined &&
+    cacheFile !== undefined &&
+    (cachedData === undefined || script.cachedDataRejected)
+  )
+    pending = { dir: cacheDir, file: cacheFile, script };
+  return module.exports;
+}
+
+/** The cache file's name for the app file `st` under this Node. */
+function cacheName(st: fs.Stats): string {
+  const app = [st.size, Math.round(st.mtimeMs * 1000), st.ino].join("-");
+  return `${CACHE_PREFIX}${app}${nodeTail()}`;
+}
+
+/**
+ * How the names of this Node's cache files end: a home shared by two Nodes keeps one file for
+ * each, and only a file of this Node's is replaced when the app changes.
+ */
+function nodeTail(): string {
+  return `-${process.version}-${process.arch}${CACHE_SUFFIX}`.replace(/[^A-Za-z0-9.-]/g, "_");
+}
+
+/**
+ * Writes the app's compiled code if this run is to (main.ts, as the run ends: by then V8's code
+ * covers every function the run compiled, not only the app's first lines). V8 stamps the code
+ * with its flags, so they must be as they were when the app was compiled.
+ */
+export function keepAppCode(): void {
+  if (pending === undefined) return;
+  const { dir, file, script } = pending;
+  pending = undefined;
+  writeCache(dir, file, script);
+}
+
+/**
+ * What Node wraps a CommonJS module's text in (its `Module.wrap`), plus the app's way to import
+ * an npm package (see `loadApp`).
+ */
+const WRAP_HEAD = "(function (exports, require, module, __filename, __dirname, __scootImport) { ";
+const WRAP_TAIL = "\n});";
+
+/**
+ * The app's text in that wrapper, made as one string: the bundle is pure ASCII (scripts/bundle.mjs),
+ * so its bytes are read straight behind the head and decoded once, with no 1.3 MB copy of the
+ * text held beside the one V8 compiles.
+ */
+function wrappedCommonJs(file: string, size: number): string {
+  const bytes = Buffer.allocUnsafe(WRAP_HEAD.length + size + WRAP_TAIL.length);
+  bytes.write(WRAP_HEAD, 0, "latin1");
+  const fd = fs.openSync(file, "r");
+  try {
+    let at = 0;
+    while (at < size) {
+      const n = fs.readSync(fd, bytes, WRAP_HEAD.length + at, size - at, at);
+      if (n === 0) throw new Error(`${file} shrank while being read`);
+      at += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  bytes.write(WRAP_TAIL, WRAP_HEAD.length + size, "latin1");
+  return bytes.toString("latin1");
+}
+
+function readCache(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Written whole (a temporary file renamed over it), so a run that reads it while another writes
+ * sees the old code or the new, and this Node's files for older builds of the app are removed. Any failure (a full or
+ * read-only home) leaves the next run to compile, as without a cache.
+ */
+function writeCache(dir: string, file: string, script: vm.Script): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
+    fs.renameSync(temp, file);
+    for (const name of fs.readdirSync(dir))
+      if (name.startsWith(CACHE_PREFIX) && name.endsWith(nodeTail()) && path.join(dir, name) !== file)
+        fs.rmSync(path.join(dir, name), { force: true });
+  } catch {
+    try {
+      fs.rmSync(temp, { force: true });
+    } catch {
+      // Not there to remove (the directory is gone or is not one).
+    }
+  }
+}

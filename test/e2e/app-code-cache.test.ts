@@ -1,0 +1,115 @@
+/**
+ * The app's compiled code kept between runs (src/app-code-cache.ts), through the real built CLI:
+ * written once by a run in a home that had none, read (not rewritten) by the runs after it, and
+ * replaced whole when it is damaged or made by another build of the app.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { needsBuiltCli, runCli } from "../helpers/cli.js";
+import { useScene } from "../helpers/scene.js";
+import { step } from "../helpers/scripted-server.js";
+
+const scene = useScene({ model: true, project: "scoot-code-cache-project-" });
+
+/** How this Node's cache files end (src/app-code-cache.ts `nodeTail`). */
+const NODE_TAIL = `-${process.version}-${process.arch}.v8`;
+
+function cacheDir(): string {
+  return path.join(scene.home, "state", "compile-cache");
+}
+
+/** The app's cache files in the home: name → [inode, size]. */
+function appCaches(): Map<string, [number, number]> {
+  const dir = cacheDir();
+  const out = new Map<string, [number, number]>();
+  if (!fs.existsSync(dir)) return out;
+  for (const name of fs.readdirSync(dir).filter((n) => n.startsWith("scoot-app-"))) {
+    const st = fs.statSync(path.join(dir, name));
+    out.set(name, [st.ino, st.size]);
+  }
+  return out;
+}
+
+/** A trivial run (one request, a final answer): it also sets the heap flag a cache must survive. */
+async function trivialRun(): Promise<void> {
+  scene.model.push(step("final", "done"));
+  const r = await runCli(["-e", "say done"], {
+    home: scene.home,
+    cwd: scene.project,
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+  });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toContain("done");
+}
+
+describe("the app's compiled code is kept in the home between runs", () => {
+  it("a run in a made home writes it once; later runs read it and leave it as it is", async () => {
+    needsBuiltCli();
+    await trivialRun(); // makes the home: no cache yet (only a made home gets one)
+    expect(appCaches().size).toBe(0);
+    await trivialRun();
+    const written = appCaches();
+    expect([...written.keys()]).toHaveLength(1);
+    const [name] = [...written.keys()];
+    expect(name!.endsWith(NODE_TAIL), name).toBe(true);
+    expect(written.get(name!)![1]).toBeGreaterThan(10_000);
+    expect(fs.statSync(path.join(cacheDir(), name!)).mode & 0o777).toBe(0o600);
+    // V8 accepted it: a refused cache would be written again (a new inode, by the rename).
+    await trivialRun();
+    await trivialRun();
+    expect(appCaches()).toEqual(written);
+    expect(fs.readdirSync(cacheDir()).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("an npm package imported by code read from the cache loads (`scoot acp` and its SDK)", async () => {
+    needsBuiltCli();
+    await trivialRun();
+    await trivialRun();
+    expect(appCaches().size).toBe(1);
+    const initialize = `${JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: 1, clientCapabilities: {} },
+    })}\n`;
+    const r = await runCli(["acp"], { home: scene.home, cwd: scene.project, input: initialize });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.split("\n")[0]!)).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
+    // Nothing about how it was loaded reaches the person (vm's own import() loader would warn).
+    expect(r.stderr).not.toMatch(/Warning|import/i);
+  });
+
+  it("a damaged cache is refused by V8 and written whole again; the run is unharmed", async () => {
+    needsBuiltCli();
+    await trivialRun();
+    await trivialRun();
+    const [name] = [...appCaches().keys()];
+    const file = path.join(cacheDir(), name!);
+    const damage = Buffer.alloc(4096, 0x5a);
+    fs.writeFileSync(file, damage);
+    await trivialRun();
+    const again = fs.readFileSync(file);
+    expect(again.length).toBeGreaterThan(10_000);
+    expect(again.subarray(0, damage.length).equals(damage)).toBe(false);
+    const rewritten = appCaches();
+    await trivialRun();
+    expect(appCaches()).toEqual(rewritten);
+  });
+
+  it("another build's file of this Node is removed when this build's is written; another Node's stays", async () => {
+    needsBuiltCli();
+    await trivialRun();
+    const dir = cacheDir();
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const olderBuild = `scoot-app-1-2-3${NODE_TAIL}`;
+    const otherNode = `scoot-app-1-2-3-v0.0.1-${process.arch}.v8`;
+    fs.writeFileSync(path.join(dir, olderBuild), "old");
+    fs.writeFileSync(path.join(dir, otherNode), "other");
+    await trivialRun();
+    const names = [...appCaches().keys()];
+    expect(names).not.toContain(olderBuild);
+    expect(names).toContain(otherNode);
+    expect(names.filter((n) => n !== otherNode)).toHaveLength(1);
+  });
+});
