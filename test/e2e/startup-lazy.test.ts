@@ -29,6 +29,8 @@ const UNUSED_BUILTINS = [
   "NativeModule vm",
   "NativeModule zlib",
   "NativeModule worker_threads",
+  // Loaded by the first tool call that starts a process (bash, outline's grammar process).
+  "NativeModule child_process",
   "NativeModule internal/util/parse_args/parse_args",
 ];
 

@@ -13,9 +13,10 @@
  * new one. The child never keeps Scoot alive: it is unreferenced while idle, and it leaves when its
  * channel closes.
  */
-import { type ChildProcess, fork } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
+import { childProcessModule } from "../../core/builtins.js";
 import type { GrammarReply, GrammarRequest } from "./grammar-helper.js";
 import type { LanguageSpec } from "./languages.js";
 import { type GrammarOptions, type GrammarOutcome, outlineWithGrammar } from "./treesitter.js";
@@ -111,7 +112,7 @@ function lastLine(text: string): string {
 function start(script: string): ChildProcess {
   stderrTail = "";
   // Its one argument names the Scoot it works for (`ps` shows whose it is).
-  const c = fork(script, [String(process.pid)], {
+  const c = childProcessModule().fork(script, [String(process.pid)], {
     execArgv: HELPER_FLAGS,
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     // The helper needs none of Scoot's environment (its secrets included) beyond what lets Node
