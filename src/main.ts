@@ -8,6 +8,7 @@ import module from "node:module";
 import path from "node:path";
 import { keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
 import type { ParsedArgs } from "./cli/args.js";
+import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { HOME_DIR_MODE, homeWriteProblem, resolveHomeDir } from "./config/home.js";
 import { installProcessEnd } from "./core/process-end.js";
@@ -20,7 +21,8 @@ function exitAfterFlush(code: number): void {
     pending -= 1;
     if (pending > 0) return;
     releaseYoungGeneration();
-    keepAppCode();
+    // A usage error compiled next to nothing of what a run needs.
+    if (ranGoal && code !== EXIT.usage) keepAppCode();
     process.exit(code);
   };
   process.stdout.write("", done);
@@ -63,6 +65,18 @@ function readsAndReports(args: ParsedArgs): boolean {
   return typeof args.flags.eval !== "string" && READ_AND_REPORT.has(args.words[0] ?? "");
 }
 
+/**
+ * Whether this process ran goals (`-e`, the REPL, a goal as the command words). Only such a run
+ * writes the app's compiled code for the next: the code kept is what the writing run compiled,
+ * and a `doctor` or `config` that happened to come first would leave every later run compiling
+ * its own functions afresh.
+ */
+let ranGoal = false;
+
+function runsGoals(args: ParsedArgs): boolean {
+  return typeof args.flags.eval === "string" || !Object.hasOwn(COMMAND_HELP, args.words[0] ?? "");
+}
+
 /** V8's compile cache, under the home's state directory (docs/configuration.md "Runtime home"). */
 const COMPILE_CACHE_DIR = "compile-cache";
 
@@ -76,6 +90,7 @@ const COMPILE_CACHE_DIR = "compile-cache";
  * an older Node, a read-only or full home — leaves the run as it was, only slower.
  */
 function cacheCompiledCode(args: ParsedArgs): void {
+  ranGoal = runsGoals(args);
   const enable = (module as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
   try {
     const flag = args.flags["scoot-home"];

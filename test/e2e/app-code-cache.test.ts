@@ -62,6 +62,22 @@ describe("the app's compiled code is kept in the home between runs", () => {
     expect(fs.readdirSync(cacheDir()).filter((n) => n.endsWith(".tmp"))).toEqual([]);
   });
 
+  it("only a run of a goal writes it: a report that comes first leaves it to the next run", async () => {
+    needsBuiltCli();
+    await trivialRun();
+    for (const words of [["config"], ["sessions", "list"], ["doctor"]]) {
+      const r = await runCli(words, {
+        home: scene.home,
+        cwd: scene.project,
+        env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+      });
+      expect(r.code === 0 || words[0] === "doctor", r.stderr).toBe(true);
+      expect(appCaches().size, words.join(" ")).toBe(0);
+    }
+    await trivialRun();
+    expect(appCaches().size).toBe(1);
+  });
+
   it("an npm package imported by code read from the cache loads (`scoot acp` and its SDK)", async () => {
     needsBuiltCli();
     await trivialRun();
