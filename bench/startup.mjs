@@ -6,7 +6,9 @@
  *    loopback scripted server, whose first reply is the final answer);
  *  - peak RSS and CPU time (user + system) of the same, through /usr/bin/time, in runs of
  *    their own (the wrapper's fork is left out of the wall times);
- *  - peak RSS of a 300-turn run (bench/scale.mjs's script) against the same floor.
+ *  - peak RSS of a 300-turn run (bench/scale.mjs's script) against the same floor;
+ *  - the floor of the trivial run itself (bench/lib/bare-trivial.cjs: the same request and two
+ *    synced records in a bare script), for what the 2.0x aim leaves Scoot.
  * Aims: --version ≤ 1.3x and the trivial run ≤ 2.0x node -e 0's wall time; peak RSS of the
  * trivial run ≤ 1.25x node -e 0's, of the 300-turn run ≤ 1.5x.
  *
@@ -34,6 +36,7 @@ import { writeBenchTree } from "./lib/tree.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.join(here, "..", "dist", "scoot.cjs");
+const BARE_TRIVIAL = path.join(here, "lib", "bare-trivial.cjs");
 const RUNS = Number(process.argv[2] ?? process.env.BENCH_RUNS ?? 15);
 /** Transcripts in the home of the "long history" case: a user's months of sessions. */
 const HISTORY = 1_000;
@@ -134,6 +137,10 @@ async function benchNode(node) {
     fs.writeFileSync(path.join(historyHome, "state", "sessions", `cli-${i}.jsonl`), "{}\n");
   const cases = {
     node: { args: ["-e", "0"] },
+    floor: {
+      args: [BARE_TRIVIAL, server.url, path.join(work, "bare-trivial.jsonl")],
+      before: () => server.reset([FINAL]),
+    },
     version: { args: [CLI, "--version"] },
     config: { args: [CLI, "config"] },
     trivial: { args: [CLI, "-e", "trivial goal"], before: () => server.reset([FINAL]) },
@@ -188,6 +195,11 @@ async function benchNode(node) {
     timeRow("version", "scoot --version", "≤ 1.3x node -e 0", 1.3),
     timeRow("config", "scoot config", "(informational)"),
     timeRow("trivial", "trivial run (-e, one request, a final)", "≤ 2.0x node -e 0", 2.0),
+    timeRow(
+      "floor",
+      "its floor: a bare script doing the same request and two synced records",
+      "(informational)",
+    ),
     timeRow("history", `the same run, ${HISTORY} sessions in the home`, "(informational)"),
   ];
   if (!TIME) return rows;
@@ -221,6 +233,7 @@ async function benchNode(node) {
   rows.push(
     rssRow("peak RSS, scoot --version", got.version.mb, "(informational)"),
     rssRow("peak RSS, trivial run", got.trivial.mb, "≤ 1.25x node -e 0", 1.25),
+    rssRow("peak RSS, the trivial run's bare floor", got.floor.mb, "(informational)"),
     rssRow(`peak RSS, trivial run, ${HISTORY} sessions in the home`, got.history.mb, "(informational)"),
     rssRow(`peak RSS, ${LONG_TURNS}-turn run`, longRss, "≤ 1.5x node -e 0", 1.5),
   );
