@@ -132,8 +132,8 @@ function readCache(file: string): Buffer | undefined {
 
 /**
  * Written whole (a temporary file renamed over it), so a run that reads it while another writes
- * sees the old code or the new, and this Node's files for older builds of the app are removed. Any failure (a full or
- * read-only home) leaves the next run to compile, as without a cache.
+ * sees the old code or the new; this Node's files for older builds of the app are removed. Any
+ * failure (a full or read-only home) leaves the next run to compile, as without a cache.
  */
 function writeCache(dir: string, file: string, script: vm.Script): void {
   const temp = `${file}.${process.pid}.tmp`;
