@@ -216,6 +216,10 @@ describe("the redactor", () => {
       `Endpoint=https://x.service.signalr.net;AccessKey=${REDACTED};`,
     ],
     ["user=u;passwd=hunter2hunter2", `user=u;passwd=${REDACTED}`],
+    // Text is searched for these shapes only when it holds a ";": one far from the key, or on the
+    // next line, still counts.
+    [`${"x".repeat(2_000)};Password=s3cr3tvalue`, `${"x".repeat(2_000)};Password=${REDACTED}`],
+    ["Password=s3cr3tvalue\n;", `Password=${REDACTED}\n;`],
   ])("%j", (input, expected) => {
     expect(redact(input)).toBe(expected);
   });

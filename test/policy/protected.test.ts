@@ -100,6 +100,45 @@ describe("Scoot's own places in the gate", () => {
   });
 });
 
+describe("the app's kept compiled code (state/compile-cache, run as Scoot's own code by the next run)", () => {
+  const cacheName = `scoot-app-1-2-3-${process.version}-${process.arch}.v8`;
+  const cacheFile = () => path.join(scootHome, "state", "compile-cache", cacheName);
+  const writable = (p: string) => judgeWritePath(p, { ...settings("guarded"), confineWrites: false }).allow;
+
+  it("a guarded write is refused under every name an attacker would try first", () => {
+    fs.mkdirSync(path.dirname(cacheFile()), { recursive: true });
+    fs.writeFileSync(cacheFile(), "kept code\n");
+    const dirLink = path.join(project, "cc");
+    fs.symlinkSync(path.dirname(cacheFile()), dirLink);
+    const fileLink = path.join(project, "kept.v8");
+    fs.symlinkSync(cacheFile(), fileLink);
+    const rel = path.relative(project, cacheFile());
+    try {
+      for (const p of [
+        cacheFile(), // as it is
+        path.join(scootHome, "state", "compile-cache", "new-file.v8"), // a file not there yet
+        path.join(scootHome, "state", ".", "compile-cache", cacheName), // a dot segment
+        path.join(scootHome, "logs", "..", "state", "compile-cache", cacheName), // traversal
+        `${path.dirname(cacheFile())}//${cacheName}`, // a doubled separator
+        path.join(dirLink, cacheName), // through a symlinked directory in the project
+        fileLink, // a symlink to the file
+        rel, // relative, from the project
+      ])
+        expect(writable(p), p).toBe(false);
+      // The control: the same check allows an ordinary project file.
+      expect(writable(path.join(project, "ordinary.txt"))).toBe(true);
+      // A hard link is the same file under a name outside the home: refused by its identity.
+      const hard = path.join(project, "hard-kept.v8");
+      fs.linkSync(cacheFile(), hard);
+      expect(isProtectedIdentity(settings("guarded"), fs.statSync(hard))).toBe(true);
+      fs.rmSync(hard);
+    } finally {
+      fs.rmSync(dirLink);
+      fs.rmSync(fileLink);
+    }
+  });
+});
+
 describe("dangerous project roots", () => {
   const opts = (mode: "readonly" | "guarded" | "unrestricted") => ({ mode, scootHome, userHome });
   it.each([
