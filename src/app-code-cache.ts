@@ -24,12 +24,17 @@ const CACHE_PREFIX = "scoot-app-";
 const CACHE_SUFFIX = ".v8";
 
 let cacheDir: string | undefined;
+let mayWrite = false;
 /** The cache to write at the end of the run (this run had none, or V8 refused it). */
 let pending: { dir: string; file: string; script: vm.Script } | undefined;
 
-/** Where the app's compiled code is kept (main.ts calls it before the app loads), if anywhere. */
-export function keepAppCodeIn(dir: string): void {
+/**
+ * Where the app's compiled code is kept (main.ts calls it before the app loads), and whether
+ * this run may write it there or only read it.
+ */
+export function keepAppCodeIn(dir: string, opts: { write: boolean }): void {
   cacheDir = dir;
+  mayWrite = opts.write;
 }
 
 /**
@@ -58,6 +63,7 @@ export function loadApp(file: string): unknown {
     importPackage,
   );
   if (
+    mayWrite &&
     cacheDir !== undefined &&
     cacheFile !== undefined &&
     (cachedData === undefined || script.cachedDataRejected)

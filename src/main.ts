@@ -22,7 +22,7 @@ function exitAfterFlush(code: number): void {
     if (pending > 0) return;
     releaseYoungGeneration();
     // A usage error compiled next to nothing of what a run needs.
-    if (ranGoal && code !== EXIT.usage) keepAppCode();
+    if (code !== EXIT.usage) keepAppCode();
     process.exit(code);
   };
   process.stdout.write("", done);
@@ -66,13 +66,11 @@ function readsAndReports(args: ParsedArgs): boolean {
 }
 
 /**
- * Whether this process ran goals (`-e`, the REPL, a goal as the command words). Only such a run
+ * Whether this process runs goals (`-e`, the REPL, a goal as the command words). Only such a run
  * writes the app's compiled code for the next: the code kept is what the writing run compiled,
  * and a `doctor` or `config` that happened to come first would leave every later run compiling
  * its own functions afresh.
  */
-let ranGoal = false;
-
 function runsGoals(args: ParsedArgs): boolean {
   return typeof args.flags.eval === "string" || !Object.hasOwn(COMMAND_HELP, args.words[0] ?? "");
 }
@@ -81,16 +79,16 @@ function runsGoals(args: ParsedArgs): boolean {
 const COMPILE_CACHE_DIR = "compile-cache";
 
 /**
- * Compiling the command modules is the largest single cost of a short run. Node 22.8+ can keep
- * V8's compiled code between runs (`module.enableCompileCache`), keyed by the source's content
- * and Node's version, so an upgraded Scoot or Node simply compiles afresh. The cache lives in
- * the home's state/, which the gate and the sandbox protect, and never in a shared temp
- * directory: compiled code planted there would run as the next Scoot. Only a home already made
- * by an earlier run gets one (making the home is the run's own business), and any failure —
- * an older Node, a read-only or full home — leaves the run as it was, only slower.
+ * Compiling the app is the largest single cost of a short run, so V8's compiled code is kept
+ * between runs: the app's by src/app-code-cache.ts on every Node, the npm packages' by Node's
+ * own cache on 22.8+ (`module.enableCompileCache`). Both are keyed so that an upgraded Scoot or
+ * Node simply compiles afresh. The cache lives in the home's state/, which the gate and the
+ * sandbox protect, and never in a shared temp directory: compiled code planted there would run
+ * as the next Scoot. Only a home already made by an earlier run gets one (making the home is the
+ * run's own business), and any failure — a read-only or full home, a file where the directory
+ * goes — leaves the run as it was, only slower.
  */
 function cacheCompiledCode(args: ParsedArgs): void {
-  ranGoal = runsGoals(args);
   const enable = (module as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
   try {
     const flag = args.flags["scoot-home"];
@@ -102,12 +100,11 @@ function cacheCompiledCode(args: ParsedArgs): void {
     const dir = path.join(state, COMPILE_CACHE_DIR);
     // Owner-only, as the rest of the home (Node would make it readable by all).
     if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: HOME_DIR_MODE });
-    // Node's cache (22.8+) keeps the npm packages' code; the app's own is kept by app-code-cache.ts.
     if (!fs.statSync(dir).isDirectory()) return;
     if (typeof enable === "function") enable(dir);
-    keepAppCodeIn(dir);
+    keepAppCodeIn(dir, { write: runsGoals(args) });
   } catch {
-    // No cache: the run compiles as it would on Node 20.
+    // No cache: the run compiles the app afresh.
   }
 }
 
