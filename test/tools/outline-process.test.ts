@@ -131,4 +131,15 @@ describe("the grammar process", () => {
     expect(next).toContain("(Python, tree-sitter)");
     expect(grammarProcessPid()).not.toBe(first);
   });
+
+  it("the end of a process let go never fails an outline the next process is doing", async () => {
+    await outlineSource("a.py", "def f():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+    const gone = grammarProcessPid();
+    // Let go at once (as the idle timer and the deadline do): its exit arrives while the next
+    // outline waits on a new process, which takes far longer to start and answer.
+    stopGrammarProcess();
+    const next = await outlineSource("b.py", "def g():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+    expect(next).toContain("(Python, tree-sitter)");
+    expect(grammarProcessPid()).not.toBe(gone);
+  });
 });

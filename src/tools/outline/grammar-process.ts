@@ -55,6 +55,8 @@ function helperEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 interface Pending {
+  /** The process asked: only its end fails this outline (an idle one may end after the next starts). */
+  child: ChildProcess;
   resolve: (outcome: GrammarOutcome) => void;
   timer: NodeJS.Timeout;
 }
@@ -62,7 +64,6 @@ interface Pending {
 let child: ChildProcess | undefined;
 let nextId = 1;
 const pending = new Map<number, Pending>();
-let stderrTail = "";
 let idleMs = GRAMMAR_IDLE_MS;
 let idleTimer: NodeJS.Timeout | undefined;
 
@@ -75,7 +76,7 @@ function release(c: ChildProcess): void {
   c.channel?.unref();
   clearTimeout(idleTimer);
   idleTimer = setTimeout(() => {
-    if (child !== c || pending.size > 0) return;
+    if (child !== c || waitingOn(c)) return;
     child = undefined;
     c.disconnect();
   }, idleMs);
@@ -88,10 +89,17 @@ function hold(c: ChildProcess): void {
   c.channel?.ref();
 }
 
+/** Whether an outline still waits on `c`. */
+function waitingOn(c: ChildProcess): boolean {
+  for (const p of pending.values()) if (p.child === c) return true;
+  return false;
+}
+
 /** Every outline still waiting on `c` ends with `why`. */
 function failAll(c: ChildProcess, why: string): void {
   if (child === c) child = undefined;
   for (const [id, p] of pending) {
+    if (p.child !== c) continue;
     clearTimeout(p.timer);
     pending.delete(id);
     p.resolve({ ok: false, reason: "grammar", error: why });
@@ -110,7 +118,7 @@ function lastLine(text: string): string {
 }
 
 function start(script: string): ChildProcess {
-  stderrTail = "";
+  let stderrTail = "";
   // Its one argument names the Scoot it works for (`ps` shows whose it is).
   const c = childProcessModule().fork(script, [String(process.pid)], {
     execArgv: HELPER_FLAGS,
@@ -130,7 +138,7 @@ function start(script: string): ChildProcess {
     if (!p) return;
     clearTimeout(p.timer);
     pending.delete(reply.id);
-    if (pending.size === 0) release(c);
+    if (!waitingOn(c)) release(c);
     p.resolve(reply.outcome);
   });
   c.on("error", (e) => failAll(c, `the grammar process failed: ${e.message}`));
@@ -164,7 +172,7 @@ export async function outlineInHelper(
       if (child === c) child = undefined;
       c.kill("SIGKILL");
     }, wait);
-    pending.set(id, { resolve, timer });
+    pending.set(id, { child: c, resolve, timer });
     hold(c);
     const req: GrammarRequest = {
       id,
