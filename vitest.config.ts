@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // One cache of the CLI's compiled code for the whole run (test/shared-compile-cache.ts).
+    globalSetup: ["./test/shared-compile-cache.ts"],
     // The longest files first, from Vitest's timings or, on a fresh clone, test/durations.json.
     sequence: { sequencer: LongestFirst },
     // Three workers on two cores: the longest files mostly wait on child processes, servers,

@@ -10,6 +10,7 @@ import { keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
 import type { ParsedArgs } from "./cli/args.js";
 import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
+import { chosenCompileCacheDir } from "./config/compile-cache-dir.js";
 import { HOME_DIR_MODE, homeWriteProblem, resolveHomeDir } from "./config/home.js";
 import { installProcessEnd } from "./core/process-end.js";
 import { runArgv } from "./entry.js";
@@ -84,28 +85,38 @@ const COMPILE_CACHE_DIR = "compile-cache";
  * own cache on 22.8+ (`module.enableCompileCache`). Both are keyed so that an upgraded Scoot or
  * Node simply compiles afresh. The cache lives in the home's state/, which the gate and the
  * sandbox protect, and never in a shared temp directory: compiled code planted there would run
- * as the next Scoot. Only a home already made by an earlier run gets one (making the home is the
- * run's own business), and any failure — a read-only or full home, a file where the directory
+ * as the next Scoot. `SCOOT_COMPILE_CACHE` may name another directory, as private, that homes
+ * made afresh share (src/config/compile-cache-dir.ts). Otherwise only a home already made by an
+ * earlier run gets one (making the home is the run's own business), and any failure — a read-only or full home, a file where the directory
  * goes — leaves the run as it was, only slower.
  */
 function cacheCompiledCode(args: ParsedArgs): void {
   const enable = (module as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
   try {
-    const flag = args.flags["scoot-home"];
-    const state = path.join(
-      resolveHomeDir(typeof flag === "string" ? flag : undefined, process.env),
-      "state",
-    );
-    if (!fs.statSync(state, { throwIfNoEntry: false })?.isDirectory()) return;
-    const dir = path.join(state, COMPILE_CACHE_DIR);
-    // Owner-only, as the rest of the home (Node would make it readable by all).
-    if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: HOME_DIR_MODE });
-    if (!fs.statSync(dir).isDirectory()) return;
+    const dir = compileCacheDir(args);
+    if (dir === undefined) return;
     if (typeof enable === "function") enable(dir);
     keepAppCodeIn(dir, { write: runsGoals(args) });
   } catch {
     // No cache: the run compiles the app afresh.
   }
+}
+
+/**
+ * The directory `SCOOT_COMPILE_CACHE` names when it passes its checks (a warning when it does
+ * not), else the home's state/compile-cache, made here once the home exists.
+ */
+function compileCacheDir(args: ParsedArgs): string | undefined {
+  const named = chosenCompileCacheDir(process.env);
+  if (named?.ok) return named.dir;
+  if (named) processIo.err(`scoot: warning: ${named.problem}\n`);
+  const flag = args.flags["scoot-home"];
+  const state = path.join(resolveHomeDir(typeof flag === "string" ? flag : undefined, process.env), "state");
+  if (!fs.statSync(state, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+  const dir = path.join(state, COMPILE_CACHE_DIR);
+  // Owner-only, as the rest of the home (Node would make it readable by all).
+  if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: HOME_DIR_MODE });
+  return fs.statSync(dir).isDirectory() ? dir : undefined;
 }
 
 // A signal path that must end now (src/cli/run.ts, src/cli/acp.ts) ends here, at once.

@@ -5,6 +5,7 @@
  * hides them from bash, both built from these tables.
  */
 import path from "node:path";
+import { namedCompileCacheDir } from "../config/compile-cache-dir.js";
 import type { Config } from "../config/schema.js";
 import { tokenCommandFiles } from "../config/token-command-files.js";
 import { isInside } from "../core/inside.js";
@@ -191,7 +192,8 @@ export function hmacKeyFile(config: Config, scootHome: string): string | undefin
 
 /**
  * Scoot's own places, absolute: its home, the default home, the configuration, the token file,
- * the HMAC key and the file `api_key_cmd` reads, wherever they live. The model may not read or change any.
+ * the HMAC key, the file `api_key_cmd` reads and the compile cache `SCOOT_COMPILE_CACHE` names,
+ * wherever they live. The model may not read or change any.
  */
 export function scootPlaces(input: ScootPlacesInput): string[] {
   const { config, scootHome, userHome } = input;
@@ -208,6 +210,9 @@ export function scootPlaces(input: ScootPlacesInput): string[] {
   ];
   const hmac = hmacKeyFile(config, scootHome);
   if (hmac) places.push(hmac);
+  // Compiled code kept there runs as the next Scoot (src/config/compile-cache-dir.ts).
+  const compiled = namedCompileCacheDir(input.env ?? process.env);
+  if (compiled) places.push(compiled);
   places.push(
     ...tokenCommandFiles(config.backend.api_key_cmd, userHome, {
       scootHome: configDir,

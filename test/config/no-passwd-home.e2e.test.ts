@@ -70,7 +70,13 @@ function runAsNobody(env: Record<string, string | undefined>) {
     cwd: project,
     uid: UID,
     gid: UID,
-    env: cleanEnv({ HOME: undefined, SCOOT_BACKEND_BASE_URL: model.url, ...env }),
+    // Not the suite's shared compile cache: it is root's, and this uid would be warned off it.
+    env: cleanEnv({
+      HOME: undefined,
+      SCOOT_BACKEND_BASE_URL: model.url,
+      SCOOT_COMPILE_CACHE: undefined,
+      ...env,
+    }),
     stdio: ["pipe", "pipe", "pipe"],
   });
   return collect(child);

@@ -37,7 +37,7 @@ async function trivialRun(): Promise<void> {
   const r = await runCli(["-e", "say done"], {
     home: scene.home,
     cwd: scene.project,
-    env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+    env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_COMPILE_CACHE: undefined },
   });
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toContain("done");
@@ -69,7 +69,7 @@ describe("the app's compiled code is kept in the home between runs", () => {
       const r = await runCli(words, {
         home: scene.home,
         cwd: scene.project,
-        env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
+        env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_COMPILE_CACHE: undefined },
       });
       expect(r.code === 0 || words[0] === "doctor", r.stderr).toBe(true);
       expect(appCaches().size, words.join(" ")).toBe(0);
@@ -89,7 +89,12 @@ describe("the app's compiled code is kept in the home between runs", () => {
       method: "initialize",
       params: { protocolVersion: 1, clientCapabilities: {} },
     })}\n`;
-    const r = await runCli(["acp"], { home: scene.home, cwd: scene.project, input: initialize });
+    const r = await runCli(["acp"], {
+      home: scene.home,
+      cwd: scene.project,
+      input: initialize,
+      env: { SCOOT_COMPILE_CACHE: undefined },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout.split("\n")[0]!)).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
     // Nothing about how it was loaded reaches the person (vm's own import() loader would warn).

@@ -22,11 +22,12 @@ function filesUnder(dir: string): string[] {
     .filter((f) => fs.statSync(path.join(dir, f)).isFile());
 }
 
-async function trivialRun(env: Record<string, string> = {}, args: string[] = []) {
+async function trivialRun(env: Record<string, string | undefined> = {}, args: string[] = []) {
   return runCli([...args, "-e", "say done"], {
     home: scene.home,
     cwd: scene.project,
-    env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, ...env },
+    // The home's own cache: not the suite's shared one.
+    env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, SCOOT_COMPILE_CACHE: undefined, ...env },
     timeoutMs: 60_000,
   });
 }
@@ -77,5 +78,50 @@ describe("the compile cache", () => {
     expect(second.stdout).toContain("two");
     expect(second.stderr).not.toMatch(/compile|cache|ENOTDIR|EEXIST/i);
     expect(fs.readFileSync(blocker, "utf8")).toBe("not a directory\n");
+  });
+
+  it("SCOOT_COMPILE_CACHE: homes made afresh share the directory it names, from their first run", async () => {
+    scene.server = await startScriptedServer([step("final", "one"), step("final", "two")]);
+    const shared = path.join(scene.base, "ci-cache");
+    const env = { SCOOT_COMPILE_CACHE: shared };
+    const homes = [path.join(scene.base, "job-1"), path.join(scene.base, "job-2")];
+    const first = await trivialRun({ ...env, SCOOT_HOME: homes[0] });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toBe("");
+    const kept = filesUnder(shared).filter((f) => f.startsWith("scoot-app-"));
+    expect(kept).toHaveLength(1);
+    expect(fs.statSync(shared).mode & 0o777).toBe(0o700);
+    const before = fs.statSync(path.join(shared, kept[0]!));
+    const second = await trivialRun({ ...env, SCOOT_HOME: homes[1] });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("two");
+    // Read, not written again: V8 accepted the first job's code in the second job's fresh home.
+    const after = fs.statSync(path.join(shared, kept[0]!));
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    for (const h of homes) expect(fs.existsSync(path.join(h, "state", "compile-cache"))).toBe(false);
+  });
+
+  it("a SCOOT_COMPILE_CACHE others can write is not used: one warning naming the fix, the home's is", async () => {
+    scene.server = await startScriptedServer([
+      step("final", "one"),
+      step("final", "two"),
+      step("final", "three"),
+    ]);
+    const open = path.join(scene.base, "open-cache");
+    fs.mkdirSync(open);
+    fs.chmodSync(open, 0o777);
+    for (const answer of ["one", "two", "three"]) {
+      const r = await trivialRun({ SCOOT_COMPILE_CACHE: open });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(answer);
+      const warnings = r.stderr.split("\n").filter((l) => l.includes("SCOOT_COMPILE_CACHE"));
+      expect(warnings).toEqual([
+        `scoot: warning: SCOOT_COMPILE_CACHE ignored: ${JSON.stringify(open)} can be written by other users; fix: chmod go-w ${open} (the home's state/compile-cache is used meanwhile)`,
+      ]);
+    }
+    expect(fs.readdirSync(open)).toEqual([]);
+    expect(
+      filesUnder(path.join(scene.home, "state", "compile-cache")).filter((f) => f.startsWith("scoot-app-")),
+    ).toHaveLength(1);
   });
 });

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SUITE_COMPILE_CACHE_ENV } from "../shared-compile-cache.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const CLI = path.join(REPO_ROOT, "dist", "scoot.cjs");
@@ -50,13 +51,19 @@ function assertBuilt(): void {
   needsBuiltCli();
 }
 
-/** A clean environment: no inherited SCOOT_*, OTEL_* or token variables leak into tests. */
+/**
+ * A clean environment: no inherited SCOOT_*, OTEL_* or token variables leak into tests. The
+ * suite's shared compile cache is named (test/shared-compile-cache.ts) unless `extra` unsets
+ * `SCOOT_COMPILE_CACHE`, as the tests of the home's own cache do.
+ */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith("SCOOT_") || k.startsWith("OTEL_") || k === "OPENAI_API_KEY") continue;
     env[k] = v;
   }
+  const shared = process.env[SUITE_COMPILE_CACHE_ENV];
+  if (shared) env.SCOOT_COMPILE_CACHE = shared;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;

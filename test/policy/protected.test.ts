@@ -33,7 +33,7 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-function settings(mode: "readonly" | "guarded" | "unrestricted") {
+function settings(mode: "readonly" | "guarded" | "unrestricted", env: NodeJS.ProcessEnv = process.env) {
   const config = defaultConfig();
   config.audit.hmac_key_file = path.join(tmp, "audit-chain.bin");
   config.backend.api_key_cmd = `gpg --decrypt ${path.join(tmp, "llm-access.gpg")}`;
@@ -42,6 +42,7 @@ function settings(mode: "readonly" | "guarded" | "unrestricted") {
     tokenFile: path.join(scootHome, "token"),
     scootHome,
     skillDirs: [path.join(scootHome, "skills", "greeter")],
+    env,
   });
 }
 
@@ -100,42 +101,61 @@ describe("Scoot's own places in the gate", () => {
   });
 });
 
-describe("the app's kept compiled code (state/compile-cache, run as Scoot's own code by the next run)", () => {
-  const cacheName = `scoot-app-1-2-3-${process.version}-${process.arch}.v8`;
-  const cacheFile = () => path.join(scootHome, "state", "compile-cache", cacheName);
-  const writable = (p: string) => judgeWritePath(p, { ...settings("guarded"), confineWrites: false }).allow;
+/**
+ * A guarded write to a kept compiled-code file (`cacheFile`, run as Scoot's own code by the next
+ * run) under every name an attacker would try first, with a control; a hard link to it is a
+ * protected identity.
+ */
+function refusedUnderEveryName(cacheFile: string, s: ReturnType<typeof settings>): void {
+  const writable = (p: string) => judgeWritePath(p, { ...s, confineWrites: false }).allow;
+  const dir = path.dirname(cacheFile);
+  const name = path.basename(cacheFile);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(cacheFile, "kept code\n");
+  const dirLink = path.join(project, "cc");
+  fs.symlinkSync(dir, dirLink);
+  const fileLink = path.join(project, "kept.v8");
+  fs.symlinkSync(cacheFile, fileLink);
+  try {
+    for (const p of [
+      cacheFile, // as it is
+      path.join(dir, "new-file.v8"), // a file not there yet
+      path.join(dir, ".", name), // a dot segment
+      path.join(dir, "..", path.basename(dir), name), // traversal
+      `${dir}//${name}`, // a doubled separator
+      path.join(dirLink, name), // through a symlinked directory in the project
+      fileLink, // a symlink to the file
+      path.relative(project, cacheFile), // relative, from the project
+    ])
+      expect(writable(p), p).toBe(false);
+    // The control: the same check allows an ordinary project file.
+    expect(writable(path.join(project, "ordinary.txt"))).toBe(true);
+    // A hard link is the same file under a name outside the home: refused by its identity.
+    const hard = path.join(project, "hard-kept.v8");
+    fs.linkSync(cacheFile, hard);
+    expect(isProtectedIdentity(s, fs.statSync(hard))).toBe(true);
+    fs.rmSync(hard);
+  } finally {
+    fs.rmSync(dirLink);
+    fs.rmSync(fileLink);
+  }
+}
 
-  it("a guarded write is refused under every name an attacker would try first", () => {
-    fs.mkdirSync(path.dirname(cacheFile()), { recursive: true });
-    fs.writeFileSync(cacheFile(), "kept code\n");
-    const dirLink = path.join(project, "cc");
-    fs.symlinkSync(path.dirname(cacheFile()), dirLink);
-    const fileLink = path.join(project, "kept.v8");
-    fs.symlinkSync(cacheFile(), fileLink);
-    const rel = path.relative(project, cacheFile());
-    try {
-      for (const p of [
-        cacheFile(), // as it is
-        path.join(scootHome, "state", "compile-cache", "new-file.v8"), // a file not there yet
-        path.join(scootHome, "state", ".", "compile-cache", cacheName), // a dot segment
-        path.join(scootHome, "logs", "..", "state", "compile-cache", cacheName), // traversal
-        `${path.dirname(cacheFile())}//${cacheName}`, // a doubled separator
-        path.join(dirLink, cacheName), // through a symlinked directory in the project
-        fileLink, // a symlink to the file
-        rel, // relative, from the project
-      ])
-        expect(writable(p), p).toBe(false);
-      // The control: the same check allows an ordinary project file.
-      expect(writable(path.join(project, "ordinary.txt"))).toBe(true);
-      // A hard link is the same file under a name outside the home: refused by its identity.
-      const hard = path.join(project, "hard-kept.v8");
-      fs.linkSync(cacheFile(), hard);
-      expect(isProtectedIdentity(settings("guarded"), fs.statSync(hard))).toBe(true);
-      fs.rmSync(hard);
-    } finally {
-      fs.rmSync(dirLink);
-      fs.rmSync(fileLink);
-    }
+describe("the app's kept compiled code (run as Scoot's own code by the next run)", () => {
+  const cacheName = `scoot-app-1-2-3-${process.version}-${process.arch}.v8`;
+
+  it("in the home's state/compile-cache: a guarded write is refused under every name an attacker would try first", () => {
+    refusedUnderEveryName(path.join(scootHome, "state", "compile-cache", cacheName), settings("guarded"));
+  });
+
+  it("in the directory SCOOT_COMPILE_CACHE names, outside the home: the same", () => {
+    const named = path.join(tmp, "ci-cache", "compiled");
+    const env = { ...process.env, SCOOT_COMPILE_CACHE: named };
+    refusedUnderEveryName(path.join(named, cacheName), settings("guarded", env));
+    // The control: without the variable, that directory is nobody's.
+    expect(
+      judgeWritePath(path.join(named, cacheName), { ...settings("guarded"), confineWrites: false }).allow,
+    ).toBe(true);
   });
 });
 
