@@ -23,7 +23,7 @@ export default defineConfig({
     // files). Four were faster again (the 20 longest files: 115 s and 102 s against 133 s and
     // 134 s) but made the timing-sensitive terminal and launch-kill tests fail under load: not
     // worth a red CI run.
-    maxWorkers: 3,
+    maxWorkers: 4,
     // Files share their worker process, one after another (`isolate: false`): a fresh process per
     // file cost about 0.5 s of worker time each. Files that compile tree-sitter's WebAssembly
     // grammars in the test's own process stay isolated: on Node 24 V8's optimising WebAssembly

@@ -8,7 +8,9 @@
  *    their own (the wrapper's fork is left out of the wall times);
  *  - peak RSS of a 300-turn run (bench/scale.mjs's script) against the same floor;
  *  - the floor of the trivial run itself (bench/lib/bare-trivial.cjs: the same request and two
- *    synced records in a bare script), for what the 2.0x aim leaves Scoot.
+ *    synced records in a bare script), for what the 2.0x aim leaves Scoot;
+ *  - the trivial run in a home made afresh for each run, as a CI job's, without and with a
+ *    compile cache the fresh homes share (`SCOOT_COMPILE_CACHE`).
  * Aims: --version ≤ 1.3x and the trivial run ≤ 2.0x node -e 0's wall time; peak RSS of the
  * trivial run ≤ 1.25x node -e 0's, of the 300-turn run ≤ 1.5x.
  *
@@ -135,6 +137,11 @@ async function benchNode(node) {
   fs.mkdirSync(path.join(historyHome, "state", "sessions"), { recursive: true });
   for (let i = 0; i < HISTORY; i++)
     fs.writeFileSync(path.join(historyHome, "state", "sessions", `cli-${i}.jsonl`), "{}\n");
+  const freshHome = path.join(work, `fresh-${version}`);
+  const freshRun = () => {
+    fs.rmSync(freshHome, { recursive: true, force: true });
+    server.reset([FINAL]);
+  };
   const cases = {
     node: { args: ["-e", "0"] },
     floor: {
@@ -148,6 +155,13 @@ async function benchNode(node) {
       args: [CLI, "-e", "trivial goal"],
       env: childEnv(historyHome),
       before: () => server.reset([FINAL]),
+    },
+    // A home made afresh for every run (a CI job's), without and with a shared compile cache.
+    fresh: { args: [CLI, "-e", "trivial goal"], env: childEnv(freshHome), before: freshRun },
+    shared: {
+      args: [CLI, "-e", "trivial goal"],
+      env: childEnv(freshHome, { SCOOT_COMPILE_CACHE: path.join(work, `shared-cache-${version}`) }),
+      before: freshRun,
     },
   };
   const after = () => fs.rmSync(sessions, { recursive: true, force: true });
@@ -201,6 +215,8 @@ async function benchNode(node) {
       "(informational)",
     ),
     timeRow("history", `the same run, ${HISTORY} sessions in the home`, "(informational)"),
+    timeRow("fresh", "the same run in a home made afresh (a CI job's)", "(informational)"),
+    timeRow("shared", "the same, with SCOOT_COMPILE_CACHE shared by the fresh homes", "(informational)"),
   ];
   if (!TIME) return rows;
   // Means: /usr/bin/time counts CPU time in 10 ms steps, too coarse for a median of 15 ms.
@@ -208,6 +224,8 @@ async function benchNode(node) {
   for (const [k, figure] of [
     ["version", "scoot --version"],
     ["trivial", "trivial run"],
+    ["fresh", "trivial run in a fresh home"],
+    ["shared", "trivial run in a fresh home, SCOOT_COMPILE_CACHE"],
   ])
     rows.push(
       row({

@@ -4,6 +4,7 @@
  */
 import fs from "node:fs";
 import { checkRules } from "../agent/approval-rules.js";
+import { chosenCompileCacheDir } from "../config/compile-cache-dir.js";
 import { resolveHomePaths } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
@@ -41,6 +42,15 @@ function checkHome(root: string): Check {
   } catch (e) {
     return { name: "home", status: "FAIL", detail: `${root}: ${(e as Error).message}` };
   }
+}
+
+/** Only when `SCOOT_COMPILE_CACHE` names a directory: whether runs use it, or why not. */
+function checkCompileCache(env: NodeJS.ProcessEnv): Check | undefined {
+  const chosen = chosenCompileCacheDir(env);
+  if (chosen === undefined) return undefined;
+  return chosen.ok
+    ? { name: "compile_cache", status: "OK", detail: `${chosen.dir} (SCOOT_COMPILE_CACHE)` }
+    : { name: "compile_cache", status: "WARN", detail: chosen.problem };
 }
 
 function checkAuditWritable(config: Config, logsDir: string): Check {
@@ -162,6 +172,8 @@ export async function runDoctor(cli: Cli): Promise<number> {
     // checkHome reports it
   }
   checks.push(checkHome(root));
+  const compileCache = checkCompileCache(cli.env);
+  if (compileCache) checks.push(compileCache);
   const loaded = loadConfig(paths.configDir, cli.env);
   if (!loaded.ok) {
     for (const p of loaded.error.problems) checks.push({ name: "config", status: "FAIL", detail: p });

@@ -124,4 +124,29 @@ describe("the compile cache", () => {
       filesUnder(path.join(scene.home, "state", "compile-cache")).filter((f) => f.startsWith("scoot-app-")),
     ).toHaveLength(1);
   });
+
+  it("doctor says whether the SCOOT_COMPILE_CACHE directory is used, or why not; without it, nothing", async () => {
+    const good = path.join(scene.base, "doctor-cache");
+    const open = path.join(scene.base, "doctor-open");
+    fs.mkdirSync(open, { mode: 0o777 });
+    fs.chmodSync(open, 0o777);
+    const doctor = (value: string | undefined) =>
+      runCli(["doctor", "--json"], {
+        home: scene.home,
+        cwd: scene.project,
+        env: { SCOOT_BACKEND_BASE_URL: "http://127.0.0.1:9/v1", SCOOT_COMPILE_CACHE: value },
+      });
+    const check = (stdout: string) =>
+      (JSON.parse(stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.filter(
+        (c) => c.name === "compile_cache",
+      );
+    expect(check((await doctor(good)).stdout)).toEqual([
+      { name: "compile_cache", status: "OK", detail: `${good} (SCOOT_COMPILE_CACHE)` },
+    ]);
+    const refused = check((await doctor(open)).stdout);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ status: "WARN" });
+    expect(refused[0]!.detail).toContain("can be written by other users; fix: chmod go-w");
+    expect(check((await doctor(undefined)).stdout)).toEqual([]);
+  });
 });

@@ -1,13 +1,15 @@
 /**
- * The model's real context window, end to end with the built CLI: doctor names the
+ * The model's real context window, through the CLI's commands: doctor names the
  * window and its source for each server flavour; a 30-turn run whose observations would overflow
  * a 2048-token window stays under it on every request; a system prompt that cannot fit stops
  * before any model call; backend.context_window overrides; bad discovery answers fall back.
+ * Most cases run the commands in this process (`runInProcess`, the routing main runs); the first
+ * case of each table and the cache a later process reads run the built CLI.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { runCli, runInProcess } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import {
   type RecordedRequest,
@@ -40,8 +42,9 @@ async function serve(
   return scene.server;
 }
 
-function scoot(args: string[], env: Record<string, string> = {}) {
-  return runCli(args, {
+/** `binary`: the built CLI in a process of its own, else the same command in this process. */
+function scoot(args: string[], env: Record<string, string> = {}, binary = false) {
+  return (binary ? runCli : runInProcess)(args, {
     home: scene.home,
     cwd: scene.project,
     env: { SCOOT_BACKEND_BASE_URL: scene.server!.url, ...env },
@@ -61,7 +64,7 @@ describe("doctor names the window and where it came from", () => {
   for (const flavour of FLAVOURS) {
     it(flavour, async () => {
       await serve(flavourRoutes(flavour, WINDOW));
-      const r = await scoot(["doctor"]);
+      const r = await scoot(["doctor"], {}, flavour === FLAVOURS[0]);
       const line = contextLine(r.stdout);
       expect(line).toContain(SOURCE[flavour]);
       expect(line).toMatch(/history budget \d+ bytes/);
@@ -123,7 +126,11 @@ describe("a long run fits a 2048-token window", () => {
   for (const flavour of FLAVOURS.filter((f) => f !== "none")) {
     it(`${flavour}: ${TURNS} turns, every request under the window`, async () => {
       const s = await serve(flavourRoutes(flavour, WINDOW), script());
-      const r = await scoot(["-e", "read big.txt again and again", "--json", "--trace"]);
+      const r = await scoot(
+        ["-e", "read big.txt again and again", "--json", "--trace"],
+        {},
+        flavour === "vllm",
+      );
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout);
       expect(out).toMatchObject({ status: "final", turns: TURNS, answer: "read it all" });
@@ -282,7 +289,7 @@ describe("discovery that hangs or answers garbage", () => {
   for (const [name, routes, line] of cases) {
     it(`${name}: the run falls back to the byte budget with a trace line`, async () => {
       await serve(routes, [step("final", "fine")]);
-      const r = await scoot(["-e", "hi", "--trace"]);
+      const r = await scoot(["-e", "hi", "--trace"], {}, name === cases[0]![0]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe("fine\n");
       expect(r.stderr).toMatch(line);
@@ -293,9 +300,10 @@ describe("discovery that hangs or answers garbage", () => {
 
   it("the cached answer is reused by the next run: no discovery requests", async () => {
     const s = await serve(flavourRoutes("vllm", 16_384), [step("final", "one"), step("final", "two")]);
-    await scoot(["-e", "first"]);
+    // Processes of their own: the cache is the file the first leaves for the next.
+    await scoot(["-e", "first"], {}, true);
     const before = s.requests.filter((q) => q.method === "GET").length;
-    const r = await scoot(["-e", "second", "--trace"]);
+    const r = await scoot(["-e", "second", "--trace"], {}, true);
     expect(r.stderr).toContain("16384 tokens (vLLM max_model_len) [cached]");
     expect(s.requests.filter((q) => q.method === "GET").length).toBe(before);
   });

@@ -1,11 +1,13 @@
 /**
- * `scoot --execute-plan FILE -e goal` through the built CLI against the scripted model server
+ * `scoot --execute-plan FILE -e goal` through the CLI's routing against the scripted model server
  * (docs/safety.md "Plans as contracts"): the gate narrowed to an approved plan. A write to a
  * file the plan names runs; a write to another file, or a command it does not name, is denied
  * as "not in the approved plan", recorded as a policy_deny and told to the model in its next
  * request; the plan's SHA-256 is audited at the start; `--plan-sha256` refuses an edited plan;
  * bad plan files exit 2 naming the file, the step and the field; a job's `plan_file` narrows and is
  * pinned by its `plan_sha256`: a plan changed since — even by the job's own firing — never runs.
+ * Most cases run in this process (`runInProcess`); the first case of each table, and the
+ * daemon's firings, run the built CLI.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -13,7 +15,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planSha256 } from "../../src/tools/plan-shape.js";
 import { auditEvents } from "../helpers/audit-file.js";
-import { needsBuiltCli, runCli } from "../helpers/cli.js";
+import { needsBuiltCli, runCli, runInProcess } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
 
@@ -33,8 +35,9 @@ function writePlan(doc: unknown, name = "plan.json"): string {
   return file;
 }
 
-function run(args: string[]) {
-  return runCli(args, {
+/** `binary`: the built CLI in a process of its own, else the same command in this process. */
+function run(args: string[], binary = false) {
+  return (binary ? runCli : runInProcess)(args, {
     home: scene.home,
     cwd: scene.project,
     env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
@@ -52,7 +55,10 @@ describe("--execute-plan", () => {
     writePlan({ status: "plan", plan: PLAN, session_id: "x" });
     scene.model.push(step("file_write", { path: "notes.txt", content: "hi\n" }), step("final", "done"));
     // The flag after the goal: either order works.
-    const r = await run(["-e", "write notes", "--execute-plan", "plan.json", "--policy", "unrestricted"]);
+    const r = await run(
+      ["-e", "write notes", "--execute-plan", "plan.json", "--policy", "unrestricted"],
+      true,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(path.join(scene.project, "notes.txt"), "utf8")).toBe("hi\n");
     expect(kinds("approval")).toEqual([
@@ -75,10 +81,13 @@ describe("--execute-plan", () => {
     ],
   ])(
     "%s is denied as not in the approved plan, audited, and the model is told",
-    async (_name, denied, what) => {
+    async (name, denied, what) => {
       writePlan(PLAN);
       scene.model.push(denied, step("final", "could not"));
-      const r = await run(["--execute-plan", "plan.json", "--policy", "unrestricted", "-e", "go"]);
+      const r = await run(
+        ["--execute-plan", "plan.json", "--policy", "unrestricted", "-e", "go"],
+        name === "a write to another file",
+      );
       expect(r.code, r.stderr).toBe(0);
       expect(exists("other.txt")).toBe(false);
       expect(exists("stray.txt")).toBe(false);
@@ -151,7 +160,7 @@ describe("--execute-plan", () => {
       if (typeof doc === "string") fs.writeFileSync(path.join(scene.project, name), doc);
       else writePlan(doc, name);
     }
-    const r = await run(["--execute-plan", name, "-e", "go"]);
+    const r = await run(["--execute-plan", name, "-e", "go"], name === "missing.json");
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(scene.model.completions()).toHaveLength(0);
@@ -247,16 +256,20 @@ describe("a named command is not a prefix", () => {
       step("bash", "git diff --stat"),
       step("final", "done"),
     );
-    const r = await run([
-      "--execute-plan",
-      "plan.json",
-      "--policy",
-      mode,
-      "--approval",
-      "never",
-      "-e",
-      "remove the old build output",
-    ]);
+    const first = mode === "guarded" && stretch === "rm -f build/old.txt -r src";
+    const r = await run(
+      [
+        "--execute-plan",
+        "plan.json",
+        "--policy",
+        mode,
+        "--approval",
+        "never",
+        "-e",
+        "remove the old build output",
+      ],
+      first,
+    );
     expect(r.code, r.stderr).toBe(0);
     const denials = kinds("policy_deny");
     expect(denials).toHaveLength(1);
