@@ -1,14 +1,16 @@
 /**
- * Resuming sessions (issue 13, docs/sessions.md "Resuming a session") through the real built CLI and
- * the scripted server: `-e`, then `--resume`, then `--continue` carry the earlier goals and
+ * Resuming sessions (issue 13, docs/sessions.md "Resuming a session") through the CLI and the
+ * scripted server: `-e`, then `--resume`, then `--continue` carry the earlier goals and
  * answers; one transcript; three run ids; refusals exit 2 naming the session; REPL commands;
- * `serve`'s `run {resume}`; bare `schedule` and `daemon`.
+ * `serve`'s `run {resume}`; bare `schedule` and `daemon`. Commands run in this process
+ * (`runInProcess`) unless they read stdin (the REPL) or the case is about processes (a session
+ * held by a live one, the first flow), which run the built CLI.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { collect, removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
+import { collect, removeDir, runCli, runInProcess, spawnCli, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
 import { step } from "../helpers/scripted-server.js";
@@ -17,13 +19,15 @@ const scene = useScene({ home: "scoot-home-", project: "scoot-proj-", model: tru
 
 const final = (answer: string): ScriptItem => step("final", answer, "answering");
 
-function scoot(args: string[], opts: { cwd?: string; input?: string } = {}) {
-  return runCli(args, {
+/** In this process, unless it reads stdin or `binary` asks for the built CLI in a process of its own. */
+function scoot(args: string[], opts: { cwd?: string; input?: string; binary?: boolean } = {}) {
+  const common = {
     home: scene.home,
     cwd: opts.cwd ?? scene.project,
     env: { SCOOT_BACKEND_BASE_URL: scene.model.url },
-    ...(opts.input !== undefined ? { input: opts.input } : {}),
-  });
+  };
+  if (opts.input !== undefined) return runCli(args, { ...common, input: opts.input });
+  return opts.binary ? runCli(args, common) : runInProcess(args, common);
 }
 
 const sessionsDir = () => path.join(scene.home, "state", "sessions");
@@ -36,11 +40,11 @@ function requestText(i: number): string {
 describe("-e, --resume, --continue", () => {
   it("each later request carries the earlier goals and answers; one transcript; three run ids", async () => {
     scene.model.push(final("first answer ALPHA"), final("second answer BETA"), final("third answer GAMMA"));
-    const one = await scoot(["--json", "-e", "goal one: remember ALPHA"]);
+    const one = await scoot(["--json", "-e", "goal one: remember ALPHA"], { binary: true });
     expect(one.code).toBe(0);
     const id = JSON.parse(one.stdout).session_id as string;
 
-    const two = await scoot(["--json", "--resume", id, "-e", "goal two"]);
+    const two = await scoot(["--json", "--resume", id, "-e", "goal two"], { binary: true });
     expect(two.code).toBe(0);
     expect(JSON.parse(two.stdout)).toMatchObject({ session_id: id, answer: "second answer BETA" });
     const req2 = requestText(1);
@@ -48,7 +52,7 @@ describe("-e, --resume, --continue", () => {
     expect(req2).toContain("first answer ALPHA");
     expect(req2).toContain("goal two");
 
-    const three = await scoot(["--continue", "-e", "goal three"]);
+    const three = await scoot(["--continue", "-e", "goal three"], { binary: true });
     expect(three.code).toBe(0);
     expect(three.stdout).toBe("third answer GAMMA\n");
     const req3 = requestText(2);
@@ -151,13 +155,13 @@ describe("-e, --resume, --continue", () => {
 
   it("a session in use by a live process is refused with exit 2; a stale marker is taken over", async () => {
     scene.model.push(final("one"), final("two"));
-    const one = await scoot(["--json", "-e", "first"]);
+    const one = await scoot(["--json", "-e", "first"], { binary: true });
     const id = JSON.parse(one.stdout).session_id as string;
     // A live process other than the CLI holds it (this test process's parent stands in).
     // The transcript lock's owner token is "<pid> <nonce>" (src/core/lock.ts).
     const marker = path.join(sessionsDir(), `${id}.jsonl.lock`);
     fs.writeFileSync(marker, `${process.pid} 7e57\n`);
-    const busy = await scoot(["--resume", id, "-e", "second"]);
+    const busy = await scoot(["--resume", id, "-e", "second"], { binary: true });
     expect(busy.code).toBe(2);
     expect(busy.stderr).toMatch(
       new RegExp(`session "${id}" is in use by a live run \\(pid ${process.pid}\\)`),
@@ -165,7 +169,7 @@ describe("-e, --resume, --continue", () => {
     expect(scene.model.completions()).toHaveLength(1);
     // A pid that no longer runs: stale, taken over, and released at the end.
     fs.writeFileSync(marker, "999999999 7e57\n");
-    const ok = await scoot(["--resume", id, "-e", "second"]);
+    const ok = await scoot(["--resume", id, "-e", "second"], { binary: true });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toBe("two\n");
     expect(fs.existsSync(marker)).toBe(false);
@@ -187,16 +191,16 @@ describe("a session in use by a real running scoot", () => {
       await new Promise((r) => setTimeout(r, 25));
     expect(fs.readFileSync(transcript, "utf8")).toContain("wait for the model");
 
-    const busy = await scoot(["--resume", "busy-one", "-e", "me too"]);
+    const busy = await scoot(["--resume", "busy-one", "-e", "me too"], { binary: true });
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain(`session "busy-one" is in use by a live run (pid ${first.pid})`);
-    const sameId = await scoot(["--session-id", "busy-one", "-e", "me too"]);
+    const sameId = await scoot(["--session-id", "busy-one", "-e", "me too"], { binary: true });
     expect(sameId.code).toBe(2);
     expect(sameId.stderr).toContain("is in use");
 
     first.kill("SIGINT");
     expect((await firstDone).code).toBe(130);
-    const later = await scoot(["--resume", "busy-one", "-e", "now"]);
+    const later = await scoot(["--resume", "busy-one", "-e", "now"], { binary: true });
     expect(later.code, later.stderr).toBe(0);
     expect(later.stdout).toBe("after the wait\n");
   });

@@ -1,11 +1,12 @@
 /**
- * `scoot undo`, `scoot diff` and approval where nobody can answer, through the built CLI
- * against the scripted server (docs/sessions.md "Undo", "Approval").
+ * `scoot undo`, `scoot diff` and approval where nobody can answer, through the CLI against the
+ * scripted server (docs/sessions.md "Undo", "Approval"). Commands run in this process
+ * (`runInProcess`) but for the first flow, stdin, `serve` and the daemon, on the built CLI.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { removeDir, runCli, runInProcess, tempDir } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, startScriptedServer, step } from "../helpers/scripted-server.js";
 
@@ -16,32 +17,47 @@ const final = (answer: string): ScriptItem => ({
 });
 const file = (name: string) => path.join(scene.project, name);
 
-async function evalRun(items: ScriptItem[], extra: string[] = [], env: Record<string, string> = {}) {
+async function evalRun(
+  items: ScriptItem[],
+  extra: string[] = [],
+  env: Record<string, string> = {},
+  binary = false,
+) {
   scene.server = await startScriptedServer(items);
-  const r = await runCli(["-e", "change things", "--session-id", "undo-me", ...extra], {
-    home: scene.home,
-    cwd: scene.project,
-    env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
-  });
+  const r = await (binary ? runCli : runInProcess)(
+    ["-e", "change things", "--session-id", "undo-me", ...extra],
+    {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
+    },
+  );
   await scene.server.close();
   scene.server = undefined;
   return r;
 }
 
-const scoot = (args: string[]) => runCli(args, { home: scene.home, cwd: scene.project });
+/** In this process, or `binary`: the built CLI in a process of its own. */
+const scoot = (args: string[], binary = false) =>
+  (binary ? runCli : runInProcess)(args, { home: scene.home, cwd: scene.project });
 
 describe("scoot undo", () => {
   it("reverts the last run: an edited file comes back, a created file is removed; bash is not covered", async () => {
     fs.writeFileSync(file("calc.py"), "x = 1\n");
-    const r = await evalRun([
-      step("file_edit", { path: "calc.py", old: "x = 1", new: "x = 2" }),
-      step("file_write", { path: "sub/new.txt", content: "hello\n" }),
-      final("done"),
-    ]);
+    const r = await evalRun(
+      [
+        step("file_edit", { path: "calc.py", old: "x = 1", new: "x = 2" }),
+        step("file_write", { path: "sub/new.txt", content: "hello\n" }),
+        final("done"),
+      ],
+      [],
+      {},
+      true,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(file("calc.py"), "utf8")).toBe("x = 2\n");
 
-    const diff = await scoot(["diff"]);
+    const diff = await scoot(["diff"], true);
     expect(diff.code, diff.stderr).toBe(0);
     expect(diff.stdout).toContain("--- a/calc.py\n+++ b/calc.py");
     expect(diff.stdout).toContain("-x = 1\n+x = 2");
@@ -49,7 +65,7 @@ describe("scoot undo", () => {
     // Piped: no escape sequences.
     expect(diff.stdout).not.toContain("\u001b[");
 
-    const undo = await scoot(["undo"]);
+    const undo = await scoot(["undo"], true);
     expect(undo.code, undo.stderr).toBe(0);
     expect(undo.stdout).toContain("undid run");
     expect(undo.stdout).toContain("of session undo-me (goal: change things)");
@@ -271,7 +287,10 @@ describe("approval where nobody can answer", () => {
 
   it("a bad --approval value is a usage error, for every command that runs goals", async () => {
     for (const args of [["-e", "x"], ["repl"], ["serve"]]) {
-      const r = await runCli([...args, "--approval", "sometimes"], { home: scene.home, cwd: scene.project });
+      const r = await (args[0] === "-e" ? runCli : runInProcess)([...args, "--approval", "sometimes"], {
+        home: scene.home,
+        cwd: scene.project,
+      });
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toContain('--approval must be ask or never, got "sometimes"');
     }
@@ -279,12 +298,12 @@ describe("approval where nobody can answer", () => {
 
   it("a bad tools.approval in the file names the key (exit 2); in the environment it is ignored with a warning", async () => {
     fs.writeFileSync(path.join(scene.home, "config.toml"), '[tools]\napproval = "maybe"\n');
-    const r = await runCli(["-e", "x"], { home: scene.home, cwd: scene.project });
+    const r = await runInProcess(["-e", "x"], { home: scene.home, cwd: scene.project });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("tools.approval");
     fs.rmSync(path.join(scene.home, "config.toml"));
     scene.server = await startScriptedServer([final("fine")]);
-    const env = await runCli(["-e", "x"], {
+    const env = await runInProcess(["-e", "x"], {
       home: scene.home,
       cwd: scene.project,
       env: { SCOOT_BACKEND_BASE_URL: scene.server.url, SCOOT_TOOLS_APPROVAL: "maybe" },
