@@ -9,7 +9,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI, cleanEnv, collect, REPO_ROOT, runCli } from "../helpers/cli.js";
+import { CLI, cleanEnv, collect, REPO_ROOT, runCli, runInProcess } from "../helpers/cli.js";
 import {
   freePort,
   type OtlpReceiver,
@@ -76,8 +76,15 @@ function identity(r: ReceivedRecord): string {
   return `${r.attributes["scoot.session_id"]}/${r.attributes["scoot.seq"]}/${r.attributes["scoot.chain"]}`;
 }
 
-function exportOnce(extraEnv: Record<string, string> = {}) {
-  return runCli(["audit", "export"], { home: scene.home, env: { ...env, ...extraEnv }, timeoutMs: 60_000 });
+/**
+ * One `scoot audit export`: in this process (the routing main runs), or with `binary` the built
+ * CLI in a process of its own, as the first case of each protocol does.
+ */
+function exportOnce(extraEnv: Record<string, string> = {}, binary = false) {
+  const opts = { home: scene.home, env: { ...env, ...extraEnv } };
+  return binary
+    ? runCli(["audit", "export"], { ...opts, timeoutMs: 60_000 })
+    : runInProcess(["audit", "export"], opts);
 }
 
 /** Writes `count` events through the real audit writer (rotating at `maxBytes`). */
@@ -121,7 +128,7 @@ describe.each(["http/protobuf", "http/json"])("audit export over %s", (protocol)
     expect(receiver.requests).toHaveLength(0);
     const written = auditLines();
     expect(written.length).toBeGreaterThan(6);
-    const r = await exportOnce();
+    const r = await exportOnce({}, true);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`exported ${written.length} event(s)`);
     expect(receiver.records).toHaveLength(written.length);

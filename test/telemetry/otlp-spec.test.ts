@@ -12,7 +12,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI, cleanEnv, collect, REPO_ROOT, runCli } from "../helpers/cli.js";
+import { CLI, cleanEnv, collect, REPO_ROOT, runCli, runInProcess } from "../helpers/cli.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { useScene } from "../helpers/scene.js";
 
@@ -41,8 +41,14 @@ function writeEvents(writer: string, count: number): void {
   ]);
 }
 
-function exportOnce(env: Record<string, string> = {}) {
-  return runCli(["audit", "export"], { home: scene.home, env, timeoutMs: 60_000 });
+/**
+ * One `scoot audit export` in this process (the routing main runs, with `env` as its whole
+ * OTEL_* environment), or with `binary` the built CLI in a process of its own.
+ */
+function exportOnce(env: Record<string, string> = {}, binary = false) {
+  return binary
+    ? runCli(["audit", "export"], { home: scene.home, env, timeoutMs: 60_000 })
+    : runInProcess(["audit", "export"], { home: scene.home, env });
 }
 
 const stateFile = (name: string) => path.join(scene.home, "state", name);
@@ -61,7 +67,7 @@ describe("the endpoint, protocol, headers and resource from OTEL_EXPORTER_OTLP_*
   it("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT alone works, and is used as given (no /v1/logs appended)", async () => {
     receiver = await startOtlpReceiver();
     writeEvents("a", 4);
-    const r = await exportOnce({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: `${receiver.url}/ingest/logs` });
+    const r = await exportOnce({ OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: `${receiver.url}/ingest/logs` }, true);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`exported 4 event(s) in 1 batch(es) to ${receiver.url}/ingest/logs`);
     expect(receiver.requests.map((q) => q.path)).toEqual(["/ingest/logs"]);
