@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { auditEvents } from "../helpers/audit-file.js";
-import { needsBuiltCli, runCli } from "../helpers/cli.js";
+import { needsBuiltCli, runCli, runInProcess } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
 
@@ -33,8 +33,9 @@ const RULES = [
   "",
 ].join("\n");
 
+/** `scoot policy check` in this process; the runs it is compared with are the built CLI's. */
 const check = (...args: string[]) =>
-  runCli(["policy", "check", ...args], { home: scene.home, cwd: scene.project, env: {} });
+  runInProcess(["policy", "check", ...args], { home: scene.home, cwd: scene.project, env: {} });
 
 describe("scoot policy check decides as the run does", () => {
   it.each<[string, string[], number, string[]]>([

@@ -1,6 +1,7 @@
 /**
- * Plan mode through the real loop and the built CLI (docs/safety.md "Plan mode"): `-e --plan`
- * plans in readonly whatever the policy, prints the plan and executes nothing.
+ * Plan mode through the real loop and the CLI's routing (docs/safety.md "Plan mode"): `-e --plan`
+ * plans in readonly whatever the policy, prints the plan and executes nothing. Most runs are in
+ * this process (`runInProcess`); the first case and the runs with their own setup use the built CLI.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -8,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { planSha256 } from "../../src/tools/plan-shape.js";
 import { auditEvents } from "../helpers/audit-file.js";
-import { runCli } from "../helpers/cli.js";
+import { runCli, runInProcess } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { type ScriptItem, startScriptedServer, step, stepText } from "../helpers/scripted-server.js";
 
@@ -28,9 +29,10 @@ const script = (): ScriptItem[] => [
   step("plan", PLAN),
 ];
 
-async function scoot(args: string[], env: Record<string, string> = {}) {
+/** In this process (the routing main runs), or with `binary` the built CLI in a process of its own. */
+async function scoot(args: string[], env: Record<string, string> = {}, binary = false) {
   scene.server = await startScriptedServer(script());
-  return runCli(args, {
+  return (binary ? runCli : runInProcess)(args, {
     home: scene.home,
     cwd: scene.project,
     env: { SCOOT_BACKEND_BASE_URL: scene.server.url, ...env },
@@ -46,31 +48,34 @@ describe("scoot -e --plan", () => {
   it.each([
     ["--plan before -e", ["--policy", "unrestricted", "--plan", "-e", "add notes"]],
     ["--plan after the goal", ["-e", "add notes", "--policy", "unrestricted", "--plan"]],
-  ])("plans in readonly even under --policy unrestricted (%s): prints the plan, exits 0", async (_, args) => {
-    const r = await scoot(args);
-    expect(r.code, r.stderr).toBe(0);
-    nothingWritten();
-    expect(r.stdout).toBe(
-      "1. Read the module\n   files: src/a.ts\n2. Write the note\n   A short NOTES.md.\n   files: NOTES.md\n   commands: npm test\n",
-    );
-    const requests = scene.server!.completions();
-    expect(requests).toHaveLength(3);
-    // The write and the command were denied by the readonly gate, and the model was told so.
-    const second = JSON.stringify(requests[1]!.body);
-    expect(second).toContain("denied by policy (readonly)");
-    expect(JSON.stringify(requests[2]!.body)).toContain("denied by policy (readonly)");
-    // The planning prompt is in the request; the gate said readonly.
-    const system = JSON.stringify(requests[0]!.body);
-    expect(system).toContain("## Planning");
-    expect(system).toContain("Policy mode: readonly");
-    const events = auditEvents(scene.home);
-    expect(events.filter((e) => e.kind === "tool_call")).toEqual([]);
-    expect(events.filter((e) => e.kind === "policy_deny")).toHaveLength(2);
-    const plan = events.filter((e) => e.kind === "plan");
-    expect(plan).toHaveLength(1);
-    const sha = createHash("sha256").update(JSON.stringify(PLAN)).digest("hex");
-    expect(plan[0]!.msg).toContain(`sha256=${sha}`);
-  });
+  ])(
+    "plans in readonly even under --policy unrestricted (%s): prints the plan, exits 0",
+    async (name, args) => {
+      const r = await scoot(args, {}, name === "--plan before -e");
+      expect(r.code, r.stderr).toBe(0);
+      nothingWritten();
+      expect(r.stdout).toBe(
+        "1. Read the module\n   files: src/a.ts\n2. Write the note\n   A short NOTES.md.\n   files: NOTES.md\n   commands: npm test\n",
+      );
+      const requests = scene.server!.completions();
+      expect(requests).toHaveLength(3);
+      // The write and the command were denied by the readonly gate, and the model was told so.
+      const second = JSON.stringify(requests[1]!.body);
+      expect(second).toContain("denied by policy (readonly)");
+      expect(JSON.stringify(requests[2]!.body)).toContain("denied by policy (readonly)");
+      // The planning prompt is in the request; the gate said readonly.
+      const system = JSON.stringify(requests[0]!.body);
+      expect(system).toContain("## Planning");
+      expect(system).toContain("Policy mode: readonly");
+      const events = auditEvents(scene.home);
+      expect(events.filter((e) => e.kind === "tool_call")).toEqual([]);
+      expect(events.filter((e) => e.kind === "policy_deny")).toHaveLength(2);
+      const plan = events.filter((e) => e.kind === "plan");
+      expect(plan).toHaveLength(1);
+      const sha = createHash("sha256").update(JSON.stringify(PLAN)).digest("hex");
+      expect(plan[0]!.msg).toContain(`sha256=${sha}`);
+    },
+  );
 
   it("--json gives the plan object with status plan", async () => {
     const r = await scoot(["-e", "add notes", "--plan", "--json"]);
