@@ -17,12 +17,13 @@ export default defineConfig({
     globalSetup: ["./test/shared-compile-cache.ts"],
     // The longest files first, from Vitest's timings or, on a fresh clone, test/durations.json.
     sequence: { sequencer: LongestFirst },
-    // Three workers on two cores: the longest files mostly wait on child processes, servers,
-    // terminals and timers (the soak drill waits 40 s on 3 s of CPU), and a third worker fills
-    // that idle time. Measured on the 2-core machine: 161 s against 196 s with two (isolated
-    // files). Four were faster again (the 20 longest files: 115 s and 102 s against 133 s and
-    // 134 s) but made the timing-sensitive terminal and launch-kill tests fail under load: not
-    // worth a red CI run.
+    // Four workers on two cores: the longest files mostly wait on child processes, servers,
+    // terminals and timers (the soak drill waits 40 s on 3 s of CPU), and the extra workers fill
+    // that idle time. Three were the most the timing-sensitive terminal and launch-kill tests
+    // stood while every CLI run compiled the app afresh; with the suite's CLI runs sharing one
+    // compile cache (test/shared-compile-cache.ts) and the tables of the heaviest files run in
+    // process, the suite's CPU fell by a tenth and four pass: 213 s against 241 s with three on
+    // the 2-core machine (docs/architecture.md "Development").
     maxWorkers: 4,
     // Files share their worker process, one after another (`isolate: false`): a fresh process per
     // file cost about 0.5 s of worker time each. Files that compile tree-sitter's WebAssembly

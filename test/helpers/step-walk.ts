@@ -43,8 +43,15 @@ function readCounts(dir: string): Counts {
   return counts;
 }
 
-/** A scenario run once with `steps` steps, its coverage written to `env.NODE_V8_COVERAGE`. */
-export type Scenario = (steps: number, env: { NODE_V8_COVERAGE: string }) => Promise<void>;
+/**
+ * A scenario run once with `steps` steps, its coverage written to `env.NODE_V8_COVERAGE`. `env`
+ * also unsets the suite's shared compile cache: code read from a cache another run wrote counts
+ * in V8's coverage as if it had run.
+ */
+export type Scenario = (
+  steps: number,
+  env: { NODE_V8_COVERAGE: string; SCOOT_COMPILE_CACHE: undefined },
+) => Promise<void>;
 
 export interface Walk {
   /** Source files whose code ran more often with one more step, sorted. */
@@ -57,8 +64,8 @@ export interface Walk {
 export async function stepWalk(scenario: Scenario): Promise<Walk> {
   const dirs = [tempDir("scoot-walk-cov1-"), tempDir("scoot-walk-cov2-")];
   try {
-    await scenario(1, { NODE_V8_COVERAGE: dirs[0]! });
-    await scenario(2, { NODE_V8_COVERAGE: dirs[1]! });
+    await scenario(1, { NODE_V8_COVERAGE: dirs[0]!, SCOOT_COMPILE_CACHE: undefined });
+    await scenario(2, { NODE_V8_COVERAGE: dirs[1]!, SCOOT_COMPILE_CACHE: undefined });
     const [one, two] = dirs.map(readCounts) as [Counts, Counts];
     const perStep: string[] = [];
     for (const [file, fns] of two) {

@@ -1,8 +1,11 @@
-/** `scoot setup` end to end: the built CLI without a terminal, read back through `scoot config`. */
+/**
+ * `scoot setup` end to end: the built CLI without a terminal (it reads the token on stdin), read
+ * back through `scoot config` run in this process (`runInProcess`).
+ */
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { removeDir, runCli, runInProcess, tempDir } from "../helpers/cli.js";
 
 let root: string;
 let home: string;
@@ -34,7 +37,7 @@ function setup(args: string[], input?: string) {
 }
 
 function configJson(env: Record<string, string> = {}) {
-  return runCli(["config", "--json"], { home, cwd: root, env });
+  return runInProcess(["config", "--json"], { home, cwd: root, env });
 }
 
 /** Every file under the home, with its bytes. */
