@@ -1,8 +1,8 @@
 /**
  * Vitest's global setup: one directory of kept compiled code for every CLI the suite starts
  * (`SCOOT_COMPILE_CACHE`, docs/configuration.md "Runtime home"). Tests run the CLI in fresh
- * homes, where each first run would compile the whole app again: about 45 ms of CPU per process,
- * over the suite's 1,300-odd processes. Made private (mode 0700, in the temp directory) so the
+ * homes, where each first run would compile the whole app again: about 40 ms of CPU per process,
+ * over the suite's 1,200-odd processes. Made private (mode 0700, in the temp directory) so the
  * CLI accepts it, handed to the workers through the environment, and removed at the end.
  * `cleanEnv` (test/helpers/cli.ts) passes it on; the tests of the home's own cache unset it.
  */
