@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 import LongestFirst from "./test/sequencer.js";
 
@@ -8,6 +10,18 @@ const WASM_IN_PROCESS = [
   "test/tools/outline-lazy.test.ts",
 ];
 
+/**
+ * Test files that drive a real terminal (tmux, through test/helpers/terminal.ts), found by that
+ * import so a new one joins them: they read the screen as a person would, and a machine busy
+ * with other files can put a redraw between a resize and the signal that tells Scoot of it.
+ */
+const TERMINAL = fs
+  .readdirSync("test", { recursive: true, encoding: "utf8" })
+  .filter((f) => f.endsWith(".test.ts"))
+  .map((f) => path.join("test", f))
+  .filter((f) => fs.readFileSync(f, "utf8").includes("/helpers/terminal.js"))
+  .sort();
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -15,27 +29,52 @@ export default defineConfig({
     pool: "forks",
     // One cache of the CLI's compiled code for the whole run (test/shared-compile-cache.ts).
     globalSetup: ["./test/shared-compile-cache.ts"],
-    // The longest files first, from Vitest's timings or, on a fresh clone, test/durations.json.
-    sequence: { sequencer: LongestFirst },
-    // Three workers on two cores: the longest files mostly wait on child processes, servers,
-    // terminals and timers (the soak drill waits 40 s on 3 s of CPU), and a third worker fills
-    // that idle time. Four are faster again (213 s against 233 s on the 2-core machine, with the
-    // suite's CLI runs sharing one compile cache and the heaviest tables run in process), but one
-    // run in four then failed a terminal test that resizes tmux under a spinner: not worth a red
-    // CI run (docs/architecture.md "Development").
-    maxWorkers: 3,
     // Files share their worker process, one after another (`isolate: false`): a fresh process per
     // file cost about 0.5 s of worker time each. Files that compile tree-sitter's WebAssembly
     // grammars in the test's own process stay isolated: on Node 24 V8's optimising WebAssembly
     // compiler ends a process that compiled many of them with "Fatal process out of memory: Zone"
     // (what ended a shared worker in CI; Scoot itself parses in a grammar process started with
     // --liftoff-only, src/tools/outline/grammar-process.ts).
+    //
+    // Two groups, one after the other, each starting its longest files first (from Vitest's
+    // timings or, on a fresh clone, test/durations.json). The terminal files come first, three at
+    // a time and alone: they mostly wait on screens, and with other files beside them four
+    // workers failed a tmux resize test one run in four. Then the rest, four at a time on the two
+    // cores: the longest mostly wait on child processes, servers and timers (the soak drill waits
+    // 40 s on 3 s of CPU), and the suite's CLI runs share one compile cache. Measured on the
+    // 2-core machine (docs/architecture.md "Development").
     projects: [
       {
         extends: true,
-        test: { name: "shared", include: ["test/**/*.test.ts"], exclude: WASM_IN_PROCESS, isolate: false },
+        test: {
+          name: "terminal",
+          include: TERMINAL,
+          isolate: false,
+          maxWorkers: 3,
+          sequence: { sequencer: LongestFirst, groupOrder: 0 },
+        },
       },
-      { extends: true, test: { name: "isolated", include: WASM_IN_PROCESS, isolate: true } },
+      {
+        extends: true,
+        test: {
+          name: "shared",
+          include: ["test/**/*.test.ts"],
+          exclude: [...WASM_IN_PROCESS, ...TERMINAL],
+          isolate: false,
+          maxWorkers: 4,
+          sequence: { sequencer: LongestFirst, groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "isolated",
+          include: WASM_IN_PROCESS,
+          isolate: true,
+          maxWorkers: 4,
+          sequence: { sequencer: LongestFirst, groupOrder: 1 },
+        },
+      },
     ],
   },
 });
