@@ -11,7 +11,7 @@ import type { ParsedArgs } from "./cli/args.js";
 import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
 import { chosenCompileCacheDir } from "./config/compile-cache-dir.js";
-import { HOME_DIR_MODE, homeWriteProblem, resolveHomeDir } from "./config/home.js";
+import { HOME_DIR_MODE, homeWriteProblem, resolveHomeDir, userHomeDir } from "./config/home.js";
 import { installProcessEnd } from "./core/process-end.js";
 import { runArgv } from "./entry.js";
 
@@ -107,7 +107,10 @@ function cacheCompiledCode(args: ParsedArgs): void {
  * not), else the home's state/compile-cache, made here once the home exists.
  */
 function compileCacheDir(args: ParsedArgs): string | undefined {
-  const named = chosenCompileCacheDir(process.env);
+  const named = chosenCompileCacheDir(process.env, {
+    userHome: userHomeDir(process.env),
+    projectRoot: process.cwd(),
+  });
   if (named?.ok) return named.dir;
   if (named) processIo.err(`scoot: warning: ${named.problem}\n`);
   const flag = args.flags["scoot-home"];

@@ -4,8 +4,8 @@
  */
 import fs from "node:fs";
 import { checkRules } from "../agent/approval-rules.js";
-import { chosenCompileCacheDir } from "../config/compile-cache-dir.js";
-import { resolveHomePaths } from "../config/home.js";
+import { chosenCompileCacheDir, type WorkPlaces } from "../config/compile-cache-dir.js";
+import { resolveHomePaths, userHomeDir } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { resolveToken, tokenFilePath } from "../config/secrets.js";
@@ -45,8 +45,8 @@ function checkHome(root: string): Check {
 }
 
 /** Only when `SCOOT_COMPILE_CACHE` names a directory: whether runs use it, or why not. */
-function checkCompileCache(env: NodeJS.ProcessEnv): Check | undefined {
-  const chosen = chosenCompileCacheDir(env);
+function checkCompileCache(env: NodeJS.ProcessEnv, work: WorkPlaces): Check | undefined {
+  const chosen = chosenCompileCacheDir(env, work);
   if (chosen === undefined) return undefined;
   return chosen.ok
     ? { name: "compile_cache", status: "OK", detail: `${chosen.dir} (SCOOT_COMPILE_CACHE)` }
@@ -172,7 +172,7 @@ export async function runDoctor(cli: Cli): Promise<number> {
     // checkHome reports it
   }
   checks.push(checkHome(root));
-  const compileCache = checkCompileCache(cli.env);
+  const compileCache = checkCompileCache(cli.env, { userHome: userHomeDir(cli.env), projectRoot: cli.cwd });
   if (compileCache) checks.push(compileCache);
   const loaded = loadConfig(paths.configDir, cli.env);
   if (!loaded.ok) {

@@ -12,6 +12,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { isInside } from "../core/inside.js";
 
 export const COMPILE_CACHE_ENV = "SCOOT_COMPILE_CACHE";
 
@@ -22,21 +23,47 @@ const WRITABLE_BY_OTHERS = 0o022;
 /** The sticky bit: in a directory others may write (/tmp), only an entry's owner may rename it. */
 const STICKY = 0o1000;
 
-/** The absolute directory `SCOOT_COMPILE_CACHE` names; undefined when unset, empty or relative. */
-export function namedCompileCacheDir(env: NodeJS.ProcessEnv): string | undefined {
+/** Where the person works: a cache directory may hold neither (see `coversWork`). */
+export interface WorkPlaces {
+  userHome: string;
+  /** The project root (the working directory). */
+  projectRoot?: string;
+}
+
+/**
+ * Whether `dir` is, or holds, the user's home or the project. The gate refuses every path inside
+ * a protected place: a cache named `/` or `~` would refuse the model every file of the project.
+ * Such a directory is not used (`chosenCompileCacheDir`), so it needs no protecting either.
+ */
+function coversWork(dir: string, work: WorkPlaces): boolean {
+  return (
+    isInside(path.resolve(work.userHome), dir) ||
+    (work.projectRoot !== undefined && isInside(path.resolve(work.projectRoot), dir))
+  );
+}
+
+/**
+ * The absolute directory `SCOOT_COMPILE_CACHE` names, for the gate to protect; undefined when
+ * unset, empty or relative, or when it holds the user's home or the project (never used).
+ */
+export function namedCompileCacheDir(env: NodeJS.ProcessEnv, work: WorkPlaces): string | undefined {
   const raw = env[COMPILE_CACHE_ENV];
   if (raw === undefined || raw === "" || !path.isAbsolute(raw)) return undefined;
-  return path.resolve(raw);
+  const dir = path.resolve(raw);
+  return coversWork(dir, work) ? undefined : dir;
 }
 
 export type CompileCacheChoice = { ok: true; dir: string } | { ok: false; problem: string };
 
 /**
  * The directory to keep compiled code in when `SCOOT_COMPILE_CACHE` names one: made (mode 0700)
- * when missing, then checked. Undefined when the variable is unset or empty (an empty value
+ * when missing, then checked. It must not hold `work` (the user's home, the project). Undefined when the variable is unset or empty (an empty value
  * counts as unset); a problem names the directory, what is wrong and the fix.
  */
-export function chosenCompileCacheDir(env: NodeJS.ProcessEnv): CompileCacheChoice | undefined {
+export function chosenCompileCacheDir(
+  env: NodeJS.ProcessEnv,
+  work: WorkPlaces,
+): CompileCacheChoice | undefined {
   const raw = env[COMPILE_CACHE_ENV];
   if (raw === undefined || raw === "") return undefined;
   const refuse = (what: string, fix: string): CompileCacheChoice => ({
@@ -46,6 +73,11 @@ export function chosenCompileCacheDir(env: NodeJS.ProcessEnv): CompileCacheChoic
   if (!path.isAbsolute(raw))
     return refuse("is not an absolute path", "name the directory by its absolute path");
   const dir = path.resolve(raw);
+  if (coversWork(dir, work))
+    return refuse(
+      "holds your home or the project, which the gate would then refuse to the model whole",
+      "name a directory of its own, such as ~/.cache/scoot",
+    );
   try {
     fs.mkdirSync(dir, { recursive: true, mode: CACHE_DIR_MODE });
   } catch (e) {

@@ -211,7 +211,10 @@ export function scootPlaces(input: ScootPlacesInput): string[] {
   const hmac = hmacKeyFile(config, scootHome);
   if (hmac) places.push(hmac);
   // Compiled code kept there runs as the next Scoot (src/config/compile-cache-dir.ts).
-  const compiled = namedCompileCacheDir(input.env ?? process.env);
+  const compiled = namedCompileCacheDir(input.env ?? process.env, {
+    userHome,
+    ...(input.projectRoot ? { projectRoot: input.projectRoot } : {}),
+  });
   if (compiled) places.push(compiled);
   places.push(
     ...tokenCommandFiles(config.backend.api_key_cmd, userHome, {

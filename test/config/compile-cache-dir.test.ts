@@ -16,7 +16,13 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-const choose = (value: string | undefined) => chosenCompileCacheDir({ SCOOT_COMPILE_CACHE: value });
+/** Where the person works, inside the test's directory. */
+const work = () => ({
+  userHome: path.join(tmp, "user-home"),
+  projectRoot: path.join(tmp, "user-home", "project"),
+});
+const choose = (value: string | undefined) => chosenCompileCacheDir({ SCOOT_COMPILE_CACHE: value }, work());
+const named = (value: string | undefined) => namedCompileCacheDir({ SCOOT_COMPILE_CACHE: value }, work());
 
 /** A fresh directory under the test's private one, with `mode` set past the umask. */
 function dirWithMode(name: string, mode: number): string {
@@ -36,8 +42,8 @@ describe("SCOOT_COMPILE_CACHE", () => {
   it("unset or empty names nothing (an empty value counts as unset)", () => {
     expect(choose(undefined)).toBeUndefined();
     expect(choose("")).toBeUndefined();
-    expect(namedCompileCacheDir({})).toBeUndefined();
-    expect(namedCompileCacheDir({ SCOOT_COMPILE_CACHE: "" })).toBeUndefined();
+    expect(namedCompileCacheDir({}, work())).toBeUndefined();
+    expect(named("")).toBeUndefined();
   });
 
   it("a missing directory is made owner-only, parents too; an existing private one is used", () => {
@@ -133,8 +139,36 @@ describe("SCOOT_COMPILE_CACHE", () => {
   });
 
   it("names the directory for the gate whenever it is absolute, accepted or not", () => {
-    expect(namedCompileCacheDir({ SCOOT_COMPILE_CACHE: "/srv/ci/../cache/" })).toBe("/srv/cache");
-    expect(namedCompileCacheDir({ SCOOT_COMPILE_CACHE: "relative" })).toBeUndefined();
+    expect(named("/srv/ci/../cache/")).toBe("/srv/cache");
+    expect(named("relative")).toBeUndefined();
+  });
+
+  it.each([
+    ["the filesystem root", () => "/"],
+    ["the user's home", () => work().userHome],
+    ["the user's home, with a trailing separator", () => `${work().userHome}/`],
+    ["a directory holding the user's home", () => tmp],
+    ["the project", () => work().projectRoot],
+    ["the project through a dot segment", () => path.join(work().projectRoot, ".")],
+  ])(
+    "refuses %s, and the gate is not told to protect it (it would refuse the model every file)",
+    (_what, make) => {
+      const value = make();
+      expect(refusal(value)).toMatch(
+        /holds your home or the project, which the gate would then refuse to the model whole; fix: name a directory of its own, such as ~\/\.cache\/scoot/,
+      );
+      expect(named(value)).toBeUndefined();
+    },
+  );
+
+  it("a directory inside the project or the home is its own: used and protected", () => {
+    for (const inside of [
+      path.join(work().projectRoot, ".scoot-cache"),
+      path.join(work().userHome, ".cache", "scoot"),
+    ]) {
+      expect(choose(inside)).toEqual({ ok: true, dir: inside });
+      expect(named(inside)).toBe(inside);
+    }
   });
 
   const asRoot = process.getuid?.() === 0;

@@ -148,6 +148,14 @@ describe("the app's kept compiled code (run as Scoot's own code by the next run)
     refusedUnderEveryName(path.join(scootHome, "state", "compile-cache", cacheName), settings("guarded"));
   });
 
+  it("SCOOT_COMPILE_CACHE naming /, the user's home or the project protects none of them (Scoot does not use it)", () => {
+    for (const value of ["/", userHome, project, tmp]) {
+      const s = settings("guarded", { ...process.env, SCOOT_COMPILE_CACHE: value });
+      const v = judgeWritePath(path.join(project, "ordinary.txt"), { ...s, confineWrites: false });
+      expect(v.allow ? "allowed" : v.reason, value).toBe("allowed");
+    }
+  });
+
   it("in the directory SCOOT_COMPILE_CACHE names, outside the home: the same", () => {
     const named = path.join(tmp, "ci-cache", "compiled");
     const env = { ...process.env, SCOOT_COMPILE_CACHE: named };
