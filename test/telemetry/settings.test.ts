@@ -1,14 +1,16 @@
 /**
  * `[telemetry]`, the OTEL_* variables and `daemon.metrics_listen`: how they resolve, and the
  * clear error each bad value gets (docs/telemetry.md "Telemetry and metrics"); `doctor`'s one empty
- * export, OK / WARN / FAIL, against a loopback receiver.
+ * export, OK / WARN / FAIL, against a loopback receiver. Reports run in this process
+ * (`runInProcess`) but for the first of each kind and what is about processes (the daemon, a
+ * second exporter while one ships), on the built CLI.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config/schema.js";
 import { parseListen, resolveTelemetry } from "../../src/telemetry/settings.js";
-import { collect, runCli, spawnCli } from "../helpers/cli.js";
+import { collect, runCli, runInProcess, spawnCli } from "../helpers/cli.js";
 import { freePort, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { useScene } from "../helpers/scene.js";
 
@@ -306,7 +308,7 @@ describe("bad values through the real CLI", () => {
   });
 
   it("audit export without telemetry says how to configure it (exit 2)", async () => {
-    const r = await runCli(["audit", "export"], { home: scene.home });
+    const r = await runInProcess(["audit", "export"], { home: scene.home });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("set otlp_endpoint under [telemetry]");
   });
@@ -315,7 +317,7 @@ describe("bad values through the real CLI", () => {
     write(
       '[schedule]\nenabled = true\n\n[telemetry]\notlp_endpoint = "ftp://x"\n\n[[telemetry.otlp_headers]]\nname = "Authorization"\nvalue_env = "NOPE"\n',
     );
-    const r = await runCli(["audit", "export"], { home: scene.home });
+    const r = await runInProcess(["audit", "export"], { home: scene.home });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("telemetry.otlp_endpoint: must be an http or https URL");
     expect(r.stderr).toContain("needs environment variable NOPE");
@@ -368,19 +370,19 @@ describe("doctor checks the collector with one empty export", () => {
       expect(receiver.requests[0]!.records).toBe(0);
 
       receiver.answers.push({ status: 401 });
-      const bad = await runCli(["doctor"], { home: scene.home });
+      const bad = await runInProcess(["doctor"], { home: scene.home });
       expect(bad.code).toBe(1);
       expect(bad.stdout).toMatch(/FAIL\s+telemetry\s+the collector at .* refused an empty export/);
     } finally {
       await receiver.close();
     }
     write(`[telemetry]\notlp_endpoint = "http://127.0.0.1:${await freePort()}"\ntimeout_ms = 500\n`);
-    const down = await runCli(["doctor"], { home: scene.home });
+    const down = await runInProcess(["doctor"], { home: scene.home });
     expect(down.stdout).toMatch(/WARN\s+telemetry\s+the collector at .* did not answer/);
   });
 
   it("has no telemetry line when nothing is configured", async () => {
-    const r = await runCli(["doctor", "--json"], { home: scene.home });
+    const r = await runInProcess(["doctor", "--json"], { home: scene.home });
     const names = (JSON.parse(r.stdout) as { checks: { name: string }[] }).checks.map((c) => c.name);
     expect(names).not.toContain("telemetry");
     expect(names).not.toContain("metrics");
