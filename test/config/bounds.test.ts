@@ -1,5 +1,6 @@
 /**
- * Hostile inputs round two, configuration through the built CLI: item 8 (deep JSON
+ * Hostile inputs round two, configuration through the CLI (the first command of a kind on the
+ * built binary, the rest in this process): item 8 (deep JSON
  * nesting is refused at load, naming the key), item 9 (every duration and size key has a
  * maximum) and item 14 (extra_body's protected keys warn on stderr and in doctor; `store`
  * cannot be overridden).
