@@ -22,7 +22,7 @@ import { continuingLine, resumeFromFlags } from "./resume.js";
 import { type ConsolePrinter, consolePrinter } from "./stream-print.js";
 import { activity } from "./view/activity.js";
 import { type LiveView, liveView } from "./view/live.js";
-import { makeScreen, type Screen } from "./view/screen.js";
+import { columnsNow, makeScreen, type Screen } from "./view/screen.js";
 import { colorWanted } from "./view/style.js";
 
 /**
@@ -211,7 +211,7 @@ export async function openCliAgent(
       ...(errTty ? { err: (text: string) => void process.stderr.write(text) } : {}),
       ...(outTty ? { out: (text: string) => void process.stdout.write(text) } : {}),
       live,
-      columns: () => process.stderr.columns || process.stdout.columns,
+      columns: () => (errTty ? columnsNow(process.stderr) : undefined) || process.stdout.columns,
     });
     const printer = consolePrinter(screen, { ...show, thoughts: show.thoughts || trace, trace });
     const view = live ? liveView(screen, { color, cwd: cli.cwd }) : undefined;

@@ -94,6 +94,26 @@ function columnNow(col: number, columns: number): number {
   return col <= columns ? col : col - columns * Math.floor((col - 1) / columns);
 }
 
+/**
+ * The width of the terminal `stream` writes to, asked of the terminal itself (TIOCGWINSZ through
+ * the stream's handle) at each read. Node updates `stream.columns` only once it handles the
+ * SIGWINCH a resize sends, and its loop runs due timers first: a spinner tick between a resize
+ * and that signal erased the block by the old width, and a terminal that had rewrapped it kept a
+ * row of it (docs/keyboard.md "The live view"). The handle is asked without the stream's own
+ * refresh, which would emit 'resize' in the middle of a draw. `stream.columns` when it cannot say.
+ */
+export function columnsNow(stream: NodeJS.WriteStream): number | undefined {
+  const handle = (stream as { _handle?: { getWindowSize?: (size: number[]) => number } })._handle;
+  const size: number[] = [];
+  try {
+    if (typeof handle?.getWindowSize === "function" && handle.getWindowSize(size) === 0 && (size[0] ?? 0) > 0)
+      return size[0];
+  } catch {
+    // Not a terminal's handle after all: the stream's own figure.
+  }
+  return stream.columns;
+}
+
 export function makeScreen(io: Io, term: ScreenTerminal = {}): Screen {
   const rawErr = term.err;
   const rawOut = term.out;
