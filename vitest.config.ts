@@ -12,8 +12,7 @@ const WASM_IN_PROCESS = [
 
 /**
  * Test files that drive a real terminal (tmux, through test/helpers/terminal.ts), found by that
- * import so a new one joins them: they read the screen as a person would, and a machine busy
- * with other files can put a redraw between a resize and the signal that tells Scoot of it.
+ * import so a new one joins them: they read the screen as a person would.
  */
 const TERMINAL = fs
   .readdirSync("test", { recursive: true, encoding: "utf8" })
@@ -38,8 +37,9 @@ export default defineConfig({
     //
     // Two groups, one after the other, each starting its longest files first (from Vitest's
     // timings or, on a fresh clone, test/durations.json). The terminal files come first, three at
-    // a time and alone: they mostly wait on screens, and with other files beside them four
-    // workers failed a tmux resize test one run in four. Then the rest, four at a time on the two
+    // a time and alone: they read screens at a person's pace, and with other files beside them
+    // under four workers a tmux resize test failed one run in four (a race in the live view, since
+    // fixed: test/view/resize-mid-draw.e2e.test.ts). Then the rest, four at a time on the two
     // cores: the longest mostly wait on child processes, servers and timers (the soak drill waits
     // 40 s on 3 s of CPU), and the suite's CLI runs share one compile cache. Measured on the
     // 2-core machine (docs/architecture.md "Development").
