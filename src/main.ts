@@ -87,8 +87,8 @@ const COMPILE_CACHE_DIR = "compile-cache";
  * sandbox protect, and never in a shared temp directory: compiled code planted there would run
  * as the next Scoot. `SCOOT_COMPILE_CACHE` may name another directory, as private, that homes
  * made afresh share (src/config/compile-cache-dir.ts). Otherwise only a home already made by an
- * earlier run gets one (making the home is the run's own business), and any failure — a read-only or full home, a file where the directory
- * goes — leaves the run as it was, only slower.
+ * earlier run gets one (making the home is the run's own business). Any failure — a read-only or
+ * full home, a file where the directory goes — leaves the run as it was, only slower.
  */
 function cacheCompiledCode(args: ParsedArgs): void {
   const enable = (module as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;

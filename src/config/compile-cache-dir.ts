@@ -57,8 +57,9 @@ export type CompileCacheChoice = { ok: true; dir: string } | { ok: false; proble
 
 /**
  * The directory to keep compiled code in when `SCOOT_COMPILE_CACHE` names one: made (mode 0700)
- * when missing, then checked. It must not hold `work` (the user's home, the project). Undefined when the variable is unset or empty (an empty value
- * counts as unset); a problem names the directory, what is wrong and the fix.
+ * when missing, then checked; it must not hold `work` (the user's home, the project). Undefined
+ * when the variable is unset or empty (an empty value counts as unset); a problem names the
+ * directory, what is wrong and the fix.
  */
 export function chosenCompileCacheDir(
   env: NodeJS.ProcessEnv,
