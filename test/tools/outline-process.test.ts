@@ -100,9 +100,16 @@ describe("the grammar process", () => {
 
   it("one that dies costs the outline it was doing, said plainly, and the next outline starts another", async () => {
     await outlineSource("a.py", "def f():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
+    const dying = grammarProcessPid() as number;
+    // Stopped (and seen stopped) before it is asked, so it cannot answer before the kill lands: on a
+    // busy machine this process may be descheduled between the request and the kill.
+    process.kill(dying, "SIGSTOP");
+    const stopped = () => /^\d+ \(.*\) [Tt]/.test(fs.readFileSync(`/proc/${dying}/stat`, "utf8"));
+    for (const until = Date.now() + LEAVE_GUARD_MS; !stopped() && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 10));
+    expect(stopped()).toBe(true);
     const pending = outlineSource("c.py", "def g():\n    pass\n", { deadlineAt: Date.now() + 30_000 });
-    const dying = grammarProcessPid();
-    process.kill(dying as number, "SIGKILL");
+    process.kill(dying, "SIGKILL");
     const lost = await pending;
     expect(lost.split("\n")[0]).toBe(
       "outline of c.py (keyword heuristic, because the Python grammar failed to load: the grammar process ended (SIGKILL)): 1 entry",
