@@ -10,7 +10,9 @@
  * - `dist/scoot-app.cjs`: everything else in one CommonJS file, loaded only when there is work,
  *   through src/app-code-cache.ts, which compiles it with the code V8 kept from an earlier run
  *   (a script can be given kept code; an ES module cannot, and Node's own cache keeps less);
- * - `dist/scoot-grammar.mjs`: the outline tool's grammar process, started on its first use.
+ * - `dist/scoot-grammar.mjs`: the outline tool's grammar process, started on its first use;
+ * - `dist/vendor/*.cjs`: the npm packages the app imports only when a command needs them (the ACP
+ *   and MCP SDKs, the telemetry exporters), each group in one CommonJS file (see `VENDORED`).
  * Heavy dependencies (MCP SDK, tree-sitter, YAML, TOML, the regex engine) stay lazy inside.
  * `tsc` still emits the per-module `dist/**` that tests and benchmarks import directly.
  *
@@ -32,7 +34,7 @@ which is why `node:fs` stays one shared shim there too.
  * two-byte string: about 1.3 MB more memory in every run.
  */
 import fs from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire, isBuiltin } from "node:module";
 import path from "node:path";
 import { build } from "esbuild";
 
@@ -232,3 +234,116 @@ await bundle({
 for (const stale of ["dist/scoot.mjs", "dist/scoot-app.mjs"]) fs.rmSync(stale, { force: true });
 // The grammar process of the outline tool (src/tools/outline/grammar-process.ts).
 await bundle({ entryPoints: ["src/tools/outline/grammar-helper.ts"], outfile: "dist/scoot-grammar.mjs" });
+
+/**
+ * The npm packages the app imports on demand (its `import()`s), each group bundled into one
+ * CommonJS file, `dist/vendor/<group>.cjs`, which the app loads with V8's kept code as it loads
+ * itself (src/app-code-cache.ts). Through Node's ES loader the ACP SDK cost a start 86 ms of CPU
+ * and the MCP client 148 ms (resolving and linking hundreds of modules, then compiling them);
+ * as one file with kept code, about 25 ms each (docs/benchmarks.md "Packages loaded on
+ * demand"). A group shares one copy of what its packages share (zod, the SDKs' own core).
+ */
+const VENDORED = {
+  acp: ["@agentclientprotocol/sdk"],
+  mcp: [
+    "@modelcontextprotocol/sdk/client/index.js",
+    "@modelcontextprotocol/sdk/client/sse.js",
+    "@modelcontextprotocol/sdk/client/stdio.js",
+    "@modelcontextprotocol/sdk/client/streamableHttp.js",
+  ],
+  telemetry: [
+    "@opentelemetry/otlp-exporter-base",
+    "@opentelemetry/otlp-exporter-base/node-http",
+    "@opentelemetry/otlp-transformer",
+    "@opentelemetry/resources",
+  ],
+  metrics: ["prom-client"],
+};
+/**
+ * Packages the app imports from node_modules as they are: tree-sitter's runtime finds its
+ * WebAssembly file next to its own module, and runs in the grammar process anyway.
+ */
+const LEFT_AS_PACKAGES = new Set(["web-tree-sitter"]);
+const VENDOR_DIR = "dist/vendor";
+
+/**
+ * Each group of `VENDORED` as `dist/vendor/<group>.cjs`, whose `module.exports.default` maps each
+ * specifier to its module namespace; `dist/vendor/map.json`, specifier → file, which the app's
+ * loader reads; and `dist/vendor/LICENSES.txt`, the license of every package bundled there.
+ * Every `import()` of the app must be vendored or left as a package on purpose.
+ */
+async function bundleVendored() {
+  const app = fs.readFileSync("dist/scoot-app.cjs", "utf8");
+  const imported = new Set([...app.matchAll(/__scootImport\("([^"]+)"\)/g)].map((m) => m[1]));
+  const map = {};
+  for (const [group, specifiers] of Object.entries(VENDORED))
+    for (const s of specifiers) map[s] = `${group}.cjs`;
+  const unplaced = [...imported].filter((s) => !(s in map) && !LEFT_AS_PACKAGES.has(s));
+  if (unplaced.length > 0)
+    throw new Error(`bundle: the app imports ${unplaced.join(", ")}: add it to VENDORED or LEFT_AS_PACKAGES`);
+  const unused = Object.keys(map).filter((s) => !imported.has(s));
+  if (unused.length > 0)
+    throw new Error(`bundle: VENDORED names ${unused.join(", ")}, which the app never imports`);
+  fs.rmSync(VENDOR_DIR, { recursive: true, force: true });
+  const packages = new Map();
+  for (const [group, specifiers] of Object.entries(VENDORED)) {
+    const contents = [
+      ...specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`),
+      `export default { ${specifiers.map((s, i) => `${JSON.stringify(s)}: m${i}`).join(", ")} };`,
+    ].join("\n");
+    const result = await build({
+      stdin: { contents, resolveDir: process.cwd(), sourcefile: `vendor-${group}.mjs`, loader: "js" },
+      bundle: true,
+      format: "cjs",
+      platform: "node",
+      target: "node20",
+      logLevel: "warning",
+      legalComments: "none",
+      metafile: true,
+      write: false,
+      outfile: `${VENDOR_DIR}/${group}.cjs`,
+    });
+    const text = builtinImportsByRequire(result.outputFiles[0].text);
+    // A script compiled through vm has no loader for import(): the bundle must need none.
+    const left = text.match(/.{0,40}\bimport\(.{0,40}/);
+    if (left) throw new Error(`bundle: vendor/${group}.cjs keeps an import(): ${left[0]}`);
+    fs.mkdirSync(VENDOR_DIR, { recursive: true });
+    fs.writeFileSync(`${VENDOR_DIR}/${group}.cjs`, asciiOnly(text));
+    for (const input of Object.keys(result.metafile.inputs)) {
+      const root = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
+      if (root)
+        packages.set(
+          root,
+          [...(packages.get(root) ?? []), group].filter((g, i, a) => a.indexOf(g) === i),
+        );
+    }
+  }
+  fs.writeFileSync(`${VENDOR_DIR}/map.json`, `${JSON.stringify(map, null, 2)}\n`);
+  fs.writeFileSync(`${VENDOR_DIR}/LICENSES.txt`, licenses(packages));
+}
+
+/**
+ * A package's `import()` of a Node builtin (`node:crypto`, `http`) as a `require` in a promise.
+ * The vendored packages read named exports from it (`const { Agent } = await import("http")`),
+ * which a builtin's CommonJS module has as its own properties.
+ */
+function builtinImportsByRequire(text) {
+  return text.replace(/\bimport\("([a-z_:/]+)"\)/g, (all, name) =>
+    isBuiltin(name) ? `Promise.resolve().then(() => require(${JSON.stringify(name)}))` : all,
+  );
+}
+
+/** The license texts of the bundled packages, each under its name, version and groups. */
+function licenses(packages) {
+  const parts = ["Third-party packages bundled in dist/vendor/ (scripts/bundle.mjs), with their licenses.\n"];
+  for (const [root, groups] of [...packages].sort(([a], [b]) => a.localeCompare(b))) {
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+    const file = fs.readdirSync(root).find((f) => /^licen[cs]e(\.md|\.txt)?$/i.test(f));
+    const text = file ? fs.readFileSync(path.join(root, file), "utf8").trim() : `License: ${pkg.license}`;
+    parts.push(`${"=".repeat(72)}\n${pkg.name}@${pkg.version} (in ${groups.join(", ")})\n\n${text}\n`);
+  }
+  return asciiOnly(parts.join("\n"));
+}
+
+// After the app: the vendored groups are checked against its imports.
+await bundleVendored();

@@ -21,38 +21,114 @@ import vm from "node:vm";
 
 /** The prefix of the app's cache files: older ones are removed when a new one is written. */
 const CACHE_PREFIX = "scoot-app-";
+/** The prefix of a vendored group's cache files (`scoot-vendor-<group>-`). */
+const VENDOR_CACHE_PREFIX = "scoot-vendor-";
 const CACHE_SUFFIX = ".v8";
+/** The vendored packages beside the app (scripts/bundle.mjs): their directory and its map. */
+const VENDOR_DIR = "vendor";
+const VENDOR_MAP = "map.json";
 
 let cacheDir: string | undefined;
 let mayWrite = false;
-/** The cache to write at the end of the run (this run had none, or V8 refused it). */
-let pending: { dir: string; file: string; script: vm.Script } | undefined;
+/** Caches to write at the end of the run (this run had none, or V8 refused it). */
+const pending: { dir: string; file: string; prefix: string; script: vm.Script }[] = [];
+/** The directory of the loaded app, where its vendored packages are. */
+let appDir: string | undefined;
+/** Specifier → vendored file name, read on the first `import()` of a package. */
+let vendorMap: Record<string, string> | undefined;
+/** Each vendored file's exports, once loaded: specifier → module namespace. */
+const vendorLoaded = new Map<string, Record<string, unknown>>();
+/**
+ * Runs a compile with V8's flags as they were when kept code was made (main.ts: the run holds
+ * its young generation by a flag, and V8 refuses code stamped with other flags).
+ */
+let withCodeFlags: <T>(compile: () => T) => T = (compile) => compile();
 
 /**
  * Where the app's compiled code is kept (main.ts calls it before the app loads), and whether
- * this run may write it there or only read it.
+ * this run may write it there or only read it. The vendored packages' code is written by any run
+ * that loaded them without it: only the commands that need a package load it.
  */
 export function keepAppCodeIn(dir: string, opts: { write: boolean }): void {
   cacheDir = dir;
   mayWrite = opts.write;
 }
 
+/** How a package loaded during the run sets V8's flags back around its compile (see main.ts). */
+export function compileWithCodeFlags(guard: <T>(compile: () => T) => T): void {
+  withCodeFlags = guard;
+}
+
 /**
  * The app's exports. `file` is the bundled app, a CommonJS module. Its `import()`s of npm
- * packages (the MCP SDK and the other lazy ES dependencies) are calls of the wrapper's
- * `__scootImport` (scripts/bundle.mjs), made here by Node's own loader: a script's own
- * `import()` needs a loader of vm's, which is experimental (a warning on stderr) and on Node 20
- * is lost with code read from a cache.
+ * packages (the ACP and MCP SDKs and the other lazy dependencies) are calls of the wrapper's
+ * `__scootImport` (scripts/bundle.mjs): a package vendored beside the app (`dist/vendor/`) is
+ * loaded here with kept code as the app is; any other by Node's own loader (a script's own
+ * `import()` needs a loader of vm's, which is experimental and on Node 20 is lost with code read
+ * from a cache).
  */
 export function loadApp(file: string): unknown {
+  appDir = path.dirname(file);
+  return runKept(file, CACHE_PREFIX, mayWrite);
+}
+
+/** `specifier` for the app: its vendored copy when the build made one, else the package. */
+function importPackage(specifier: string): Promise<unknown> {
+  return new Promise((resolve) => resolve(vendored(specifier) ?? import(specifier)));
+}
+
+/** The module namespace of `specifier` from its vendored file, or undefined when it has none. */
+function vendored(specifier: string): unknown {
+  if (appDir === undefined) return undefined;
+  const dir = path.join(appDir, VENDOR_DIR);
+  vendorMap ??= readVendorMap(path.join(dir, VENDOR_MAP));
+  const name = vendorMap[specifier];
+  if (name === undefined) return undefined;
+  const file = path.join(dir, name);
+  let group = vendorLoaded.get(file);
+  if (group === undefined) {
+    const prefix = `${VENDOR_CACHE_PREFIX}${path.basename(name, ".cjs")}-`;
+    const exports = withCodeFlags(() => runKept(file, prefix, true)) as { default: Record<string, unknown> };
+    group = exports.default;
+    vendorLoaded.set(file, group);
+  }
+  return group[specifier];
+}
+
+/**
+ * The build's map of vendored packages; none (a build without them, the per-module build) means
+ * every package comes from node_modules. Its values are file names in the vendor directory.
+ */
+function readVendorMap(file: string): Record<string, string> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return {};
+  }
+  const map = JSON.parse(text) as Record<string, unknown>;
+  const checked: Record<string, string> = {};
+  for (const [specifier, name] of Object.entries(map)) {
+    if (typeof name !== "string" || !/^[a-z][a-z0-9-]*\.cjs$/.test(name))
+      throw new Error(`${file}: "${specifier}" maps to ${JSON.stringify(name)}, not a file of the build`);
+    checked[specifier] = name;
+  }
+  return checked;
+}
+
+/**
+ * Runs the CommonJS file `file` compiled with the code kept under `prefix` (when there is a cache
+ * directory and V8 accepts it) and returns its exports; when there was none, or V8 refused it,
+ * and `write` allows, its code is written as the run ends (`keepAppCode`).
+ */
+function runKept(file: string, prefix: string, write: boolean): unknown {
   const st = fs.statSync(file);
   const source = wrappedCommonJs(file, st.size);
-  const cacheFile = cacheDir === undefined ? undefined : path.join(cacheDir, cacheName(st));
+  const cacheFile = cacheDir === undefined ? undefined : path.join(cacheDir, cacheName(prefix, st));
   const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
   const script = new vm.Script(source, { filename: file, cachedData });
   const module = { exports: {} as unknown };
   const run = script.runInThisContext() as (...a: unknown[]) => void;
-  const importPackage = (specifier: string): Promise<unknown> => import(specifier);
   run.call(
     module.exports,
     module.exports,
@@ -63,19 +139,19 @@ export function loadApp(file: string): unknown {
     importPackage,
   );
   if (
-    mayWrite &&
+    write &&
     cacheDir !== undefined &&
     cacheFile !== undefined &&
     (cachedData === undefined || script.cachedDataRejected)
   )
-    pending = { dir: cacheDir, file: cacheFile, script };
+    pending.push({ dir: cacheDir, file: cacheFile, prefix, script });
   return module.exports;
 }
 
-/** The cache file's name for the app file `st` under this Node. */
-function cacheName(st: fs.Stats): string {
+/** The cache file's name for the file `st` under this Node. */
+function cacheName(prefix: string, st: fs.Stats): string {
   const app = [st.size, Math.round(st.mtimeMs * 1000), st.ino].join("-");
-  return `${CACHE_PREFIX}${app}${nodeTail()}`;
+  return `${prefix}${app}${nodeTail()}`;
 }
 
 /**
@@ -87,15 +163,13 @@ function nodeTail(): string {
 }
 
 /**
- * Writes the app's compiled code if this run is to (main.ts, as the run ends: by then V8's code
- * covers every function the run compiled, not only the app's first lines). V8 stamps the code
- * with its flags, so they must be as they were when the app was compiled.
+ * Writes the compiled code of the app and of the packages loaded beside it, where this run is
+ * to (main.ts, as the run ends: by then V8's code covers every function the run compiled, not
+ * only the first lines). V8 stamps the code with its flags, so they must be as they were when
+ * the code was compiled.
  */
 export function keepAppCode(): void {
-  if (pending === undefined) return;
-  const { dir, file, script } = pending;
-  pending = undefined;
-  writeCache(dir, file, script);
+  for (const { dir, file, prefix, script } of pending.splice(0)) writeCache(dir, file, prefix, script);
 }
 
 /**
@@ -141,13 +215,13 @@ function readCache(file: string): Buffer | undefined {
  * sees the old code or the new; this Node's files for older builds of the app are removed. Any
  * failure (a full or read-only home) leaves the next run to compile, as without a cache.
  */
-function writeCache(dir: string, file: string, script: vm.Script): void {
+function writeCache(dir: string, file: string, prefix: string, script: vm.Script): void {
   const temp = `${file}.${process.pid}.tmp`;
   try {
     fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
     fs.renameSync(temp, file);
     for (const name of fs.readdirSync(dir))
-      if (name.startsWith(CACHE_PREFIX) && name.endsWith(nodeTail()) && path.join(dir, name) !== file)
+      if (name.startsWith(prefix) && name.endsWith(nodeTail()) && path.join(dir, name) !== file)
         fs.rmSync(path.join(dir, name), { force: true });
   } catch {
     try {

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import module from "node:module";
 import path from "node:path";
-import { keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
+import { compileWithCodeFlags, keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
 import type { ParsedArgs } from "./cli/args.js";
 import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
@@ -41,9 +41,20 @@ function exitAfterFlush(code: number): void {
 async function holdYoungGeneration(args: ParsedArgs): Promise<void> {
   if (readsAndReports(args)) return;
   const { setFlagsFromString } = await import("node:v8");
-  setFlagsFromString("--semi-space-growth-factor=1");
+  const hold = () => setFlagsFromString("--semi-space-growth-factor=1");
+  hold();
   releaseYoungGeneration = () =>
     setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  // A package loaded later in the run (src/app-code-cache.ts) compiles under V8's own flags, as
+  // its kept code was written, or V8 would refuse that code every time.
+  compileWithCodeFlags((compile) => {
+    releaseYoungGeneration();
+    try {
+      return compile();
+    } finally {
+      hold();
+    }
+  });
 }
 
 /** V8's own growth factor (its default in every Node Scoot runs on). */

@@ -6,11 +6,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { needsBuiltCli, runCli } from "../helpers/cli.js";
+import { needsBuiltCli, REPO_ROOT, runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
 
 const scene = useScene({ model: true, project: "scoot-code-cache-project-" });
+
+const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
+/** The prefix of the vendored ACP SDK's cache files (src/app-code-cache.ts). */
+const VENDOR_ACP = "scoot-vendor-acp-";
 
 /** How this Node's cache files end (src/app-code-cache.ts `nodeTail`). */
 const NODE_TAIL = `-${process.version}-${process.arch}.v8`;
@@ -19,12 +23,12 @@ function cacheDir(): string {
   return path.join(scene.home, "state", "compile-cache");
 }
 
-/** The app's cache files in the home: name → [inode, size]. */
-function appCaches(): Map<string, [number, number]> {
+/** The app's cache files in the home (or those of another prefix): name → [inode, size]. */
+function appCaches(prefix = "scoot-app-"): Map<string, [number, number]> {
   const dir = cacheDir();
   const out = new Map<string, [number, number]>();
   if (!fs.existsSync(dir)) return out;
-  for (const name of fs.readdirSync(dir).filter((n) => n.startsWith("scoot-app-"))) {
+  for (const name of fs.readdirSync(dir).filter((n) => n.startsWith(prefix))) {
     const st = fs.statSync(path.join(dir, name));
     out.set(name, [st.ino, st.size]);
   }
@@ -99,6 +103,49 @@ describe("the app's compiled code is kept in the home between runs", () => {
     expect(JSON.parse(r.stdout.split("\n")[0]!)).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
     // Nothing about how it was loaded reaches the person (vm's own import() loader would warn).
     expect(r.stderr).not.toMatch(/Warning|import/i);
+  });
+
+  it("a vendored package (`scoot acp`'s SDK) keeps its own code: written once, then read as it is under the run's heap flag", async () => {
+    needsBuiltCli();
+    await trivialRun(); // makes the home
+    const probe = path.join(scene.project, "module-probe.txt");
+    const acp = async () => {
+      const r = await runCli(["acp"], {
+        home: scene.home,
+        cwd: scene.project,
+        input: `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } })}\n`,
+        env: {
+          SCOOT_COMPILE_CACHE: undefined,
+          NODE_OPTIONS: `--require ${PROBE}`,
+          SCOOT_TEST_MODULE_PROBE: probe,
+        },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout.split("\n")[0]!)).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
+      return fs.readFileSync(probe, "utf8").split("\n");
+    };
+    const loaded = await acp();
+    // The SDK came from the build's vendored file, compiled by Scoot, not through Node's loader.
+    expect(loaded.filter((m) => /[\\/]dist[\\/]vendor[\\/]acp\.cjs$/.test(m))).toHaveLength(1);
+    const written = appCaches(VENDOR_ACP);
+    expect([...written.keys()]).toHaveLength(1);
+    const [name] = [...written.keys()];
+    expect(name!.endsWith(NODE_TAIL), name).toBe(true);
+    expect(fs.statSync(path.join(cacheDir(), name!)).mode & 0o777).toBe(0o600);
+    // `acp` is no run of a goal: the app's own cache is left to one.
+    expect(appCaches().size).toBe(0);
+    // V8 accepted it under the young-generation flag the run holds (src/main.ts): a refused cache
+    // would be written again, under a new inode.
+    await acp();
+    await acp();
+    expect(appCaches(VENDOR_ACP)).toEqual(written);
+    // Damaged, it is refused, the editor is answered all the same, and it is written whole again.
+    const damage = Buffer.alloc(4096, 0x5a);
+    fs.writeFileSync(path.join(cacheDir(), name!), damage);
+    await acp();
+    const again = fs.readFileSync(path.join(cacheDir(), name!));
+    expect(again.length).toBeGreaterThan(10_000);
+    expect(again.subarray(0, damage.length).equals(damage)).toBe(false);
   });
 
   it("a damaged cache is refused by V8 and written whole again; the run is unharmed", async () => {

@@ -13,7 +13,13 @@ import { useScene } from "../helpers/scene.js";
 import { startScriptedServer, step } from "../helpers/scripted-server.js";
 
 const PROBE = path.join(REPO_ROOT, "test", "helpers", "module-probe.cjs");
-const HEAVY = /[\\/]node_modules[\\/](@opentelemetry|prom-client)[\\/]/;
+/** The packages, from node_modules or as the build vendored them (dist/vendor/, scripts/bundle.mjs). */
+const HEAVY =
+  /[\\/]node_modules[\\/](@opentelemetry|prom-client)[\\/]|[\\/]vendor[\\/](telemetry|metrics)\.cjs$/;
+const VENDORED_TELEMETRY = /[\\/]dist[\\/]vendor[\\/]telemetry\.cjs$/;
+const VENDORED_METRICS = /[\\/]dist[\\/]vendor[\\/]metrics\.cjs$/;
+/** Any of the packages read from node_modules: the build vendors them all. */
+const FROM_NODE_MODULES = /[\\/]node_modules[\\/](@opentelemetry|prom-client)[\\/]/;
 
 const scene = useScene({ home: "scoot-test-", nested: true });
 
@@ -59,7 +65,7 @@ describe("telemetry is loaded only when configured", () => {
     }
   });
 
-  it("the control: audit export loads the OTLP transport and serializers, a metrics daemon prom-client", async () => {
+  it("the control: audit export loads the OTLP transport and serializers, a metrics daemon prom-client, each vendored", async () => {
     const port = await freePort();
     fs.writeFileSync(
       path.join(scene.home, "config.toml"),
@@ -67,9 +73,10 @@ describe("telemetry is loaded only when configured", () => {
     );
     const exp = await loaded(["audit", "export"]);
     expect(exp.code, exp.stderr).toBe(0);
-    expect(exp.modules.some((m) => m.includes(`${path.sep}otlp-exporter-base${path.sep}`))).toBe(true);
-    expect(exp.modules.some((m) => m.includes(`${path.sep}otlp-transformer${path.sep}`))).toBe(true);
-    expect(exp.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(false);
+    // The OTLP transport and serializers, as the build vendored them, and nothing of metrics.
+    expect(exp.modules.filter((m) => VENDORED_TELEMETRY.test(m))).toHaveLength(1);
+    expect(exp.modules.filter((m) => VENDORED_METRICS.test(m))).toEqual([]);
+    expect(exp.modules.filter((m) => FROM_NODE_MODULES.test(m))).toEqual([]);
 
     fs.writeFileSync(
       path.join(scene.home, "config.toml"),
@@ -77,8 +84,9 @@ describe("telemetry is loaded only when configured", () => {
     );
     const d = await loaded(["daemon", "run", "--ticks", "1"]);
     expect(d.code, d.stderr).toBe(0);
-    expect(d.modules.some((m) => m.includes(`${path.sep}prom-client${path.sep}`))).toBe(true);
-    expect(d.modules.some((m) => m.includes(`${path.sep}@opentelemetry${path.sep}otlp-`))).toBe(false);
+    expect(d.modules.filter((m) => VENDORED_METRICS.test(m))).toHaveLength(1);
+    expect(d.modules.filter((m) => VENDORED_TELEMETRY.test(m))).toEqual([]);
+    expect(d.modules.filter((m) => FROM_NODE_MODULES.test(m))).toEqual([]);
   });
 
   it("the bundle imports them only dynamically", () => {
