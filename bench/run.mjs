@@ -33,6 +33,7 @@ const BENCHES = [
   "keys.mjs",
   "plan-gate.mjs",
   "effect-lock.mjs",
+  "vendored.mjs",
 ];
 const rowsFile = path.join(os.tmpdir(), `scoot-bench-rows-${process.pid}.jsonl`);
 fs.rmSync(rowsFile, { force: true });

@@ -13,6 +13,10 @@
  * older one's (V8 also refuses code made by another V8 or under other flags, and the app is then
  * compiled afresh). It lives in the home's state/compile-cache beside Node's own cache, for the
  * same reason (main.ts): compiled code planted in a shared directory would run as the next Scoot.
+ *
+ * The npm packages the app imports on demand are bundled beside it (`dist/vendor/`, by
+ * scripts/bundle.mjs) and loaded here the same way, each group with its own kept code
+ * (docs/benchmarks.md "Packages loaded on demand").
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
