@@ -36,10 +36,11 @@ export default defineConfig({
     // --liftoff-only, src/tools/outline/grammar-process.ts).
     //
     // Two groups, one after the other, each starting its longest files first (from Vitest's
-    // timings or, on a fresh clone, test/durations.json). The terminal files come first, three at
+    // timings or, on a fresh clone, test/durations.json). The terminal files come first, four at
     // a time and alone: they read screens at a person's pace, and with other files beside them
     // under four workers a tmux resize test failed one run in four (a race in the live view, since
-    // fixed: test/view/resize-mid-draw.e2e.test.ts). Then the rest, four at a time on the two
+    // fixed: test/view/resize-mid-draw.e2e.test.ts). Alone, four keep the two cores 88% busy
+    // (38 s for the group, 43 s at three). Then the rest, four at a time on the two
     // cores: the longest mostly wait on child processes, servers and timers (the soak drill waits
     // 40 s on 3 s of CPU), and the suite's CLI runs share one compile cache. Measured on the
     // 2-core machine (docs/architecture.md "Development").
@@ -50,7 +51,7 @@ export default defineConfig({
           name: "terminal",
           include: TERMINAL,
           isolate: false,
-          maxWorkers: 3,
+          maxWorkers: 4,
           sequence: { sequencer: LongestFirst, groupOrder: 0 },
         },
       },

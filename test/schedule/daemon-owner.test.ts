@@ -13,7 +13,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { lockHome } from "../../src/schedule/home-lock.js";
 import { removeDir, runCli, spawnCli, tempDir } from "../helpers/cli.js";
 
-const TRIALS = 20;
+/**
+ * Trials per case, in rounds of PARALLEL homes: 24 races over the two cases. It was 20 per case
+ * (123 CLI processes, the suite's largest share of CPU in one file); the lock itself is the
+ * kernel's (flock), and its exclusion is also checked directly below ("the home lock").
+ */
+const TRIALS = 12;
 /** Daemons started together per trial: more than two widens the race the lock must win. */
 const STARTERS = 3;
 /** Homes raced at once; the trials run in rounds of this many to keep the run short. */
