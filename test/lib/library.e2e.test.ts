@@ -2,7 +2,8 @@
  * The library API from outside: `npm pack` the built package, install the tarball
  * into a separate ESM project in a temp dir, and drive it there — a run against the scripted
  * model server, a cancel through an AbortSignal, the audit written, nothing on stdout — and
- * type-check a TypeScript consumer against the shipped declarations.
+ * type-check a TypeScript consumer against the shipped declarations. The same tarball ships the
+ * license (one `npm pack` for both: each npm process costs seconds of CPU).
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -14,6 +15,8 @@ import { processesWith, uniqueSleepArg } from "../helpers/procs.js";
 import { type ScriptedServer, startScriptedServer } from "../helpers/scripted-server.js";
 
 let consumer: string;
+/** The tarball `npm pack` made, in the consumer's directory. */
+let packed: string;
 let home: string;
 let server: ScriptedServer;
 
@@ -21,7 +24,7 @@ beforeAll(async () => {
   needsBuiltCli("lib/index.js");
   consumer = tempDir("scoot-lib-consumer-");
   home = tempDir("scoot-lib-home-");
-  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", consumer], {
+  packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", consumer], {
     cwd: REPO_ROOT,
     encoding: "utf8",
   })
@@ -65,6 +68,36 @@ function runConsumer(file: string, source: string, env: Record<string, string>) 
     child.on("close", (code) => resolve({ code, stdout, stderr })),
   );
 }
+
+describe("the packed package", () => {
+  it("ships LICENSE with the text of package.json's license, and the vendored packages' licenses", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as {
+      license: string;
+      files: string[];
+    };
+    expect(pkg.license).toBe("MIT");
+    expect(pkg.files).toContain("LICENSE");
+    // `tar -tvzf`: mode, owner, size, date, time, path.
+    const listed = new Map(
+      execFileSync("tar", ["-tvzf", path.join(consumer, packed)], { encoding: "utf8" })
+        .trim()
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/))
+        .map((f) => [f.slice(5).join(" "), Number(f[2])] as const),
+    );
+    const text = fs.readFileSync(path.join(REPO_ROOT, "LICENSE"), "utf8");
+    expect(listed.get("package/LICENSE"), "LICENSE is not in the tarball").toBe(Buffer.byteLength(text));
+    expect(text.split("\n")[0]).toBe("MIT License");
+    expect(text).toMatch(/^Copyright \(c\) \d{4} .+$/m);
+    expect(text.replace(/\s+/g, " ")).toContain(
+      'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED',
+    );
+    expect(listed.get("package/dist/vendor/LICENSES.txt")).toBe(
+      fs.statSync(path.join(REPO_ROOT, "dist", "vendor", "LICENSES.txt")).size,
+    );
+    expect(listed.has("package/dist/vendor/acp.cjs")).toBe(true);
+  });
+});
 
 describe("the packed library in a separate ESM project", () => {
   it("runs a goal against the scripted server: answer, ids, usage, audit; nothing on stdout", async () => {
