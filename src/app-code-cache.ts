@@ -91,6 +91,10 @@ function vendored(specifier: string): unknown {
   const file = path.join(dir, name);
   let group = vendorLoaded.get(file);
   if (group === undefined) {
+    if (!fs.existsSync(file))
+      throw new Error(
+        `${file} is missing (the build bundles ${specifier} there): reinstall Scoot, or run npm run build in its checkout`,
+      );
     const prefix = `${VENDOR_CACHE_PREFIX}${path.basename(name, ".cjs")}-`;
     const exports = withCodeFlags(() => runKept(file, prefix, true)) as { default: Record<string, unknown> };
     group = exports.default;

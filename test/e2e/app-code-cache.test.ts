@@ -3,10 +3,11 @@
  * written once by a run in a home that had none, read (not rewritten) by the runs after it, and
  * replaced whole when it is damaged or made by another build of the app.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { needsBuiltCli, REPO_ROOT, runCli } from "../helpers/cli.js";
+import { cleanEnv, collect, needsBuiltCli, REPO_ROOT, runCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
 
@@ -146,6 +147,30 @@ describe("the app's compiled code is kept in the home between runs", () => {
     const again = fs.readFileSync(path.join(cacheDir(), name!));
     expect(again.length).toBeGreaterThan(10_000);
     expect(again.subarray(0, damage.length).equals(damage)).toBe(false);
+  });
+
+  it("a vendored file missing from the install is named, with the fix", async () => {
+    needsBuiltCli();
+    // A copy of the build under the repository (its packages resolve from there), one file short.
+    fs.mkdirSync(path.join(REPO_ROOT, ".tmp"), { recursive: true });
+    const copy = fs.mkdtempSync(path.join(REPO_ROOT, ".tmp", "vendor-missing-"));
+    try {
+      fs.cpSync(path.join(REPO_ROOT, "dist"), path.join(copy, "dist"), { recursive: true });
+      fs.rmSync(path.join(copy, "dist", "vendor", "acp.cjs"));
+      const r = await collect(
+        spawn(process.execPath, [path.join(copy, "dist", "scoot.cjs"), "acp"], {
+          cwd: scene.project,
+          env: cleanEnv({ SCOOT_HOME: scene.home, SCOOT_COMPILE_CACHE: undefined }),
+        }),
+        { input: "" },
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `${path.join(copy, "dist", "vendor", "acp.cjs")} is missing (the build bundles @agentclientprotocol/sdk there): reinstall Scoot, or run npm run build in its checkout`,
+      );
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it("a damaged cache is refused by V8 and written whole again; the run is unharmed", async () => {
