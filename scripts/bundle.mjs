@@ -292,12 +292,10 @@ async function bundleVendored() {
       `export default { ${specifiers.map((s, i) => `${JSON.stringify(s)}: m${i}`).join(", ")} };`,
     ].join("\n");
     const result = await build({
+      ...common,
       stdin: { contents, resolveDir: process.cwd(), sourcefile: `vendor-${group}.mjs`, loader: "js" },
-      bundle: true,
       format: "cjs",
-      platform: "node",
-      target: "node20",
-      logLevel: "warning",
+      packages: "bundle",
       legalComments: "none",
       metafile: true,
       write: false,
@@ -311,11 +309,7 @@ async function bundleVendored() {
     fs.writeFileSync(`${VENDOR_DIR}/${group}.cjs`, asciiOnly(text));
     for (const input of Object.keys(result.metafile.inputs)) {
       const root = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
-      if (root)
-        packages.set(
-          root,
-          [...(packages.get(root) ?? []), group].filter((g, i, a) => a.indexOf(g) === i),
-        );
+      if (root) packages.set(root, (packages.get(root) ?? new Set()).add(group));
     }
   }
   fs.writeFileSync(`${VENDOR_DIR}/map.json`, `${JSON.stringify(map, null, 2)}\n`);
@@ -340,7 +334,7 @@ function licenses(packages) {
     const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
     const file = fs.readdirSync(root).find((f) => /^licen[cs]e(\.md|\.txt)?$/i.test(f));
     const text = file ? fs.readFileSync(path.join(root, file), "utf8").trim() : `License: ${pkg.license}`;
-    parts.push(`${"=".repeat(72)}\n${pkg.name}@${pkg.version} (in ${groups.join(", ")})\n\n${text}\n`);
+    parts.push(`${"=".repeat(72)}\n${pkg.name}@${pkg.version} (in ${[...groups].join(", ")})\n\n${text}\n`);
   }
   return asciiOnly(parts.join("\n"));
 }
