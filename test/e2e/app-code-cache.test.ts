@@ -149,29 +149,63 @@ describe("the app's compiled code is kept in the home between runs", () => {
     expect(again.subarray(0, damage.length).equals(damage)).toBe(false);
   });
 
-  it("a vendored file missing from the install is named, with the fix", async () => {
-    needsBuiltCli();
-    // A copy of the build under the repository (its packages resolve from there), one file short.
+  /** `scoot acp` from a copy of the build under the repository (its packages resolve from there), changed by `alter`. */
+  async function acpFromCopy(alter: (dist: string) => void) {
     fs.mkdirSync(path.join(REPO_ROOT, ".tmp"), { recursive: true });
-    const copy = fs.mkdtempSync(path.join(REPO_ROOT, ".tmp", "vendor-missing-"));
+    const copy = fs.mkdtempSync(path.join(REPO_ROOT, ".tmp", "vendor-copy-"));
     try {
-      fs.cpSync(path.join(REPO_ROOT, "dist"), path.join(copy, "dist"), { recursive: true });
-      fs.rmSync(path.join(copy, "dist", "vendor", "acp.cjs"));
+      const dist = path.join(copy, "dist");
+      fs.cpSync(path.join(REPO_ROOT, "dist"), dist, { recursive: true });
+      alter(dist);
       const r = await collect(
-        spawn(process.execPath, [path.join(copy, "dist", "scoot.cjs"), "acp"], {
+        spawn(process.execPath, [path.join(dist, "scoot.cjs"), "acp"], {
           cwd: scene.project,
           env: cleanEnv({ SCOOT_HOME: scene.home, SCOOT_COMPILE_CACHE: undefined }),
         }),
         { input: "" },
       );
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain(
-        `${path.join(copy, "dist", "vendor", "acp.cjs")} is missing (the build bundles @agentclientprotocol/sdk there): reinstall Scoot, or run npm run build in its checkout`,
-      );
+      return { ...r, dist };
     } finally {
       fs.rmSync(copy, { recursive: true, force: true });
     }
+  }
+
+  it("a vendored file missing from the install is named, with the fix", async () => {
+    needsBuiltCli();
+    const r = await acpFromCopy((dist) => fs.rmSync(path.join(dist, "vendor", "acp.cjs")));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${path.join(r.dist, "vendor", "acp.cjs")} is missing (the build bundles @agentclientprotocol/sdk there): reinstall Scoot, or run npm run build in its checkout`,
+    );
   });
+
+  it.each(["../../planted.cjs", "/tmp/planted.cjs", "acp.cjs/../../planted.cjs", "ACP.CJS", "acp.js"])(
+    "a vendor map naming %j, not a file of the build, is refused before anything loads",
+    async (name) => {
+      needsBuiltCli();
+      const planted = path.join(REPO_ROOT, ".tmp", `planted-${process.pid}`);
+      const r = await acpFromCopy((dist) => {
+        // Code outside the vendor directory that would leave a mark if it ran.
+        const code = `require("node:fs").writeFileSync(${JSON.stringify(planted)}, "ran");`;
+        fs.writeFileSync(path.join(dist, "planted.cjs"), code);
+        fs.writeFileSync("/tmp/planted.cjs", code);
+        const map = path.join(dist, "vendor", "map.json");
+        const entries = JSON.parse(fs.readFileSync(map, "utf8")) as Record<string, string>;
+        entries["@agentclientprotocol/sdk"] = name;
+        fs.writeFileSync(map, JSON.stringify(entries));
+      });
+      try {
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(
+          `${path.join(r.dist, "vendor", "map.json")}: "@agentclientprotocol/sdk" maps to ${JSON.stringify(name)}, not a file of the build`,
+        );
+        expect(fs.existsSync(planted)).toBe(false);
+      } finally {
+        fs.rmSync(planted, { force: true });
+        fs.rmSync("/tmp/planted.cjs", { force: true });
+      }
+    },
+  );
 
   it("a damaged cache is refused by V8 and written whole again; the run is unharmed", async () => {
     needsBuiltCli();
