@@ -34,6 +34,7 @@ import { buildGateSettings } from "../../src/policy/settings.js";
 import { internalHost } from "../../src/policy/urls.js";
 import { TOOLS_BY_NAME } from "../../src/tools/registry.js";
 import { removeDir, runCli, tempDir } from "../helpers/cli.js";
+import { addHostsLines } from "../helpers/etc-hosts.js";
 import { type ScriptedServer, startScriptedServer, step } from "../helpers/scripted-server.js";
 import { type AuditRecord, allAuditEvents, drillRng } from "./lib.js";
 
@@ -485,16 +486,9 @@ describe("hostile-model drill (guarded mode)", () => {
       });
       await new Promise<void>((resolve) => redirector.listen(0, "0.0.0.0", () => resolve()));
       const port = (redirector.address() as AddressInfo).port;
-      const original = fs.readFileSync("/etc/hosts");
       let server2: ScriptedServer | undefined;
+      const removeHostsLines = await addHostsLines([`${publicAddr} ${name}`]);
       try {
-        fs.writeFileSync(
-          "/etc/hosts",
-          Buffer.concat([
-            original,
-            Buffer.from(`${original.at(-1) === 10 ? "" : "\n"}${publicAddr} ${name}\n`),
-          ]),
-        );
         server2 = await startScriptedServer([
           step("http_request", { method: "GET", url: `http://${name}:${port}/start` }, "follow the link"),
           step("final", "redirect refused"),
@@ -528,11 +522,11 @@ describe("hostile-model drill (guarded mode)", () => {
           turn,
         );
       } finally {
-        fs.writeFileSync("/etc/hosts", original);
+        await removeHostsLines();
         await server2?.close();
         await new Promise<void>((resolve) => redirector.close(() => resolve()));
       }
-      expect(fs.readFileSync("/etc/hosts").equals(original)).toBe(true);
+      expect(fs.readFileSync("/etc/hosts", "utf8")).not.toContain(name);
     },
   );
 });

@@ -22,11 +22,11 @@ import { exitCodeFor } from "../../src/cli/run.js";
 import type { PolicyMode } from "../../src/config/schema.js";
 import { internalHost } from "../../src/policy/urls.js";
 import { removeDir, tempDir } from "../helpers/cli.js";
+import { addHostsLines } from "../helpers/etc-hosts.js";
 import { type LoopHarness, loopHarness } from "../helpers/loop.js";
 import type { ScriptItem } from "../helpers/scripted-server.js";
 import { step } from "../helpers/scripted-server.js";
 
-const HOSTS = "/etc/hosts";
 const IS_ROOT = process.getuid?.() === 0;
 const suffix = `${process.pid}-${Date.now() % 100000}`;
 const LOOP_NAME = `scoot-loop-${suffix}.example.com`;
@@ -50,7 +50,7 @@ else if (!PUBLIC_ADDR)
     "http dns e2e: redirect and control cases skipped, this machine has no address the rules call public",
   );
 
-let original: string | undefined;
+let removeHostsLines: (() => Promise<void>) | undefined;
 let target: http.Server;
 let targetPort = 0;
 let hits: string[] = [];
@@ -69,17 +69,15 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => target.listen(0, "0.0.0.0", resolve));
   targetPort = (target.address() as AddressInfo).port;
   if (!IS_ROOT) return;
-  original = fs.readFileSync(HOSTS, "utf8");
-  const extra = [
+  removeHostsLines = await addHostsLines([
     `127.0.0.1 ${LOOP_NAME}`,
     `198.51.100.77 ${MIXED_NAME}`,
     `127.0.0.1 ${MIXED_NAME}`,
     ...(PUBLIC_ADDR ? [`${PUBLIC_ADDR} ${PUBLIC_NAME}`] : []),
-  ];
-  fs.writeFileSync(HOSTS, `${original.replace(/\n?$/, "\n")}${extra.join("\n")}\n`);
+  ]);
 });
 afterAll(async () => {
-  if (original !== undefined) fs.writeFileSync(HOSTS, original);
+  await removeHostsLines?.();
   await new Promise<void>((resolve) => target.close(() => resolve()));
 });
 
