@@ -34,8 +34,11 @@ const VENDOR_MAP = "map.json";
 
 let cacheDir: string | undefined;
 let mayWrite = false;
-/** Caches to write at the end of the run (this run had none, or V8 refused it). */
-const pending: { dir: string; file: string; prefix: string; script: vm.Script }[] = [];
+/**
+ * Caches to write at the end of the run (this run had none, or V8 refused it), each once `write`
+ * allows: the app's only when this process may write it, which a goal run later can grant.
+ */
+const pending: { dir: string; file: string; prefix: string; script: vm.Script; write: () => boolean }[] = [];
 /** The directory of the loaded app, where its vendored packages are. */
 let appDir: string | undefined;
 /** Specifier → vendored file name, read on the first `import()` of a package. */
@@ -58,6 +61,15 @@ export function keepAppCodeIn(dir: string, opts: { write: boolean }): void {
   mayWrite = opts.write;
 }
 
+/**
+ * A goal ran to its end in this process (an editor's prompt in `scoot acp`): the app's code it
+ * compiled by then covers a run, so the process may write it as it ends, as a run of a goal does
+ * (main.ts). An editor that only ever talks to Scoot would otherwise never have it kept.
+ */
+export function goalRan(): void {
+  mayWrite = true;
+}
+
 /** How a package loaded during the run sets V8's flags back around its compile (see main.ts). */
 export function compileWithCodeFlags(guard: <T>(compile: () => T) => T): void {
   withCodeFlags = guard;
@@ -73,7 +85,7 @@ export function compileWithCodeFlags(guard: <T>(compile: () => T) => T): void {
  */
 export function loadApp(file: string): unknown {
   appDir = path.dirname(file);
-  return runKept(file, CACHE_PREFIX, mayWrite);
+  return runKept(file, CACHE_PREFIX, () => mayWrite);
 }
 
 /** `specifier` for the app: its vendored copy when the build made one, else the package. */
@@ -96,7 +108,9 @@ function vendored(specifier: string): unknown {
         `${file} is missing (the build bundles ${specifier} there): reinstall Scoot, or run npm run build in its checkout`,
       );
     const prefix = `${VENDOR_CACHE_PREFIX}${path.basename(name, ".cjs")}-`;
-    const exports = withCodeFlags(() => runKept(file, prefix, true)) as { default: Record<string, unknown> };
+    const exports = withCodeFlags(() => runKept(file, prefix, () => true)) as {
+      default: Record<string, unknown>;
+    };
     group = exports.default;
     vendorLoaded.set(file, group);
   }
@@ -127,9 +141,9 @@ function readVendorMap(file: string): Record<string, string> {
 /**
  * Runs the CommonJS file `file` compiled with the code kept under `prefix` (when there is a cache
  * directory and V8 accepts it) and returns its exports; when there was none, or V8 refused it,
- * and `write` allows, its code is written as the run ends (`keepAppCode`).
+ * its code is written as the run ends (`keepAppCode`) if `write` then allows.
  */
-function runKept(file: string, prefix: string, write: boolean): unknown {
+function runKept(file: string, prefix: string, write: () => boolean): unknown {
   const st = fs.statSync(file);
   const source = wrappedCommonJs(file, st.size);
   const cacheFile = cacheDir === undefined ? undefined : path.join(cacheDir, cacheName(prefix, st));
@@ -147,12 +161,11 @@ function runKept(file: string, prefix: string, write: boolean): unknown {
     importPackage,
   );
   if (
-    write &&
     cacheDir !== undefined &&
     cacheFile !== undefined &&
     (cachedData === undefined || script.cachedDataRejected)
   )
-    pending.push({ dir: cacheDir, file: cacheFile, prefix, script });
+    pending.push({ dir: cacheDir, file: cacheFile, prefix, script, write });
   return module.exports;
 }
 
@@ -177,7 +190,8 @@ function nodeTail(): string {
  * the code was compiled.
  */
 export function keepAppCode(): void {
-  for (const { dir, file, prefix, script } of pending.splice(0)) writeCache(dir, file, prefix, script);
+  for (const { dir, file, prefix, script, write } of pending.splice(0))
+    if (write()) writeCache(dir, file, prefix, script);
 }
 
 /**

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import module from "node:module";
 import path from "node:path";
-import { compileWithCodeFlags, keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
+import { compileWithCodeFlags, goalRan, keepAppCode, keepAppCodeIn } from "./app-code-cache.js";
 import type { ParsedArgs } from "./cli/args.js";
 import { COMMAND_HELP } from "./cli/help.js";
 import { EXIT, processIo } from "./cli/io.js";
@@ -81,7 +81,7 @@ function readsAndReports(args: ParsedArgs): boolean {
  * Whether this process runs goals (`-e`, the REPL, a goal as the command words). Only such a run
  * writes the app's compiled code for the next: the code kept is what the writing run compiled,
  * and a `doctor` or `config` that happened to come first would leave every later run compiling
- * its own functions afresh.
+ * its own functions afresh. `scoot acp` writes it once an editor's prompt has run (`goalRan`).
  */
 function runsGoals(args: ParsedArgs): boolean {
   return typeof args.flags.eval === "string" || !Object.hasOwn(COMMAND_HELP, args.words[0] ?? "");
@@ -138,7 +138,7 @@ installProcessEnd((code) => process.exit(code));
 
 runArgv(
   process.argv.slice(2),
-  { env: process.env, io: processIo, cwd: process.cwd() },
+  { env: process.env, io: processIo, cwd: process.cwd(), goalRan },
   { beforeApp: cacheCompiledCode, onAppLoaded: holdYoungGeneration },
 ).then(exitAfterFlush, (e: unknown) => {
   if ((e as Error)?.name === "HomeUnknownError") {

@@ -36,6 +36,8 @@ export interface AcpServerOptions {
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream;
   log: (line: string) => void;
+  /** Called after each prompt turn that ran (whatever its stop reason). */
+  promptRan?: () => void;
 }
 
 /** Serves until the client closes the connection (stdin ends). */
@@ -271,6 +273,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
           u.send,
           linkFor(client as AgentContext, params.sessionId, u.flush),
         );
+        opts.promptRan?.();
         await u.flush();
         return { stopReason };
       } catch (e) {

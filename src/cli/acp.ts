@@ -41,7 +41,14 @@ export async function runAcp(cli: Cli): Promise<number> {
   });
   const { serveAcp } = await import("../acp/server.js");
   try {
-    await serveAcp({ sessions, version: scootVersion(), input: process.stdin, output: process.stdout, log });
+    await serveAcp({
+      sessions,
+      version: scootVersion(),
+      input: process.stdin,
+      output: process.stdout,
+      log,
+      promptRan: cli.goalRan,
+    });
   } finally {
     await sessions.closeAll();
     control.dispose();

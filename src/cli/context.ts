@@ -18,6 +18,12 @@ export interface Cli {
   env: NodeJS.ProcessEnv;
   io: Io;
   cwd: string;
+  /**
+   * Called when a goal has run to its end in a command that is not itself a run of a goal (an
+   * editor's prompt in `scoot acp`): the CLI then keeps the app's compiled code for the next
+   * process, as a run of a goal does (src/app-code-cache.ts). Absent in process.
+   */
+  goalRan?: () => void;
 }
 
 /** What a command runs with besides its arguments: the process's own, or a test's. */

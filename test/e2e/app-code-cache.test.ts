@@ -1,13 +1,16 @@
 /**
  * The app's compiled code kept between runs (src/app-code-cache.ts), through the real built CLI:
- * written once by a run in a home that had none, read (not rewritten) by the runs after it, and
- * replaced whole when it is damaged or made by another build of the app.
+ * written once by a run in a home that had none (or by `scoot acp` once an editor's prompt ran),
+ * read (not rewritten) by the runs after it, and replaced whole when it is damaged or made by
+ * another build of the app.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { cleanEnv, collect, needsBuiltCli, REPO_ROOT, runCli } from "../helpers/cli.js";
+import { agentStream, closeAgent } from "../helpers/acp-agent.js";
+import { cleanEnv, collect, needsBuiltCli, REPO_ROOT, runCli, spawnCli } from "../helpers/cli.js";
 import { useScene } from "../helpers/scene.js";
 import { step } from "../helpers/scripted-server.js";
 
@@ -81,6 +84,61 @@ describe("the app's compiled code is kept in the home between runs", () => {
     }
     await trivialRun();
     expect(appCaches().size).toBe(1);
+  });
+
+  /** An editor's session of `scoot acp`: initialize, then `prompts` prompts, each answered; then it leaves. */
+  async function editorSession(prompts: number): Promise<void> {
+    const child = spawnCli(["acp", "--approval", "never"], {
+      home: scene.home,
+      cwd: scene.project,
+      env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_COMPILE_CACHE: undefined },
+    });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    const connection = acp.client({ name: "scoot-cache-test" }).connect(agentStream(child));
+    try {
+      await connection.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+      });
+      if (prompts > 0) {
+        const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
+          cwd: scene.project,
+          mcpServers: [],
+        });
+        for (let i = 0; i < prompts; i++) {
+          scene.model.push(step("final", `answer ${i}`));
+          const r = await connection.agent.request(acp.methods.agent.session.prompt, {
+            sessionId,
+            prompt: [{ type: "text", text: `question ${i}` }],
+          });
+          expect(r.stopReason, stderr).toBe("end_turn");
+        }
+      }
+    } finally {
+      await closeAgent(connection, child);
+    }
+    expect(child.exitCode, stderr).toBe(0);
+  }
+
+  it("`scoot acp` writes it once an editor's prompt has run, not before; a run then reads it as it is", async () => {
+    needsBuiltCli();
+    await editorSession(0); // makes the home: no cache yet (only a made home gets one)
+    await editorSession(0);
+    // Initialize alone compiled little of a run: kept, it would leave every later run compiling.
+    expect(appCaches().size).toBe(0);
+    await editorSession(1);
+    const written = appCaches();
+    expect([...written.keys()]).toHaveLength(1);
+    const [name] = [...written.keys()];
+    expect(name!.endsWith(NODE_TAIL), name).toBe(true);
+    expect(fs.statSync(path.join(cacheDir(), name!)).mode & 0o777).toBe(0o600);
+    // V8 accepts it in a run of a goal and in the next editor session (it would be written again).
+    await trivialRun();
+    await editorSession(2);
+    expect(appCaches()).toEqual(written);
   });
 
   it("an npm package imported by code read from the cache loads (`scoot acp` and its SDK)", async () => {
