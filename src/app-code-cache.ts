@@ -62,9 +62,10 @@ export function keepAppCodeIn(dir: string, opts: { write: boolean }): void {
 }
 
 /**
- * A goal ran to its end in this process (an editor's prompt in `scoot acp`): the app's code it
- * compiled by then covers a run, so the process may write it as it ends, as a run of a goal does
- * (main.ts). An editor that only ever talks to Scoot would otherwise never have it kept.
+ * A goal ran to its end in this process (an editor's prompt in `scoot acp`, a `run` request to
+ * `scoot serve`): the app's code it compiled by then covers a run, so the process may write it as
+ * it ends, as a run of a goal does (main.ts). An editor or a script that only ever talks to Scoot
+ * that way would otherwise never have it kept.
  */
 export function goalRan(): void {
   mayWrite = true;

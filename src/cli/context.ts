@@ -20,8 +20,9 @@ export interface Cli {
   cwd: string;
   /**
    * Called when a goal has run to its end in a command that is not itself a run of a goal (an
-   * editor's prompt in `scoot acp`): the CLI then keeps the app's compiled code for the next
-   * process, as a run of a goal does (src/app-code-cache.ts). Absent in process.
+   * editor's prompt in `scoot acp`, a `run` request to `scoot serve`): the CLI then keeps the
+   * app's compiled code for the next process, as a run of a goal does (src/app-code-cache.ts).
+   * Absent in process.
    */
   goalRan?: () => void;
 }

@@ -48,6 +48,7 @@ export async function runServe(cli: Cli): Promise<number> {
     retries,
     unattended: flagBool(cli.args, "unattended"),
     log,
+    runDone: cli.goalRan,
     onEvent: trace
       ? (e) => {
           const line = traceLine(e);

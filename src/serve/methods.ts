@@ -53,6 +53,8 @@ export interface MethodContext {
   /** Warnings and trace lines: stderr, never stdout. */
   log: (line: string) => void;
   onEvent?: (e: AgentEvent) => void;
+  /** Called after each `run` whose loop ran (whatever its outcome). */
+  runDone?: () => void;
 }
 
 const invalid = (message: string): MethodResult => ({ ok: false, code: "invalid_params", message });
@@ -139,6 +141,7 @@ export function createMethods(ctx: MethodContext): Record<string, Method> {
     const agent = opened.value;
     try {
       const r = await agent.run(params.goal, signal);
+      ctx.runDone?.();
       if (r.status === "final") {
         return {
           ok: true,

@@ -141,6 +141,29 @@ describe("the app's compiled code is kept in the home between runs", () => {
     expect(appCaches()).toEqual(written);
   });
 
+  it("`scoot serve` writes it once a `run` request has run, not for other requests", async () => {
+    needsBuiltCli();
+    const serve = async (lines: object[]) => {
+      const r = await runCli(["serve"], {
+        home: scene.home,
+        cwd: scene.project,
+        input: lines.map((l) => `${JSON.stringify(l)}\n`).join(""),
+        env: { SCOOT_BACKEND_BASE_URL: scene.model.url, SCOOT_COMPILE_CACHE: undefined },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    await serve([{ id: 1, method: "session.list" }]); // makes the home
+    await serve([{ id: 1, method: "session.list" }]);
+    expect(appCaches().size).toBe(0);
+    scene.model.push(step("final", "served"));
+    expect(await serve([{ id: 1, method: "run", params: { goal: "say served" } }])).toContain("served");
+    const written = appCaches();
+    expect([...written.keys()]).toHaveLength(1);
+    await trivialRun();
+    expect(appCaches()).toEqual(written);
+  });
+
   it("an npm package imported by code read from the cache loads (`scoot acp` and its SDK)", async () => {
     needsBuiltCli();
     await trivialRun();
