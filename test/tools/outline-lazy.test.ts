@@ -25,7 +25,8 @@ let ts;
 let port;
 export function initialize(data) {
   port = data.port;
-  ts = createRequire(data.root + "/package.json")("typescript");
+  // TypeScript 5.9's API (TypeScript 7 has no stable JS one: docs/architecture.md "Development").
+  ts = createRequire(data.root + "/package.json")("typescript-5-api");
 }
 export async function resolve(specifier, context, next) {
   let found;
