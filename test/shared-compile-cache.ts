@@ -13,6 +13,8 @@ import path from "node:path";
 export const SUITE_COMPILE_CACHE_ENV = "SUITE_SCOOT_COMPILE_CACHE";
 
 export default function setup(): () => void {
+  // Each project of vitest.config.ts runs the global setup: they all share the first one's.
+  if (process.env[SUITE_COMPILE_CACHE_ENV]) return () => {};
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "scoot-suite-compile-cache-"));
   process.env[SUITE_COMPILE_CACHE_ENV] = dir;
   return () => fs.rmSync(dir, { recursive: true, force: true });
