@@ -54,20 +54,26 @@ function runEval() {
   });
 }
 
-const child = spawn(process.execPath, [CLI, "acp"], {
-  cwd: project,
-  env,
-  stdio: ["pipe", "pipe", "inherit"],
-});
-const connection = acp
-  .client({ name: "bench" })
-  .onNotification(acp.methods.client.session.update, () => {})
-  .connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
-await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
-  cwd: project,
-  mcpServers: [],
-});
+/** `scoot acp` started with `agentEnv`, initialized, with one session open. */
+async function startAgent(agentEnv) {
+  const agent = spawn(process.execPath, [CLI, "acp"], {
+    cwd: project,
+    env: agentEnv,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const conn = acp
+    .client({ name: "bench" })
+    .onNotification(acp.methods.client.session.update, () => {})
+    .connect(acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout)));
+  await conn.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  const { sessionId } = await conn.agent.request(acp.methods.agent.session.new, {
+    cwd: project,
+    mcpServers: [],
+  });
+  return { agent, conn, sessionId };
+}
+
+const { agent: child, conn: connection, sessionId } = await startAgent(env);
 
 const prompt = async () => {
   const t0 = performance.now();
@@ -96,19 +102,9 @@ await new Promise((r) => child.on("close", r));
 const editorHome = path.join(work, "editor-home");
 async function editorSession() {
   const t0 = performance.now();
-  const agent = spawn(process.execPath, [CLI, "acp"], {
-    cwd: project,
-    env: { ...env, SCOOT_HOME: editorHome },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const conn = acp
-    .client({ name: "bench" })
-    .onNotification(acp.methods.client.session.update, () => {})
-    .connect(acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout)));
-  await conn.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-  const s = await conn.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+  const { agent, conn, sessionId: opened } = await startAgent({ ...env, SCOOT_HOME: editorHome });
   const r = await conn.agent.request(acp.methods.agent.session.prompt, {
-    sessionId: s.sessionId,
+    sessionId: opened,
     prompt: [{ type: "text", text: "say hello" }],
   });
   if (r.stopReason !== "end_turn") throw new Error(`stopReason ${r.stopReason}`);
