@@ -2,11 +2,11 @@
 /**
  * `npm test`: the build, the type check, the lint and all tests, failing if any of them fails.
  *
- * Only the build must come before the tests (they run the built CLI). The type check (about 10 s
- * and 15 s of CPU on a fresh clone) and the lint run beside the build and then beside the tests,
- * instead of holding the tests back until the slowest of them ends: on the 2-core machine the
- * first minute of the tests (the terminal files, which wait on a screen at a person's pace)
- * leaves CPU idle, and the whole command ends sooner (docs/architecture.md "Development").
+ * Only the build must come before the tests (they run the built CLI). The type check and the
+ * lint run beside the build and then beside the tests, instead of holding the tests back until
+ * the slowest of them ends: on the 2-core machine the first minute of the tests (the terminal
+ * files, which wait on a screen at a person's pace) leaves CPU idle, and the whole command ends
+ * sooner (docs/architecture.md "Development").
  *
  * Their output is held and printed after the tests, so it never lands in the middle of Vitest's.
  * A failed build stops everything at once: there is nothing to test.
