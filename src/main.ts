@@ -81,7 +81,8 @@ function readsAndReports(args: ParsedArgs): boolean {
  * Whether this process runs goals (`-e`, the REPL, a goal as the command words). Only such a run
  * writes the app's compiled code for the next: the code kept is what the writing run compiled,
  * and a `doctor` or `config` that happened to come first would leave every later run compiling
- * its own functions afresh. `scoot acp` and `scoot serve` write it once a goal has run in them (`goalRan`).
+ * its own functions afresh. `scoot acp` and `scoot serve` write it once a goal has run in them
+ * (`goalRan`).
  */
 function runsGoals(args: ParsedArgs): boolean {
   return typeof args.flags.eval === "string" || !Object.hasOwn(COMMAND_HELP, args.words[0] ?? "");
